@@ -1,0 +1,241 @@
+// Package decoy is the vocabulary of the Decoy mock-data server: the mock, its
+// settings and usage, the error codes, and the small interfaces the HTTP
+// server needs from its backends (Store, QuotaCounter, Limiter).
+//
+// Backends live in their own packages (sqlite, inmem, ...) and never import
+// each other; cmd/decoy wires them together.
+package decoy
+
+import (
+	"context"
+	"time"
+)
+
+// Limits and defaults fixed by the contract.
+const (
+	// MaxDelayMS is the largest response delay a mock may have.
+	MaxDelayMS = 30000
+
+	// DefaultRateLimit is the default number of requests a mock admits in
+	// any sliding 60-second window.
+	DefaultRateLimit = 100
+
+	// DefaultMonthlyQuota is the default number of served responses a mock
+	// gives per calendar month (UTC).
+	DefaultMonthlyQuota = 50000
+
+	// RateWindow is the length of the sliding rate-limit window.
+	RateWindow = time.Minute
+
+	// MaxNameLength is the longest mock name accepted, in bytes.
+	MaxNameLength = 200
+)
+
+// Mock is one mock API: its identity, how it is served, and a summary of its
+// stored data. The data itself is read and written through the Store.
+type Mock struct {
+	// ID is a lowercase UUID.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+
+	// Private mocks require a token. Only its SHA-256 hash is kept.
+	Private   bool   `json:"private"`
+	TokenHash []byte `json:"-"`
+
+	// ContentType is the media type the data was stored with; it is sent
+	// back as is.
+	ContentType string `json:"content_type"`
+
+	// Status is the HTTP status a successful read answers with (200-599).
+	Status int `json:"status"`
+
+	// DelayMS delays every successful read (0-MaxDelayMS).
+	DelayMS int `json:"delay_ms"`
+
+	// RateLimit and MonthlyQuota override the server defaults when not nil.
+	// Zero means unlimited.
+	RateLimit    *int64 `json:"rate_limit"`
+	MonthlyQuota *int64 `json:"monthly_quota"`
+
+	// Size and ETag describe the stored data: its length in bytes and the
+	// strong entity tag of the data returned unchanged.
+	Size int64  `json:"size"`
+	ETag string `json:"etag"`
+
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Version increases with every change to the mock or its data, so that
+	// a stale copy can be told from a fresh one.
+	Version int64 `json:"-"`
+}
+
+// EffectiveRateLimit returns the mock's rate limit, or def when the mock uses
+// the server default.
+func (m *Mock) EffectiveRateLimit(def int64) int64 {
+	if m.RateLimit != nil {
+		return *m.RateLimit
+	}
+	return def
+}
+
+// EffectiveMonthlyQuota returns the mock's monthly quota, or def when the mock
+// uses the server default.
+func (m *Mock) EffectiveMonthlyQuota(def int64) int64 {
+	if m.MonthlyQuota != nil {
+		return *m.MonthlyQuota
+	}
+	return def
+}
+
+// MockUpdate is a change to a mock's settings. Nil fields are left alone.
+type MockUpdate struct {
+	Name    *string
+	Private *bool
+	Status  *int
+	DelayMS *int
+
+	// RateLimit and MonthlyQuota, when set, replace the override; a nil
+	// Value returns the mock to the server default.
+	RateLimit    *LimitUpdate
+	MonthlyQuota *LimitUpdate
+
+	// TokenHash, when set, replaces the token hash (nil clears it).
+	TokenHash *[]byte
+}
+
+// LimitUpdate is the new value of a limit override; nil means "use the
+// server default".
+type LimitUpdate struct {
+	Value *int64
+}
+
+// MockData is a mock's stored data and how to write it.
+type MockData struct {
+	ContentType string
+	Data        []byte
+	ETag        string
+}
+
+// Usage is how much of its limits a mock has used.
+type Usage struct {
+	Minute MinuteUsage `json:"minute"`
+	Month  MonthUsage  `json:"month"`
+}
+
+// MinuteUsage counts requests in the current sliding 60-second window.
+// Limit 0 means unlimited.
+type MinuteUsage struct {
+	Used  int64 `json:"used"`
+	Limit int64 `json:"limit"`
+}
+
+// MonthUsage counts served responses in the current UTC calendar month.
+// Limit 0 means unlimited.
+type MonthUsage struct {
+	Used     int64     `json:"used"`
+	Limit    int64     `json:"limit"`
+	ResetsAt time.Time `json:"resets_at"`
+}
+
+// Month returns the UTC calendar month of t as "YYYY-MM", the key under
+// which quota counts are kept.
+func Month(t time.Time) string {
+	return t.UTC().Format("2006-01")
+}
+
+// MonthEnd returns the start of the UTC calendar month after the one t is in.
+func MonthEnd(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+// Store keeps mocks, their data and the server's own secrets.
+type Store interface {
+	// CreateMock stores a new mock with its data. m.ID must be set; the
+	// store sets CreatedAt, UpdatedAt and Version. Returns ECONFLICT when
+	// the id is taken.
+	CreateMock(ctx context.Context, m *Mock, data []byte) (*Mock, error)
+
+	// FindMock returns a mock without its data. Returns ENOTFOUND.
+	FindMock(ctx context.Context, id string) (*Mock, error)
+
+	// FindMockData returns a mock and its stored data. Returns ENOTFOUND.
+	FindMockData(ctx context.Context, id string) (*Mock, []byte, error)
+
+	// ListMocks returns up to limit mocks in creation order, starting after
+	// cursor ("" for the first page), and the cursor of the next page ("" on
+	// the last one). Returns EINVALID for a malformed cursor.
+	ListMocks(ctx context.Context, cursor string, limit int) ([]*Mock, string, error)
+
+	// UpdateMock applies upd to a mock. Returns ENOTFOUND.
+	UpdateMock(ctx context.Context, id string, upd MockUpdate) (*Mock, error)
+
+	// ReplaceMockData replaces a mock's data. Returns ENOTFOUND.
+	ReplaceMockData(ctx context.Context, id string, data MockData) (*Mock, error)
+
+	// DeleteMock deletes a mock, its data and its counts. Returns ENOTFOUND.
+	DeleteMock(ctx context.Context, id string) error
+
+	// AdminTokenHash returns the stored hash of the generated admin token,
+	// or nil when none was generated yet.
+	AdminTokenHash(ctx context.Context) ([]byte, error)
+
+	// SetAdminTokenHash stores the hash of a generated admin token.
+	SetAdminTokenHash(ctx context.Context, hash []byte) error
+
+	// Ping reports whether the store can serve requests.
+	Ping(ctx context.Context) error
+}
+
+// QuotaCounter counts served responses per mock and calendar month, durably
+// and exactly under concurrency.
+type QuotaCounter interface {
+	// ReserveQuota counts one served response of mock id in month when fewer
+	// than limit were counted (limit 0: always). It returns the count after
+	// the call and whether the response may be served.
+	ReserveQuota(ctx context.Context, id, month string, limit int64) (used int64, ok bool, err error)
+
+	// ReleaseQuota takes back a reservation whose response was not served.
+	ReleaseQuota(ctx context.Context, id, month string) error
+
+	// QuotaUsed returns the count of mock id in month.
+	QuotaUsed(ctx context.Context, id, month string) (int64, error)
+}
+
+// Limiter admits events per key in a sliding window of RateWindow, exactly
+// under concurrency.
+type Limiter interface {
+	// Allow admits one event for key when fewer than limit were admitted in
+	// the window ending now (limit must be positive).
+	Allow(ctx context.Context, key string, limit int64) (RateResult, error)
+
+	// Peek reports the state of key as Allow would see it, admitting nothing.
+	Peek(ctx context.Context, key string, limit int64) (RateResult, error)
+
+	// Undo takes back an event that Allow admitted, as if it never came.
+	Undo(ctx context.Context, key string, r RateResult) error
+}
+
+// RateResult is the answer of a Limiter. Its fields map onto the
+// X-RateLimit-* and Retry-After response headers.
+type RateResult struct {
+	Allowed bool
+	Limit   int64
+
+	// Used counts the events in the window, including this one if admitted.
+	Used int64
+
+	// Remaining is what is left in the window after this event.
+	Remaining int64
+
+	// Reset is the time until the oldest counted event leaves the window
+	// (zero when the window is empty).
+	Reset time.Duration
+
+	// RetryAfter is, when not allowed, the time until a slot frees.
+	RetryAfter time.Duration
+
+	// Event identifies the admitted event, for Undo.
+	Event int64
+}

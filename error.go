@@ -1,0 +1,63 @@
+package decoy
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. The HTTP server maps each to a status in one table.
+const (
+	ECONFLICT     = "conflict"      // the thing exists already
+	EINTERNAL     = "internal"      // a bug or a failed backend
+	EINVALID      = "invalid"       // the request is malformed
+	ENOTFOUND     = "not_found"     // the thing does not exist
+	ETOOLARGE     = "too_large"     // the request body is over the cap
+	EUNAUTHORIZED = "unauthorized"  // credentials missing or wrong
+	EUNAVAILABLE  = "unavailable"   // a backend cannot be reached
+	ERATELIMIT    = "rate_limited"  // too many requests
+	EMETHOD       = "bad_method"    // the method is not served here
+	EUNSUPPORTED  = "not_supported" // the media type is not accepted
+)
+
+// Error is an error whose message is meant for the client. Errors of any
+// other type are internal: logged, never shown.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	return fmt.Sprintf("decoy error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the *Error in err's chain, EINTERNAL for any
+// other error, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the client-facing message of err: the message of the
+// *Error in its chain, or a generic text for internal errors.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal server error"
+}

@@ -1,0 +1,369 @@
+package jsondoc
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+)
+
+// maxColumns bounds the columns cached per document: paths come from
+// untrusted query strings, so a document must not grow without bound.
+const maxColumns = 64
+
+// Document is a validated JSON document. It is safe for concurrent use.
+type Document struct {
+	raw     []byte
+	isArray bool
+	spans   []span // the elements of a top-level array
+
+	mu      sync.Mutex
+	columns map[string]*Column
+	order   []string // column keys, oldest first, for eviction
+}
+
+// Bytes returns the stored document. The caller must not change it.
+func (d *Document) Bytes() []byte { return d.raw }
+
+// IsArray reports whether the top-level value is an array.
+func (d *Document) IsArray() bool { return d.isArray }
+
+// Len returns the number of elements of a top-level array (0 otherwise).
+func (d *Document) Len() int { return len(d.spans) }
+
+// Record returns the stored text of element i of the top-level array.
+func (d *Document) Record(i int) []byte {
+	s := d.spans[i]
+	return d.raw[s.start:s.end]
+}
+
+// Text returns the stored text of v.
+func (d *Document) Text(v Value) []byte { return d.raw[v.Start:v.End] }
+
+// AppendString appends the decoded content of the string v to dst. For a
+// string without escapes it appends the stored bytes between the quotes.
+func (d *Document) AppendString(dst []byte, v Value) []byte {
+	content := d.raw[v.Start+1 : v.End-1]
+	if !v.Escaped {
+		return append(dst, content...)
+	}
+	return appendUnquoted(dst, content)
+}
+
+// StringContent returns the decoded content of the string v. When v has no
+// escapes the result aliases the document; otherwise it is built in scratch,
+// which the caller may reuse.
+func (d *Document) StringContent(v Value, scratch *[]byte) []byte {
+	if !v.Escaped {
+		return d.raw[v.Start+1 : v.End-1]
+	}
+	*scratch = appendUnquoted((*scratch)[:0], d.raw[v.Start+1:v.End-1])
+	return *scratch
+}
+
+// AppendElements appends the elements of the array v to dst.
+func (d *Document) AppendElements(dst []Value, v Value) []Value {
+	b := d.raw
+	i := skipWS(b, int(v.Start)+1)
+	if b[i] == ']' {
+		return dst
+	}
+	for {
+		e := valueAt(b, i)
+		dst = append(dst, e)
+		i = skipWS(b, int(e.End))
+		if b[i] != ',' {
+			return dst
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// Column holds, for every element of a top-level array, the values that a
+// path reaches in it.
+type Column struct {
+	vals   []Value
+	off    []uint32 // element i's values are vals[off[i]:off[i+1]]
+	fanned []uint64 // bit i: element i's path went through an array fan-out
+}
+
+// Values returns the values the path reaches in element i (none when the path
+// is missing there).
+func (c *Column) Values(i int) []Value { return c.vals[c.off[i]:c.off[i+1]] }
+
+// Fanned reports whether the path fanned out over an array in element i.
+func (c *Column) Fanned(i int) bool {
+	return c.fanned != nil && c.fanned[i/64]&(1<<(i%64)) != 0
+}
+
+// Column returns the column of path over the elements of a top-level array,
+// building it on first use. Path segments select object members by key; on
+// an array a segment of decimal digits selects that index and any other
+// segment fans out over the array's elements. An element that is not an
+// object reaches nothing.
+func (d *Document) Column(path []string) *Column {
+	key := strings.Join(path, ".")
+	d.mu.Lock()
+	c, ok := d.columns[key]
+	d.mu.Unlock()
+	if ok {
+		return c
+	}
+	c = d.buildColumn(path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.columns[key]; ok {
+		return prev // built concurrently; keep one
+	}
+	if d.columns == nil {
+		d.columns = make(map[string]*Column)
+	}
+	if len(d.order) >= maxColumns {
+		delete(d.columns, d.order[0])
+		d.order = d.order[1:]
+	}
+	d.columns[key] = c
+	d.order = append(d.order, key)
+	return c
+}
+
+func (d *Document) buildColumn(path []string) *Column {
+	n := len(d.spans)
+	c := &Column{off: make([]uint32, n+1), vals: make([]Value, 0, n)}
+	w := walker{b: d.raw}
+	for i, s := range d.spans {
+		w.fanned = false
+		if d.raw[s.start] == '{' {
+			w.vals = c.vals
+			w.walk(int(s.start), path)
+			c.vals = w.vals
+		}
+		c.off[i+1] = uint32(len(c.vals))
+		if w.fanned {
+			if c.fanned == nil {
+				c.fanned = make([]uint64, (n+63)/64)
+			}
+			c.fanned[i/64] |= 1 << (i % 64)
+		}
+	}
+	return c
+}
+
+// Resolve returns the values path reaches in the value v, fanning out over
+// arrays as Column does.
+func (d *Document) Resolve(v Value, path []string) []Value {
+	w := walker{b: d.raw}
+	w.walk(int(v.Start), path)
+	return w.vals
+}
+
+// Root returns the top-level value.
+func (d *Document) Root() Value {
+	return valueAt(d.raw, skipWS(d.raw, 0))
+}
+
+// RecordValue returns element i of the top-level array as a Value.
+func (d *Document) RecordValue(i int) Value {
+	return valueAt(d.raw, int(d.spans[i].start))
+}
+
+// walker resolves paths over validated JSON; it never checks syntax.
+type walker struct {
+	b      []byte
+	vals   []Value
+	fanned bool
+}
+
+func (w *walker) walk(i int, path []string) {
+	if len(path) == 0 {
+		w.vals = append(w.vals, valueAt(w.b, i))
+		return
+	}
+	switch w.b[i] {
+	case '{':
+		if j, ok := member(w.b, i, path[0]); ok {
+			w.walk(j, path[1:])
+		}
+	case '[':
+		if n, ok := index(path[0]); ok {
+			if j, ok := element(w.b, i, n); ok {
+				w.walk(j, path[1:])
+			}
+			return
+		}
+		w.fanned = true
+		b := w.b
+		j := skipWS(b, i+1)
+		if b[j] == ']' {
+			return
+		}
+		for {
+			w.walk(j, path)
+			j = skipWS(b, valueEnd(b, j))
+			if b[j] != ',' {
+				return
+			}
+			j = skipWS(b, j+1)
+		}
+	}
+}
+
+// index parses a path segment of decimal digits as an array index.
+func index(seg string) (int, bool) {
+	if seg == "" {
+		return 0, false
+	}
+	n := 0
+	for k := 0; k < len(seg); k++ {
+		c := seg[k]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (1<<31)/10 {
+			n = 1 << 31 // beyond any array Parse accepts
+			continue
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// member returns the start of the value of key in the object at i. As in
+// JavaScript's JSON.parse, the last of duplicate keys wins.
+func member(b []byte, i int, key string) (int, bool) {
+	found := -1
+	i = skipWS(b, i+1)
+	if b[i] == '}' {
+		return 0, false
+	}
+	for {
+		kend := stringEnd(b, i)
+		k := b[i+1 : kend-1]
+		i = skipWS(b, kend) // ':'
+		i = skipWS(b, i+1)  // value
+		if keyEqual(k, key) {
+			found = i
+		}
+		i = skipWS(b, valueEnd(b, i))
+		if b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return found, found >= 0
+}
+
+func keyEqual(raw []byte, key string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == key
+	}
+	var buf [64]byte
+	return string(appendUnquoted(buf[:0], raw)) == key
+}
+
+// element returns the start of element n of the array at i.
+func element(b []byte, i, n int) (int, bool) {
+	i = skipWS(b, i+1)
+	if b[i] == ']' {
+		return 0, false
+	}
+	for k := 0; ; k++ {
+		if k == n {
+			return i, true
+		}
+		i = skipWS(b, valueEnd(b, i))
+		if b[i] != ',' {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+func valueAt(b []byte, i int) Value {
+	end := valueEnd(b, i)
+	v := Value{Start: uint32(i), End: uint32(end)}
+	switch b[i] {
+	case '{':
+		v.Kind = Object
+	case '[':
+		v.Kind = Array
+	case '"':
+		v.Kind = String
+		v.Escaped = bytes.IndexByte(b[i+1:end-1], '\\') >= 0
+	case 't':
+		v.Kind = True
+	case 'f':
+		v.Kind = False
+	case 'n':
+		v.Kind = Null
+	default:
+		v.Kind = Number
+	}
+	return v
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// valueEnd returns the end of the value that starts at i.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		return containerEnd(b, i)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the end of the string whose opening quote is at i.
+func stringEnd(b []byte, i int) int {
+	i++
+	for {
+		k := i + bytes.IndexByte(b[i:], '"')
+		bs := 0
+		for m := k - 1; m >= i && b[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return k + 1
+		}
+		i = k + 1
+	}
+}
+
+// containerEnd returns the end of the array or object that starts at i.
+func containerEnd(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i)
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+		i++
+	}
+	return i
+}

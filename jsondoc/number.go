@@ -1,0 +1,212 @@
+package jsondoc
+
+import (
+	"bytes"
+	"strconv"
+	"unsafe"
+)
+
+// Decimal is a JSON number in a form that compares exactly by numeric value,
+// whatever its spelling (30, 30.0 and 3e1 are equal) and however many digits
+// it has.
+type Decimal struct {
+	// Value is sign × 0.d × 10^exp, where d is the concatenation of the
+	// significant digits d1 and d2: no leading or trailing zeros. Zero has
+	// no digits.
+	neg    bool
+	d1, d2 []byte
+	exp    int64
+
+	// f holds the value as a float64 when that is exact enough to order
+	// and compare by (at most 15 significant digits, modest exponent).
+	f      float64
+	fexact bool
+}
+
+const maxExp = 1 << 40 // exponents beyond this saturate
+
+// ParseNumber parses text in JSON number syntax. It reports false for any
+// other text (+1, .5, 0x1E, NaN, 1., 01).
+func ParseNumber(text []byte) (Decimal, bool) {
+	var n Decimal
+	i := 0
+	if i < len(text) && text[i] == '-' {
+		n.neg = true
+		i++
+	}
+	intStart := i
+	switch {
+	case i < len(text) && text[i] == '0':
+		i++
+	case i < len(text) && text[i] >= '1' && text[i] <= '9':
+		for i < len(text) && isDigit(text[i]) {
+			i++
+		}
+	default:
+		return Decimal{}, false
+	}
+	ip := text[intStart:i]
+	var fp []byte
+	if i < len(text) && text[i] == '.' {
+		i++
+		s := i
+		for i < len(text) && isDigit(text[i]) {
+			i++
+		}
+		if i == s {
+			return Decimal{}, false
+		}
+		fp = text[s:i]
+	}
+	var e int64
+	if i < len(text) && (text[i] == 'e' || text[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(text) && (text[i] == '+' || text[i] == '-') {
+			eneg = text[i] == '-'
+			i++
+		}
+		s := i
+		for i < len(text) && isDigit(text[i]) {
+			if e < maxExp {
+				e = e*10 + int64(text[i]-'0')
+			}
+			i++
+		}
+		if i == s {
+			return Decimal{}, false
+		}
+		if eneg {
+			e = -e
+		}
+	}
+	if i != len(text) {
+		return Decimal{}, false
+	}
+
+	// Normalise: drop leading zeros (the integer part is "0" or has none),
+	// then trailing zeros.
+	if ip[0] == '0' {
+		lz := 0
+		for lz < len(fp) && fp[lz] == '0' {
+			lz++
+		}
+		n.d2 = fp[lz:]
+		n.exp = e - int64(lz)
+	} else {
+		n.d1, n.d2 = ip, fp
+		n.exp = int64(len(ip)) + e
+	}
+	n.d2 = bytes.TrimRight(n.d2, "0")
+	if len(n.d2) == 0 {
+		n.d1 = bytes.TrimRight(n.d1, "0")
+	}
+	if len(n.d1)+len(n.d2) == 0 {
+		n.neg, n.exp = false, 0
+	}
+	if len(n.d1)+len(n.d2) <= 15 && n.exp > -290 && n.exp < 290 {
+		// With at most 15 significant digits, distinct decimals are distinct
+		// float64s, and rounding keeps their order.
+		f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(text), len(text)), 64)
+		if err == nil {
+			n.f, n.fexact = f, true
+		}
+	}
+	return n, true
+}
+
+// Float returns the number as the nearest float64.
+func (n Decimal) Float() float64 {
+	if n.fexact {
+		return n.f
+	}
+	s := make([]byte, 0, len(n.d1)+len(n.d2)+24)
+	if n.neg {
+		s = append(s, '-')
+	}
+	s = append(s, "0."...)
+	s = append(s, n.d1...)
+	s = append(s, n.d2...)
+	s = append(s, 'e')
+	s = strconv.AppendInt(s, n.exp, 10)
+	f, _ := strconv.ParseFloat(string(s), 64)
+	return f
+}
+
+// IsZero reports whether n is zero (0, -0, 0.0e5 ...).
+func (n Decimal) IsZero() bool { return len(n.d1)+len(n.d2) == 0 }
+
+// CompareDecimal returns -1, 0 or +1 as a is less than, equal to or greater than b
+// by numeric value.
+func CompareDecimal(a, b Decimal) int {
+	if a.fexact && b.fexact {
+		switch {
+		case a.f < b.f:
+			return -1
+		case a.f > b.f:
+			return 1
+		}
+		return 0
+	}
+	az, bz := a.IsZero(), b.IsZero()
+	switch {
+	case az && bz:
+		return 0
+	case az:
+		return sign(!b.neg, -1)
+	case bz:
+		return sign(!a.neg, 1)
+	case a.neg != b.neg:
+		if a.neg {
+			return -1
+		}
+		return 1
+	}
+	c := compareMagnitude(a, b)
+	if a.neg {
+		return -c
+	}
+	return c
+}
+
+// sign returns s when pos holds and -s otherwise.
+func sign(pos bool, s int) int {
+	if pos {
+		return s
+	}
+	return -s
+}
+
+func compareMagnitude(a, b Decimal) int {
+	switch {
+	case a.exp < b.exp:
+		return -1
+	case a.exp > b.exp:
+		return 1
+	}
+	la, lb := len(a.d1)+len(a.d2), len(b.d1)+len(b.d2)
+	for k := 0; k < la && k < lb; k++ {
+		x, y := a.digit(k), b.digit(k)
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	// The longer one has more non-zero digits after a common prefix.
+	switch {
+	case la < lb:
+		return -1
+	case la > lb:
+		return 1
+	}
+	return 0
+}
+
+func (n *Decimal) digit(k int) byte {
+	if k < len(n.d1) {
+		return n.d1[k]
+	}
+	return n.d2[k-len(n.d1)]
+}

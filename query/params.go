@@ -1,0 +1,112 @@
+// Package query parses the query parameters of the public read endpoint
+// (filters, order_by, order_direction, offset, limit, auth_token) and runs
+// the filter, order, offset and limit they describe over a jsondoc.Document.
+// It is pure: no I/O, no clock.
+package query
+
+import "strings"
+
+// Params are the query parameters the read endpoint knows, decoded once.
+// An empty value is the same as an absent one.
+type Params struct {
+	AuthToken      string
+	Filters        string
+	OrderBy        string
+	OrderDirection string
+	Offset         string
+	Limit          string
+}
+
+// ParseParams reads the known parameters from a raw query string. Only '&'
+// separates parameters (';' is an ordinary character); a parameter's first
+// occurrence counts; '+' decodes to a space and an invalid percent escape is
+// kept as written. Unknown parameters are ignored.
+func ParseParams(rawQuery string) Params {
+	var p Params
+	var seen uint8
+	for rawQuery != "" {
+		var piece string
+		piece, rawQuery, _ = strings.Cut(rawQuery, "&")
+		if piece == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(piece, "=")
+		var dst *string
+		var bit uint8
+		switch Unescape(k, true) {
+		case "auth_token":
+			dst, bit = &p.AuthToken, 1
+		case "filters":
+			dst, bit = &p.Filters, 2
+		case "order_by":
+			dst, bit = &p.OrderBy, 4
+		case "order_direction":
+			dst, bit = &p.OrderDirection, 8
+		case "offset":
+			dst, bit = &p.Offset, 16
+		case "limit":
+			dst, bit = &p.Limit, 32
+		default:
+			continue
+		}
+		if seen&bit != 0 {
+			continue
+		}
+		seen |= bit
+		*dst = Unescape(v, true)
+	}
+	return p
+}
+
+// Unescape decodes percent escapes in s, and '+' as a space when plusSpace is
+// set. An invalid escape (not '%' and two hex digits) is kept as written.
+func Unescape(s string, plusSpace bool) string {
+	n := strings.IndexByte(s, '%')
+	if n < 0 && (!plusSpace || strings.IndexByte(s, '+') < 0) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+		case c == '+' && plusSpace:
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// RedactQuery returns rawQuery with the value of every auth_token parameter
+// replaced by REDACTED, for logging.
+func RedactQuery(rawQuery string) string {
+	if !strings.Contains(rawQuery, "auth") && !strings.Contains(rawQuery, "%") {
+		return rawQuery
+	}
+	parts := strings.Split(rawQuery, "&")
+	for i, piece := range parts {
+		k, _, _ := strings.Cut(piece, "=")
+		if Unescape(k, true) == "auth_token" {
+			parts[i] = k + "=REDACTED"
+		}
+	}
+	return strings.Join(parts, "&")
+}
