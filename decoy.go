@@ -9,6 +9,8 @@ package decoy
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Limits and defaults fixed by the contract.
@@ -238,4 +240,10 @@ type RateResult struct {
 
 	// Event identifies the admitted event, for Undo.
 	Event int64
+}
+
+// SeedID returns the id of the mock seeded from NAME.json: the UUIDv5 of NAME
+// in the URL namespace, so its URL stays the same across restarts.
+func SeedID(name string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
 }

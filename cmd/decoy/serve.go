@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/sqlite"
+)
+
+// adminTokenPrefix starts generated admin tokens, so they are not mistaken
+// for mock tokens.
+const adminTokenPrefix = "dcy_admin_"
+
+// Config is the configuration of decoy serve, from flags and DECOY_*
+// variables.
+type Config struct {
+	Addr             string
+	DataDir          string
+	DatabaseURL      string
+	RedisURL         string
+	AdminToken       string
+	RateLimit        int64
+	MonthlyQuota     int64
+	MaxDataBytes     byteSize
+	Seed             string
+	CORSOrigins      listFlag
+	TokenHeader      string
+	AuthFailureLimit int64
+	PublicURL        string
+	LogFormat        string
+	LogLevel         string
+	ShutdownTimeout  time.Duration
+}
+
+// Main is the decoy serve program: ParseFlags, then Run, then Close. An
+// end-to-end test can run it in process as well as through the binary.
+type Main struct {
+	Config Config
+	Stdout io.Writer
+	Stderr io.Writer
+
+	log     *slog.Logger
+	store   *sqlite.DB
+	server  *server.Server
+	http    *http.Server
+	ln      net.Listener
+	serving chan error
+}
+
+// NewMain returns a Main that writes to stdout and stderr.
+func NewMain(stdout, stderr io.Writer) *Main {
+	return &Main{Stdout: stdout, Stderr: stderr}
+}
+
+// ParseFlags reads the configuration from args and the environment.
+func (m *Main) ParseFlags(args []string) error {
+	c := &m.Config
+	c.MaxDataBytes = 64 << 20
+	c.CORSOrigins = listFlag{"*"}
+	fs := flag.NewFlagSet("decoy serve", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.DataDir, "data-dir", "./decoy-data", "directory of the embedded store (SQLite) and state")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... to keep the store in PostgreSQL (not in this version)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... to share limits between replicas (not in this version)")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "admin API bearer token (default: generated at first start, printed once)")
+	fs.Int64Var(&c.RateLimit, "rate-limit", decoy.DefaultRateLimit, "default requests per minute per mock; 0 = unlimited")
+	fs.Int64Var(&c.MonthlyQuota, "monthly-quota", decoy.DefaultMonthlyQuota, "default served responses per month per mock; 0 = unlimited")
+	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
+	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
+	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
+	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
+	fs.Int64Var(&c.AuthFailureLimit, "auth-failure-limit", 30, "failed authentication attempts per client address and minute; 0 = unlimited")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: decoy serve [flags]\n\nEvery flag can also be set with DECOY_<FLAG> (upper case, - as _).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	switch {
+	case c.RateLimit < 0:
+		return fmt.Errorf("--rate-limit must be 0 or more")
+	case c.MonthlyQuota < 0:
+		return fmt.Errorf("--monthly-quota must be 0 or more")
+	case c.AuthFailureLimit < 0:
+		return fmt.Errorf("--auth-failure-limit must be 0 or more")
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("--log-format must be text or json")
+	case c.DatabaseURL != "":
+		return fmt.Errorf("--database-url: the PostgreSQL store is not available in this version; use --data-dir")
+	case c.RedisURL != "":
+		return fmt.Errorf("--redis-url: Redis-shared limits are not available in this version")
+	case c.TokenHeader != "" && !validHeaderName(c.TokenHeader):
+		return fmt.Errorf("--token-header %q is not a valid header name", c.TokenHeader)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--public-url must be an http:// or https:// URL")
+		}
+	}
+	return nil
+}
+
+func validHeaderName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Run opens the store, seeds it, and starts serving. It returns once the
+// server listens; Close stops it.
+func (m *Main) Run(ctx context.Context) error {
+	c := &m.Config
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		m.log = slog.New(slog.NewJSONHandler(m.Stderr, opts))
+	} else {
+		m.log = slog.New(slog.NewTextHandler(m.Stderr, opts))
+	}
+
+	var err error
+	if m.store, err = sqlite.Open(ctx, c.DataDir); err != nil {
+		return fmt.Errorf("open store in %s: %w", c.DataDir, err)
+	}
+	adminHash, generated, tokenSource, err := m.adminToken(ctx)
+	if err != nil {
+		return err
+	}
+	m.server = server.New(server.Config{
+		Store:               m.store,
+		Quota:               m.store,
+		Limiter:             inmem.NewLimiter(),
+		AuthFailures:        inmem.NewLimiter(),
+		AdminTokenHash:      adminHash,
+		DefaultRateLimit:    c.RateLimit,
+		DefaultMonthlyQuota: c.MonthlyQuota,
+		AuthFailureLimit:    c.AuthFailureLimit,
+		MaxDataBytes:        int64(c.MaxDataBytes),
+		CORSOrigins:         c.CORSOrigins,
+		TokenHeader:         c.TokenHeader,
+		PublicURL:           c.PublicURL,
+		Logger:              m.log,
+	})
+	m.log.Info("config",
+		"version", Version(),
+		"addr", c.Addr,
+		"data_dir", c.DataDir,
+		"admin_token", tokenSource,
+		"rate_limit", c.RateLimit,
+		"monthly_quota", c.MonthlyQuota,
+		"max_data_bytes", formatSize(int64(c.MaxDataBytes)),
+		"seed", c.Seed,
+		"cors_origins", c.CORSOrigins.String(),
+		"token_header", c.TokenHeader,
+		"auth_failure_limit", c.AuthFailureLimit,
+		"public_url", c.PublicURL,
+		"shutdown_timeout", c.ShutdownTimeout,
+	)
+
+	seeded, err := m.seed(ctx)
+	if err != nil {
+		return err
+	}
+
+	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
+		return err
+	}
+	m.http = &http.Server{
+		Handler:           m.server,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+	}
+	m.serving = make(chan error, 1)
+	go func() { m.serving <- m.http.Serve(m.ln) }()
+
+	base := m.BaseURL()
+	m.log.Info("listening", "addr", m.ln.Addr().String())
+	fmt.Fprintf(m.Stdout, "Decoy %s serving on %s\n", Version(), base)
+	if generated != "" {
+		fmt.Fprintf(m.Stdout, "\nAdmin token (generated now and shown only once; store it):\n  %s\n"+
+			"Use it with the CLI as: export DECOY_ADMIN_TOKEN=%s\n", generated, generated)
+	}
+	if len(seeded) > 0 {
+		fmt.Fprintf(m.Stdout, "\nMocks from %s:\n", c.Seed)
+		width := 0
+		for _, s := range seeded {
+			width = max(width, len(s.Name))
+		}
+		for _, s := range seeded {
+			fmt.Fprintf(m.Stdout, "  %-*s  %s/mock/%s\n", width, s.Name, base, s.ID)
+		}
+	}
+	return nil
+}
+
+// BaseURL is the address the server can be reached at.
+func (m *Main) BaseURL() string {
+	if m.Config.PublicURL != "" {
+		return strings.TrimRight(m.Config.PublicURL, "/")
+	}
+	addr := m.ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+}
+
+// adminToken returns the hash of the admin token, the token when it was
+// generated now, and where the token comes from (for the config log).
+func (m *Main) adminToken(ctx context.Context) (hash []byte, generated, source string, err error) {
+	if t := m.Config.AdminToken; t != "" {
+		return server.HashToken(t), "", "set (flag or DECOY_ADMIN_TOKEN)", nil
+	}
+	hash, err = m.store.AdminTokenHash(ctx)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if hash != nil {
+		return hash, "", "stored (generated at first start)", nil
+	}
+	generated = server.NewToken(adminTokenPrefix)
+	hash = server.HashToken(generated)
+	if err := m.store.SetAdminTokenHash(ctx, hash); err != nil {
+		return nil, "", "", err
+	}
+	return hash, generated, "generated now", nil
+}
+
+// seed loads every *.json file of the seed folder as an open mock.
+func (m *Main) seed(ctx context.Context) ([]*decoy.Mock, error) {
+	dir := m.Config.Seed
+	if dir == "" {
+		return nil, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("--seed: %w", err)
+		}
+		m.log.Warn("no *.json files to seed", "dir", dir)
+	}
+	sort.Strings(files)
+	var mocks []*decoy.Mock
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--seed: %w", err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		mock, changed, err := m.server.Seed(ctx, name, data)
+		if err != nil {
+			return nil, fmt.Errorf("--seed %s: %s", f, decoy.ErrorMessage(err))
+		}
+		m.log.Info("seeded mock", "name", name, "id", mock.ID, "bytes", len(data), "changed", changed)
+		mocks = append(mocks, mock)
+	}
+	return mocks, nil
+}
+
+// Close stops accepting connections, lets in-flight requests finish (up to
+// the shutdown timeout), and closes the store.
+func (m *Main) Close() error {
+	var errs []error
+	if m.http != nil {
+		m.log.Info("shutting down", "timeout", m.Config.ShutdownTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		defer cancel()
+		if err := m.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+		}
+		if err := <-m.serving; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close())
+	}
+	err := errors.Join(errs...)
+	if m.log != nil {
+		if err != nil {
+			m.log.Error("stopped", "err", err)
+		} else {
+			m.log.Info("stopped")
+		}
+	}
+	return err
+}

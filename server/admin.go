@@ -1,0 +1,562 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/google/uuid"
+)
+
+// TokenPrefix starts every mock token.
+const TokenPrefix = "dcy_"
+
+// NewToken returns a new random token: prefix followed by 256 random bits in
+// base64url (43 characters).
+func NewToken(prefix string) string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never, on supported platforms
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// HashToken returns the SHA-256 of a token, the form in which tokens are
+// stored.
+func HashToken(token string) []byte { return hashToken(token) }
+
+// maxPatchBytes caps the JSON body of PATCH.
+const maxPatchBytes = 64 << 10
+
+// mockView is a mock as the admin API shows it.
+type mockView struct {
+	*decoy.Mock
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
+}
+
+type mockList struct {
+	Mocks      []mockView `json:"mocks"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+type adminHandler func(w http.ResponseWriter, r *http.Request, id string) error
+
+// serveAdmin routes /admin/v1. Authentication comes first, so that nothing
+// about the API shows without the admin token.
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if !s.adminAuthorized(w, r) {
+		return
+	}
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
+	var routes map[string]adminHandler
+	id := ""
+	switch {
+	case len(segs) == 1 && segs[0] == "mocks":
+		routes = map[string]adminHandler{http.MethodGet: s.listMocks, http.MethodPost: s.createMock}
+	case len(segs) >= 2 && segs[0] == "mocks":
+		u, err := uuid.Parse(segs[1])
+		if err != nil || len(segs[1]) != 36 {
+			writeError(w, http.StatusNotFound, "Mock api not found")
+			return
+		}
+		id = u.String()
+		switch {
+		case len(segs) == 2:
+			routes = map[string]adminHandler{http.MethodGet: s.getMock, http.MethodPatch: s.patchMock, http.MethodDelete: s.deleteMock}
+		case len(segs) == 3 && segs[2] == "data":
+			routes = map[string]adminHandler{http.MethodGet: s.getData, http.MethodPut: s.replaceData}
+		case len(segs) == 3 && segs[2] == "token":
+			routes = map[string]adminHandler{http.MethodPost: s.rotateToken}
+		case len(segs) == 3 && segs[2] == "usage":
+			routes = map[string]adminHandler{http.MethodGet: s.usage}
+		}
+	}
+	if routes == nil {
+		writeError(w, http.StatusNotFound, "Not found")
+		return
+	}
+	h, ok := routes[r.Method]
+	if !ok {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if routes[m] != nil {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		return
+	}
+	if err := h(w, r, id); err != nil {
+		s.fail(w, r, err)
+	}
+}
+
+// adminAuthorized checks the bearer token; it answers and returns false when
+// the request may not go on. Wrong tokens count as failed attempts, as for
+// mock tokens.
+func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	ctx := r.Context()
+	client := "auth:" + clientAddr(r)
+	limit := s.cfg.AuthFailureLimit
+	if limit > 0 {
+		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return false
+		}
+		if !st.Allowed {
+			s.tooManyFailures(w, st.Reset)
+			return false
+		}
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="decoy-admin"`)
+		writeError(w, http.StatusUnauthorized, "Admin token required")
+		return false
+	}
+	if tokenMatches(token, s.cfg.AdminTokenHash) {
+		return true
+	}
+	if limit > 0 {
+		res, err := s.cfg.AuthFailures.Allow(ctx, client, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return false
+		}
+		if !res.Allowed {
+			s.tooManyFailures(w, res.RetryAfter)
+			return false
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
+	writeError(w, http.StatusUnauthorized, "Invalid admin token")
+	return false
+}
+
+func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
+	base := s.cfg.PublicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+}
+
+func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return decoy.Errorf(decoy.EINVALID, "limit must be an integer from 1 to 1000")
+		}
+		limit = n
+	}
+	mocks, next, err := s.cfg.Store.ListMocks(r.Context(), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := mockList{Mocks: make([]mockView, 0, len(mocks))}
+	for _, m := range mocks {
+		out.Mocks = append(out.Mocks, s.view(r, m, ""))
+	}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createParams are the query parameters of POST /admin/v1/mocks.
+var createParams = map[string]bool{
+	"name": true, "private": true, "status": true, "delay_ms": true, "id": true, "rate_limit": true, "monthly_quota": true,
+}
+
+func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) error {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
+	}
+	m := &decoy.Mock{Status: http.StatusOK}
+	for k := range q {
+		if !createParams[k] {
+			return decoy.Errorf(decoy.EINVALID, "Unknown parameter: %s", k)
+		}
+	}
+	if v := q.Get("id"); v != "" {
+		u, err := uuid.Parse(v)
+		if err != nil || len(v) != 36 {
+			return decoy.Errorf(decoy.EINVALID, "id must be a UUID")
+		}
+		m.ID = u.String()
+	} else {
+		m.ID = uuid.NewString()
+	}
+	if err := applyParams(m, q); err != nil {
+		return err
+	}
+	ct, data, err := s.readData(w, r)
+	if err != nil {
+		return err
+	}
+	m.ContentType = ct
+	m.ETag = etagOf(data)
+	e, err := newEntry(m, data)
+	if err != nil {
+		return err
+	}
+	token := ""
+	if m.Private {
+		token = NewToken(TokenPrefix)
+		m.TokenHash = hashToken(token)
+	}
+
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	created, err := s.cfg.Store.CreateMock(r.Context(), m, data)
+	if err != nil {
+		return err
+	}
+	e.mock = created
+	s.cache.put(e)
+	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
+	writeJSON(w, http.StatusCreated, s.view(r, created, token))
+	return nil
+}
+
+// applyParams sets the settings given as query parameters of a create.
+func applyParams(m *decoy.Mock, q url.Values) error {
+	if q.Has("name") {
+		name := q.Get("name")
+		if err := validName(name); err != nil {
+			return err
+		}
+		m.Name = name
+	}
+	if v := q.Get("private"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return decoy.Errorf(decoy.EINVALID, "private must be true or false")
+		}
+		m.Private = b
+	}
+	if v := q.Get("status"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || validStatus(n) != nil {
+			return validStatus(-1)
+		}
+		m.Status = n
+	}
+	if v := q.Get("delay_ms"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || validDelay(n) != nil {
+			return validDelay(-1)
+		}
+		m.DelayMS = n
+	}
+	for _, p := range []struct {
+		name string
+		dst  **int64
+	}{{"rate_limit", &m.RateLimit}, {"monthly_quota", &m.MonthlyQuota}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return decoy.Errorf(decoy.EINVALID, "%s must be an integer of 0 or more (0: unlimited)", p.name)
+			}
+			*p.dst = &n
+		}
+	}
+	return nil
+}
+
+func validName(name string) error {
+	if len(name) > decoy.MaxNameLength || !utf8.ValidString(name) {
+		return decoy.Errorf(decoy.EINVALID, "name must be valid UTF-8 of at most %d bytes", decoy.MaxNameLength)
+	}
+	return nil
+}
+
+func validStatus(n int) error {
+	if n < 200 || n > 599 {
+		return decoy.Errorf(decoy.EINVALID, "status must be an HTTP status from 200 to 599")
+	}
+	return nil
+}
+
+func validDelay(n int) error {
+	if n < 0 || n > decoy.MaxDelayMS {
+		return decoy.Errorf(decoy.EINVALID, "delay_ms must be from 0 to %d", decoy.MaxDelayMS)
+	}
+	return nil
+}
+
+// readData reads a mock document from the request body, up to MaxDataBytes,
+// with its content type (application/json when none is given).
+func (s *Server) readData(w http.ResponseWriter, r *http.Request) (string, []byte, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "application/json"
+	}
+	if _, _, err := mime.ParseMediaType(ct); err != nil {
+		return "", nil, decoy.Errorf(decoy.EINVALID, "Invalid Content-Type %q", ct)
+	}
+	max := s.cfg.MaxDataBytes
+	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "Mock data larger than %d bytes (--max-data-bytes)", max)
+	if r.ContentLength > max {
+		return "", nil, tooLarge
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return "", nil, tooLarge
+		}
+		return "", nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body: %v", err)
+	}
+	return ct, buf.Bytes(), nil
+}
+
+func (s *Server) getMock(w http.ResponseWriter, r *http.Request, id string) error {
+	m, err := s.cfg.Store.FindMock(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
+}
+
+func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) error {
+	e, err := s.cache.get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", e.mock.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(e.data)))
+	setHeader(h, "ETag", e.mock.ETag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if e.doc == nil {
+		h.Set("Content-Security-Policy", "sandbox")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(e.data)
+	return nil
+}
+
+func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) error {
+	ct, data, err := s.readData(w, r)
+	if err != nil {
+		return err
+	}
+	md := decoy.MockData{ContentType: ct, Data: data, ETag: etagOf(data)}
+	e, err := newEntry(&decoy.Mock{ContentType: ct}, data)
+	if err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	m, err := s.cfg.Store.ReplaceMockData(r.Context(), id, md)
+	if err != nil {
+		return err
+	}
+	e.mock = m
+	s.cache.put(e)
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
+}
+
+func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
+	if err != nil {
+		return decoy.Errorf(decoy.EINVALID, "Could not read the request body (at most %d bytes): %v", maxPatchBytes, err)
+	}
+	upd, err := parsePatch(body)
+	if err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx := r.Context()
+	cur, err := s.cfg.Store.FindMock(ctx, id)
+	if err != nil {
+		return err
+	}
+	token := ""
+	if upd.Private != nil {
+		switch {
+		case *upd.Private && !cur.Private:
+			token = NewToken(TokenPrefix)
+			h := hashToken(token)
+			upd.TokenHash = &h
+		case !*upd.Private:
+			var none []byte
+			upd.TokenHash = &none
+		}
+	}
+	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
+	if err != nil {
+		return err
+	}
+	s.refresh(m)
+	writeJSON(w, http.StatusOK, s.view(r, m, token))
+	return nil
+}
+
+// parsePatch reads the JSON object of a PATCH: any of name, private, status,
+// delay_ms, rate_limit and monthly_quota (null: the server default).
+func parsePatch(body []byte) (decoy.MockUpdate, error) {
+	var upd decoy.MockUpdate
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return upd, decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with any of name, private, status, delay_ms, rate_limit, monthly_quota")
+	}
+	field := func(name string, raw json.RawMessage, dst any, what string) error {
+		if err := json.Unmarshal(raw, dst); err != nil || string(raw) == "null" {
+			return decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
+		}
+		return nil
+	}
+	for name, raw := range fields {
+		switch name {
+		case "name":
+			var v string
+			if err := field(name, raw, &v, "a string"); err != nil {
+				return upd, err
+			}
+			if err := validName(v); err != nil {
+				return upd, err
+			}
+			upd.Name = &v
+		case "private":
+			var v bool
+			if err := field(name, raw, &v, "true or false"); err != nil {
+				return upd, err
+			}
+			upd.Private = &v
+		case "status":
+			var v int
+			if err := field(name, raw, &v, "an HTTP status from 200 to 599"); err != nil {
+				return upd, err
+			}
+			if err := validStatus(v); err != nil {
+				return upd, err
+			}
+			upd.Status = &v
+		case "delay_ms":
+			var v int
+			if err := field(name, raw, &v, "an integer"); err != nil {
+				return upd, err
+			}
+			if err := validDelay(v); err != nil {
+				return upd, err
+			}
+			upd.DelayMS = &v
+		case "rate_limit", "monthly_quota":
+			lu := &decoy.LimitUpdate{}
+			if string(raw) != "null" {
+				var v int64
+				if err := json.Unmarshal(raw, &v); err != nil || v < 0 {
+					return upd, decoy.Errorf(decoy.EINVALID, "%s must be null (server default) or an integer of 0 or more (0: unlimited)", name)
+				}
+				lu.Value = &v
+			}
+			if name == "rate_limit" {
+				upd.RateLimit = lu
+			} else {
+				upd.MonthlyQuota = lu
+			}
+		default:
+			return upd, decoy.Errorf(decoy.EINVALID, "Unknown field: %s", name)
+		}
+	}
+	return upd, nil
+}
+
+// refresh puts new settings of a mock into the cache, keeping its parsed
+// data when cached, and otherwise leaving the next read to load it.
+func (s *Server) refresh(m *decoy.Mock) {
+	if e := s.cache.peek(m.ID); e != nil {
+		s.cache.put(e.withMock(m))
+		return
+	}
+	s.cache.remove(m.ID)
+}
+
+func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx := r.Context()
+	cur, err := s.cfg.Store.FindMock(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !cur.Private {
+		return decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
+	}
+	token := NewToken(TokenPrefix)
+	h := hashToken(token)
+	m, err := s.cfg.Store.UpdateMock(ctx, id, decoy.MockUpdate{TokenHash: &h})
+	if err != nil {
+		return err
+	}
+	s.refresh(m)
+	writeJSON(w, http.StatusOK, s.view(r, m, token))
+	return nil
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error {
+	ctx := r.Context()
+	m, err := s.cfg.Store.FindMock(ctx, id)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	var u decoy.Usage
+	u.Minute.Limit = m.EffectiveRateLimit(s.cfg.DefaultRateLimit)
+	if u.Minute.Limit > 0 {
+		res, err := s.cfg.Limiter.Peek(ctx, "mock:"+id, u.Minute.Limit)
+		if err != nil {
+			return err
+		}
+		u.Minute.Used = res.Used
+	}
+	u.Month.Limit = m.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
+	if u.Month.Used, err = s.cfg.Quota.QuotaUsed(ctx, id, decoy.Month(now)); err != nil {
+		return err
+	}
+	u.Month.ResetsAt = decoy.MonthEnd(now)
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.cfg.Store.DeleteMock(r.Context(), id); err != nil {
+		return err
+	}
+	s.cache.remove(id)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"mime"
+	"strings"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sync/singleflight"
+)
+
+// entry is a mock ready to serve: its settings and its data, parsed once.
+type entry struct {
+	mock *decoy.Mock
+	data []byte
+	// doc is the parsed data when the content type is JSON, else nil.
+	doc *jsondoc.Document
+
+	gzipOnce sync.Once
+	gzipped  []byte
+}
+
+// newEntry parses data when ct is a JSON type. A JSON type with data that
+// does not parse is an EINVALID error naming the line and column.
+func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
+	e := &entry{mock: m, data: data}
+	if isJSON(m.ContentType) {
+		doc, err := jsondoc.Parse(data)
+		if err != nil {
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: %v", err)
+		}
+		e.doc = doc
+	}
+	return e, nil
+}
+
+// withMock returns a copy of e with new settings and the same data.
+func (e *entry) withMock(m *decoy.Mock) *entry {
+	return &entry{mock: m, data: e.data, doc: e.doc}
+}
+
+// isArray reports whether query parameters apply to the data.
+func (e *entry) isArray() bool { return e.doc != nil && e.doc.IsArray() }
+
+// gzip returns the stored data gzipped, computing it once.
+func (e *entry) gzip() []byte {
+	e.gzipOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+		zw.Write(e.data)
+		zw.Close()
+		e.gzipped = b.Bytes()
+	})
+	return e.gzipped
+}
+
+// isJSON reports whether a media type is JSON: application/json or a +json
+// type.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// etagOf returns the strong entity tag of a body.
+func etagOf(body []byte) string {
+	d := xxhash.New()
+	d.Write(body)
+	return etagFromDigest(d)
+}
+
+func etagFromDigest(d *xxhash.Digest) string {
+	var sum [8]byte
+	return `"` + hex.EncodeToString(d.Sum(sum[:0])) + `"`
+}
+
+// cache keeps every mock that was read or written, parsed. Reads take an
+// entry under a read lock; admin writes replace it at once. gen changes on
+// every write, so that a load that raced with a write does not put back what
+// the write replaced.
+type cache struct {
+	store   decoy.Store
+	mu      sync.RWMutex
+	entries map[string]*entry
+	gen     uint64
+	loads   singleflight.Group
+}
+
+func newCache(store decoy.Store) *cache {
+	return &cache{store: store, entries: make(map[string]*entry)}
+}
+
+// get returns the entry of a mock, loading it from the store on a miss.
+func (c *cache) get(ctx context.Context, id string) (*entry, error) {
+	c.mu.RLock()
+	e := c.entries[id]
+	c.mu.RUnlock()
+	if e != nil {
+		return e, nil
+	}
+	v, err, _ := c.loads.Do(id, func() (any, error) {
+		c.mu.RLock()
+		gen := c.gen
+		c.mu.RUnlock()
+		// The load serves every caller waiting on it, so one caller going
+		// away must not cancel it.
+		m, data, err := c.store.FindMockData(context.WithoutCancel(ctx), id)
+		if err != nil {
+			return nil, err
+		}
+		e, err := newEntry(m, data)
+		if err != nil {
+			// Stored under a JSON type but not JSON (written by hand?):
+			// serve it unchanged rather than not at all.
+			e = &entry{mock: m, data: data}
+		}
+		c.mu.Lock()
+		if c.gen == gen {
+			c.entries[id] = e
+		}
+		c.mu.Unlock()
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*entry), nil
+}
+
+// peek returns the cached entry of a mock, or nil.
+func (c *cache) peek(id string) *entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.entries[id]
+}
+
+// put replaces the entry of a mock after a write.
+func (c *cache) put(e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.entries[e.mock.ID] = e
+}
+
+// remove forgets a mock after a write.
+func (c *cache) remove(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.entries, id)
+}

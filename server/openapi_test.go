@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/server"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(server.OpenAPI())
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is invalid: %v", err)
+	}
+	return doc
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	doc := loadOpenAPI(t)
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
+	}
+	if op := doc.Paths.Find("/mock/{mockApiId}").Get; op == nil || op.OperationID != "getMockData" {
+		t.Error("getMockData is not GET /mock/{mockApiId}")
+	}
+	for path, methods := range map[string][]string{
+		"/mock/{mockApiId}":          {"GET", "HEAD", "OPTIONS"},
+		"/api/{mockApiId}":           {"GET", "HEAD", "OPTIONS"},
+		"/admin/v1/mocks":            {"GET", "POST"},
+		"/admin/v1/mocks/{id}":       {"GET", "PATCH", "DELETE"},
+		"/admin/v1/mocks/{id}/data":  {"GET", "PUT"},
+		"/admin/v1/mocks/{id}/token": {"POST"},
+		"/admin/v1/mocks/{id}/usage": {"GET"},
+		"/healthz":                   {"GET"},
+		"/readyz":                    {"GET"},
+		"/metrics":                   {"GET"},
+		"/openapi.json":              {"GET"},
+	} {
+		item := doc.Paths.Find(path)
+		if item == nil {
+			t.Errorf("%s is not described", path)
+			continue
+		}
+		for _, m := range methods {
+			if item.GetOperation(m) == nil {
+				t.Errorf("%s %s is not described", m, path)
+			}
+		}
+	}
+}
+
+// TestOpenAPIMatchesResponses sends real requests and validates the answers
+// against the document.
+func TestOpenAPIMatchesResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	doc.Servers = openapi3.Servers{}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{Name: "x", RateLimit: ptr(int64(2))})
+	priv := h.create(`{"a":1}`, client.CreateOptions{Private: true})
+	auth := "Bearer " + adminToken
+	for _, tc := range []struct {
+		method, path, body string
+		header             []string
+		status             int
+	}{
+		{"GET", "/mock/" + m.ID + "?filters=a%3D1&order_by=a&order_direction=desc&limit=1", "", nil, 200},
+		{"GET", "/api/" + priv.ID + "?auth_token=" + priv.Token, "", nil, 200},
+		{"GET", "/mock/" + m.ID + "?limit=-1", "", nil, 400},
+		{"GET", "/mock/" + priv.ID, "", nil, 401},
+		{"GET", "/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d", "", nil, 404},
+		{"GET", "/mock/" + m.ID, "", nil, 429},
+		{"GET", "/admin/v1/mocks?limit=1", "", []string{"Authorization", auth}, 200},
+		{"POST", "/admin/v1/mocks?name=n&private=true", `[1]`, []string{"Authorization", auth, "Content-Type", "application/json"}, 201},
+		{"GET", "/admin/v1/mocks/" + m.ID, "", []string{"Authorization", auth}, 200},
+		{"PATCH", "/admin/v1/mocks/" + m.ID, `{"rate_limit":null}`, []string{"Authorization", auth, "Content-Type", "application/json"}, 200},
+		{"POST", "/admin/v1/mocks/" + priv.ID + "/token", "", []string{"Authorization", auth}, 200},
+		{"GET", "/admin/v1/mocks/" + m.ID + "/usage", "", []string{"Authorization", auth}, 200},
+		{"GET", "/admin/v1/mocks/" + m.ID, "", []string{"Authorization", "Bearer wrong"}, 401},
+		{"GET", "/readyz", "", nil, 200},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, h.url+tc.path, strings.NewReader(tc.body))
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			// Route on the path alone, as the document describes it.
+			vreq, _ := http.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			vreq.Header = req.Header
+			route, params, err := router.FindRoute(vreq)
+			if err != nil {
+				t.Fatalf("no route in the document: %v", err)
+			}
+			in := &openapi3filter.RequestValidationInput{
+				Request: vreq, PathParams: params, Route: route,
+				Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+			}
+			out := &openapi3filter.ResponseValidationInput{
+				RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+				Body:    io.NopCloser(bytes.NewReader(body)),
+				Options: &openapi3filter.Options{IncludeResponseStatus: true},
+			}
+			if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+				t.Errorf("answer does not match the document: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	h := newHarness(t)
+	r := h.get("/openapi.json")
+	if r.status != 200 || r.body != string(server.OpenAPI()) || r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET /openapi.json: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}

@@ -1,0 +1,442 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/query"
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/gzip"
+)
+
+// gzipMinSize is the smallest body worth compressing.
+const gzipMinSize = 1024
+
+// exposedHeaders are the response headers a browser app may read.
+const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining"
+
+// serveMock is GET /mock/{id} and GET /api/{id}. The checks run in the order
+// of the contract; the first that fails answers and nothing after it runs.
+func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	s.setCORS(h, r)
+	h.Set("X-Content-Type-Options", "nosniff")
+
+	// 1. Method.
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		if r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			s.preflight(w, r)
+			return
+		}
+		fallthrough
+	default:
+		h.Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "Invalid Method")
+		return
+	}
+
+	// 2. Id.
+	id, ok := mockID(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Mock api not found")
+		return
+	}
+	ctx := r.Context()
+	e, err := s.cache.get(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	params := query.ParseParams(r.URL.RawQuery)
+
+	// 3. Authentication, for private mocks only.
+	if e.mock.Private && !s.authenticate(w, r, e, params) {
+		return
+	}
+
+	// Query parameters are checked at step 6, but compiled now so that a
+	// request that will fail them never reserves quota.
+	var q *query.Query
+	var qerr error
+	if e.isArray() {
+		q, qerr = query.Compile(params)
+	}
+
+	// 4. Rate limit.
+	rateLimit := e.mock.EffectiveRateLimit(s.cfg.DefaultRateLimit)
+	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
+	now := s.cfg.Now()
+	month := decoy.Month(now)
+	var rate *decoy.RateResult
+	if rateLimit > 0 {
+		res, err := s.cfg.Limiter.Allow(ctx, "mock:"+id, rateLimit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rate = &res
+		if !res.Allowed {
+			used, err := s.cfg.Quota.QuotaUsed(ctx, id, month)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			s.limitHeaders(h, rate, quotaLimit, used)
+			h.Set("Retry-After", seconds(res.RetryAfter))
+			s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
+			writeError(w, http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.")
+			return
+		}
+	}
+
+	// 5. Monthly quota. A request that is about to fail its parameters
+	// only looks; any other reserves a served response.
+	var used int64
+	var served bool
+	if qerr != nil {
+		used, err = s.cfg.Quota.QuotaUsed(ctx, id, month)
+		served = quotaLimit == 0 || used < quotaLimit
+	} else {
+		used, served, err = s.cfg.Quota.ReserveQuota(ctx, id, month, quotaLimit)
+	}
+	if err != nil {
+		s.undoRate(ctx, id, rate)
+		s.fail(w, r, err)
+		return
+	}
+	if !served {
+		// Refused with 429, so the request gives back its rate-limit slot.
+		s.undoRate(ctx, id, rate)
+		s.limitHeaders(h, rate, quotaLimit, used)
+		h.Set("Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+		s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
+		writeError(w, http.StatusTooManyRequests, "Monthly request quota exceeded")
+		return
+	}
+	s.limitHeaders(h, rate, quotaLimit, used)
+
+	// 6. Query parameters.
+	if qerr != nil {
+		s.fail(w, r, qerr)
+		return
+	}
+
+	// 7. Delay, then the answer.
+	if d := e.mock.DelayMS; d > 0 {
+		t := time.NewTimer(time.Duration(d) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			// Nothing was served: give the quota back.
+			if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
+				s.log.Error("release quota", "mock", id, "err", err)
+			}
+			return
+		}
+	}
+	s.writeData(w, r, e, q)
+}
+
+// mockID returns the lowercase UUID of a /mock/ or /api/ path.
+func mockID(path string) (string, bool) {
+	_, rest, ok := strings.Cut(path[1:], "/")
+	if !ok || len(rest) != 36 { // only the canonical 8-4-4-4-12 form
+		return "", false
+	}
+	u, err := uuid.Parse(rest)
+	if err != nil {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// authenticate checks the token of a private mock; it answers and returns
+// false when the request may not go on.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
+	ctx := r.Context()
+	client := "auth:" + clientAddr(r)
+	limit := s.cfg.AuthFailureLimit
+	if limit > 0 {
+		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return false
+		}
+		if !st.Allowed {
+			s.tooManyFailures(w, st.Reset)
+			return false
+		}
+	}
+	token := s.token(r, p)
+	if token == "" {
+		writeError(w, http.StatusUnauthorized, "Auth token not found")
+		return false
+	}
+	if tokenMatches(token, e.mock.TokenHash) {
+		return true
+	}
+	if limit > 0 {
+		res, err := s.cfg.AuthFailures.Allow(ctx, client, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return false
+		}
+		if !res.Allowed {
+			s.tooManyFailures(w, res.RetryAfter)
+			return false
+		}
+	}
+	writeError(w, http.StatusUnauthorized, "Invalid auth token")
+	return false
+}
+
+func (s *Server) tooManyFailures(w http.ResponseWriter, retry time.Duration) {
+	w.Header().Set("Retry-After", seconds(max(retry, time.Second)))
+	s.metrics.refusals.WithLabelValues(refusedAuthFailures).Inc()
+	writeError(w, http.StatusTooManyRequests, "Too many failed authentication attempts")
+}
+
+// token returns the mock token of a request: the first non-empty token
+// header, else the auth_token parameter.
+func (s *Server) token(r *http.Request, p query.Params) string {
+	for _, name := range s.tokenHeaders {
+		if v := r.Header.Get(name); v != "" {
+			return v
+		}
+	}
+	return p.AuthToken
+}
+
+func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult) {
+	if rate == nil {
+		return
+	}
+	if err := s.cfg.Limiter.Undo(context.WithoutCancel(ctx), "mock:"+id, *rate); err != nil {
+		s.log.Error("undo rate-limit event", "mock", id, "err", err)
+		return
+	}
+	rate.Used--
+	rate.Remaining++
+}
+
+// limitHeaders sets the rate-limit and quota headers; a limit that is not
+// set leaves its headers out.
+func (s *Server) limitHeaders(h http.Header, rate *decoy.RateResult, quotaLimit, quotaUsed int64) {
+	if rate != nil {
+		setHeader(h, "X-RateLimit-Limit", strconv.FormatInt(rate.Limit, 10))
+		setHeader(h, "X-RateLimit-Remaining", strconv.FormatInt(max(rate.Remaining, 0), 10))
+		setHeader(h, "X-RateLimit-Reset", seconds(rate.Reset))
+	}
+	if quotaLimit > 0 {
+		setHeader(h, "X-Quota-Limit", strconv.FormatInt(quotaLimit, 10))
+		setHeader(h, "X-Quota-Remaining", strconv.FormatInt(max(quotaLimit-quotaUsed, 0), 10))
+	}
+}
+
+// setCORS sets the CORS headers of every answer on the read endpoint.
+func (s *Server) setCORS(h http.Header, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	switch {
+	case s.corsAny:
+		h.Set("Access-Control-Allow-Origin", "*")
+	case origin != "" && s.corsOrigins[origin]:
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+	default:
+		h.Add("Vary", "Origin")
+		return
+	}
+	h.Set("Access-Control-Expose-Headers", exposedHeaders)
+}
+
+// preflight answers a CORS preflight request.
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	if h.Get("Access-Control-Allow-Origin") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match"}, s.tokenHeaders...), ", "))
+		h.Set("Access-Control-Max-Age", "600")
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeData writes the answer: the stored data unchanged, or, for an array
+// with processing, the selected elements each as stored.
+func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
+	h := w.Header()
+	m := e.mock
+	h.Set("Content-Type", m.ContentType)
+	if m.Private {
+		h.Set("Cache-Control", "private, no-cache")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	if e.doc == nil {
+		// Stored content that is not JSON (HTML, say) must not run scripts
+		// in the service's origin.
+		h.Set("Content-Security-Policy", "sandbox")
+	}
+	h.Add("Vary", "Accept-Encoding")
+
+	var records []int32
+	processed := q != nil && q.Processing()
+	size := len(e.data)
+	etag := m.ETag
+	if e.isArray() {
+		total := e.doc.Len()
+		if processed {
+			res := q.Run(e.doc)
+			records, total = res.Records, res.Total
+			size, etag = arrayBody(e, records)
+		}
+		h.Set("X-Total-Count", strconv.Itoa(total))
+	}
+	if etag == "" {
+		etag = etagOf(e.data)
+	}
+
+	useGzip := size >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding"))
+	if useGzip {
+		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
+	}
+	status := m.Status
+	if status >= 200 && status < 300 {
+		setHeader(h, "ETag", etag)
+		if status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
+			h.Del("Content-Type")
+			h.Del("Content-Security-Policy")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+
+	head := r.Method == http.MethodHead
+	switch {
+	case !processed && useGzip:
+		gz := e.gzip()
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Content-Length", strconv.Itoa(len(gz)))
+		w.WriteHeader(status)
+		if !head {
+			_, _ = w.Write(gz)
+		}
+	case !processed:
+		h.Set("Content-Length", strconv.Itoa(len(e.data)))
+		w.WriteHeader(status)
+		if !head {
+			_, _ = w.Write(e.data)
+		}
+	case useGzip:
+		h.Set("Content-Encoding", "gzip")
+		w.WriteHeader(status)
+		if !head {
+			zw := gzipWriters.Get().(*gzip.Writer)
+			zw.Reset(w)
+			writeArray(zw, e, records)
+			zw.Close()
+			gzipWriters.Put(zw)
+		}
+	default:
+		h.Set("Content-Length", strconv.Itoa(size))
+		w.WriteHeader(status)
+		if !head {
+			writeArray(w, e, records)
+		}
+	}
+}
+
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+var bufWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+// arrayBody returns the size and entity tag of the array of records.
+func arrayBody(e *entry, records []int32) (int, string) {
+	d := xxhash.New()
+	size := 2
+	d.Write([]byte{'['})
+	for k, i := range records {
+		if k > 0 {
+			d.Write([]byte{','})
+			size++
+		}
+		rec := e.doc.Record(int(i))
+		d.Write(rec)
+		size += len(rec)
+	}
+	d.Write([]byte{']'})
+	return size, etagFromDigest(d)
+}
+
+// writeArray writes '[', the stored text of each record joined by ',', ']'.
+func writeArray(w io.Writer, e *entry, records []int32) {
+	bw := bufWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	bw.WriteByte('[')
+	for k, i := range records {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(e.doc.Record(int(i)))
+	}
+	bw.WriteByte(']')
+	bw.Flush()
+	bw.Reset(nil)
+	bufWriters.Put(bw)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip (named,
+// or through "*", with a q-value above zero).
+func acceptsGzip(header string) bool {
+	star := false
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "x-gzip" && name != "*" {
+			continue
+		}
+		ok := true
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				if qv, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && qv <= 0 {
+					ok = false
+				}
+			}
+		}
+		if name == "*" {
+			star = ok
+			continue
+		}
+		return ok
+	}
+	return star
+}
+
+// etagMatches reports whether an If-None-Match header matches etag (weak
+// comparison, as RFC 9110 wants for If-None-Match).
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,548 @@
+package server_test
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/server"
+)
+
+// CONTRACT §1.1: the first check that fails answers.
+func TestOrderOfChecks(t *testing.T) {
+	h := newHarness(t)
+	open := h.create(`[{"a":1}]`, client.CreateOptions{RateLimit: ptr(int64(1)), MonthlyQuota: ptr(int64(1))})
+	priv := h.create(`[{"a":1}]`, client.CreateOptions{Private: true})
+	unknown := "/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d"
+	for _, tc := range []struct {
+		name, method, path string
+		header             []string
+		status             int
+		msg                string
+	}{
+		{"method before id", http.MethodPost, "/mock/not-a-uuid", nil, 405, "Invalid Method"},
+		{"method on an unknown id", http.MethodDelete, unknown, nil, 405, "Invalid Method"},
+		{"method on the bare prefix", http.MethodPut, "/api/", nil, 405, "Invalid Method"},
+		{"method before auth", http.MethodPatch, "/mock/" + priv.ID, nil, 405, "Invalid Method"},
+		{"options without preflight headers", http.MethodOptions, "/mock/" + open.ID, nil, 405, "Invalid Method"},
+		{"not a uuid", http.MethodGet, "/mock/123", nil, 404, "Mock api not found"},
+		{"uuid in braces", http.MethodGet, "/mock/{" + open.ID + "}", nil, 404, "Mock api not found"},
+		{"extra segment", http.MethodGet, "/mock/" + open.ID + "/x", nil, 404, "Mock api not found"},
+		{"trailing slash", http.MethodGet, "/mock/" + open.ID + "/", nil, 404, "Mock api not found"},
+		{"no id", http.MethodGet, "/mock/", nil, 404, "Mock api not found"},
+		{"unknown id", http.MethodGet, unknown, nil, 404, "Mock api not found"},
+		{"id before auth", http.MethodGet, unknown, []string{"serviceauthtoken", "x"}, 404, "Mock api not found"},
+		{"auth before parameters", http.MethodGet, "/mock/" + priv.ID + "?limit=-1", nil, 401, "Auth token not found"},
+		{"parameters", http.MethodGet, "/mock/" + open.ID + "?limit=-1", nil, 400, "Limit must be 0 or greater"},
+		// The 400 above used the one rate-limit slot (it passed checks 1-3).
+		{"rate limit before quota and parameters", http.MethodGet, "/mock/" + open.ID + "?limit=x", nil, 429, "Rate limit exceeded. Maximum 1 requests per minute."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(tc.method, tc.path, tc.header...)
+			wantError(t, r, tc.status, tc.msg)
+			if tc.status == 405 && r.header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("Allow = %q", r.header.Get("Allow"))
+			}
+		})
+	}
+	// Nothing answered by a check before the quota counted a served response.
+	if u, _ := h.admin.Usage(context.Background(), open.ID); u.Month.Used != 0 {
+		t.Errorf("month used = %d, want 0", u.Month.Used)
+	}
+}
+
+func TestIDAnyCase(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[1]`, client.CreateOptions{})
+	for _, path := range []string{"/mock/" + m.ID, "/mock/" + strings.ToUpper(m.ID), "/api/" + m.ID} {
+		if r := h.get(path); r.status != 200 || r.body != "[1]" {
+			t.Errorf("%s: %d %q", path, r.status, r.body)
+		}
+	}
+}
+
+func TestHead(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
+	for _, q := range []string{"", "?limit=1"} {
+		g, hd := h.get("/mock/"+m.ID+q), h.do(http.MethodHead, "/mock/"+m.ID+q)
+		if hd.status != 200 || hd.body != "" {
+			t.Fatalf("HEAD%s: %d %q", q, hd.status, hd.body)
+		}
+		for _, k := range []string{"Content-Type", "Content-Length", "ETag", "X-Total-Count"} {
+			if g.header.Get(k) != hd.header.Get(k) {
+				t.Errorf("HEAD%s %s = %q, GET has %q", q, k, hd.header.Get(k), g.header.Get(k))
+			}
+		}
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
+	r := h.do(http.MethodOptions, "/mock/not-even-a-uuid", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
+	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d %v", r.status, r.header)
+	}
+	allowed := r.header.Get("Access-Control-Allow-Headers")
+	for _, name := range []string{"serviceauthtoken", "decoyauthtoken", "X-Brand-Token"} {
+		if !strings.Contains(allowed, name) {
+			t.Errorf("Allow-Headers %q lacks %s", allowed, name)
+		}
+	}
+	if m := r.header.Get("Access-Control-Allow-Methods"); m != "GET, HEAD" {
+		t.Errorf("Allow-Methods = %q", m)
+	}
+
+	narrow := newHarness(t, func(c *server.Config) { c.CORSOrigins = []string{"https://good.example"} })
+	m := narrow.create(`[]`, client.CreateOptions{})
+	if got := narrow.get("/mock/"+m.ID, "Origin", "https://good.example").header.Get("Access-Control-Allow-Origin"); got != "https://good.example" {
+		t.Errorf("allowed origin got ACAO %q", got)
+	}
+	if got := narrow.get("/mock/"+m.ID, "Origin", "https://evil.example").header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("other origin got ACAO %q", got)
+	}
+}
+
+// CONTRACT §1.5.
+func TestTokens(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
+	priv := h.create(`[{"a":1}]`, client.CreateOptions{Private: true})
+	open := h.create(`[{"a":1}]`, client.CreateOptions{})
+	if !strings.HasPrefix(priv.Token, "dcy_") || len(priv.Token) != 4+43 {
+		t.Fatalf("token %q is not dcy_ and 43 base64url characters", priv.Token)
+	}
+	good, bad := priv.Token, "dcy_"+strings.Repeat("A", 43)
+	p := "/mock/" + priv.ID
+	for _, tc := range []struct {
+		name   string
+		path   string
+		header []string
+		status int
+		msg    string
+	}{
+		{"service header", p, []string{"serviceauthtoken", good}, 200, ""},
+		{"header names are case-insensitive", p, []string{"ServiceAuthToken", good}, 200, ""},
+		{"decoy header", p, []string{"decoyauthtoken", good}, 200, ""},
+		{"extra header", p, []string{"x-brand-token", good}, 200, ""},
+		{"query parameter", p + "?auth_token=" + good, nil, 200, ""},
+		{"header wins over query", p + "?auth_token=" + bad, []string{"serviceauthtoken", good}, 200, ""},
+		{"wrong header wins over right query", p + "?auth_token=" + good, []string{"serviceauthtoken", bad}, 401, "Invalid auth token"},
+		{"empty header is absent", p + "?auth_token=" + good, []string{"serviceauthtoken", ""}, 200, ""},
+		{"empty query is absent", p + "?auth_token=", nil, 401, "Auth token not found"},
+		{"no token", p, nil, 401, "Auth token not found"},
+		{"wrong token", p, []string{"decoyauthtoken", bad}, 401, "Invalid auth token"},
+		{"token of another length", p, []string{"decoyauthtoken", good + "x"}, 401, "Invalid auth token"},
+		{"token to an open mock is ignored", "/mock/" + open.ID, []string{"serviceauthtoken", bad}, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.get(tc.path, tc.header...)
+			if tc.status == 200 {
+				if r.status != 200 || r.body != `[{"a":1}]` {
+					t.Errorf("got %d %q", r.status, r.body)
+				}
+				return
+			}
+			wantError(t, r, tc.status, tc.msg)
+		})
+	}
+	if r := h.get(p, "serviceauthtoken", good); r.header.Get("Cache-Control") != "private, no-cache" {
+		t.Errorf("private mock Cache-Control = %q", r.header.Get("Cache-Control"))
+	}
+}
+
+func TestFailedAuthenticationLimit(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
+	priv := h.create(`[]`, client.CreateOptions{Private: true})
+	p := "/mock/" + priv.ID
+	// Missing tokens are not guesses and do not count.
+	for i := 0; i < 5; i++ {
+		wantError(t, h.get(p), 401, "Auth token not found")
+	}
+	for i := 0; i < 3; i++ {
+		h.clock.Add(time.Second)
+		wantError(t, h.get(p, "serviceauthtoken", "guess"), 401, "Invalid auth token")
+	}
+	for _, header := range [][]string{{"serviceauthtoken", "guess"}, {"serviceauthtoken", priv.Token}, nil} {
+		r := h.get(p, header...)
+		wantError(t, r, 429, "Too many failed authentication attempts")
+		// The first failure (at +1s) leaves the window at +61s; now is +3s.
+		if ra := r.header.Get("Retry-After"); ra != "58" {
+			t.Errorf("Retry-After = %q, want 58", ra)
+		}
+	}
+	// The admin API shares the count.
+	r := h.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken)
+	wantError(t, r, 429, "Too many failed authentication attempts")
+
+	h.clock.Add(58 * time.Second)
+	if r := h.get(p, "serviceauthtoken", priv.Token); r.status != 200 {
+		t.Errorf("after the window freed: %d %s", r.status, r.body)
+	}
+}
+
+// CONTRACT §1.6: rate limit.
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1}]`, client.CreateOptions{RateLimit: ptr(int64(3))})
+	p := "/mock/" + m.ID
+	check := func(r response, status int, remaining, reset string) {
+		t.Helper()
+		if r.status != status {
+			t.Fatalf("status %d, want %d (%s)", r.status, status, r.body)
+		}
+		if got := r.header.Get("X-RateLimit-Limit"); got != "3" {
+			t.Errorf("X-RateLimit-Limit = %q", got)
+		}
+		if got := r.header.Get("X-RateLimit-Remaining"); got != remaining {
+			t.Errorf("X-RateLimit-Remaining = %q, want %s", got, remaining)
+		}
+		if got := r.header.Get("X-RateLimit-Reset"); got != reset {
+			t.Errorf("X-RateLimit-Reset = %q, want %s", got, reset)
+		}
+	}
+	check(h.get(p), 200, "2", "60")
+	h.clock.Add(10 * time.Second)
+	check(h.get(p+"?limit=-5"), 400, "1", "50") // a 400 passed checks 1-3: it counts
+	h.clock.Add(10 * time.Second)
+	check(h.get(p), 200, "0", "40")
+	h.clock.Add(10 * time.Second)
+	r := h.get(p)
+	check(r, 429, "0", "30")
+	wantError(t, r, 429, "Rate limit exceeded. Maximum 3 requests per minute.")
+	if got := r.header.Get("Retry-After"); got != "30" {
+		t.Errorf("Retry-After = %q, want 30", got)
+	}
+	// Refused requests do not consume the window: the first slot frees at +60s.
+	h.clock.Add(29 * time.Second)
+	check(h.get(p), 429, "0", "1")
+	h.clock.Add(time.Second)
+	check(h.get(p), 200, "0", "10")
+
+	// An unlimited mock carries no rate-limit headers.
+	free := h.create(`[]`, client.CreateOptions{RateLimit: ptr(int64(0))})
+	if r := h.get("/mock/" + free.ID); r.header.Get("X-RateLimit-Limit") != "" || r.header.Get("X-RateLimit-Remaining") != "" {
+		t.Errorf("unlimited mock has rate headers: %v", r.header)
+	}
+}
+
+// CONTRACT §1.6: monthly quota.
+func TestMonthlyQuota(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Add(-10 * time.Hour) // 2026-11-22T00:00:00Z
+	m := h.create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: ptr(int64(2)), RateLimit: ptr(int64(100))})
+	priv := h.create(`[]`, client.CreateOptions{Private: true, MonthlyQuota: ptr(int64(1))})
+	p := "/mock/" + m.ID
+	// Answers other than served responses do not count.
+	h.get(p + "?limit=-1")
+	h.get(p + "?order_direction=sideways")
+	h.get("/mock/" + priv.ID)
+	h.get("/mock/"+priv.ID, "serviceauthtoken", "wrong")
+	for i, want := range []string{"1", "0"} {
+		r := h.get(p)
+		if r.status != 200 || r.header.Get("X-Quota-Limit") != "2" || r.header.Get("X-Quota-Remaining") != want {
+			t.Fatalf("request %d: %d quota %q/%q", i, r.status, r.header.Get("X-Quota-Remaining"), r.header.Get("X-Quota-Limit"))
+		}
+	}
+	r := h.get(p)
+	wantError(t, r, 429, "Monthly request quota exceeded")
+	if got := r.header.Get("Retry-After"); got != strconv.Itoa(9*24*3600) {
+		t.Errorf("Retry-After = %q, want the 9 days to December", got)
+	}
+	if r.header.Get("X-Quota-Remaining") != "0" || r.header.Get("X-RateLimit-Remaining") != "96" {
+		t.Errorf("limit headers on a quota refusal: %v", r.header)
+	}
+	// A quota refusal gave its rate-limit slot back; an invalid query on an
+	// exhausted quota is answered by the quota, which comes first.
+	wantError(t, h.get(p+"?limit=-1"), 429, "Monthly request quota exceeded")
+	if u, _ := h.admin.Usage(context.Background(), m.ID); u.Minute.Used != 4 || u.Month.Used != 2 {
+		t.Errorf("usage = %+v, want 4 in the minute (2 served + 2 answered 400) and 2 in the month", u)
+	}
+	// A new UTC month starts from zero.
+	h.clock.Add(9 * 24 * time.Hour)
+	if r := h.get(p); r.status != 200 || r.header.Get("X-Quota-Remaining") != "1" {
+		t.Errorf("in December: %d remaining %q", r.status, r.header.Get("X-Quota-Remaining"))
+	}
+	unlimited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
+	if r := h.get("/mock/" + unlimited.ID); r.header.Get("X-Quota-Limit") != "" {
+		t.Errorf("unlimited quota has quota headers: %v", r.header)
+	}
+}
+
+// The issue's concurrency requirement, in process: 20 concurrent requests
+// against a limit of 5 give exactly 5 answers, and a quota of 3 under 8
+// concurrent requests serves exactly 3.
+func TestLimitsUnderConcurrency(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		opts     client.CreateOptions
+		requests int
+		served   int
+		refusal  string
+	}{
+		{client.CreateOptions{RateLimit: ptr(int64(5))}, 20, 5, "Rate limit exceeded. Maximum 5 requests per minute."},
+		{client.CreateOptions{MonthlyQuota: ptr(int64(3))}, 8, 3, "Monthly request quota exceeded"},
+	} {
+		m := h.create(`[{"a":1}]`, tc.opts)
+		var wg sync.WaitGroup
+		results := make(chan response, tc.requests)
+		for i := 0; i < tc.requests; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results <- h.get("/mock/" + m.ID)
+			}()
+		}
+		wg.Wait()
+		close(results)
+		served := 0
+		for r := range results {
+			switch {
+			case r.status == 200:
+				served++
+			case r.status != 429 || !strings.Contains(r.body, tc.refusal):
+				t.Errorf("unexpected answer %d %s", r.status, r.body)
+			}
+		}
+		if served != tc.served {
+			t.Errorf("%d of %d served, want %d", served, tc.requests, tc.served)
+		}
+	}
+}
+
+// CONTRACT §1.7.
+func TestStoredBytes(t *testing.T) {
+	h := newHarness(t)
+	const doc = "[ {\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2} ,\n {\"price\":1e2,\"name\":\"b\"} ]"
+	m := h.create(doc, client.CreateOptions{ContentType: "application/json; charset=utf-8"})
+	p := "/mock/" + m.ID
+	for _, tc := range []struct{ query, body string }{
+		{"", doc},
+		{"?order_direction=desc", doc}, // no processing: unchanged
+		{"?limit=5", "[{\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2},{\"price\":1e2,\"name\":\"b\"}]"},
+		{"?order_by=price&order_direction=desc", "[{\"price\":1e2,\"name\":\"b\"},{\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2}]"},
+		{"?filters=name%3DRen%C3%A9", "[{\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2}]"},
+		{"?filters=price%3D30", "[{\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2}]"},
+		{"?limit=0", "[]"},
+	} {
+		r := h.get(p + tc.query)
+		if r.status != 200 || r.body != tc.body {
+			t.Errorf("%s: %d\n got %q\nwant %q", tc.query, r.status, r.body, tc.body)
+		}
+		if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("%s: Content-Type %q", tc.query, ct)
+		}
+		if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s: headers %v", tc.query, r.header)
+		}
+	}
+	if got := h.get(p + "?limit=1").header.Get("X-Total-Count"); got != "2" {
+		t.Errorf("X-Total-Count = %q, want 2 (before limit)", got)
+	}
+}
+
+func TestNotArrays(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct{ ct, data string }{
+		{"application/json", `{"users":[{"a":1}], "n": 1.50}`},
+		{"application/json", `"just a string"`},
+		{"text/plain", `[{"looks":"like json"}]`},
+		{"text/html", `<script>alert(1)</script>`},
+		{"application/octet-stream", "\x00\x01\xff"},
+	} {
+		m := h.create(tc.data, client.CreateOptions{ContentType: tc.ct})
+		// Query parameters, even invalid ones, do not apply.
+		r := h.get("/mock/" + m.ID + "?limit=-1&filters=a%5B%24gt%5D%3D1&order_direction=x")
+		if r.status != 200 || r.body != tc.data || r.header.Get("Content-Type") != tc.ct || r.header.Get("X-Total-Count") != "" {
+			t.Errorf("%s %q: %d %q %v", tc.ct, tc.data, r.status, r.body, r.header)
+		}
+		isJSON := tc.ct == "application/json"
+		if csp := r.header.Get("Content-Security-Policy"); (csp == "sandbox") == isJSON {
+			t.Errorf("%s: Content-Security-Policy %q", tc.ct, csp)
+		}
+	}
+}
+
+func TestETag(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
+	p := "/mock/" + m.ID
+	whole, part := h.get(p), h.get(p+"?limit=1")
+	if whole.header.Get("ETag") != m.ETag || part.header.Get("ETag") == "" || part.header.Get("ETag") == m.ETag {
+		t.Fatalf("ETags: whole %q (mock %q), part %q", whole.header.Get("ETag"), m.ETag, part.header.Get("ETag"))
+	}
+	for _, tc := range []struct {
+		query, inm string
+		status     int
+	}{
+		{"", m.ETag, 304},
+		{"", "W/" + m.ETag, 304},
+		{"", `"other", ` + m.ETag, 304},
+		{"", "*", 304},
+		{"", `"other"`, 200},
+		{"?limit=1", part.header.Get("ETag"), 304},
+		{"?limit=1", m.ETag, 200},
+	} {
+		r := h.get(p+tc.query, "If-None-Match", tc.inm)
+		if r.status != tc.status {
+			t.Errorf("%s If-None-Match %s: %d, want %d", tc.query, tc.inm, r.status, tc.status)
+		}
+		if tc.status == 304 && (r.body != "" || r.header.Get("ETag") == "") {
+			t.Errorf("304 with body %q or without ETag", r.body)
+		}
+	}
+	// Not for other statuses.
+	created := h.create(`[1]`, client.CreateOptions{Status: 500})
+	if r := h.get("/mock/"+created.ID, "If-None-Match", "*"); r.status != 500 || r.body != "[1]" {
+		t.Errorf("status 500 mock: %d %q", r.status, r.body)
+	}
+}
+
+func TestGzip(t *testing.T) {
+	h := newHarness(t)
+	var big strings.Builder
+	big.WriteString("[")
+	for i := 0; i < 100; i++ {
+		if i > 0 {
+			big.WriteString(",")
+		}
+		fmt.Fprintf(&big, `{"i":%d,"name":"record number %d"}`, i, i)
+	}
+	big.WriteString("]")
+	m := h.create(big.String(), client.CreateOptions{})
+	small := h.create(`[{"i":1}]`, client.CreateOptions{})
+	for _, tc := range []struct {
+		path, accept string
+		gzipped      bool
+	}{
+		{"/mock/" + m.ID, "gzip", true},
+		{"/mock/" + m.ID, "br, gzip;q=0.5", true},
+		{"/mock/" + m.ID, "*", true},
+		{"/mock/" + m.ID, "gzip;q=0", false},
+		{"/mock/" + m.ID, "identity", false},
+		{"/mock/" + m.ID, "", false},
+		{"/mock/" + m.ID + "?order_by=i&order_direction=desc&limit=90", "gzip", true},
+		{"/mock/" + m.ID + "?limit=2", "gzip", false}, // under 1 KiB
+		{"/mock/" + small.ID, "gzip", false},
+	} {
+		r := h.get(tc.path, "Accept-Encoding", tc.accept)
+		plain := h.get(tc.path)
+		body := r.body
+		if got := r.header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+			t.Errorf("%s Accept-Encoding %q: gzipped = %v", tc.path, tc.accept, got)
+			continue
+		}
+		if tc.gzipped {
+			zr, err := gzip.NewReader(strings.NewReader(r.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(zr)
+			body = string(b)
+			if r.header.Get("ETag") == plain.header.Get("ETag") {
+				t.Errorf("gzip and identity share the strong ETag %s", r.header.Get("ETag"))
+			}
+		}
+		if body != plain.body {
+			t.Errorf("%s: decoded body differs from the plain one", tc.path)
+		}
+	}
+}
+
+func TestStatusAndDelay(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1}]`, client.CreateOptions{Status: 201, DelayMS: 200})
+	start := time.Now()
+	r := h.get("/mock/" + m.ID + "?limit=1")
+	if elapsed := time.Since(start); elapsed < 200*time.Millisecond {
+		t.Errorf("answered after %v, before the 200ms delay", elapsed)
+	}
+	if r.status != 201 || r.body != `[{"a":1}]` {
+		t.Errorf("got %d %q", r.status, r.body)
+	}
+	// Errors are not delayed and keep their own status.
+	start = time.Now()
+	wantError(t, h.get("/mock/"+m.ID+"?limit=-1"), 400, "Limit must be 0 or greater")
+	if time.Since(start) > 150*time.Millisecond {
+		t.Error("an error answer waited for the delay")
+	}
+}
+
+func TestClientLeavingDuringDelayIsNotCounted(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[]`, client.CreateOptions{DelayMS: 30000})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+"/mock/"+m.ID, nil)
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("request finished before the delay")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		u, err := h.admin.Usage(context.Background(), m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Month.Used == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("month used = %d after the client left", u.Month.Used)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestAccessLogRedactsTokens(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[]`, client.CreateOptions{Private: true})
+	h.get("/mock/" + m.ID + "?limit=1&auth_token=" + m.Token)
+	h.get("/mock/"+m.ID, "serviceauthtoken", m.Token)
+	logs := h.logs.String()
+	if strings.Contains(logs, m.Token) || strings.Contains(logs, adminToken) {
+		t.Fatalf("a secret reached the logs:\n%s", logs)
+	}
+	if !strings.Contains(logs, "auth_token=REDACTED") {
+		t.Errorf("access log lacks the redacted query:\n%s", logs)
+	}
+}
+
+// panicking is a store whose reads panic.
+type panicking struct{ decoy.Store }
+
+func (panicking) FindMockData(context.Context, string) (*decoy.Mock, []byte, error) {
+	panic("boom")
+}
+
+func TestPanicsAreRecovered(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.Store = panicking{c.Store} })
+	r := h.get("/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d")
+	wantError(t, r, 500, "Internal server error")
+	if !strings.Contains(h.logs.String(), "panic serving request") {
+		t.Error("panic not logged")
+	}
+}
+
+func TestJSONErrorsEverywhere(t *testing.T) {
+	h := newHarness(t)
+	wantError(t, h.get("/nope"), 404, "Not found")
+	wantError(t, h.get("/mock"), 404, "Mock api not found")
+	r := h.get("/healthz")
+	if r.status != 200 || !json.Valid([]byte(r.body)) {
+		t.Errorf("healthz: %d %s", r.status, r.body)
+	}
+	if r := h.get("/readyz"); r.status != 200 {
+		t.Errorf("readyz: %d %s", r.status, r.body)
+	}
+	h.store.Close()
+	wantError(t, h.get("/readyz"), 503, "Store unavailable")
+}

@@ -1,0 +1,47 @@
+package server
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// Seed stores data as the open JSON mock called name, under decoy.SeedID(name).
+// A mock that exists keeps its settings, and its data is replaced only when
+// it differs. It reports whether anything was written.
+func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Mock, bool, error) {
+	id := decoy.SeedID(name)
+	if int64(len(data)) > s.cfg.MaxDataBytes {
+		return nil, false, decoy.Errorf(decoy.ETOOLARGE, "larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
+	}
+	m := &decoy.Mock{ID: id, Name: name, ContentType: "application/json", Status: 200, ETag: etagOf(data)}
+	e, err := newEntry(m, data)
+	if err != nil {
+		return nil, false, err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
+	switch {
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		created, err := s.cfg.Store.CreateMock(ctx, m, data)
+		if err != nil {
+			return nil, false, err
+		}
+		e.mock = created
+		s.cache.put(e)
+		return created, true, nil
+	case err != nil:
+		return nil, false, err
+	case cur.ContentType == m.ContentType && bytes.Equal(stored, data):
+		return cur, false, nil
+	}
+	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: data, ETag: m.ETag})
+	if err != nil {
+		return nil, false, err
+	}
+	e.mock = updated
+	s.cache.put(e)
+	return updated, true, nil
+}

@@ -1,0 +1,321 @@
+// Package server is Decoy's HTTP server: the public read endpoint
+// (GET /mock/{id} and its /api/ alias), the admin API under /admin/v1, the
+// health, metrics and OpenAPI endpoints, and the middleware around them.
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/query"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config is what the server needs; cmd/decoy fills it from flags.
+type Config struct {
+	Store decoy.Store
+	Quota decoy.QuotaCounter
+	// Limiter counts each mock's requests per sliding minute.
+	Limiter decoy.Limiter
+	// AuthFailures counts failed authentication attempts per client address.
+	AuthFailures decoy.Limiter
+
+	// AdminTokenHash is the SHA-256 of the admin API bearer token.
+	AdminTokenHash []byte
+
+	DefaultRateLimit    int64 // per mock and minute; 0: unlimited
+	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
+	AuthFailureLimit    int64 // per client and minute; 0: unlimited
+	MaxDataBytes        int64 // largest mock document accepted
+
+	// CORSOrigins are the allowed origins; empty or "*" allows any.
+	CORSOrigins []string
+	// TokenHeader is an extra header name that carries mock tokens.
+	TokenHeader string
+	// PublicURL is the base URL mock URLs are given under; empty: derived
+	// from each admin request.
+	PublicURL string
+
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// Now returns the current time. Tests replace it.
+	Now func() time.Time
+}
+
+// Server serves Decoy over HTTP. It implements http.Handler.
+type Server struct {
+	cfg          Config
+	cache        *cache
+	metrics      *metrics
+	log          *slog.Logger
+	tokenHeaders []string
+	corsAny      bool
+	corsOrigins  map[string]bool
+	handler      http.Handler
+
+	// writeMu serialises admin writes, so that a write and the cache update
+	// that follows it never interleave with another write.
+	writeMu sync.Mutex
+}
+
+// New returns a server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{
+		cfg:          cfg,
+		cache:        newCache(cfg.Store),
+		metrics:      newMetrics(cfg.Registry),
+		log:          cfg.Logger,
+		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
+		corsOrigins:  map[string]bool{},
+	}
+	if cfg.TokenHeader != "" {
+		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
+	}
+	for _, o := range cfg.CORSOrigins {
+		if o == "*" {
+			s.corsAny = true
+		}
+		s.corsOrigins[strings.TrimRight(o, "/")] = true
+	}
+	if len(cfg.CORSOrigins) == 0 {
+		s.corsAny = true
+	}
+	s.handler = s.observe(s.recover(http.HandlerFunc(s.route)))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// route names the part of the server a path belongs to, for metrics.
+func route(path string) string {
+	switch {
+	case path == "/mock" || path == "/api" || strings.HasPrefix(path, "/mock/") || strings.HasPrefix(path, "/api/"):
+		return "mock"
+	case path == "/admin/v1" || strings.HasPrefix(path, "/admin/v1/"):
+		return "admin"
+	case path == "/healthz", path == "/readyz", path == "/metrics", path == "/openapi.json":
+		return path[1:]
+	}
+	return "other"
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	switch route(r.URL.Path) {
+	case "mock":
+		s.serveMock(w, r)
+	case "admin":
+		s.serveAdmin(w, r)
+	case "healthz":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case "readyz":
+		if err := s.cfg.Store.Ping(r.Context()); err != nil {
+			s.log.Warn("store not ready", "err", err)
+			writeError(w, http.StatusServiceUnavailable, "Store unavailable")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	case "metrics":
+		s.metrics.handler.ServeHTTP(w, r)
+	case "openapi.json":
+		serveOpenAPI(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "Not found")
+	}
+}
+
+// statusOf maps error codes to HTTP statuses: the one table.
+var statusOf = map[string]int{
+	decoy.ECONFLICT:     http.StatusConflict,
+	decoy.EINTERNAL:     http.StatusInternalServerError,
+	decoy.EINVALID:      http.StatusBadRequest,
+	decoy.ENOTFOUND:     http.StatusNotFound,
+	decoy.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	decoy.EUNAUTHORIZED: http.StatusUnauthorized,
+	decoy.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	decoy.ERATELIMIT:    http.StatusTooManyRequests,
+	decoy.EMETHOD:       http.StatusMethodNotAllowed,
+	decoy.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
+}
+
+// fail writes err as a JSON error. Internal errors are logged and answered
+// with a generic message.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := decoy.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if code == decoy.EINTERNAL {
+		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, decoy.ErrorMessage(err))
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// setHeader sets a header under exactly the name given. net/http would
+// write ETag as Etag and X-RateLimit-Limit as X-Ratelimit-Limit; header names
+// are case-insensitive, but people read them.
+func setHeader(h http.Header, name, value string) {
+	delete(h, http.CanonicalHeaderKey(name))
+	h[name] = []string{value}
+}
+
+// delHeader deletes a header set by setHeader or Set.
+func delHeader(h http.Header, name string) {
+	delete(h, name)
+	delete(h, http.CanonicalHeaderKey(name))
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	h.Del("Content-Encoding")
+	delHeader(h, "ETag")
+	h.Set("Cache-Control", "no-store")
+	writeJSON(w, status, errorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString(`{"error":"Internal server error"}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// hashToken returns the SHA-256 of a token, the only form tokens are kept in.
+func hashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// tokenMatches compares a presented token with a stored hash in constant time.
+func tokenMatches(token string, hash []byte) bool {
+	return len(hash) == sha256.Size && subtle.ConstantTimeCompare(hashToken(token), hash) == 1
+}
+
+// clientAddr is the address failed-authentication attempts are counted per.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// seconds rounds d up to whole seconds, as Retry-After and X-RateLimit-Reset
+// want them.
+func seconds(d time.Duration) string {
+	if d <= 0 {
+		return "0"
+	}
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// recorder remembers the status and size of a response for logs and metrics.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// observe logs every request (with auth_token redacted) and records metrics.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = 499 // the client went away before an answer
+		}
+		elapsed := time.Since(start)
+		rt := route(r.URL.Path)
+		s.metrics.observe(rt, rec.status, elapsed)
+		level := slog.LevelInfo
+		if rt == "healthz" || rt == "readyz" || rt == "metrics" {
+			level = slog.LevelDebug
+		}
+		s.log.LogAttrs(r.Context(), level, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.EscapedPath()),
+			slog.String("query", query.RedactQuery(r.URL.RawQuery)),
+			slog.Int("status", rec.status),
+			slog.Int64("bytes", rec.bytes),
+			slog.Duration("duration", elapsed),
+			slog.String("client", clientAddr(r)),
+		)
+	})
+}
+
+// recover turns a panic into a logged JSON 500.
+func (s *Server) recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(v)
+			}
+			s.metrics.panics.Inc()
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
+				writeError(w, http.StatusInternalServerError, "Internal server error")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
