@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"bytes"
+	"math/big"
 	"strconv"
 	"unsafe"
 )
@@ -16,14 +17,16 @@ type Decimal struct {
 	neg    bool
 	d1, d2 []byte
 	exp    int64
+	// bigExp holds exp instead when it does not fit comfortably in an
+	// int64 (exponents of 16 digits or more); such numbers are rare, and
+	// exactness matters more than speed for them.
+	bigExp *big.Int
 
 	// f holds the value as a float64 when that is exact enough to order
 	// and compare by (at most 15 significant digits, modest exponent).
 	f      float64
 	fexact bool
 }
-
-const maxExp = 1 << 40 // exponents beyond this saturate
 
 // ParseNumber parses text in JSON number syntax. It reports false for any
 // other text (+1, .5, 0x1E, NaN, 1., 01).
@@ -59,25 +62,31 @@ func ParseNumber(text []byte) (Decimal, bool) {
 		fp = text[s:i]
 	}
 	var e int64
+	var edigits []byte // the exponent's digits, when too long for e
+	eneg := false
 	if i < len(text) && (text[i] == 'e' || text[i] == 'E') {
 		i++
-		eneg := false
 		if i < len(text) && (text[i] == '+' || text[i] == '-') {
 			eneg = text[i] == '-'
 			i++
 		}
 		s := i
 		for i < len(text) && isDigit(text[i]) {
-			if e < maxExp {
-				e = e*10 + int64(text[i]-'0')
-			}
 			i++
 		}
 		if i == s {
 			return Decimal{}, false
 		}
-		if eneg {
-			e = -e
+		digits := bytes.TrimLeft(text[s:i], "0")
+		if len(digits) > 15 {
+			edigits = digits
+		} else {
+			for _, c := range digits {
+				e = e*10 + int64(c-'0')
+			}
+			if eneg {
+				e = -e
+			}
 		}
 	}
 	if i != len(text) {
@@ -102,7 +111,17 @@ func ParseNumber(text []byte) (Decimal, bool) {
 		n.d1 = bytes.TrimRight(n.d1, "0")
 	}
 	if len(n.d1)+len(n.d2) == 0 {
-		n.neg, n.exp = false, 0
+		return Decimal{fexact: true}, true // zero, whatever its exponent
+	}
+	if edigits != nil {
+		// exp so far is the digit adjustment alone (e was 0).
+		be, _ := new(big.Int).SetString(string(edigits), 10)
+		if eneg {
+			be.Neg(be)
+		}
+		n.bigExp = be.Add(be, big.NewInt(n.exp))
+		n.exp = 0
+		return n, true
 	}
 	if len(n.d1)+len(n.d2) <= 15 && n.exp > -290 && n.exp < 290 {
 		// With at most 15 significant digits, distinct decimals are distinct
@@ -128,7 +147,7 @@ func (n Decimal) Float() float64 {
 	s = append(s, n.d1...)
 	s = append(s, n.d2...)
 	s = append(s, 'e')
-	s = strconv.AppendInt(s, n.exp, 10)
+	s = append(s, n.exponent().String()...)
 	f, _ := strconv.ParseFloat(string(s), 64)
 	return f
 }
@@ -178,11 +197,17 @@ func sign(pos bool, s int) int {
 }
 
 func compareMagnitude(a, b Decimal) int {
-	switch {
-	case a.exp < b.exp:
-		return -1
-	case a.exp > b.exp:
-		return 1
+	if a.bigExp != nil || b.bigExp != nil {
+		if c := a.exponent().Cmp(b.exponent()); c != 0 {
+			return c
+		}
+	} else {
+		switch {
+		case a.exp < b.exp:
+			return -1
+		case a.exp > b.exp:
+			return 1
+		}
 	}
 	la, lb := len(a.d1)+len(a.d2), len(b.d1)+len(b.d2)
 	for k := 0; k < la && k < lb; k++ {
@@ -202,6 +227,13 @@ func compareMagnitude(a, b Decimal) int {
 		return 1
 	}
 	return 0
+}
+
+func (n *Decimal) exponent() *big.Int {
+	if n.bigExp != nil {
+		return n.bigExp
+	}
+	return big.NewInt(n.exp)
 }
 
 func (n *Decimal) digit(k int) byte {

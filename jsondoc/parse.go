@@ -26,6 +26,9 @@ type SyntaxError struct {
 	Line   int   // 1-based line of Offset
 	Column int   // 1-based column (in bytes) of Offset
 	Msg    string
+	// TooDeep is set when the document is valid as far as read but nests
+	// arrays and objects deeper than MaxDepth.
+	TooDeep bool
 }
 
 // Error implements error.
@@ -140,6 +143,12 @@ func (p *parser) fail(msg string) error {
 	return &SyntaxError{Offset: int64(off), Line: line, Column: col, Msg: msg}
 }
 
+func (p *parser) tooDeep() error {
+	err := p.fail(fmt.Sprintf("nesting deeper than %d levels", MaxDepth)).(*SyntaxError)
+	err.TooDeep = true
+	return err
+}
+
 // unexpected fails at the current byte, naming it (or the end of input).
 func (p *parser) unexpected(expected string) error {
 	if p.i >= len(p.b) {
@@ -182,7 +191,7 @@ func (p *parser) value(depth int) error {
 
 func (p *parser) object(depth int) error {
 	if depth > MaxDepth {
-		return p.fail(fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
+		return p.tooDeep()
 	}
 	p.i++ // '{'
 	p.ws()
@@ -224,7 +233,7 @@ func (p *parser) object(depth int) error {
 // span of every element.
 func (p *parser) array(depth int, d *Document) error {
 	if depth > MaxDepth {
-		return p.fail(fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
+		return p.tooDeep()
 	}
 	p.i++ // '['
 	p.ws()

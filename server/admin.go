@@ -106,10 +106,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 
 // adminAuthorized checks the bearer token; it answers and returns false when
 // the request may not go on. Wrong tokens count as failed attempts, as for
-// mock tokens.
+// mock tokens, but apart from them: guessing one never locks out the other.
 func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	ctx := r.Context()
-	client := "auth:" + clientAddr(r)
+	client := "admin-token:" + clientAddr(r)
 	limit := s.cfg.AuthFailureLimit
 	if limit > 0 {
 		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)

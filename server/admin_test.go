@@ -94,6 +94,8 @@ func TestAdminCreate(t *testing.T) {
 		{"invalid JSON with its position", "[1,\n 2,]", client.CreateOptions{}, 400, "Invalid JSON: line 2, column 4: unexpected ']', expected a value"},
 		{"empty JSON", "", client.CreateOptions{}, 400, "Invalid JSON: line 1, column 1: unexpected end of input, expected a value"},
 		{"+json types are JSON", "{", client.CreateOptions{ContentType: "application/problem+json"}, 400, "Invalid JSON: line 1, column 2: unexpected end of input, expected a string key"},
+		{"nested too deeply", strings.Repeat("[", 513) + strings.Repeat("]", 513), client.CreateOptions{}, 400,
+			"JSON nested too deeply: Decoy accepts at most 512 levels of arrays and objects (line 1, column 513)"},
 		{"bad status", "[]", client.CreateOptions{Status: 99}, 400, "status must be an HTTP status from 200 to 599"},
 		{"bad delay", "[]", client.CreateOptions{DelayMS: 30001}, 400, "delay_ms must be from 0 to 30000"},
 		{"bad limit", "[]", client.CreateOptions{RateLimit: ptr(int64(-1))}, 400, "rate_limit must be an integer of 0 or more (0: unlimited)"},

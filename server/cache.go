@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"encoding/hex"
 	"mime"
 	"strings"
@@ -32,7 +33,11 @@ func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
 	e := &entry{mock: m, data: data}
 	if isJSON(m.ContentType) {
 		doc, err := jsondoc.Parse(data)
-		if err != nil {
+		var se *jsondoc.SyntaxError
+		switch {
+		case errors.As(err, &se) && se.TooDeep:
+			return nil, decoy.Errorf(decoy.EINVALID, "JSON nested too deeply: Decoy accepts at most %d levels of arrays and objects (line %d, column %d)", jsondoc.MaxDepth, se.Line, se.Column)
+		case err != nil:
 			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: %v", err)
 		}
 		e.doc = doc

@@ -32,7 +32,8 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 // harness is a server on a real SQLite store, reached over HTTP.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
+	srv   *server.Server
 	url   string
 	admin *client.Client
 	clock *clock
@@ -52,7 +53,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func newHarness(t *testing.T, configure ...func(*server.Config)) *harness {
+func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), t.TempDir())
 	if err != nil {
@@ -80,9 +81,10 @@ func newHarness(t *testing.T, configure ...func(*server.Config)) *harness {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	ts := httptest.NewServer(server.New(cfg))
+	srv := server.New(cfg)
+	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return &harness{t: t, url: ts.URL, admin: client.New(ts.URL, adminToken), clock: c, logs: logs, store: store}
+	return &harness{t: t, srv: srv, url: ts.URL, admin: client.New(ts.URL, adminToken), clock: c, logs: logs, store: store}
 }
 
 // create stores a mock through the admin API.
@@ -128,7 +130,7 @@ func (h *harness) get(path string, header ...string) response {
 }
 
 // wantError checks a JSON error answer.
-func wantError(t *testing.T, r response, status int, msg string) {
+func wantError(t testing.TB, r response, status int, msg string) {
 	t.Helper()
 	want := `{"error":"` + msg + `"}` + "\n"
 	if r.status != status || r.body != want {

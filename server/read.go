@@ -99,15 +99,17 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// 5. Monthly quota. A request that is about to fail its parameters
-	// only looks; any other reserves a served response.
+	// 5. Monthly quota. Only answers that return the data count, so HEAD
+	// and a request about to fail its parameters only look; any other
+	// reserves a served response (given back if it ends up a 304).
 	var used int64
 	var served bool
-	if qerr != nil {
+	reserve := qerr == nil && r.Method != http.MethodHead
+	if reserve {
+		used, served, err = s.cfg.Quota.ReserveQuota(ctx, id, month, quotaLimit)
+	} else {
 		used, err = s.cfg.Quota.QuotaUsed(ctx, id, month)
 		served = quotaLimit == 0 || used < quotaLimit
-	} else {
-		used, served, err = s.cfg.Quota.ReserveQuota(ctx, id, month, quotaLimit)
 	}
 	if err != nil {
 		s.undoRate(ctx, id, rate)
@@ -132,20 +134,30 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// 7. Delay, then the answer.
+	release := func() {
+		if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
+			s.log.Error("release quota", "mock", id, "err", err)
+		}
+	}
 	if d := e.mock.DelayMS; d > 0 {
 		t := time.NewTimer(time.Duration(d) * time.Millisecond)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			// Nothing was served: give the quota back.
-			if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
-				s.log.Error("release quota", "mock", id, "err", err)
+			if reserve {
+				release() // nothing was served
 			}
 			return
 		}
 	}
-	s.writeData(w, r, e, q)
+	a := s.prepare(h, r, e, q)
+	if a.notModified && reserve {
+		// A 304 does not return the data: it is not a served response.
+		release()
+		s.limitHeaders(h, nil, quotaLimit, used-1)
+	}
+	s.write(w, r, e, a)
 }
 
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
@@ -165,7 +177,7 @@ func mockID(path string) (string, bool) {
 // false when the request may not go on.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
 	ctx := r.Context()
-	client := "auth:" + clientAddr(r)
+	client := "mock-token:" + clientAddr(r)
 	limit := s.cfg.AuthFailureLimit
 	if limit > 0 {
 		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)
@@ -222,12 +234,15 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 	if rate == nil {
 		return
 	}
-	if err := s.cfg.Limiter.Undo(context.WithoutCancel(ctx), "mock:"+id, *rate); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.cfg.Limiter.Undo(ctx, "mock:"+id, *rate); err != nil {
 		s.log.Error("undo rate-limit event", "mock", id, "err", err)
 		return
 	}
-	rate.Used--
-	rate.Remaining++
+	// Read the window again: the headers describe it without this request.
+	if now, err := s.cfg.Limiter.Peek(ctx, "mock:"+id, rate.Limit); err == nil {
+		*rate = now
+	}
 }
 
 // limitHeaders sets the rate-limit and quota headers; a limit that is not
@@ -271,10 +286,24 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// answer is a read answer, decided but not yet written.
+type answer struct {
+	status      int
+	notModified bool
+	processed   bool    // built from the selected records, not the stored bytes
+	records     []int32 // the selected records, when processed
+	size        int     // of the identity body
+	gzip        bool
+}
+
 // writeData writes the answer: the stored data unchanged, or, for an array
 // with processing, the selected elements each as stored.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	h := w.Header()
+	s.write(w, r, e, s.prepare(w.Header(), r, e, q))
+}
+
+// prepare runs the query and sets the headers of the answer.
+func (s *Server) prepare(h http.Header, r *http.Request, e *entry, q *query.Query) answer {
 	m := e.mock
 	h.Set("Content-Type", m.ContentType)
 	if m.Private {
@@ -289,69 +318,73 @@ func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *
 	}
 	h.Add("Vary", "Accept-Encoding")
 
-	var records []int32
-	processed := q != nil && q.Processing()
-	size := len(e.data)
+	a := answer{status: m.Status, processed: q != nil && q.Processing(), size: len(e.data)}
 	etag := m.ETag
 	if e.isArray() {
 		total := e.doc.Len()
-		if processed {
+		if a.processed {
 			res := q.Run(e.doc)
-			records, total = res.Records, res.Total
-			size, etag = arrayBody(e, records)
+			a.records, total = res.Records, res.Total
+			a.size, etag = arrayBody(e, a.records)
 		}
 		h.Set("X-Total-Count", strconv.Itoa(total))
 	}
 	if etag == "" {
 		etag = etagOf(e.data)
 	}
-
-	useGzip := size >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding"))
-	if useGzip {
+	a.gzip = a.size >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding"))
+	if a.gzip {
 		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
 	}
-	status := m.Status
-	if status >= 200 && status < 300 {
+	if a.status >= 200 && a.status < 300 {
 		setHeader(h, "ETag", etag)
-		if status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
+		if a.status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
+			a.notModified = true
 			h.Del("Content-Type")
 			h.Del("Content-Security-Policy")
-			w.WriteHeader(http.StatusNotModified)
-			return
 		}
 	}
+	return a
+}
 
+// write writes a prepared answer.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answer) {
+	h := w.Header()
+	if a.notModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	head := r.Method == http.MethodHead
 	switch {
-	case !processed && useGzip:
+	case !a.processed && a.gzip:
 		gz := e.gzip()
 		h.Set("Content-Encoding", "gzip")
 		h.Set("Content-Length", strconv.Itoa(len(gz)))
-		w.WriteHeader(status)
+		w.WriteHeader(a.status)
 		if !head {
 			_, _ = w.Write(gz)
 		}
-	case !processed:
+	case !a.processed:
 		h.Set("Content-Length", strconv.Itoa(len(e.data)))
-		w.WriteHeader(status)
+		w.WriteHeader(a.status)
 		if !head {
 			_, _ = w.Write(e.data)
 		}
-	case useGzip:
+	case a.gzip:
 		h.Set("Content-Encoding", "gzip")
-		w.WriteHeader(status)
+		w.WriteHeader(a.status)
 		if !head {
 			zw := gzipWriters.Get().(*gzip.Writer)
 			zw.Reset(w)
-			writeArray(zw, e, records)
+			writeArray(zw, e, a.records)
 			zw.Close()
 			gzipWriters.Put(zw)
 		}
 	default:
-		h.Set("Content-Length", strconv.Itoa(size))
-		w.WriteHeader(status)
+		h.Set("Content-Length", strconv.Itoa(a.size))
+		w.WriteHeader(a.status)
 		if !head {
-			writeArray(w, e, records)
+			writeArray(w, e, a.records)
 		}
 	}
 }

@@ -180,9 +180,21 @@ func TestFailedAuthenticationLimit(t *testing.T) {
 			t.Errorf("Retry-After = %q, want 58", ra)
 		}
 	}
-	// The admin API shares the count.
-	r := h.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken)
-	wantError(t, r, 429, "Too many failed authentication attempts")
+	// Mock-token and admin-token failures are counted apart: neither locks
+	// out the other.
+	if r := h.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken); r.status != 200 {
+		t.Errorf("admin API after mock-token failures: %d %s", r.status, r.body)
+	}
+	other := newHarness(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
+	om := other.create(`[]`, client.CreateOptions{Private: true})
+	for i := 0; i < 2; i++ {
+		wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 401, "Invalid admin token")
+	}
+	wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 429, "Too many failed authentication attempts")
+	wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken), 429, "Too many failed authentication attempts")
+	if r := other.get("/mock/"+om.ID, "serviceauthtoken", om.Token); r.status != 200 {
+		t.Errorf("mock read after admin-token failures: %d %s", r.status, r.body)
+	}
 
 	h.clock.Add(58 * time.Second)
 	if r := h.get(p, "serviceauthtoken", priv.Token); r.status != 200 {
@@ -275,6 +287,49 @@ func TestMonthlyQuota(t *testing.T) {
 	unlimited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
 	if r := h.get("/mock/" + unlimited.ID); r.header.Get("X-Quota-Limit") != "" {
 		t.Errorf("unlimited quota has quota headers: %v", r.header)
+	}
+}
+
+// Only answers that return the data count: not HEAD, not 304.
+func TestQuotaCountsServedResponsesOnly(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: ptr(int64(2))})
+	p := "/mock/" + m.ID
+	first := h.get(p)
+	if first.header.Get("X-Quota-Remaining") != "1" {
+		t.Fatalf("first GET: remaining %q", first.header.Get("X-Quota-Remaining"))
+	}
+	for i := 0; i < 3; i++ {
+		r := h.get(p, "If-None-Match", first.header.Get("ETag"))
+		if r.status != 304 || r.header.Get("X-Quota-Remaining") != "1" {
+			t.Errorf("304: %d remaining %q", r.status, r.header.Get("X-Quota-Remaining"))
+		}
+		hd := h.do(http.MethodHead, p)
+		if hd.status != 200 || hd.header.Get("X-Quota-Remaining") != "1" {
+			t.Errorf("HEAD: %d remaining %q", hd.status, hd.header.Get("X-Quota-Remaining"))
+		}
+	}
+	if u, _ := h.admin.Usage(context.Background(), m.ID); u.Month.Used != 1 {
+		t.Errorf("month used = %d, want 1", u.Month.Used)
+	}
+	h.get(p)
+	// The quota is used up: HEAD and conditional requests are refused too.
+	if r := h.do(http.MethodHead, p); r.status != 429 || r.body != "" {
+		t.Errorf("HEAD over quota: %d %q", r.status, r.body)
+	}
+	wantError(t, h.get(p, "If-None-Match", first.header.Get("ETag")), 429, "Monthly request quota exceeded")
+}
+
+// A quota refusal gives its rate-limit slot back, and the headers say so.
+func TestQuotaRefusalRateHeaders(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(1)), RateLimit: ptr(int64(5))})
+	h.get("/mock/" + m.ID)
+	h.clock.Add(61 * time.Second)
+	r := h.get("/mock/" + m.ID)
+	if r.status != 429 || r.header.Get("X-RateLimit-Remaining") != "5" || r.header.Get("X-RateLimit-Reset") != "0" {
+		t.Errorf("quota refusal with an empty window: %d remaining %q reset %q", r.status,
+			r.header.Get("X-RateLimit-Remaining"), r.header.Get("X-RateLimit-Reset"))
 	}
 }
 

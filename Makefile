@@ -1,0 +1,45 @@
+# Decoy's everyday commands. CI (.ci/run) calls the same ones.
+GO          ?= go
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 30s
+
+# Every fuzz target, as package:Target.
+FUZZ_TARGETS = \
+	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
+	./query:FuzzCompile ./query:FuzzRunMatchesReference \
+	./server:FuzzQuery
+
+.PHONY: all build run test race lint bench fuzz examples
+
+all: lint test
+
+build:
+	$(GO) build -o bin/decoy ./cmd/decoy
+
+run:
+	$(GO) run ./cmd/decoy serve --seed ./examples
+
+# The test command of README.md.
+test:
+	$(GO) test ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); \
+	done
+
+examples:
+	$(GO) run ./internal/examplegen -out examples
