@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"mime"
 	"strings"
 	"sync"
