@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -411,8 +412,11 @@ func TestGracefulShutdown(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{DelayMS: 1500})
 	result := make(chan answer, 1)
+	sent := make(chan struct{})
 	go func() {
-		resp, err := http.Get(p.url + "/mock/" + m.ID)
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, p.url+"/mock/"+m.ID, nil)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			result <- answer{status: -1, body: err.Error()}
 			return
@@ -421,7 +425,8 @@ func TestGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		result <- answer{status: resp.StatusCode, body: string(b)}
 	}()
-	time.Sleep(300 * time.Millisecond) // let the request reach its delay
+	<-sent
+	time.Sleep(200 * time.Millisecond) // let the server read it and enter the delay
 	if err := p.stop(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, p.stderr)
 	}
