@@ -108,19 +108,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // the request may not go on. Wrong tokens count as failed attempts, as for
 // mock tokens, but apart from them: guessing one never locks out the other.
 func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	ctx := r.Context()
-	client := "admin-token:" + clientAddr(r)
-	limit := s.cfg.AuthFailureLimit
-	if limit > 0 {
-		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)
-		if err != nil {
-			s.fail(w, r, err)
-			return false
-		}
-		if !st.Allowed {
-			s.tooManyFailures(w, st.Reset)
-			return false
-		}
+	key := "admin-token:" + clientAddr(r)
+	if s.authBlocked(w, r, key) {
+		return false
 	}
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	token = strings.TrimSpace(token)
@@ -132,19 +122,8 @@ func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	if tokenMatches(token, s.cfg.AdminTokenHash) {
 		return true
 	}
-	if limit > 0 {
-		res, err := s.cfg.AuthFailures.Allow(ctx, client, limit)
-		if err != nil {
-			s.fail(w, r, err)
-			return false
-		}
-		if !res.Allowed {
-			s.tooManyFailures(w, res.RetryAfter)
-			return false
-		}
-	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
-	writeError(w, http.StatusUnauthorized, "Invalid admin token")
+	s.authFailed(w, r, key, "Invalid admin token")
 	return false
 }
 
@@ -431,55 +410,27 @@ func parsePatch(body []byte) (decoy.MockUpdate, error) {
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return upd, decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with any of name, private, status, delay_ms, rate_limit, monthly_quota")
 	}
-	field := func(name string, raw json.RawMessage, dst any, what string) error {
-		if err := json.Unmarshal(raw, dst); err != nil || string(raw) == "null" {
-			return decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
-		}
-		return nil
-	}
+	var err error
 	for name, raw := range fields {
 		switch name {
 		case "name":
-			var v string
-			if err := field(name, raw, &v, "a string"); err != nil {
-				return upd, err
-			}
-			if err := validName(v); err != nil {
-				return upd, err
-			}
-			upd.Name = &v
+			upd.Name, err = decodeField(name, raw, "a string", validName)
 		case "private":
-			var v bool
-			if err := field(name, raw, &v, "true or false"); err != nil {
-				return upd, err
-			}
-			upd.Private = &v
+			upd.Private, err = decodeField[bool](name, raw, "true or false", nil)
 		case "status":
-			var v int
-			if err := field(name, raw, &v, "an HTTP status from 200 to 599"); err != nil {
-				return upd, err
-			}
-			if err := validStatus(v); err != nil {
-				return upd, err
-			}
-			upd.Status = &v
+			upd.Status, err = decodeField(name, raw, "an HTTP status from 200 to 599", validStatus)
 		case "delay_ms":
-			var v int
-			if err := field(name, raw, &v, "an integer"); err != nil {
-				return upd, err
-			}
-			if err := validDelay(v); err != nil {
-				return upd, err
-			}
-			upd.DelayMS = &v
+			upd.DelayMS, err = decodeField(name, raw, "an integer", validDelay)
 		case "rate_limit", "monthly_quota":
+			const what = "null (server default) or an integer of 0 or more (0: unlimited)"
 			lu := &decoy.LimitUpdate{}
 			if string(raw) != "null" {
-				var v int64
-				if err := json.Unmarshal(raw, &v); err != nil || v < 0 {
-					return upd, decoy.Errorf(decoy.EINVALID, "%s must be null (server default) or an integer of 0 or more (0: unlimited)", name)
-				}
-				lu.Value = &v
+				lu.Value, err = decodeField(name, raw, what, func(n int64) error {
+					if n < 0 {
+						return decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
+					}
+					return nil
+				})
 			}
 			if name == "rate_limit" {
 				upd.RateLimit = lu
@@ -487,10 +438,28 @@ func parsePatch(body []byte) (decoy.MockUpdate, error) {
 				upd.MonthlyQuota = lu
 			}
 		default:
-			return upd, decoy.Errorf(decoy.EINVALID, "Unknown field: %s", name)
+			err = decoy.Errorf(decoy.EINVALID, "Unknown field: %s", name)
+		}
+		if err != nil {
+			return upd, err
 		}
 	}
 	return upd, nil
+}
+
+// decodeField decodes one PATCH field, which must be a T (described by
+// what) and pass valid when given.
+func decodeField[T any](name string, raw json.RawMessage, what string, valid func(T) error) (*T, error) {
+	var v T
+	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
+	}
+	if valid != nil {
+		if err := valid(v); err != nil {
+			return nil, err
+		}
+	}
+	return &v, nil
 }
 
 // refresh puts new settings of a mock into the cache, keeping its parsed

@@ -176,19 +176,9 @@ func mockID(path string) (string, bool) {
 // authenticate checks the token of a private mock; it answers and returns
 // false when the request may not go on.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
-	ctx := r.Context()
-	client := "mock-token:" + clientAddr(r)
-	limit := s.cfg.AuthFailureLimit
-	if limit > 0 {
-		st, err := s.cfg.AuthFailures.Peek(ctx, client, limit)
-		if err != nil {
-			s.fail(w, r, err)
-			return false
-		}
-		if !st.Allowed {
-			s.tooManyFailures(w, st.Reset)
-			return false
-		}
+	key := "mock-token:" + clientAddr(r)
+	if s.authBlocked(w, r, key) {
+		return false
 	}
 	token := s.token(r, p)
 	if token == "" {
@@ -198,19 +188,44 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, 
 	if tokenMatches(token, e.mock.TokenHash) {
 		return true
 	}
-	if limit > 0 {
-		res, err := s.cfg.AuthFailures.Allow(ctx, client, limit)
+	s.authFailed(w, r, key, "Invalid auth token")
+	return false
+}
+
+// authBlocked answers 429 and returns true when the client behind key
+// failed to authenticate too often in the last minute. Until that window
+// frees, even a right token is refused, so guessing reveals nothing.
+func (s *Server) authBlocked(w http.ResponseWriter, r *http.Request, key string) bool {
+	if s.cfg.AuthFailureLimit <= 0 {
+		return false
+	}
+	st, err := s.cfg.AuthFailures.Peek(r.Context(), key, s.cfg.AuthFailureLimit)
+	if err != nil {
+		s.fail(w, r, err)
+		return true
+	}
+	if !st.Allowed {
+		s.tooManyFailures(w, st.Reset)
+		return true
+	}
+	return false
+}
+
+// authFailed counts a wrong token for key and answers 401 with msg, or 429
+// when this failure is past the limit.
+func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, key, msg string) {
+	if s.cfg.AuthFailureLimit > 0 {
+		res, err := s.cfg.AuthFailures.Allow(r.Context(), key, s.cfg.AuthFailureLimit)
 		if err != nil {
 			s.fail(w, r, err)
-			return false
+			return
 		}
 		if !res.Allowed {
 			s.tooManyFailures(w, res.RetryAfter)
-			return false
+			return
 		}
 	}
-	writeError(w, http.StatusUnauthorized, "Invalid auth token")
-	return false
+	writeError(w, http.StatusUnauthorized, msg)
 }
 
 func (s *Server) tooManyFailures(w http.ResponseWriter, retry time.Duration) {

@@ -77,6 +77,14 @@ func (c *mockCommand) parse(args []string, wantIDs int) ([]string, error) {
 
 func (c *mockCommand) client() *client.Client { return client.New(c.server, c.token) }
 
+// show prints the answer of a call as JSON, or returns its error.
+func (c *mockCommand) show(v any, err error) error {
+	if err != nil {
+		return err
+	}
+	return c.print(v)
+}
+
 func (c *mockCommand) print(v any) error {
 	enc := json.NewEncoder(c.stdout)
 	enc.SetIndent("", "  ")
@@ -144,14 +152,10 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return err
 		}
 		defer data.Close()
-		m, err := c.client().CreateMock(ctx, data, client.CreateOptions{
+		return c.show(c.client().CreateMock(ctx, data, client.CreateOptions{
 			ID: id, Name: mockName, Private: private, ContentType: ct, Status: status, DelayMS: delay,
 			RateLimit: rate.value, MonthlyQuota: quota.value,
-		})
-		if err != nil {
-			return err
-		}
-		return c.print(m)
+		}))
 
 	case "list":
 		var limit int
@@ -193,23 +197,11 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		cl := c.client()
 		switch name {
 		case "get":
-			m, err := cl.GetMock(ctx, id)
-			if err != nil {
-				return err
-			}
-			return c.print(m)
+			return c.show(cl.GetMock(ctx, id))
 		case "rotate-token":
-			m, err := cl.RotateToken(ctx, id)
-			if err != nil {
-				return err
-			}
-			return c.print(m)
+			return c.show(cl.RotateToken(ctx, id))
 		case "usage":
-			u, err := cl.Usage(ctx, id)
-			if err != nil {
-				return err
-			}
-			return c.print(u)
+			return c.show(cl.Usage(ctx, id))
 		case "delete":
 			return cl.DeleteMock(ctx, id)
 		default:
@@ -234,11 +226,7 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return err
 		}
 		defer data.Close()
-		m, err := c.client().ReplaceData(ctx, pos[0], data, ct)
-		if err != nil {
-			return err
-		}
-		return c.print(m)
+		return c.show(c.client().ReplaceData(ctx, pos[0], data, ct))
 
 	case "patch":
 		var mockName, private string
@@ -283,11 +271,7 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			c.fs.Usage()
 			return fmt.Errorf("%w: patch needs at least one setting to change", errUsage)
 		}
-		m, err := c.client().UpdateMock(ctx, pos[0], fields)
-		if err != nil {
-			return err
-		}
-		return c.print(m)
+		return c.show(c.client().UpdateMock(ctx, pos[0], fields))
 	}
 	fmt.Fprint(stderr, mockUsage)
 	return fmt.Errorf("%w: unknown mock command %q", errUsage, name)
