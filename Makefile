@@ -7,7 +7,7 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
-	./server:FuzzQuery
+	./server:FuzzQuery ./server:FuzzHandler
 
 .PHONY: all build run test race lint bench fuzz examples
 
