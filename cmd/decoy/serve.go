@@ -186,7 +186,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"token_header", c.TokenHeader,
 		"auth_failure_limit", c.AuthFailureLimit,
 		"public_url", c.PublicURL,
-		"shutdown_timeout", c.ShutdownTimeout,
+		"shutdown_timeout", c.ShutdownTimeout.String(),
 	)
 
 	seeded, err := m.seed(ctx)
