@@ -90,7 +90,9 @@ func (l *Limiter) do(key string, limit int64, admit bool) decoy.RateResult {
 			w.events = append(w.events, event{at: now, id: r.Event})
 			r.Used++
 		} else {
-			r.RetryAfter = w.events[w.head].at + l.window() - now
+			// A slot frees when enough events have left for fewer than
+			// limit to remain (more than one if the limit was lowered).
+			r.RetryAfter = w.events[w.head+int(r.Used-limit)].at + l.window() - now
 		}
 	} else {
 		r.Allowed = r.Used < limit

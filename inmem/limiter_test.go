@@ -139,3 +139,24 @@ func TestIdleKeysAreDropped(t *testing.T) {
 		t.Errorf("Len after a idle window = %d, want 1", l.Len())
 	}
 }
+
+// After a limit is lowered, more than one event must leave before a slot
+// frees, and Retry-After says when that is.
+func TestRetryAfterLoweredLimit(t *testing.T) {
+	ctx := context.Background()
+	l, c := newLimiter()
+	for i := 0; i < 10; i++ {
+		l.Allow(ctx, "k", 10)
+		c.Add(time.Second)
+	}
+	// Now t=10s with events at 0..9s. Under a limit of 5, six must leave
+	// for one more to fit; the sixth oldest (at 5s) leaves at 65s.
+	r, _ := l.Allow(ctx, "k", 5)
+	if r.Allowed || r.RetryAfter != 55*time.Second {
+		t.Fatalf("allowed=%v retry=%v, want refused for 55s", r.Allowed, r.RetryAfter)
+	}
+	c.Add(r.RetryAfter)
+	if r, _ := l.Allow(ctx, "k", 5); !r.Allowed {
+		t.Errorf("still refused after Retry-After (%d in the window)", r.Used)
+	}
+}

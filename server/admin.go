@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -127,6 +128,13 @@ func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// writeContext is the context of admin writes. A write, once started,
+// finishes even if the client goes away, so that the store and the cache
+// never disagree about a change the client may or may not have seen.
+func writeContext(r *http.Request) context.Context {
+	return context.WithoutCancel(r.Context())
+}
+
 func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
 	base := s.cfg.PublicURL
 	if base == "" {
@@ -210,8 +218,9 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	created, err := s.cfg.Store.CreateMock(r.Context(), m, data)
+	created, err := s.cfg.Store.CreateMock(writeContext(r), m, data)
 	if err != nil {
+		s.cache.remove(m.ID)
 		return err
 	}
 	e.mock = created
@@ -355,8 +364,9 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	m, err := s.cfg.Store.ReplaceMockData(r.Context(), id, md)
+	m, err := s.cfg.Store.ReplaceMockData(writeContext(r), id, md)
 	if err != nil {
+		s.cache.remove(id)
 		return err
 	}
 	e.mock = m
@@ -376,7 +386,7 @@ func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) er
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := r.Context()
+	ctx := writeContext(r)
 	cur, err := s.cfg.Store.FindMock(ctx, id)
 	if err != nil {
 		return err
@@ -395,6 +405,7 @@ func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) er
 	}
 	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
 	if err != nil {
+		s.cache.remove(id)
 		return err
 	}
 	s.refresh(m)
@@ -475,7 +486,7 @@ func (s *Server) refresh(m *decoy.Mock) {
 func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := r.Context()
+	ctx := writeContext(r)
 	cur, err := s.cfg.Store.FindMock(ctx, id)
 	if err != nil {
 		return err
@@ -487,6 +498,7 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) 
 	h := hashToken(token)
 	m, err := s.cfg.Store.UpdateMock(ctx, id, decoy.MockUpdate{TokenHash: &h})
 	if err != nil {
+		s.cache.remove(id)
 		return err
 	}
 	s.refresh(m)
@@ -522,7 +534,8 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.cfg.Store.DeleteMock(r.Context(), id); err != nil {
+	if err := s.cfg.Store.DeleteMock(writeContext(r), id); err != nil {
+		s.cache.remove(id)
 		return err
 	}
 	s.cache.remove(id)

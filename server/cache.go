@@ -153,12 +153,17 @@ func (c *cache) put(e *entry) {
 	defer c.mu.Unlock()
 	c.gen++
 	c.entries[e.mock.ID] = e
+	// A load that started before the write must not answer reads that
+	// come after it: they start a load of their own.
+	c.loads.Forget(e.mock.ID)
 }
 
-// remove forgets a mock after a write.
+// remove forgets a mock after a write, or after a write that failed and may
+// or may not have changed the store.
 func (c *cache) remove(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	delete(c.entries, id)
+	c.loads.Forget(id)
 }

@@ -65,11 +65,16 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Query parameters are checked at step 6, but compiled now so that a
-	// request that will fail them never reserves quota.
+	// request that will fail them never reserves quota, and the answer is
+	// worked out now so that one that will be a 304 never does either.
 	var q *query.Query
 	var qerr error
 	if e.isArray() {
 		q, qerr = query.Compile(params)
+	}
+	var a answer
+	if qerr == nil {
+		a = prepare(r, e, q)
 	}
 
 	// 4. Rate limit.
@@ -99,14 +104,15 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// 5. Monthly quota. Only answers that return the data count, so HEAD
-	// and a request about to fail its parameters only look; any other
-	// reserves a served response (given back if it ends up a 304).
+	// 5. Monthly quota. Only answers that return the data count, so a
+	// request about to fail its parameters, HEAD and a 304 only look; any
+	// other reserves a served response. The reservation is not tied to the
+	// client: once the store has counted it, the server must know.
 	var used int64
 	var served bool
-	reserve := qerr == nil && r.Method != http.MethodHead
+	reserve := qerr == nil && r.Method != http.MethodHead && !a.notModified
 	if reserve {
-		used, served, err = s.cfg.Quota.ReserveQuota(ctx, id, month, quotaLimit)
+		used, served, err = s.cfg.Quota.ReserveQuota(context.WithoutCancel(ctx), id, month, quotaLimit)
 	} else {
 		used, err = s.cfg.Quota.QuotaUsed(ctx, id, month)
 		served = quotaLimit == 0 || used < quotaLimit
@@ -134,28 +140,19 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// 7. Delay, then the answer.
-	release := func() {
-		if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
-			s.log.Error("release quota", "mock", id, "err", err)
-		}
-	}
 	if d := e.mock.DelayMS; d > 0 {
 		t := time.NewTimer(time.Duration(d) * time.Millisecond)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			if reserve {
-				release() // nothing was served
+			if reserve { // nothing was served: give the count back
+				if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
+					s.log.Error("release quota", "mock", id, "err", err)
+				}
 			}
 			return
 		}
-	}
-	a := s.prepare(h, r, e, q)
-	if a.notModified && reserve {
-		// A 304 does not return the data: it is not a served response.
-		release()
-		s.limitHeaders(h, nil, quotaLimit, used-1)
 	}
 	s.write(w, r, e, a)
 }
@@ -301,10 +298,12 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// answer is a read answer, decided but not yet written.
+// answer is a read answer, worked out but not yet written.
 type answer struct {
 	status      int
-	notModified bool
+	etag        string  // set for 2xx answers
+	total       int     // X-Total-Count, or -1 when the data is not an array
+	notModified bool    // If-None-Match matched: answer 304
 	processed   bool    // built from the selected records, not the stored bytes
 	records     []int32 // the selected records, when processed
 	size        int     // of the identity body
@@ -314,35 +313,20 @@ type answer struct {
 // writeData writes the answer: the stored data unchanged, or, for an array
 // with processing, the selected elements each as stored.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	s.write(w, r, e, s.prepare(w.Header(), r, e, q))
+	s.write(w, r, e, prepare(r, e, q))
 }
 
-// prepare runs the query and sets the headers of the answer.
-func (s *Server) prepare(h http.Header, r *http.Request, e *entry, q *query.Query) answer {
-	m := e.mock
-	h.Set("Content-Type", m.ContentType)
-	if m.Private {
-		h.Set("Cache-Control", "private, no-cache")
-	} else {
-		h.Set("Cache-Control", "no-cache")
-	}
-	if e.doc == nil {
-		// Stored content that is not JSON (HTML, say) must not run scripts
-		// in the service's origin.
-		h.Set("Content-Security-Policy", "sandbox")
-	}
-	h.Add("Vary", "Accept-Encoding")
-
-	a := answer{status: m.Status, processed: q != nil && q.Processing(), size: len(e.data)}
-	etag := m.ETag
+// prepare runs the query and decides the answer, writing nothing.
+func prepare(r *http.Request, e *entry, q *query.Query) answer {
+	a := answer{status: e.mock.Status, processed: q != nil && q.Processing(), size: len(e.data), total: -1}
+	etag := e.mock.ETag
 	if e.isArray() {
-		total := e.doc.Len()
+		a.total = e.doc.Len()
 		if a.processed {
 			res := q.Run(e.doc)
-			a.records, total = res.Records, res.Total
+			a.records, a.total = res.Records, res.Total
 			a.size, etag = arrayBody(e, a.records)
 		}
-		h.Set("X-Total-Count", strconv.Itoa(total))
 	}
 	if etag == "" {
 		etag = etagOf(e.data)
@@ -352,22 +336,36 @@ func (s *Server) prepare(h http.Header, r *http.Request, e *entry, q *query.Quer
 		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
 	}
 	if a.status >= 200 && a.status < 300 {
-		setHeader(h, "ETag", etag)
-		if a.status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag) {
-			a.notModified = true
-			h.Del("Content-Type")
-			h.Del("Content-Security-Policy")
-		}
+		a.etag = etag
+		a.notModified = a.status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag)
 	}
 	return a
 }
 
-// write writes a prepared answer.
+// write sets the headers of a prepared answer and writes it.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answer) {
 	h := w.Header()
+	if e.mock.Private {
+		h.Set("Cache-Control", "private, no-cache")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	h.Add("Vary", "Accept-Encoding")
+	if a.total >= 0 {
+		h.Set("X-Total-Count", strconv.Itoa(a.total))
+	}
+	if a.etag != "" {
+		setHeader(h, "ETag", a.etag)
+	}
 	if a.notModified {
 		w.WriteHeader(http.StatusNotModified)
 		return
+	}
+	h.Set("Content-Type", e.mock.ContentType)
+	if e.doc == nil {
+		// Stored content that is not JSON (HTML, say) must not run scripts
+		// in the service's origin.
+		h.Set("Content-Security-Policy", "sandbox")
 	}
 	head := r.Method == http.MethodHead
 	switch {
@@ -393,6 +391,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 			zw.Reset(w)
 			writeArray(zw, e, a.records)
 			zw.Close()
+			zw.Reset(nil) // drop the reference to w before pooling
 			gzipWriters.Put(zw)
 		}
 	default:
