@@ -32,10 +32,6 @@ func NewToken(prefix string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// HashToken returns the SHA-256 of a token, the form in which tokens are
-// stored.
-func HashToken(token string) []byte { return hashToken(token) }
-
 // maxPatchBytes caps the JSON body of PATCH.
 const maxPatchBytes = 64 << 10
 
@@ -212,8 +208,9 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	token := ""
 	if m.Private {
-		token = NewToken(TokenPrefix)
-		m.TokenHash = hashToken(token)
+		var h *[]byte
+		token, h = issueToken()
+		m.TokenHash = *h
 	}
 
 	s.writeMu.Lock()
@@ -395,15 +392,26 @@ func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) er
 	if upd.Private != nil {
 		switch {
 		case *upd.Private && !cur.Private:
-			token = NewToken(TokenPrefix)
-			h := hashToken(token)
-			upd.TokenHash = &h
+			token, upd.TokenHash = issueToken()
 		case !*upd.Private:
 			var none []byte
 			upd.TokenHash = &none
 		}
 	}
-	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
+	return s.applyUpdate(w, r, id, upd, token)
+}
+
+// issueToken returns a new mock token and its hash.
+func issueToken() (string, *[]byte) {
+	token := NewToken(TokenPrefix)
+	h := HashToken(token)
+	return token, &h
+}
+
+// applyUpdate stores a settings change, puts it in the cache, and answers
+// with the mock (and the token, when the change issued one).
+func (s *Server) applyUpdate(w http.ResponseWriter, r *http.Request, id string, upd decoy.MockUpdate, token string) error {
+	m, err := s.cfg.Store.UpdateMock(writeContext(r), id, upd)
 	if err != nil {
 		s.cache.remove(id)
 		return err
@@ -494,16 +502,8 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) 
 	if !cur.Private {
 		return decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
 	}
-	token := NewToken(TokenPrefix)
-	h := hashToken(token)
-	m, err := s.cfg.Store.UpdateMock(ctx, id, decoy.MockUpdate{TokenHash: &h})
-	if err != nil {
-		s.cache.remove(id)
-		return err
-	}
-	s.refresh(m)
-	writeJSON(w, http.StatusOK, s.view(r, m, token))
-	return nil
+	token, hash := issueToken()
+	return s.applyUpdate(w, r, id, decoy.MockUpdate{TokenHash: hash}, token)
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error {

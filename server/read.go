@@ -65,16 +65,11 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Query parameters are checked at step 6, but compiled now so that a
-	// request that will fail them never reserves quota, and the answer is
-	// worked out now so that one that will be a 304 never does either.
+	// request that will fail them never reserves quota.
 	var q *query.Query
 	var qerr error
 	if e.isArray() {
 		q, qerr = query.Compile(params)
-	}
-	var a answer
-	if qerr == nil {
-		a = prepare(r, e, q)
 	}
 
 	// 4. Rate limit.
@@ -102,6 +97,14 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.")
 			return
 		}
+	}
+
+	// The answer is worked out before the quota step, so that one that will
+	// be a 304 never reserves quota; after the rate limit, so that refused
+	// requests stay cheap.
+	var a answer
+	if qerr == nil {
+		a = prepare(r, e, q)
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a

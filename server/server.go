@@ -217,15 +217,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// hashToken returns the SHA-256 of a token, the only form tokens are kept in.
-func hashToken(token string) []byte {
+// HashToken returns the SHA-256 of a token, the only form tokens are kept in.
+func HashToken(token string) []byte {
 	h := sha256.Sum256([]byte(token))
 	return h[:]
 }
 
 // tokenMatches compares a presented token with a stored hash in constant time.
 func tokenMatches(token string, hash []byte) bool {
-	return len(hash) == sha256.Size && subtle.ConstantTimeCompare(hashToken(token), hash) == 1
+	return len(hash) == sha256.Size && subtle.ConstantTimeCompare(HashToken(token), hash) == 1
 }
 
 // clientAddr is the address failed-authentication attempts are counted per.
