@@ -148,22 +148,9 @@ func (d *Document) buildColumn(path []string) *Column {
 	return c
 }
 
-// Resolve returns the values path reaches in the value v, fanning out over
-// arrays as Column does.
-func (d *Document) Resolve(v Value, path []string) []Value {
-	w := walker{b: d.raw}
-	w.walk(int(v.Start), path)
-	return w.vals
-}
-
 // Root returns the top-level value.
 func (d *Document) Root() Value {
 	return valueAt(d.raw, skipWS(d.raw, 0))
-}
-
-// RecordValue returns element i of the top-level array as a Value.
-func (d *Document) RecordValue(i int) Value {
-	return valueAt(d.raw, int(d.spans[i].start))
 }
 
 // walker resolves paths over validated JSON; it never checks syntax.

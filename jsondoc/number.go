@@ -134,24 +134,6 @@ func ParseNumber(text []byte) (Decimal, bool) {
 	return n, true
 }
 
-// Float returns the number as the nearest float64.
-func (n Decimal) Float() float64 {
-	if n.fexact {
-		return n.f
-	}
-	s := make([]byte, 0, len(n.d1)+len(n.d2)+24)
-	if n.neg {
-		s = append(s, '-')
-	}
-	s = append(s, "0."...)
-	s = append(s, n.d1...)
-	s = append(s, n.d2...)
-	s = append(s, 'e')
-	s = append(s, n.exponent().String()...)
-	f, _ := strconv.ParseFloat(string(s), 64)
-	return f
-}
-
 // IsZero reports whether n is zero (0, -0, 0.0e5 ...).
 func (n Decimal) IsZero() bool { return len(n.d1)+len(n.d2) == 0 }
 

@@ -101,12 +101,6 @@ func Parse(raw []byte) (*Document, error) {
 	return d, nil
 }
 
-// Valid reports whether raw is valid JSON, as Parse would decide.
-func Valid(raw []byte) bool {
-	_, err := Parse(raw)
-	return err == nil
-}
-
 type parser struct {
 	b []byte
 	i int

@@ -381,24 +381,19 @@ func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) er
 	if err != nil {
 		return err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
-	cur, err := s.cfg.Store.FindMock(ctx, id)
-	if err != nil {
-		return err
-	}
-	token := ""
-	if upd.Private != nil {
-		switch {
-		case *upd.Private && !cur.Private:
-			token, upd.TokenHash = issueToken()
-		case !*upd.Private:
-			var none []byte
-			upd.TokenHash = &none
+	return s.changeMock(w, r, id, func(cur *decoy.Mock) (decoy.MockUpdate, string, error) {
+		token := ""
+		if upd.Private != nil {
+			switch {
+			case *upd.Private && !cur.Private:
+				token, upd.TokenHash = issueToken()
+			case !*upd.Private:
+				var none []byte
+				upd.TokenHash = &none
+			}
 		}
-	}
-	return s.applyUpdate(w, r, id, upd, token)
+		return upd, token, nil
+	})
 }
 
 // issueToken returns a new mock token and its hash.
@@ -408,10 +403,23 @@ func issueToken() (string, *[]byte) {
 	return token, &h
 }
 
-// applyUpdate stores a settings change, puts it in the cache, and answers
-// with the mock (and the token, when the change issued one).
-func (s *Server) applyUpdate(w http.ResponseWriter, r *http.Request, id string, upd decoy.MockUpdate, token string) error {
-	m, err := s.cfg.Store.UpdateMock(writeContext(r), id, upd)
+// changeMock applies to a mock the change that decide derives from its
+// current settings (and the token it issued, if any), under the write lock,
+// puts the result in the cache, and answers with it.
+func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
+	decide func(cur *decoy.Mock) (decoy.MockUpdate, string, error)) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx := writeContext(r)
+	cur, err := s.cfg.Store.FindMock(ctx, id)
+	if err != nil {
+		return err
+	}
+	upd, token, err := decide(cur)
+	if err != nil {
+		return err
+	}
+	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
 	if err != nil {
 		s.cache.remove(id)
 		return err
@@ -492,18 +500,13 @@ func (s *Server) refresh(m *decoy.Mock) {
 }
 
 func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
-	cur, err := s.cfg.Store.FindMock(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !cur.Private {
-		return decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
-	}
-	token, hash := issueToken()
-	return s.applyUpdate(w, r, id, decoy.MockUpdate{TokenHash: hash}, token)
+	return s.changeMock(w, r, id, func(cur *decoy.Mock) (decoy.MockUpdate, string, error) {
+		if !cur.Private {
+			return decoy.MockUpdate{}, "", decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
+		}
+		token, hash := issueToken()
+		return decoy.MockUpdate{TokenHash: hash}, token, nil
+	})
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error {
