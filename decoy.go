@@ -1,6 +1,6 @@
 // Package decoy is the vocabulary of the Decoy mock-data server: the mock, its
 // settings and usage, the error codes, and the small interfaces the HTTP
-// server needs from its backends (Store, QuotaCounter, Limiter).
+// server needs from its backends (Store, QuotaCounter, Limiter, Invalidator).
 //
 // Backends live in their own packages (sqlite, inmem, ...) and never import
 // each other; cmd/decoy wires them together.
@@ -217,6 +217,30 @@ type Limiter interface {
 
 	// Undo takes back an event that Allow admitted, as if it never came.
 	Undo(ctx context.Context, key string, r RateResult) error
+}
+
+// Invalidator carries "this mock changed" announcements between replicas
+// that share a store, so that each drops its cached copy of the mock.
+type Invalidator interface {
+	// Invalidate announces to every listening replica that mock id changed.
+	// Returns EUNAVAILABLE when the announcement could not be sent.
+	Invalidate(ctx context.Context, id string) error
+	// Listen delivers announcements to h until ctx ends, reconnecting as
+	// needed. Until it calls h.Listening, and from each h.Lost until the
+	// next h.Listening, announcements may be missed.
+	Listen(ctx context.Context, h InvalidationHandler)
+}
+
+// InvalidationHandler receives what an Invalidator hears. Its methods are
+// called from one goroutine, in order.
+type InvalidationHandler interface {
+	// Listening is called once every announcement sent from now on will be
+	// delivered.
+	Listening()
+	// Lost is called when announcements may be missed from now on.
+	Lost(err error)
+	// Invalidated is called for each announcement.
+	Invalidated(id string)
 }
 
 // RateResult is the answer of a Limiter. Its fields map onto the
