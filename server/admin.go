@@ -215,7 +215,9 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	created, err := s.cfg.Store.CreateMock(writeContext(r), m, data)
+	ctx := writeContext(r)
+	created, err := s.cfg.Store.CreateMock(ctx, m, data)
+	s.announce(ctx, m.ID)
 	if err != nil {
 		s.cache.remove(m.ID)
 		return err
@@ -361,7 +363,9 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	m, err := s.cfg.Store.ReplaceMockData(writeContext(r), id, md)
+	ctx := writeContext(r)
+	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
+	s.announce(ctx, id)
 	if err != nil {
 		s.cache.remove(id)
 		return err
@@ -420,6 +424,7 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 		return err
 	}
 	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
+	s.announce(ctx, id)
 	if err != nil {
 		s.cache.remove(id)
 		return err
@@ -537,7 +542,10 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.cfg.Store.DeleteMock(writeContext(r), id); err != nil {
+	ctx := writeContext(r)
+	err := s.cfg.Store.DeleteMock(ctx, id)
+	s.announce(ctx, id)
+	if err != nil {
 		s.cache.remove(id)
 		return err
 	}

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"mime"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
@@ -91,30 +93,91 @@ func etagFromDigest(d *xxhash.Digest) string {
 // entry under a read lock; admin writes replace it at once. gen changes on
 // every write, so that a load that raced with a write does not put back what
 // the write replaced.
+//
+// When other replicas write to the same store, an entry is trusted only
+// while their changes are heard (listening); otherwise every read first
+// asks the store for the mock's version, and reloads when it changed.
 type cache struct {
 	store   decoy.Store
 	mu      sync.RWMutex
 	entries map[string]*entry
 	gen     uint64
 	loads   singleflight.Group
+
+	// shared is set when other replicas may change the store.
+	shared bool
+	// listening is set while other replicas' changes are heard.
+	listening atomic.Bool
+	// onStale is called when an entry is served unchecked because the store
+	// could not be asked.
+	onStale func(id string, err error)
 }
 
-func newCache(store decoy.Store) *cache {
-	return &cache{store: store, entries: make(map[string]*entry)}
+func newCache(store decoy.Store, shared bool) *cache {
+	return &cache{store: store, entries: make(map[string]*entry), shared: shared}
 }
+
+// trusted reports whether cached entries can be served without asking the
+// store whether they are current.
+func (c *cache) trusted() bool { return !c.shared || c.listening.Load() }
 
 // get returns the entry of a mock, loading it from the store on a miss.
 func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 	c.mu.RLock()
-	e := c.entries[id]
+	e, gen := c.entries[id], c.gen
 	c.mu.RUnlock()
 	if e != nil {
-		return e, nil
+		if c.trusted() {
+			return e, nil
+		}
+		return c.revalidate(ctx, e, gen)
 	}
-	v, err, _ := c.loads.Do(id, func() (any, error) {
-		c.mu.RLock()
-		gen := c.gen
-		c.mu.RUnlock()
+	return c.load(ctx, id)
+}
+
+// revalidate returns e when the store holds the same version of its mock,
+// e with new settings when only they changed, and the stored mock when its
+// data changed. When the store cannot be asked, e is served as it is: a
+// possibly stale answer is better than none while the database is down.
+func (c *cache) revalidate(ctx context.Context, e *entry, gen uint64) (*entry, error) {
+	m, err := c.store.FindMock(ctx, e.mock.ID)
+	switch {
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		c.remove(e.mock.ID)
+		return nil, err
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if c.onStale != nil {
+			c.onStale(e.mock.ID, err)
+		}
+		return e, nil
+	case m.Version == e.mock.Version:
+		return e, nil
+	case m.ETag == e.mock.ETag && m.ContentType == e.mock.ContentType && m.Size == int64(len(e.data)):
+		fresh := e.withMock(m)
+		c.mu.Lock()
+		if c.gen == gen && c.entries[m.ID] == e {
+			c.entries[m.ID] = fresh
+		}
+		c.mu.Unlock()
+		return fresh, nil
+	}
+	c.remove(e.mock.ID)
+	return c.load(ctx, e.mock.ID)
+}
+
+// load reads a mock from the store, once for all the callers that want it
+// at the same time, and caches it.
+func (c *cache) load(ctx context.Context, id string) (*entry, error) {
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
+	// Loads are shared per generation: a read that comes after a write (or
+	// an announcement, or a flush) never joins a load that started before
+	// it, and what such a load finds is not cached.
+	v, err, _ := c.loads.Do(id+"@"+strconv.FormatUint(gen, 10), func() (any, error) {
 		// The load serves every caller waiting on it, so one caller going
 		// away must not cancel it.
 		m, data, err := c.store.FindMockData(context.WithoutCancel(ctx), id)
@@ -153,9 +216,14 @@ func (c *cache) put(e *entry) {
 	defer c.mu.Unlock()
 	c.gen++
 	c.entries[e.mock.ID] = e
-	// A load that started before the write must not answer reads that
-	// come after it: they start a load of their own.
-	c.loads.Forget(e.mock.ID)
+}
+
+// flush forgets every mock, for when changes may have been missed.
+func (c *cache) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.entries)
 }
 
 // remove forgets a mock after a write, or after a write that failed and may
@@ -165,5 +233,4 @@ func (c *cache) remove(id string) {
 	defer c.mu.Unlock()
 	c.gen++
 	delete(c.entries, id)
-	c.loads.Forget(id)
 }

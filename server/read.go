@@ -88,8 +88,8 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		if !res.Allowed {
 			used, err := s.cfg.Quota.QuotaUsed(ctx, id, month)
 			if err != nil {
-				s.fail(w, r, err)
-				return
+				// Only a header needs the count; the answer is a 429 anyway.
+				s.log.Warn("quota count unavailable", "mock", id, "err", err)
 			}
 			s.limitHeaders(h, rate, quotaLimit, used)
 			h.Set("Retry-After", seconds(res.RetryAfter))
@@ -119,6 +119,12 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	} else {
 		used, err = s.cfg.Quota.QuotaUsed(ctx, id, month)
 		served = quotaLimit == 0 || used < quotaLimit
+	}
+	if err != nil && decoy.ErrorCode(err) == decoy.EUNAVAILABLE && ctx.Err() == nil {
+		// Nowhere to count (the database, and Redis if any, are down):
+		// serving uncounted beats refusing every read until they are back.
+		s.SharedFailed("quota", err)
+		used, served, reserve, err = 0, true, false, nil
 	}
 	if err != nil {
 		s.undoRate(ctx, id, rate)

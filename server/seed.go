@@ -23,15 +23,21 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
-	switch {
-	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		created, err := s.cfg.Store.CreateMock(ctx, m, data)
-		if err != nil {
+		if err == nil {
+			e.mock = created
+			s.cache.put(e)
+			s.announce(ctx, id)
+			return created, true, nil
+		}
+		if decoy.ErrorCode(err) != decoy.ECONFLICT {
 			return nil, false, err
 		}
-		e.mock = created
-		s.cache.put(e)
-		return created, true, nil
+		// Another replica seeding the same folder created it just now.
+		cur, stored, err = s.cfg.Store.FindMockData(ctx, id)
+	}
+	switch {
 	case err != nil:
 		return nil, false, err
 	case cur.ContentType == m.ContentType && bytes.Equal(stored, data):
@@ -43,5 +49,6 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	}
 	e.mock = updated
 	s.cache.put(e)
+	s.announce(ctx, id)
 	return updated, true, nil
 }

@@ -30,6 +30,19 @@ type Config struct {
 	Limiter decoy.Limiter
 	// AuthFailures counts failed authentication attempts per client address.
 	AuthFailures decoy.Limiter
+	// LocalLimiter, when set, stands in for Limiter and AuthFailures while
+	// they fail (they are shared by replicas, in Redis): requests are then
+	// limited per replica instead of refused or failed.
+	LocalLimiter decoy.Limiter
+
+	// SharedStore is set when other replicas write to the same store.
+	// Cached mocks are then trusted only while Invalidator hears the other
+	// replicas' changes (never without one); otherwise each read checks the
+	// store for a newer version.
+	SharedStore bool
+	// Invalidator, when set, announces this server's changes to other
+	// replicas and, through Listen, hears theirs.
+	Invalidator decoy.Invalidator
 
 	// AdminTokenHash is the SHA-256 of the admin API bearer token.
 	AdminTokenHash []byte
@@ -64,6 +77,10 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 
+	// limiter and authLimiter are Limiter and AuthFailures with their
+	// fallback, when there is a LocalLimiter.
+	limiter, authLimiter *fallbackLimiter
+
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
 	writeMu sync.Mutex
@@ -82,11 +99,23 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:          cfg,
-		cache:        newCache(cfg.Store),
+		cache:        newCache(cfg.Store, cfg.SharedStore),
 		metrics:      newMetrics(cfg.Registry),
 		log:          cfg.Logger,
 		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
 		corsOrigins:  map[string]bool{},
+	}
+	s.cache.onStale = func(id string, err error) {
+		s.metrics.sharedErrors.WithLabelValues("store").Inc()
+		s.log.Warn("store unreachable; serving the cached mock unchecked", "mock", id, "err", err)
+	}
+	if !s.cache.trusted() {
+		s.metrics.cacheTrusted.Set(0)
+	}
+	if cfg.LocalLimiter != nil {
+		s.limiter = &fallbackLimiter{shared: cfg.Limiter, local: cfg.LocalLimiter, s: s, use: "rate_limit"}
+		s.authLimiter = &fallbackLimiter{shared: cfg.AuthFailures, local: cfg.LocalLimiter, s: s, use: "auth_failures"}
+		s.cfg.Limiter, s.cfg.AuthFailures = s.limiter, s.authLimiter
 	}
 	if cfg.TokenHeader != "" {
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
@@ -131,12 +160,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case "healthz":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case "readyz":
-		if err := s.cfg.Store.Ping(r.Context()); err != nil {
-			s.log.Warn("store not ready", "err", err)
-			writeError(w, http.StatusServiceUnavailable, "Store unavailable")
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		s.ready(w, r)
 	case "metrics":
 		s.metrics.handler.ServeHTTP(w, r)
 	case "openapi.json":
@@ -144,6 +168,40 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, "Not found")
 	}
+}
+
+// readiness is the answer of /readyz.
+type readiness struct {
+	Status string `json:"status"`
+	// Limits is "shared" while rate limits are shared with other replicas,
+	// "local" while each replica limits alone (the shared limiter failed),
+	// and absent on a single server.
+	Limits string `json:"limits,omitempty"`
+	// Cache is "trusted" while cached mocks are served as they are and
+	// "revalidating" while each read checks the store for changes.
+	Cache string `json:"cache"`
+}
+
+// ready answers /readyz: ready while the store can be reached. Shared limits
+// failing does not make the server unready, since it goes on without them;
+// the answer says so.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Store.Ping(r.Context()); err != nil {
+		s.log.Warn("store not ready", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "Store unavailable")
+		return
+	}
+	rd := readiness{Status: "ready", Cache: "trusted"}
+	if !s.cache.trusted() {
+		rd.Cache = "revalidating"
+	}
+	if s.limiter != nil {
+		rd.Limits = "shared"
+		if !s.limiter.up() {
+			rd.Limits = "local"
+		}
+	}
+	writeJSON(w, http.StatusOK, rd)
 }
 
 // statusOf maps error codes to HTTP statuses: the one table.

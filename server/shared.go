@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// This file is what the server does when it shares its store, limits and
+// quotas with other replicas: it announces its changes, listens for theirs,
+// and degrades to what one replica can do alone when the shared services
+// fail.
+
+// sharedRetry is how long limiting stays per replica after the shared
+// limiter failed, before the shared one is tried again.
+const sharedRetry = time.Second
+
+// Listen receives other replicas' changes from the Invalidator until ctx
+// ends, dropping the cached copies they make stale. Until the Invalidator
+// is listening, and whenever it loses its channel, the cache is not trusted:
+// each read checks the store for a newer version. Without an Invalidator,
+// Listen returns at once.
+func (s *Server) Listen(ctx context.Context) {
+	if s.cfg.Invalidator == nil {
+		return
+	}
+	s.cfg.Invalidator.Listen(ctx, (*listener)(s))
+}
+
+// listener is the Server as the Invalidator's handler.
+type listener Server
+
+func (l *listener) Listening() {
+	s := (*Server)(l)
+	// Announcements made while not listening were missed: forget
+	// everything, then trust what is loaded from now on.
+	s.cache.flush()
+	s.cache.listening.Store(true)
+	s.metrics.cacheTrusted.Set(1)
+	s.log.Info("listening for changes from other replicas")
+}
+
+func (l *listener) Lost(err error) {
+	s := (*Server)(l)
+	s.cache.listening.Store(false)
+	s.metrics.cacheTrusted.Set(0)
+	s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
+	s.log.Warn("lost the channel of changes from other replicas; checking the store on every read until it is back", "err", err)
+}
+
+func (l *listener) Invalidated(id string) {
+	(*Server)(l).cache.remove(id)
+}
+
+// announce tells the other replicas that mock id changed, right after the
+// store call and before the answer, so that a client told of a change finds
+// it on every replica. The change is in the store already, so a failure only
+// delays what they see: it is logged and counted, and the Invalidator sends
+// it again once it can.
+func (s *Server) announce(ctx context.Context, id string) {
+	if s.cfg.Invalidator == nil {
+		return
+	}
+	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
+		s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
+		s.log.Warn("could not announce a change to other replicas", "mock", id, "err", err)
+	}
+}
+
+// SharedFailed records that a shared backend failed and the server fell back
+// to what it can do alone (use says what for: "quota", ...). Backends call
+// it through their fallback hooks.
+func (s *Server) SharedFailed(use string, err error) {
+	s.metrics.sharedErrors.WithLabelValues(use).Inc()
+	s.log.Warn("shared backend failed; falling back", "use", use, "err", err)
+}
+
+// fallbackLimiter uses the shared limiter, and the local one while the
+// shared one fails: reads go on, limited per replica, and shared limiting
+// comes back as soon as the shared limiter answers again, which is tried
+// at most once per sharedRetry while it is down.
+//
+// Events admitted by the local limiter are told apart by a negative Event,
+// so that Undo goes to the limiter that admitted it.
+type fallbackLimiter struct {
+	shared, local decoy.Limiter
+	s             *Server
+	use           string
+	// retryAt is when to try the shared limiter again (Unix nanoseconds);
+	// zero while it works.
+	retryAt atomic.Int64
+}
+
+func (f *fallbackLimiter) Allow(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
+	return f.do(ctx, key, limit, decoy.Limiter.Allow)
+}
+
+func (f *fallbackLimiter) Peek(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
+	return f.do(ctx, key, limit, decoy.Limiter.Peek)
+}
+
+func (f *fallbackLimiter) do(ctx context.Context, key string, limit int64,
+	call func(decoy.Limiter, context.Context, string, int64) (decoy.RateResult, error)) (decoy.RateResult, error) {
+	now := f.s.cfg.Now().UnixNano()
+	if at := f.retryAt.Load(); at == 0 || now >= at {
+		r, err := call(f.shared, ctx, key, limit)
+		if err == nil {
+			if f.retryAt.Swap(0) != 0 {
+				f.s.metrics.sharedLimits.Set(1)
+				f.s.log.Info("shared limits are back", "use", f.use)
+			}
+			return r, nil
+		}
+		if ctx.Err() != nil {
+			return r, err // the client left; the shared limiter is not at fault
+		}
+		if f.retryAt.Swap(now+int64(sharedRetry)) == 0 {
+			f.s.metrics.sharedLimits.Set(0)
+			f.s.log.Warn("shared limiter failed; limiting per replica until it is back", "use", f.use, "err", err)
+		}
+		f.s.metrics.sharedErrors.WithLabelValues(f.use).Inc()
+	}
+	r, err := call(f.local, ctx, key, limit)
+	r.Event = -r.Event
+	return r, err
+}
+
+func (f *fallbackLimiter) Undo(ctx context.Context, key string, r decoy.RateResult) error {
+	if r.Event < 0 {
+		r.Event = -r.Event
+		return f.local.Undo(ctx, key, r)
+	}
+	return f.shared.Undo(ctx, key, r)
+}
+
+// up reports whether limits are shared with the other replicas now.
+func (f *fallbackLimiter) up() bool { return f.retryAt.Load() == 0 }
