@@ -19,7 +19,7 @@ type metrics struct {
 	sharedErrors *prometheus.CounterVec
 	sharedLimits prometheus.Gauge
 	cacheTrusted prometheus.Gauge
-	handler  http.Handler
+	handler      http.Handler
 }
 
 // Reasons a read request is refused, as the refusals metric labels them.
