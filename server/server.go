@@ -80,6 +80,8 @@ type Server struct {
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
 	limiter, authLimiter *fallbackLimiter
+	// failLogged holds, per use, when SharedFailed last logged.
+	failLogged sync.Map
 
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
@@ -197,7 +199,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.limiter != nil {
 		rd.Limits = "shared"
-		if !s.limiter.up() {
+		if !s.limiter.up() || !s.authLimiter.up() {
 			rd.Limits = "local"
 		}
 	}

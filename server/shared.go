@@ -74,8 +74,18 @@ func (s *Server) announce(ctx context.Context, id string) {
 // it through their fallback hooks.
 func (s *Server) SharedFailed(use string, err error) {
 	s.metrics.sharedErrors.WithLabelValues(use).Inc()
-	s.log.Warn("shared backend failed; falling back", "use", use, "err", err)
+	// Every read may fail the same way while a backend is down: log the
+	// first failure of each use per interval, and count them all.
+	now := s.cfg.Now().UnixNano()
+	last, _ := s.failLogged.LoadOrStore(use, new(atomic.Int64))
+	if at := last.(*atomic.Int64); now-at.Load() >= int64(failureLogInterval) {
+		at.Store(now)
+		s.log.Warn("shared backend failed; going on without it", "use", use, "err", err)
+	}
 }
+
+// failureLogInterval is how often a failing shared backend is logged.
+const failureLogInterval = 10 * time.Second
 
 // fallbackLimiter uses the shared limiter, and the local one while the
 // shared one fails: reads go on, limited per replica, and shared limiting

@@ -1,0 +1,444 @@
+// Package postgres implements decoy.Store and decoy.QuotaCounter on
+// PostgreSQL through a pgx connection pool, so that several replicas of the
+// server can share one store.
+//
+// Migrations are embedded in the binary and applied at Open, in one
+// transaction that first takes an advisory lock: replicas starting together
+// against an empty database wait for each other and apply each migration
+// once.
+//
+// Errors follow the sqlite package code for code. In addition, failures to
+// reach the server (refused or reset connections, timeouts, a closed pool, a
+// server shutting down) carry decoy.EUNAVAILABLE, so the HTTP server answers
+// 503 rather than 500 while the database is away.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+// DefaultConnectTimeout bounds each new connection when the URL sets no
+// connect_timeout, so that a request fails with EUNAVAILABLE instead of
+// hanging while the server is unreachable.
+const DefaultConnectTimeout = 5 * time.Second
+
+// migrationLock is the advisory lock key held while migrating. Any constant
+// works as long as every replica uses the same one; this is "decoymig" in
+// ASCII.
+const migrationLock int64 = 0x6465636f796d6967
+
+// DB is the PostgreSQL store.
+type DB struct {
+	pool *pgxpool.Pool
+
+	// Now returns the current time. Tests replace it.
+	Now func() time.Time
+}
+
+var (
+	_ decoy.Store        = (*DB)(nil)
+	_ decoy.QuotaCounter = (*DB)(nil)
+)
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string, as pgx accepts) and applies pending migrations. Unknown
+// URL parameters are sent to the server as run-time settings, so
+// ?search_path=name keeps the tables in schema name.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	// Zero means neither the URL nor PGCONNECT_TIMEOUT set a timeout (or
+	// one set 0, "wait forever", which a server answering requests should
+	// not do either).
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, classify(fmt.Errorf("open pool: %w", err))
+	}
+	db := &DB{pool: pool, Now: time.Now}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, classify(fmt.Errorf("migrate: %w", err))
+	}
+	return db, nil
+}
+
+// Close closes every connection of the pool, waiting for those in use to be
+// returned.
+func (db *DB) Close() {
+	db.pool.Close()
+}
+
+// Ping reports whether the database answers; EUNAVAILABLE when it cannot be
+// reached.
+func (db *DB) Ping(ctx context.Context) error {
+	return classify(db.pool.Ping(ctx))
+}
+
+// migrate applies, in name order, each embedded migration not applied yet.
+// All of it runs in one transaction holding an advisory lock, so replicas
+// starting together take turns: the first applies the migrations, the others
+// find them recorded. Even the CREATE TABLE IF NOT EXISTS of the tracking
+// table needs the lock, as two of them racing on an empty database can fail.
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrationFS, "migration/*.sql")
+	if err != nil {
+		return err
+	}
+	// Read committed whatever the server default, so that statements after
+	// the lock see what the previous lock holder committed.
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	return pgx.BeginTxFunc(ctx, db.pool, opts, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			name       text        NOT NULL PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
+		for _, name := range names { // fs.Glob returns them sorted
+			base := path.Base(name)
+			var applied bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, base).Scan(&applied); err != nil {
+				return err
+			}
+			if applied {
+				continue
+			}
+			body, err := fs.ReadFile(migrationFS, name)
+			if err != nil {
+				return err
+			}
+			// Without arguments pgx uses the simple protocol, which
+			// runs a file of several statements.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("%s: %w", base, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, base); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// classify gives err the code the HTTP server acts on: the *decoy.Error it
+// already carries, EUNAVAILABLE when the database could not be reached, and
+// otherwise none (EINTERNAL).
+func classify(err error) error {
+	var de *decoy.Error
+	if err == nil || errors.As(err, &de) || !unreachable(err) {
+		return err
+	}
+	// Both are wrapped: the client sees only the message, the log the cause.
+	return fmt.Errorf("%w: %w", decoy.Errorf(decoy.EUNAVAILABLE, "The database is unavailable"), err)
+}
+
+// unreachable reports whether err means the database could not be reached or
+// was lost, rather than that it refused the statement.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false // the caller gave up; nothing says the database is away
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true // includes the server refusing us, e.g. too many clients
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03": // shutting down, crashed, starting up
+			return true
+		case "25006": // read-only transaction: we reached a standby after a failover
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection exceptions
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || // dial errors, resets, network timeouts
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, puddle.ErrClosedPool) ||
+		pgconn.SafeToRetry(err) // failed before the statement was sent, e.g. conn closed
+}
+
+const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
+	var m decoy.Mock
+	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, notFound()
+		}
+		return nil, err
+	}
+	// pgx gives timestamptz in the local zone; the other stores give UTC.
+	m.CreatedAt = m.CreatedAt.UTC()
+	m.UpdatedAt = m.UpdatedAt.UTC()
+	return &m, nil
+}
+
+func notFound() error { return decoy.Errorf(decoy.ENOTFOUND, "Mock api not found") }
+
+// now returns the time to store, truncated to milliseconds as the sqlite
+// store keeps it: timestamptz holds microseconds, so a millisecond value
+// round-trips exactly and both stores hand back the same times.
+func (db *DB) now() time.Time { return db.Now().UTC().Truncate(time.Millisecond) }
+
+// nonNil keeps empty data from being stored as NULL.
+func nonNil(data []byte) []byte {
+	if data == nil {
+		return []byte{}
+	}
+	return data
+}
+
+// CreateMock stores a new mock with its data.
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, error) {
+	var created *decoy.Mock
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		now := db.now()
+		var err error
+		created, err = scanMock(tx.QueryRow(ctx, `
+			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
+			RETURNING `+mockColumns,
+			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
+			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO mock_data (mock_id, data) VALUES ($1, $2)`, m.ID, nonNil(data))
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
+		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	return created, nil
+}
+
+// FindMock returns a mock without its data.
+func (db *DB) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
+	m, err := scanMock(db.pool.QueryRow(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = $1`, id))
+	return m, classify(err)
+}
+
+// FindMockData returns a mock and its data, read by one statement so that
+// they match.
+func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte, error) {
+	var data []byte
+	m, err := scanMock(db.pool.QueryRow(ctx, `
+		SELECT `+mockColumns+`, d.data FROM mocks JOIN mock_data d ON d.mock_id = mocks.id
+		WHERE mocks.id = $1`, id), &data)
+	if err != nil {
+		return nil, nil, classify(err)
+	}
+	return m, nonNil(data), nil
+}
+
+// ListMocks returns a page of mocks in creation order. The cursor is the
+// decimal seq of the last mock of the previous page, as in the sqlite store.
+func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy.Mock, string, error) {
+	var after int64
+	if cursor != "" {
+		var err error
+		// Only the canonical form is accepted: one cursor per position.
+		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 || strconv.FormatInt(after, 10) != cursor {
+			return nil, "", decoy.Errorf(decoy.EINVALID, "Invalid cursor")
+		}
+	}
+	if limit < 1 {
+		return nil, "", decoy.Errorf(decoy.EINVALID, "Invalid limit")
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+mockColumns+`, seq FROM mocks WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit+1)
+	if err != nil {
+		return nil, "", classify(err)
+	}
+	defer rows.Close()
+	var mocks []*decoy.Mock
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		m, err := scanMock(rows, &seq)
+		if err != nil {
+			return nil, "", classify(err)
+		}
+		mocks = append(mocks, m)
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", classify(err)
+	}
+	next := ""
+	if len(mocks) > limit {
+		mocks = mocks[:limit]
+		next = strconv.FormatInt(seqs[limit-1], 10)
+	}
+	return mocks, next, nil
+}
+
+// UpdateMock applies upd to a mock.
+func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (*decoy.Mock, error) {
+	sets := []string{"version = version + 1", "updated_at = $1"}
+	args := []any{db.now()}
+	set := func(col string, v any) {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	if upd.Name != nil {
+		set("name", *upd.Name)
+	}
+	if upd.Private != nil {
+		set("private", *upd.Private)
+	}
+	if upd.Status != nil {
+		set("status", *upd.Status)
+	}
+	if upd.DelayMS != nil {
+		set("delay_ms", *upd.DelayMS)
+	}
+	if upd.RateLimit != nil {
+		set("rate_limit", upd.RateLimit.Value) // a nil *int64 is NULL
+	}
+	if upd.MonthlyQuota != nil {
+		set("monthly_quota", upd.MonthlyQuota.Value)
+	}
+	if upd.TokenHash != nil {
+		set("token_hash", *upd.TokenHash) // a nil []byte is NULL
+	}
+	args = append(args, id)
+	m, err := scanMock(db.pool.QueryRow(ctx, fmt.Sprintf(`UPDATE mocks SET %s WHERE id = $%d RETURNING %s`,
+		strings.Join(sets, ", "), len(args), mockColumns), args...))
+	return m, classify(err)
+}
+
+// ReplaceMockData replaces a mock's data.
+func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	var m *decoy.Mock
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		m, err = scanMock(tx.QueryRow(ctx, `
+			UPDATE mocks SET content_type = $1, size = $2, etag = $3, version = version + 1, updated_at = $4
+			WHERE id = $5 RETURNING `+mockColumns, d.ContentType, len(d.Data), d.ETag, db.now(), id))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE mock_data SET data = $1 WHERE mock_id = $2`, nonNil(d.Data), id)
+		return err
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return m, nil
+}
+
+// DeleteMock deletes a mock; its data and counts go with it (ON DELETE
+// CASCADE).
+func (db *DB) DeleteMock(ctx context.Context, id string) error {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
+	if err != nil {
+		return classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+const adminTokenKey = "admin_token_sha256"
+
+// AdminTokenHash returns the stored admin token hash, or nil.
+func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
+	var h []byte
+	err := db.pool.QueryRow(ctx, `SELECT value FROM settings WHERE key = $1`, adminTokenKey).Scan(&h)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return h, classify(err)
+}
+
+// SetAdminTokenHash stores the admin token hash.
+func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
+	_, err := db.pool.Exec(ctx, `
+		INSERT INTO settings (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, adminTokenKey, hash)
+	return classify(err)
+}
+
+// ReserveQuota counts one served response when fewer than limit were counted
+// (limit 0 or less: always, as in the sqlite store). The upsert is one
+// statement: PostgreSQL locks the row and evaluates the WHERE on its latest
+// version, so concurrent reservations from any number of processes never
+// grant more than limit. The first reservation of a month always succeeds,
+// as it inserts.
+func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
+	var used int64
+	err := db.pool.QueryRow(ctx, `
+		INSERT INTO quota_usage AS q (mock_id, month, used) VALUES ($1, $2, 1)
+		ON CONFLICT (mock_id, month) DO UPDATE SET used = q.used + 1
+		WHERE $3::bigint <= 0 OR q.used < $3::bigint
+		RETURNING used`, id, month, limit).Scan(&used)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // the WHERE refused: at the limit
+		used, err = db.QuotaUsed(ctx, id, month)
+		return used, false, err
+	case errors.As(err, &pgErr) && pgErr.Code == "23503": // foreign_key_violation
+		return 0, false, notFound() // deleted while the request ran
+	case err != nil:
+		return 0, false, classify(err)
+	}
+	return used, true, nil
+}
+
+// ReleaseQuota takes back one reservation, never going below zero.
+func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
+	_, err := db.pool.Exec(ctx, `
+		UPDATE quota_usage SET used = used - 1 WHERE mock_id = $1 AND month = $2 AND used > 0`, id, month)
+	return classify(err)
+}
+
+// QuotaUsed returns the count of a mock in a month.
+func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
+	var used int64
+	err := db.pool.QueryRow(ctx, `SELECT used FROM quota_usage WHERE mock_id = $1 AND month = $2`, id, month).Scan(&used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return used, classify(err)
+}
