@@ -183,7 +183,9 @@ type Store interface {
 	// or nil when none was generated yet.
 	AdminTokenHash(ctx context.Context) ([]byte, error)
 
-	// SetAdminTokenHash stores the hash of a generated admin token.
+	// SetAdminTokenHash stores the hash of a generated admin token, unless
+	// one is stored already (another replica generated it first): then it
+	// returns ECONFLICT and keeps the stored one.
 	SetAdminTokenHash(ctx context.Context, hash []byte) error
 
 	// Ping reports whether the store can serve requests.

@@ -394,10 +394,16 @@ func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
 
 // SetAdminTokenHash stores the admin token hash.
 func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
-	_, err := db.pool.Exec(ctx, `
+	tag, err := db.pool.Exec(ctx, `
 		INSERT INTO settings (key, value) VALUES ($1, $2)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, adminTokenKey, hash)
-	return classify(err)
+		ON CONFLICT (key) DO NOTHING`, adminTokenKey, hash)
+	if err != nil {
+		return classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return decoy.Errorf(decoy.ECONFLICT, "An admin token is stored already")
+	}
+	return nil
 }
 
 // ReserveQuota counts one served response when fewer than limit were counted

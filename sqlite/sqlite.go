@@ -246,6 +246,9 @@ func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte,
 
 // ListMocks returns a page of mocks in creation order.
 func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy.Mock, string, error) {
+	if limit < 1 {
+		return nil, "", decoy.Errorf(decoy.EINVALID, "limit must be 1 or more")
+	}
 	var after int64
 	if cursor != "" {
 		if _, err := fmt.Sscanf(cursor, "%d", &after); err != nil || after < 0 || fmt.Sprint(after) != cursor {
@@ -360,10 +363,18 @@ func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
 
 // SetAdminTokenHash stores the admin token hash.
 func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
-	_, err := db.writes.ExecContext(ctx, `
+	res, err := db.writes.ExecContext(ctx, `
 		INSERT INTO settings (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, adminTokenKey, hash)
-	return err
+		ON CONFLICT (key) DO NOTHING`, adminTokenKey, hash)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return decoy.Errorf(decoy.ECONFLICT, "An admin token is stored already")
+	}
+	return nil
 }
 
 // ReserveQuota counts one served response when fewer than limit were counted.
