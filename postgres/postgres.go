@@ -156,7 +156,7 @@ func classify(err error) error {
 		return err
 	}
 	// Both are wrapped: the client sees only the message, the log the cause.
-	return fmt.Errorf("%w: %w", decoy.Errorf(decoy.EUNAVAILABLE, "The database is unavailable"), err)
+	return fmt.Errorf("%w: %w", decoy.Errorf(decoy.EUNAVAILABLE, "The database is unavailable; try again later"), err)
 }
 
 // unreachable reports whether err means the database could not be reached or

@@ -326,7 +326,7 @@ func TestLostServer(t *testing.T) {
 		t.Errorf("failing took %v", took)
 	}
 	// The client is shown a message, not the cause.
-	if msg := decoy.ErrorMessage(err); msg != "The database is unavailable" {
+	if msg := decoy.ErrorMessage(err); msg != "The database is unavailable; try again later" {
 		t.Errorf("message = %q", msg)
 	}
 }
