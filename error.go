@@ -26,10 +26,9 @@ type Error struct {
 	Message string
 }
 
-// Error implements error.
-func (e *Error) Error() string {
-	return fmt.Sprintf("decoy error: code=%s message=%s", e.Code, e.Message)
-}
+// Error implements error. It is the message alone, since an *Error is
+// often wrapped with its cause and printed as such.
+func (e *Error) Error() string { return e.Message }
 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {

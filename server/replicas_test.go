@@ -451,3 +451,23 @@ func (h *harness) metric(sample string) string {
 	}
 	return ""
 }
+
+// Replicas started together seed the same folder into one store: each one
+// succeeds, whichever creates a mock first.
+func TestReplicasSeedTogether(t *testing.T) {
+	for range 20 {
+		a, b, _ := replicas(t, nil)
+		data := []byte(`[{"seeded":true}]`)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, h := range []*harness{a, b} {
+			wg.Go(func() { _, _, errs[i] = h.srv.Seed(context.Background(), "users", data) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("replica %d: %v", i, err)
+			}
+		}
+	}
+}

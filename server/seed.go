@@ -24,7 +24,8 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	defer s.writeMu.Unlock()
 	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-		created, err := s.cfg.Store.CreateMock(ctx, m, data)
+		var created *decoy.Mock
+		created, err = s.cfg.Store.CreateMock(ctx, m, data)
 		if err == nil {
 			e.mock = created
 			s.cache.put(e)

@@ -506,7 +506,10 @@ func TestCLI(t *testing.T) {
 		{[]string{"mock", "create"}, 2, "--file is required"},
 		{[]string{"mock", "patch", m.ID}, 2, "at least one setting"},
 		{[]string{"serve", "--rate-limit", "-1"}, 1, "--rate-limit must be 0 or more"},
-		{[]string{"serve", "--database-url", "postgres://x"}, 1, "not available in this version"},
+		{[]string{"serve", "--database-url", "mysql://x"}, 1, "--database-url must be a postgres:// or postgresql:// URL"},
+		{[]string{"serve", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "open PostgreSQL store postgres://127.0.0.1:1/x?connect_timeout=2: The database is unavailable"},
+		{[]string{"serve", "--redis-url", "http://x"}, 1, "--redis-url"},
+		{[]string{"serve", "--redis-key-prefix", "a{b}"}, 1, "--redis-key-prefix must not contain"},
 		{[]string{"nope"}, 1, "unknown command"},
 	} {
 		_, errOut, code := decoyCLI(t, p, "", tc.args...)

@@ -14,12 +14,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/postgres"
+	"github.com/decoy-mock/decoy/redis"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // adminTokenPrefix starts generated admin tokens, so they are not mistaken
@@ -33,6 +37,7 @@ type Config struct {
 	DataDir          string
 	DatabaseURL      string
 	RedisURL         string
+	RedisKeyPrefix   string
 	AdminToken       string
 	RateLimit        int64
 	MonthlyQuota     int64
@@ -54,9 +59,15 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	log     *slog.Logger
-	store   *sqlite.DB
-	server  *server.Server
+	log    *slog.Logger
+	store  store
+	redis  goredis.UniversalClient
+	quota  *redis.Quota
+	server *server.Server
+	// stop ends the background work (listening for other replicas'
+	// changes, flushing quota counts); done is closed when it has ended.
+	stop    context.CancelFunc
+	done    chan struct{}
 	http    *http.Server
 	ln      net.Listener
 	serving chan error
@@ -76,8 +87,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.SetOutput(m.Stderr)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.DataDir, "data-dir", "./decoy-data", "directory of the embedded store (SQLite) and state")
-	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... to keep the store in PostgreSQL (not in this version)")
-	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... to share limits between replicas (not in this version)")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... to keep the store in PostgreSQL instead of SQLite, shared by replicas")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://..., rediss://..., redis+cluster://... or redis+sentinel://... to share rate limits, quotas and cache invalidation between replicas")
+	fs.StringVar(&c.RedisKeyPrefix, "redis-key-prefix", "decoy:", "prefix of every Redis key and channel, so that several deployments can share one Redis")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "admin API bearer token (default: generated at first start, printed once)")
 	fs.Int64Var(&c.RateLimit, "rate-limit", decoy.DefaultRateLimit, "default requests per minute per mock; 0 = unlimited")
 	fs.Int64Var(&c.MonthlyQuota, "monthly-quota", decoy.DefaultMonthlyQuota, "default served responses per month per mock; 0 = unlimited")
@@ -111,10 +123,10 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format must be text or json")
-	case c.DatabaseURL != "":
-		return fmt.Errorf("--database-url: the PostgreSQL store is not available in this version; use --data-dir")
-	case c.RedisURL != "":
-		return fmt.Errorf("--redis-url: Redis-shared limits are not available in this version")
+	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
+		return fmt.Errorf("--database-url must be a postgres:// or postgresql:// URL")
+	case strings.ContainsAny(c.RedisKeyPrefix, "{}"):
+		return fmt.Errorf("--redis-key-prefix must not contain { or }: they choose the Redis Cluster hash slot")
 	case c.TokenHeader != "" && !validHeaderName(c.TokenHeader):
 		return fmt.Errorf("--token-header %q is not a valid header name", c.TokenHeader)
 	}
@@ -151,18 +163,19 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	var err error
-	if m.store, err = sqlite.Open(ctx, c.DataDir); err != nil {
-		return fmt.Errorf("open store in %s: %w", c.DataDir, err)
+	if m.store, err = m.openStore(ctx); err != nil {
+		return err
 	}
 	adminHash, generated, tokenSource, err := m.adminToken(ctx)
 	if err != nil {
 		return err
 	}
-	m.server = server.New(server.Config{
+	cfg := server.Config{
 		Store:               m.store,
 		Quota:               m.store,
 		Limiter:             inmem.NewLimiter(),
 		AuthFailures:        inmem.NewLimiter(),
+		SharedStore:         c.DatabaseURL != "",
 		AdminTokenHash:      adminHash,
 		DefaultRateLimit:    c.RateLimit,
 		DefaultMonthlyQuota: c.MonthlyQuota,
@@ -172,11 +185,44 @@ func (m *Main) Run(ctx context.Context) error {
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
 		Logger:              m.log,
-	})
+	}
+	if c.RedisURL != "" {
+		// go-redis logs every failed dial; the server logs what they mean.
+		goredis.SetLogger(redisLog{m.log})
+		var err error
+		if m.redis, err = redis.Open(ctx, c.RedisURL); m.redis == nil {
+			return fmt.Errorf("--redis-url: %w", err)
+		} else if err != nil {
+			// Replicas go on without Redis, so one may start without it.
+			m.log.Warn("Redis unreachable at start; limiting per replica until it is", "err", err)
+		}
+		m.quota = redis.NewQuota(m.redis, c.RedisKeyPrefix, m.store)
+		cfg.Quota = m.quota
+		cfg.Limiter = redis.NewLimiter(m.redis, c.RedisKeyPrefix)
+		cfg.AuthFailures = cfg.Limiter
+		cfg.LocalLimiter = inmem.NewLimiter()
+		if cfg.SharedStore {
+			// Only replicas on one database have changes to hear of.
+			cfg.Invalidator = redis.NewInvalidator(m.redis, c.RedisKeyPrefix)
+		}
+	}
+	m.server = server.New(cfg)
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	m.stop, m.done = stop, make(chan struct{})
+	if q := m.quota; q != nil {
+		q.OnFallback = func(err error) { m.server.SharedFailed("quota", err) }
+		wg.Go(func() { q.Run(bg) })
+	}
+	wg.Go(func() { m.server.Listen(bg) })
+	go func() { wg.Wait(); close(m.done) }()
 	m.log.Info("config",
 		"version", Version(),
 		"addr", c.Addr,
 		"data_dir", c.DataDir,
+		"database_url", redactURL(c.DatabaseURL),
+		"redis_url", redactURL(c.RedisURL),
+		"redis_key_prefix", c.RedisKeyPrefix,
 		"admin_token", tokenSource,
 		"rate_limit", c.RateLimit,
 		"monthly_quota", c.MonthlyQuota,
@@ -227,6 +273,55 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
+// redisLog passes go-redis's own messages to the log at debug level.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Log(ctx, slog.LevelDebug, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// store is what a store backend gives the server.
+type store interface {
+	decoy.Store
+	decoy.QuotaCounter
+	Close() error
+}
+
+// pgStore gives the PostgreSQL store the Close of the store interface.
+type pgStore struct{ *postgres.DB }
+
+func (s pgStore) Close() error { s.DB.Close(); return nil }
+
+// openStore opens PostgreSQL when --database-url is set, else SQLite in
+// the data directory.
+func (m *Main) openStore(ctx context.Context) (store, error) {
+	c := &m.Config
+	if c.DatabaseURL != "" {
+		db, err := postgres.Open(ctx, c.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL store %s: %w", redactURL(c.DatabaseURL), err)
+		}
+		return pgStore{db}, nil
+	}
+	db, err := sqlite.Open(ctx, c.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open store in %s: %w", c.DataDir, err)
+	}
+	return db, nil
+}
+
+// redactURL hides the password of a URL, for logs.
+func redactURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
 // BaseURL is the address the server can be reached at.
 func (m *Main) BaseURL() string {
 	if m.Config.PublicURL != "" {
@@ -255,7 +350,12 @@ func (m *Main) adminToken(ctx context.Context) (hash []byte, generated, source s
 	}
 	generated = server.NewToken(adminTokenPrefix)
 	hash = server.HashToken(generated)
-	if err := m.store.SetAdminTokenHash(ctx, hash); err != nil {
+	switch err := m.store.SetAdminTokenHash(ctx, hash); {
+	case decoy.ErrorCode(err) == decoy.ECONFLICT:
+		// Another replica on the same store generated one just now.
+		hash, err = m.store.AdminTokenHash(ctx)
+		return hash, "", "stored (generated by another replica)", err
+	case err != nil:
 		return nil, "", "", err
 	}
 	return hash, generated, "generated now", nil
@@ -310,8 +410,23 @@ func (m *Main) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	if m.stop != nil {
+		m.stop()
+		<-m.done
+	}
+	if m.quota != nil {
+		// Counts kept while the database was unreachable: a last try.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := m.quota.Flush(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("write quota counts kept in memory: %w", err))
+		}
+		cancel()
+	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())
+	}
+	if m.redis != nil {
+		errs = append(errs, m.redis.Close())
 	}
 	err := errors.Join(errs...)
 	if m.log != nil {
