@@ -77,11 +77,13 @@ type quotaClient interface {
 //
 // Redis holds one count per mock and month, shared by the replicas, at
 // prefix+"{mock:"+id+"}:quota:"+month (seeded from the store when missing,
-// expiring 40 days after). A mock at its quota is refused by Redis alone,
-// without a database round trip. A response Redis admits is then counted by
+// expiring 40 days after). A mock at its quota is refused without a write
+// to the database. A response Redis admits is then counted by
 // the store, which is exact and durable and decides: when it refuses, the
 // Redis count is set back to the store's (a Redis that fell behind, say
-// while it was partitioned, corrects itself on the next refusal).
+// while it was partitioned, corrects itself on the next refusal). A Redis
+// that counts more than the store (the mock was deleted and created again)
+// is corrected from the store's count when it refuses.
 //
 // When the store fails after Redis admitted, the response is served on the
 // Redis count and its +1 waits in memory (bounded) until the store can take
@@ -134,7 +136,20 @@ func (q *Quota) ReserveQuota(ctx context.Context, id, month string, limit int64)
 		return q.store.ReserveQuota(ctx, id, month, limit)
 	}
 	if !ok {
-		return used, false, nil // refused by Redis alone
+		// Redis may count more than the store: after a mock was deleted
+		// and created again under the same id, or a release failed in
+		// Redis. The store is the truth, so a refusal reads its count (one
+		// cheap read per request the rate limit lets through), and Redis
+		// takes it when it is lower.
+		n, err := q.storeUsed(ctx, id, month)
+		if err != nil || n >= used {
+			return used, false, nil
+		}
+		q.syncRedis(ctx, key, n, "set")
+		if limit > 0 && n >= limit {
+			return n, false, nil
+		}
+		used = n
 	}
 
 	// Redis admitted: the store decides. Responses it has yet to count go
@@ -258,19 +273,26 @@ func (q *Quota) Flush(ctx context.Context) error {
 		keys = append(keys, k)
 	}
 	q.mu.Unlock()
+	var first error
 	for _, k := range keys {
-		if err := q.flushKey(ctx, k.id, k.month); err != nil {
-			return err
+		if err := q.flushKey(ctx, k.id, k.month); err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 // flushKey hands the store the responses of one mock and month that it has
 // yet to count. They were served, so they count whatever the limit.
 func (q *Quota) flushKey(ctx context.Context, id, month string) error {
 	for q.unqueue(id, month) {
-		if _, _, err := q.store.ReserveQuota(ctx, id, month, 0); err != nil {
+		_, _, err := q.store.ReserveQuota(ctx, id, month, 0)
+		switch {
+		case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+			// Deleted meanwhile, and its counts with it.
+			q.drop(id, month)
+			return nil
+		case err != nil:
 			q.queueAnyway(id, month)
 			return err
 		}
@@ -289,6 +311,15 @@ func (q *Quota) queue(id, month string) bool {
 	q.pending[monthKey{id, month}]++
 	q.npending++
 	return true
+}
+
+// drop forgets the responses of one mock and month waiting for the store.
+func (q *Quota) drop(id, month string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := monthKey{id, month}
+	q.npending -= q.pending[k]
+	delete(q.pending, k)
 }
 
 // queueAnyway puts back a response that flushKey took, whatever the bound.

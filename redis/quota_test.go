@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ type fakeStore struct {
 	mu       sync.Mutex
 	counts   map[string]int64
 	down     bool
+	deleted  map[string]bool
 	reserves int // ReserveQuota calls that reached the store
 }
 
@@ -30,6 +32,9 @@ func (s *fakeStore) ReserveQuota(_ context.Context, id, month string, limit int6
 		return 0, false, errDown
 	}
 	s.reserves++
+	if s.deleted[id] {
+		return 0, false, decoy.Errorf(decoy.ENOTFOUND, "Mock api not found")
+	}
 	k := id + "/" + month
 	if limit > 0 && s.counts[k] >= limit {
 		return s.counts[k], false, nil
@@ -69,6 +74,21 @@ func (s *fakeStore) get(id, month string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[id+"/"+month]
+}
+
+// delete drops a mock and its counts, as the store's DeleteMock does.
+func (s *fakeStore) delete(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted == nil {
+		s.deleted = map[string]bool{}
+	}
+	s.deleted[id] = true
+	for k := range s.counts {
+		if strings.HasPrefix(k, id+"/") {
+			delete(s.counts, k)
+		}
+	}
 }
 
 func (s *fakeStore) setDown(down bool) {
@@ -286,5 +306,48 @@ func TestQuotaRedisDown(t *testing.T) {
 	}
 	if fallbacks.Load() == 0 {
 		t.Error("OnFallback was not called")
+	}
+}
+
+// A Redis that counts more than the store (the mock was deleted, with its
+// counts, and created again under the same id) takes the store's count at
+// the next refusal, and the mock is served again.
+func TestQuotaRedisStaleHigh(t *testing.T) {
+	ctx := context.Background()
+	q, store, setRedis := newQuota(t)
+	store.set(mockID, month, 0)
+	setRedis(5)
+	reserve(t, q, 5, 1, true)
+	if n, _ := q.QuotaUsed(ctx, mockID, month); n != 1 {
+		t.Errorf("Redis count after correction: %d, want 1", n)
+	}
+	// At the quota in both, the refusal stands.
+	store.set(mockID, month, 5)
+	setRedis(5)
+	reserve(t, q, 5, 5, false)
+}
+
+// Responses waiting for the store of a mock deleted meanwhile are dropped,
+// and do not hold back those of other mocks.
+func TestQuotaFlushSkipsDeleted(t *testing.T) {
+	ctx := context.Background()
+	q, store, _ := newQuota(t)
+	const other = "00000000-0000-4000-8000-000000000009"
+	if _, _, err := q.ReserveQuota(ctx, other, month, 0); err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, q, 0, 1, true)
+	store.setDown(true)
+	reserve(t, q, 0, 2, true) // waits in memory
+	if _, _, err := q.ReserveQuota(ctx, other, month, 0); err != nil {
+		t.Fatal(err)
+	}
+	store.setDown(false)
+	store.delete(mockID)
+	if err := q.Flush(ctx); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if n := store.get(other, month); n != 2 {
+		t.Errorf("other mock counted %d in the store, want 2", n)
 	}
 }
