@@ -169,7 +169,7 @@ func spread(t *testing.T, ps []*proc, path string, n int) map[int]int {
 func TestReplicasShareLimits(t *testing.T) {
 	db := postgresURL(t)
 	rd, prefix := redisURL(t)
-	ps := startReplicas(t, 2, db, rd, prefix)
+	ps := startReplicas(t, 2, db, rd, prefix, "--auth-failure-limit", "5")
 
 	limited := createMock(t, ps[0], `[{"id":1}]`, client.CreateOptions{RateLimit: i64(10), MonthlyQuota: i64(0)})
 	if got := spread(t, ps, "/mock/"+limited.ID, 30); got[200] != 10 || got[429] != 20 {
@@ -183,6 +183,17 @@ func TestReplicasShareLimits(t *testing.T) {
 	u, err := ps[0].admin().Usage(context.Background(), quota.ID)
 	if err != nil || u.Month.Used != 4 {
 		t.Errorf("usage after the quota run: %+v %v", u, err)
+	}
+
+	// Wrong tokens from one client, alternating between the replicas: the
+	// failed-authentication limit of 5 holds for both together.
+	private := createMock(t, ps[0], `[]`, client.CreateOptions{Private: true})
+	var statuses []int
+	for i := range 8 {
+		statuses = append(statuses, get(t, ps[i%2].url+"/mock/"+private.ID, "serviceauthtoken", "wrong").status)
+	}
+	if want := []int{401, 401, 401, 401, 401, 429, 429, 429}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+		t.Errorf("wrong tokens over 2 replicas with a limit of 5: %v, want %v", statuses, want)
 	}
 }
 
