@@ -219,8 +219,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.log.Info("config",
 		"version", Version(),
 		"addr", c.Addr,
-		"data_dir", c.DataDir,
-		"database_url", redactURL(c.DatabaseURL),
+		"store", storeName(c),
 		"redis_url", redactURL(c.RedisURL),
 		"redis_key_prefix", c.RedisKeyPrefix,
 		"admin_token", tokenSource,
@@ -308,6 +307,14 @@ func (m *Main) openStore(ctx context.Context) (store, error) {
 		return nil, fmt.Errorf("open store in %s: %w", c.DataDir, err)
 	}
 	return db, nil
+}
+
+// storeName says where the store is, for the config log.
+func storeName(c *Config) string {
+	if c.DatabaseURL != "" {
+		return "postgres " + redactURL(c.DatabaseURL)
+	}
+	return "sqlite " + c.DataDir
 }
 
 // redactURL hides the password of a URL, for logs.
