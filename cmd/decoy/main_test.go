@@ -459,6 +459,7 @@ func decoyCLI(t *testing.T, p *proc, stdin string, args ...string) (string, stri
 
 func TestCLI(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	dataDir := t.TempDir() // for the serve commands that must fail
 	out, errOut, code := decoyCLI(t, p, `[{"n":1},{"n":2}]`, "mock", "create", "--file", "-", "--name", "cli", "--private", "--status", "201")
 	if code != 0 {
 		t.Fatalf("create: %d %s", code, errOut)
@@ -506,10 +507,10 @@ func TestCLI(t *testing.T) {
 		{[]string{"mock", "create"}, 2, "--file is required"},
 		{[]string{"mock", "patch", m.ID}, 2, "at least one setting"},
 		{[]string{"serve", "--rate-limit", "-1"}, 1, "--rate-limit must be 0 or more"},
-		{[]string{"serve", "--database-url", "mysql://x"}, 1, "--database-url must be a postgres:// or postgresql:// URL"},
+		{[]string{"serve", "--data-dir", dataDir, "--database-url", "mysql://x"}, 1, "--database-url must be a postgres:// or postgresql:// URL"},
 		{[]string{"serve", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "open PostgreSQL store postgres://127.0.0.1:1/x?connect_timeout=2: The database is unavailable"},
-		{[]string{"serve", "--redis-url", "http://x"}, 1, "--redis-url"},
-		{[]string{"serve", "--redis-key-prefix", "a{b}"}, 1, "--redis-key-prefix must not contain"},
+		{[]string{"serve", "--data-dir", dataDir, "--redis-url", "http://x"}, 1, "--redis-url: redis: http://x: scheme must be"},
+		{[]string{"serve", "--data-dir", dataDir, "--redis-key-prefix", "a{b}"}, 1, "--redis-key-prefix must not contain"},
 		{[]string{"nope"}, 1, "unknown command"},
 	} {
 		_, errOut, code := decoyCLI(t, p, "", tc.args...)

@@ -163,6 +163,16 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	var err error
+	if c.RedisURL != "" {
+		// go-redis logs every failed dial; the server logs what they mean.
+		goredis.SetLogger(redisLog{m.log})
+		if m.redis, err = redis.Open(ctx, c.RedisURL); m.redis == nil {
+			return fmt.Errorf("--redis-url: %w", err)
+		} else if err != nil {
+			// Replicas go on without Redis, so one may start without it.
+			m.log.Warn("Redis unreachable at start; limiting per replica until it is", "err", err)
+		}
+	}
 	if m.store, err = m.openStore(ctx); err != nil {
 		return err
 	}
@@ -186,16 +196,7 @@ func (m *Main) Run(ctx context.Context) error {
 		PublicURL:           c.PublicURL,
 		Logger:              m.log,
 	}
-	if c.RedisURL != "" {
-		// go-redis logs every failed dial; the server logs what they mean.
-		goredis.SetLogger(redisLog{m.log})
-		var err error
-		if m.redis, err = redis.Open(ctx, c.RedisURL); m.redis == nil {
-			return fmt.Errorf("--redis-url: %w", err)
-		} else if err != nil {
-			// Replicas go on without Redis, so one may start without it.
-			m.log.Warn("Redis unreachable at start; limiting per replica until it is", "err", err)
-		}
+	if m.redis != nil {
 		m.quota = redis.NewQuota(m.redis, c.RedisKeyPrefix, m.store)
 		cfg.Quota = m.quota
 		cfg.Limiter = redis.NewLimiter(m.redis, c.RedisKeyPrefix)
@@ -317,7 +318,8 @@ func storeName(c *Config) string {
 	return "sqlite " + c.DataDir
 }
 
-// redactURL hides the password of a URL, for logs.
+// redactURL hides the passwords of a URL, for logs: that of its user, and
+// every query parameter named like one (password, sentinel_password, ...).
 func redactURL(s string) string {
 	if s == "" {
 		return ""
@@ -325,6 +327,15 @@ func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
+	}
+	q := u.Query()
+	for name := range q {
+		if n := strings.ToLower(name); strings.Contains(n, "password") || strings.Contains(n, "secret") || strings.Contains(n, "token") {
+			q[name] = []string{"xxxxx"}
+		}
+	}
+	if len(q) > 0 {
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
