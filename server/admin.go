@@ -216,6 +216,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	ctx := writeContext(r)
+	gen := s.cache.generation()
 	created, err := s.cfg.Store.CreateMock(ctx, m, data)
 	s.announce(ctx, m.ID)
 	if err != nil {
@@ -223,7 +224,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 		return err
 	}
 	e.mock = created
-	s.cache.put(e)
+	s.cache.putAt(e, gen)
 	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
 	writeJSON(w, http.StatusCreated, s.view(r, created, token))
 	return nil
@@ -364,6 +365,7 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	ctx := writeContext(r)
+	gen := s.cache.generation()
 	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
 	s.announce(ctx, id)
 	if err != nil {
@@ -371,7 +373,7 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 		return err
 	}
 	e.mock = m
-	s.cache.put(e)
+	s.cache.putAt(e, gen)
 	writeJSON(w, http.StatusOK, s.view(r, m, ""))
 	return nil
 }
@@ -423,13 +425,14 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 	if err != nil {
 		return err
 	}
+	gen := s.cache.generation()
 	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
 	s.announce(ctx, id)
 	if err != nil {
 		s.cache.remove(id)
 		return err
 	}
-	s.refresh(m)
+	s.refresh(m, gen)
 	writeJSON(w, http.StatusOK, s.view(r, m, token))
 	return nil
 }
@@ -496,9 +499,9 @@ func decodeField[T any](name string, raw json.RawMessage, what string, valid fun
 
 // refresh puts new settings of a mock into the cache, keeping its parsed
 // data when cached, and otherwise leaving the next read to load it.
-func (s *Server) refresh(m *decoy.Mock) {
+func (s *Server) refresh(m *decoy.Mock, gen uint64) {
 	if e := s.cache.peek(m.ID); e != nil {
-		s.cache.put(e.withMock(m))
+		s.cache.putAt(e.withMock(m), gen)
 		return
 	}
 	s.cache.remove(m.ID)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
@@ -27,6 +28,10 @@ type entry struct {
 
 	gzipOnce sync.Once
 	gzipped  []byte
+
+	// checked is when the entry was last known to match the store (Unix
+	// nanoseconds), for replicas that share the store.
+	checked atomic.Int64
 }
 
 // newEntry parses data when ct is a JSON type. A JSON type with data that
@@ -50,6 +55,19 @@ func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
 // withMock returns a copy of e with new settings and the same data.
 func (e *entry) withMock(m *decoy.Mock) *entry {
 	return &entry{mock: m, data: e.data, doc: e.doc}
+}
+
+// sameMock reports whether m is the stored version of the mock e holds: the
+// same version of the same mock, not of one deleted and created again under
+// its id (versions start again at 1).
+func (e *entry) sameMock(m *decoy.Mock) bool {
+	return m.Version == e.mock.Version && m.CreatedAt.Equal(e.mock.CreatedAt)
+}
+
+// sameData reports whether m describes the data e holds.
+func (e *entry) sameData(m *decoy.Mock) bool {
+	return m.ETag == e.mock.ETag && m.ContentType == e.mock.ContentType && m.Size == int64(len(e.data)) &&
+		m.CreatedAt.Equal(e.mock.CreatedAt)
 }
 
 // isArray reports whether query parameters apply to the data.
@@ -95,8 +113,11 @@ func etagFromDigest(d *xxhash.Digest) string {
 // the write replaced.
 //
 // When other replicas write to the same store, an entry is trusted only
-// while their changes are heard (listening); otherwise every read first
-// asks the store for the mock's version, and reloads when it changed.
+// while their changes are heard (listening), and even then for at most
+// maxTrust at a time: a replica cut off from the channel of announcements
+// while the others are not (its own changes then go unheard) is caught by
+// that check. Otherwise every read first asks the store for the mock's
+// version, and reloads when it changed.
 type cache struct {
 	store   decoy.Store
 	mu      sync.RWMutex
@@ -111,10 +132,23 @@ type cache struct {
 	// onStale is called when an entry is served unchecked because the store
 	// could not be asked.
 	onStale func(id string, err error)
+	// now is the clock of maxTrust.
+	now func() time.Time
 }
 
-func newCache(store decoy.Store, shared bool) *cache {
-	return &cache{store: store, entries: make(map[string]*entry), shared: shared}
+// maxTrust is how long a replica on a shared store serves an entry without
+// asking the store whether it is current, while it hears announcements.
+const maxTrust = 500 * time.Millisecond
+
+// storeCheckTimeout bounds the store call that checks an entry: a stalled
+// database must not stall reads that can be answered from memory.
+const storeCheckTimeout = time.Second
+
+// storeLoadTimeout bounds the load of a mock, which may be large.
+const storeLoadTimeout = 30 * time.Second
+
+func newCache(store decoy.Store, shared bool, now func() time.Time) *cache {
+	return &cache{store: store, entries: make(map[string]*entry), shared: shared, now: now}
 }
 
 // trusted reports whether cached entries can be served without asking the
@@ -126,13 +160,21 @@ func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 	c.mu.RLock()
 	e, gen := c.entries[id], c.gen
 	c.mu.RUnlock()
-	if e != nil {
-		if c.trusted() {
+	if e == nil {
+		return c.load(ctx, id)
+	}
+	if !c.shared {
+		return e, nil
+	}
+	if c.listening.Load() {
+		// One read at a time checks an entry trusted for maxTrust; the
+		// others meanwhile serve it as it is.
+		last, now := e.checked.Load(), c.now().UnixNano()
+		if now-last < int64(maxTrust) || !e.checked.CompareAndSwap(last, now) {
 			return e, nil
 		}
-		return c.revalidate(ctx, e, gen)
 	}
-	return c.load(ctx, id)
+	return c.revalidate(ctx, e, gen)
 }
 
 // revalidate returns e when the store holds the same version of its mock,
@@ -140,7 +182,9 @@ func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 // data changed. When the store cannot be asked, e is served as it is: a
 // possibly stale answer is better than none while the database is down.
 func (c *cache) revalidate(ctx context.Context, e *entry, gen uint64) (*entry, error) {
-	m, err := c.store.FindMock(ctx, e.mock.ID)
+	sctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+	m, err := c.store.FindMock(sctx, e.mock.ID)
+	cancel()
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
 		c.remove(e.mock.ID)
@@ -153,10 +197,12 @@ func (c *cache) revalidate(ctx context.Context, e *entry, gen uint64) (*entry, e
 			c.onStale(e.mock.ID, err)
 		}
 		return e, nil
-	case m.Version == e.mock.Version:
+	case e.sameMock(m):
+		e.checked.Store(c.now().UnixNano())
 		return e, nil
-	case m.ETag == e.mock.ETag && m.ContentType == e.mock.ContentType && m.Size == int64(len(e.data)):
+	case e.sameData(m):
 		fresh := e.withMock(m)
+		fresh.checked.Store(c.now().UnixNano())
 		c.mu.Lock()
 		if c.gen == gen && c.entries[m.ID] == e {
 			c.entries[m.ID] = fresh
@@ -180,7 +226,9 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 	v, err, _ := c.loads.Do(id+"@"+strconv.FormatUint(gen, 10), func() (any, error) {
 		// The load serves every caller waiting on it, so one caller going
 		// away must not cancel it.
-		m, data, err := c.store.FindMockData(context.WithoutCancel(ctx), id)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
+		defer cancel()
+		m, data, err := c.store.FindMockData(lctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -190,6 +238,7 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 			// serve it unchanged rather than not at all.
 			e = &entry{mock: m, data: data}
 		}
+		e.checked.Store(c.now().UnixNano())
 		c.mu.Lock()
 		if c.gen == gen {
 			c.entries[id] = e
@@ -210,12 +259,27 @@ func (c *cache) peek(id string) *entry {
 	return c.entries[id]
 }
 
-// put replaces the entry of a mock after a write.
-func (c *cache) put(e *entry) {
+// generation returns the current generation, to be given to putAt.
+func (c *cache) generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+// putAt puts the entry a write produced, unless the cache changed since
+// generation gen was taken before the write: then another replica's change,
+// heard meanwhile, may be newer than this one, and the entry is dropped
+// instead, for the next read to load what the store holds.
+func (c *cache) putAt(e *entry, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen != gen {
+		delete(c.entries, e.mock.ID)
+	} else {
+		e.checked.Store(c.now().UnixNano())
+		c.entries[e.mock.ID] = e
+	}
 	c.gen++
-	c.entries[e.mock.ID] = e
 }
 
 // flush forgets every mock, for when changes may have been missed.

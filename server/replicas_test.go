@@ -54,7 +54,7 @@ func (c *busClient) Invalidate(_ context.Context, id string) error {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
 	for n, h := range c.b.handlers {
-		if n != c.self {
+		if n > 0 && n != c.self { // parked handlers (lost) hear nothing
 			h.Invalidated(id)
 		}
 	}
@@ -470,4 +470,98 @@ func TestReplicasSeedTogether(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hookStore runs hook after each ReplaceMockData, as if another replica
+// wrote while this one did.
+type hookStore struct {
+	decoy.Store
+	hook func()
+}
+
+func (s *hookStore) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	m, err := s.Store.ReplaceMockData(ctx, id, d)
+	if s.hook != nil {
+		s.hook()
+	}
+	return m, err
+}
+
+// A replica's own write does not put its copy in the cache over a newer
+// change of another replica heard while the write was under way.
+func TestOwnWriteYieldsToNewerAnnouncedChange(t *testing.T) {
+	bs := &bus{}
+	var clients []*busClient
+	var hs *hookStore
+	a := newHarness(t, func(c *server.Config) {
+		hs = &hookStore{Store: c.Store}
+		cl := bs.client()
+		clients = append(clients, cl)
+		c.Store, c.SharedStore, c.Invalidator = hs, true, cl
+	})
+	other := bs.client() // another replica, through the same store
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.srv.Listen(ctx)
+	waitFor(t, func() bool { return strings.Contains(a.get("/readyz").body, `"cache":"trusted"`) })
+
+	m := a.create(`{"v":1}`, client.CreateOptions{})
+	hs.hook = func() {
+		hs.hook = nil
+		if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":3}`), ETag: `"v3"`}); err != nil {
+			t.Error(err)
+		}
+		other.Invalidate(ctx, m.ID)
+	}
+	if _, err := a.admin.ReplaceData(ctx, m.ID, strings.NewReader(`{"v":2}`), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.get("/mock/" + m.ID); r.body != `{"v":3}` {
+		t.Errorf("after a newer change heard during the write: %s, want what the store holds", r.body)
+	}
+}
+
+// A listening replica still checks an entry against the store every
+// maxTrust, so a change whose announcement never came (its writer was cut
+// off from the channel) is seen within that time.
+func TestUnannouncedChangeSeenWithinMaxTrust(t *testing.T) {
+	bs := &bus{}
+	a, b, _ := replicas(t, func() decoy.Invalidator { return bs.client() })
+	waitFor(t, func() bool { return strings.Contains(b.get("/readyz").body, `"cache":"trusted"`) })
+	m := a.create(`{"v":1}`, client.CreateOptions{})
+	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
+		t.Fatalf("read: %s", r.body)
+	}
+	if _, err := a.store.ReplaceMockData(context.Background(), m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":2}`), ETag: `"v2"`}); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
+		t.Fatalf("trusted entry checked before maxTrust: %s", r.body)
+	}
+	b.clock.Add(600 * time.Millisecond)
+	if r := b.get("/mock/" + m.ID); r.body != `{"v":2}` {
+		t.Errorf("after maxTrust: %s, want the stored data", r.body)
+	}
+}
+
+// A mock deleted and created again under its id, private now, is not
+// mistaken for the copy a revalidating replica holds (versions start again
+// at 1).
+func TestRecreatedMockIsNotTheCachedOne(t *testing.T) {
+	a, b, _ := replicas(t, nil)
+	ctx := context.Background()
+	m := a.create(`{"old":true}`, client.CreateOptions{})
+	if r := b.get("/mock/" + m.ID); r.status != 200 {
+		t.Fatalf("read: %d", r.status)
+	}
+	if err := a.store.DeleteMock(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.clock.Add(time.Second) // a later creation time
+	if _, err := a.store.CreateMock(ctx, &decoy.Mock{
+		ID: m.ID, Private: true, TokenHash: server.HashToken("tok"), ContentType: "application/json", Status: 200, ETag: `"n"`,
+	}, []byte(`{"old":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, b.get("/mock/"+m.ID), 401, "Auth token not found")
 }

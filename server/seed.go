@@ -25,10 +25,11 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		var created *decoy.Mock
+		gen := s.cache.generation()
 		created, err = s.cfg.Store.CreateMock(ctx, m, data)
 		if err == nil {
 			e.mock = created
-			s.cache.put(e)
+			s.cache.putAt(e, gen)
 			s.announce(ctx, id)
 			return created, true, nil
 		}
@@ -44,12 +45,13 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	case cur.ContentType == m.ContentType && bytes.Equal(stored, data):
 		return cur, false, nil
 	}
+	gen := s.cache.generation()
 	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: data, ETag: m.ETag})
 	if err != nil {
 		return nil, false, err
 	}
 	e.mock = updated
-	s.cache.put(e)
+	s.cache.putAt(e, gen)
 	s.announce(ctx, id)
 	return updated, true, nil
 }

@@ -101,7 +101,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:          cfg,
-		cache:        newCache(cfg.Store, cfg.SharedStore),
+		cache:        newCache(cfg.Store, cfg.SharedStore, cfg.Now),
 		metrics:      newMetrics(cfg.Registry),
 		log:          cfg.Logger,
 		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
