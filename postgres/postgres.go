@@ -176,6 +176,8 @@ func unreachable(err error) bool {
 			return true
 		case "25006": // read-only transaction: we reached a standby after a failover
 			return true
+		case "57014": // canceled: a statement timeout, or our deadline's cancel request
+			return true
 		}
 		return strings.HasPrefix(pgErr.Code, "08") // connection exceptions
 	}

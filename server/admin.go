@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
@@ -126,10 +127,15 @@ func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
 
 // writeContext is the context of admin writes. A write, once started,
 // finishes even if the client goes away, so that the store and the cache
-// never disagree about a change the client may or may not have seen.
-func writeContext(r *http.Request) context.Context {
-	return context.WithoutCancel(r.Context())
+// never disagree about a change the client may or may not have seen; but
+// not after writeTimeout, so that a stalled database does not hold the
+// write lock, and every write behind it, indefinitely.
+func writeContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 }
+
+// writeTimeout bounds an admin write, which may store a large document.
+const writeTimeout = 30 * time.Second
 
 func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
 	base := s.cfg.PublicURL
@@ -215,7 +221,8 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
 	gen := s.cache.generation()
 	created, err := s.cfg.Store.CreateMock(ctx, m, data)
 	s.announce(ctx, m.ID)
@@ -364,7 +371,8 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
 	gen := s.cache.generation()
 	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
 	s.announce(ctx, id)
@@ -416,7 +424,8 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 	decide func(cur *decoy.Mock) (decoy.MockUpdate, string, error)) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
 	cur, err := s.cfg.Store.FindMock(ctx, id)
 	if err != nil {
 		return err
@@ -545,7 +554,8 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx := writeContext(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
 	err := s.cfg.Store.DeleteMock(ctx, id)
 	s.announce(ctx, id)
 	if err != nil {

@@ -86,7 +86,9 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		}
 		rate = &res
 		if !res.Allowed {
-			used, err := s.cfg.Quota.QuotaUsed(ctx, id, month)
+			qctx, cancel := context.WithTimeout(ctx, quotaTimeout)
+			used, err := s.cfg.Quota.QuotaUsed(qctx, id, month)
+			cancel()
 			if err != nil {
 				// Only a header needs the count; the answer is a 429 anyway.
 				s.log.Warn("quota count unavailable", "mock", id, "err", err)
@@ -115,9 +117,13 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	var served bool
 	reserve := qerr == nil && r.Method != http.MethodHead && !a.notModified
 	if reserve {
-		used, served, err = s.cfg.Quota.ReserveQuota(context.WithoutCancel(ctx), id, month, quotaLimit)
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quotaTimeout)
+		used, served, err = s.cfg.Quota.ReserveQuota(qctx, id, month, quotaLimit)
+		cancel()
 	} else {
-		used, err = s.cfg.Quota.QuotaUsed(ctx, id, month)
+		qctx, cancel := context.WithTimeout(ctx, quotaTimeout)
+		used, err = s.cfg.Quota.QuotaUsed(qctx, id, month)
+		cancel()
 		served = quotaLimit == 0 || used < quotaLimit
 	}
 	if err != nil && decoy.ErrorCode(err) == decoy.EUNAVAILABLE && ctx.Err() == nil {
@@ -156,7 +162,9 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			t.Stop()
 			if reserve { // nothing was served: give the count back
-				if err := s.cfg.Quota.ReleaseQuota(context.WithoutCancel(ctx), id, month); err != nil {
+				qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quotaTimeout)
+				defer cancel()
+				if err := s.cfg.Quota.ReleaseQuota(qctx, id, month); err != nil {
 					s.log.Error("release quota", "mock", id, "err", err)
 				}
 			}
@@ -165,6 +173,10 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 	s.write(w, r, e, a)
 }
+
+// quotaTimeout bounds each quota call of a read: a stalled database or
+// Redis must not hold reads that can be answered from memory.
+const quotaTimeout = 2 * time.Second
 
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
 func mockID(path string) (string, bool) {
