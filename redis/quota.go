@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,11 +162,13 @@ func (q *Quota) ReserveQuota(ctx context.Context, id, month string, limit int64)
 		sused, sok, err = q.store.ReserveQuota(ctx, id, month, limit)
 	}
 	if err != nil {
-		if q.queue(id, month) {
-			return used, true, nil
+		if !q.queue(id, month) && q.OnFallback != nil {
+			// Too many wait already: Redis keeps the count alone, which
+			// still holds the quota across replicas; the store will count
+			// less than was served.
+			q.OnFallback(fmt.Errorf("too many served responses wait for the store; counted in Redis only: %w", err))
 		}
-		q.releaseRedis(ctx, key)
-		return 0, false, err
+		return used, true, nil
 	}
 	if !sok {
 		// The store is the truth: a Redis that fell behind catches up.

@@ -351,3 +351,22 @@ func TestQuotaFlushSkipsDeleted(t *testing.T) {
 		t.Errorf("other mock counted %d in the store, want 2", n)
 	}
 }
+
+// When more served responses wait for an unreachable store than can be
+// kept, Redis still counts them: the quota holds across replicas.
+func TestQuotaPendingFullKeepsRedisCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 reservations")
+	}
+	q, store, setRedis := newQuota(t)
+	q.OnFallback = nil
+	setRedis(0)
+	store.setDown(true)
+	const limit = 10003 // over the 10,000 that may wait for the store
+	for i := range limit {
+		if _, ok, err := q.ReserveQuota(context.Background(), mockID, month, limit); err != nil || !ok {
+			t.Fatalf("reservation %d: ok=%v err=%v", i+1, ok, err)
+		}
+	}
+	reserve(t, q, limit, limit, false)
+}

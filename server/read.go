@@ -127,10 +127,16 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		served = quotaLimit == 0 || used < quotaLimit
 	}
 	if err != nil && decoy.ErrorCode(err) == decoy.EUNAVAILABLE && ctx.Err() == nil {
-		// Nowhere to count (the database, and Redis if any, are down):
-		// serving uncounted beats refusing every read until they are back.
-		s.SharedFailed("quota", err)
-		used, served, reserve, err = 0, true, false, nil
+		// Nowhere to count (the database, and Redis if any, are down).
+		if quotaLimit == 0 || !reserve {
+			// Nothing to count against, or nothing to count: serve.
+			s.SharedFailed("quota", err)
+			used, served, reserve, err = 0, true, false, nil
+		} else {
+			// Serving uncounted could exceed the quota: refuse.
+			s.log.Warn("quota cannot be counted", "mock", id, "err", err)
+			err = decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
+		}
 	}
 	if err != nil {
 		s.undoRate(ctx, id, rate)

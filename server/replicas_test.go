@@ -394,7 +394,8 @@ func TestStoreUnreachable(t *testing.T) {
 				ds = &downStore{Store: c.Store, QuotaCounter: c.Quota}
 				c.Store, c.Quota, c.SharedStore = ds, ds, shared
 			})
-			cached := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
+			cached := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
+			limited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(10))})
 			other, err := h.store.CreateMock(context.Background(), &decoy.Mock{ // not cached
 				ID: "00000000-0000-4000-8000-000000000001", ContentType: "application/json", Status: 200, ETag: `"e"`,
 			}, []byte(`[]`))
@@ -407,6 +408,9 @@ func TestStoreUnreachable(t *testing.T) {
 				t.Errorf("cached mock: %d %s", r.status, r.body)
 			}
 			wantError(t, h.get("/mock/"+other.ID), 503, "Database unavailable; try again later")
+			// With a quota and nothing to count it with, serving could
+			// exceed the quota.
+			wantError(t, h.get("/mock/"+limited.ID), 503, "The monthly quota of this mock cannot be counted right now; try again later")
 			_, err = h.admin.ReplaceData(context.Background(), cached.ID, strings.NewReader(`[]`), "application/json")
 			var ce *client.Error
 			if !errors.As(err, &ce) || ce.Status != 503 || ce.Message != "Database unavailable; try again later" {
