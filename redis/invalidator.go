@@ -147,6 +147,9 @@ func (v *Invalidator) listen(ctx context.Context, h decoy.InvalidationHandler) (
 			return true, err
 		}
 		pinged = false
+		if v.hasUnsent() { // a busy channel never goes idle
+			v.sendUnsent(ctx)
+		}
 		switch m := msg.(type) {
 		case *goredis.Message:
 			origin, id, ok := strings.Cut(m.Payload, " ")
@@ -162,6 +165,13 @@ func (v *Invalidator) listen(ctx context.Context, h decoy.InvalidationHandler) (
 			}
 		}
 	}
+}
+
+// hasUnsent reports whether announcements wait to be sent again.
+func (v *Invalidator) hasUnsent() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.unsent) > 0
 }
 
 // sendUnsent publishes the announcements that could not be sent before.

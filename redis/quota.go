@@ -351,14 +351,6 @@ func (q *Quota) unqueue(id, month string) bool {
 	return true
 }
 
-// releaseRedis gives back a Redis reservation that will not be served. A
-// failure leaves Redis one high until the store next refuses and resets it.
-func (q *Quota) releaseRedis(ctx context.Context, key string) {
-	if err := releaseScript.Run(ctx, q.c, []string{key}).Err(); err != nil {
-		q.redisFailed(err)
-	}
-}
-
 // syncRedis sets (mode "set") or raises (mode "raise") the Redis count to
 // the store's. A failure only delays the correction.
 func (q *Quota) syncRedis(ctx context.Context, key string, n int64, mode string) {

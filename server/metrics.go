@@ -17,7 +17,6 @@ type metrics struct {
 	panics   prometheus.Counter
 
 	sharedErrors *prometheus.CounterVec
-	sharedLimits prometheus.Gauge
 	cacheTrusted prometheus.Gauge
 	handler      http.Handler
 }
@@ -52,16 +51,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "decoy_shared_fallbacks_total",
 			Help: "Times a shared backend failed and the server went on alone, by use: rate_limit and auth_failures (Redis; limited per replica), quota (Redis; counted in the store alone), invalidation (Redis; changes announced late or cache revalidated), store (database; a cached mock served unchecked).",
 		}, []string{"use"}),
-		sharedLimits: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "decoy_shared_limits_up",
-			Help: "1 while rate limits are shared with other replicas (or there are none to share with), 0 while this replica limits alone.",
-		}),
 		cacheTrusted: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "decoy_cache_trusted",
 			Help: "1 while cached mocks are served as they are, 0 while each read checks the store for changes made by other replicas.",
 		}),
 	}
-	m.sharedLimits.Set(1)
 	m.cacheTrusted.Set(1)
 	for _, u := range []string{"rate_limit", "auth_failures", "quota", "invalidation", "store"} {
 		m.sharedErrors.WithLabelValues(u) // export zeros
@@ -69,7 +63,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures} {
 		m.refusals.WithLabelValues(r) // export zeros
 	}
-	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.sharedLimits, m.cacheTrusted)
+	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.cacheTrusted)
 	// The process and Go collectors may be registered already by the caller.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -119,6 +120,17 @@ func New(cfg Config) *Server {
 		s.authLimiter = &fallbackLimiter{shared: cfg.AuthFailures, local: cfg.LocalLimiter, s: s, use: "auth_failures"}
 		s.cfg.Limiter, s.cfg.AuthFailures = s.limiter, s.authLimiter
 	}
+	if s.limiter != nil {
+		cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "decoy_shared_limits_up",
+			Help: "1 while rate limits are shared with other replicas, 0 while this replica limits alone (only with a shared limiter).",
+		}, func() float64 {
+			if s.sharedLimitsUp(context.Background()) {
+				return 1
+			}
+			return 0
+		}))
+	}
 	if cfg.TokenHeader != "" {
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
@@ -172,6 +184,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// sharedLimitsUp reports whether both shared limiters work.
+func (s *Server) sharedLimitsUp(ctx context.Context) bool {
+	return s.limiter.up(ctx) && s.authLimiter.up(ctx)
+}
+
 // readiness is the answer of /readyz.
 type readiness struct {
 	Status string `json:"status"`
@@ -199,7 +216,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.limiter != nil {
 		rd.Limits = "shared"
-		if !s.limiter.up() || !s.authLimiter.up() {
+		if !s.sharedLimitsUp(r.Context()) {
 			rd.Limits = "local"
 		}
 	}

@@ -114,23 +114,27 @@ func (f *fallbackLimiter) Peek(ctx context.Context, key string, limit int64) (de
 func (f *fallbackLimiter) do(ctx context.Context, key string, limit int64,
 	call func(decoy.Limiter, context.Context, string, int64) (decoy.RateResult, error)) (decoy.RateResult, error) {
 	now := f.s.cfg.Now().UnixNano()
-	if at := f.retryAt.Load(); at == 0 || now >= at {
+	// While the shared limiter is down, one request per sharedRetry probes
+	// it (the one that moves retryAt on); the others stay local and do not
+	// wait on it.
+	if at := f.retryAt.Load(); at == 0 || now >= at && f.retryAt.CompareAndSwap(at, now+int64(sharedRetry)) {
 		r, err := call(f.shared, ctx, key, limit)
 		if err == nil {
 			if f.retryAt.Swap(0) != 0 {
-				f.s.metrics.sharedLimits.Set(1)
 				f.s.log.Info("shared limits are back", "use", f.use)
 			}
 			return r, nil
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && at == 0 {
 			return r, err // the client left; the shared limiter is not at fault
 		}
 		if f.retryAt.Swap(now+int64(sharedRetry)) == 0 {
-			f.s.metrics.sharedLimits.Set(0)
 			f.s.log.Warn("shared limiter failed; limiting per replica until it is back", "use", f.use, "err", err)
 		}
 		f.s.metrics.sharedErrors.WithLabelValues(f.use).Inc()
+		if ctx.Err() != nil {
+			return r, err
+		}
 	}
 	r, err := call(f.local, ctx, key, limit)
 	r.Event = -r.Event
@@ -145,5 +149,12 @@ func (f *fallbackLimiter) Undo(ctx context.Context, key string, r decoy.RateResu
 	return f.shared.Undo(ctx, key, r)
 }
 
-// up reports whether limits are shared with the other replicas now.
-func (f *fallbackLimiter) up() bool { return f.retryAt.Load() == 0 }
+// up reports whether limits are shared with the other replicas now. When
+// the shared limiter is due to be tried again, it is tried first, so that
+// /readyz and metrics recover without waiting for a request that needs it.
+func (f *fallbackLimiter) up(ctx context.Context) bool {
+	if at := f.retryAt.Load(); at != 0 && f.s.cfg.Now().UnixNano() >= at {
+		f.Peek(ctx, "readyz:probe", 1)
+	}
+	return f.retryAt.Load() == 0
+}
