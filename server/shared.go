@@ -63,11 +63,19 @@ func (s *Server) announce(ctx context.Context, id string) {
 	if s.cfg.Invalidator == nil {
 		return
 	}
+	// Bounded: a stalled Redis must not hold the write lock; the entries
+	// of other replicas are checked against the store within maxTrust
+	// anyway.
+	ctx, cancel := context.WithTimeout(ctx, announceTimeout)
+	defer cancel()
 	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
 		s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
 		s.log.Warn("could not announce a change to other replicas", "mock", id, "err", err)
 	}
 }
+
+// announceTimeout bounds the announcement of a change.
+const announceTimeout = time.Second
 
 // SharedFailed records that a shared backend failed and the server fell back
 // to what it can do alone (use says what for: "quota", ...). Backends call
