@@ -1,6 +1,8 @@
 # Decoy's everyday commands. CI (.ci/run) calls the same ones.
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.1.4
+GOVULNDB    ?= https://vuln.go.dev
 FUZZTIME    ?= 30s
 
 # Every fuzz target, as package:Target.
@@ -9,7 +11,7 @@ FUZZ_TARGETS = \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
 	./server:FuzzQuery ./server:FuzzHandler
 
-.PHONY: all build run test race lint bench fuzz examples
+.PHONY: all build run test race lint vuln bench fuzz examples
 
 all: lint test
 
@@ -30,6 +32,11 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+# Known vulnerabilities in the code paths Decoy uses. It needs the
+# vulnerability database (GOVULNDB: vuln.go.dev, or a mirror or file:// copy).
+vuln:
+	$(GOVULNCHECK) -db $(GOVULNDB) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -35,7 +35,7 @@ func FuzzCompile(f *testing.F) {
 		f.Add(q)
 	}
 	prefixes := []string{"Unsupported operator: ", "Invalid filter: ", "order_direction must be asc or desc",
-		"Limit must be ", "Offset must be "}
+		"Limit must be ", "Offset must be ", "Too many filter conditions: "}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := query.Compile(query.ParseParams(raw))
 		if err != nil {

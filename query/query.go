@@ -57,6 +57,11 @@ func (q *Query) Processing() bool { return q.processing }
 // Compile validates p and returns the query it describes. Validation runs in
 // the order filters, order_direction, offset, limit; the first failure is
 // returned as a *decoy.Error with code EINVALID and the client-facing text.
+// MaxConditions is the most filter conditions a request may have. Each
+// condition on a new path costs a pass over the document, so an unbounded
+// number would let one request keep a core busy.
+const MaxConditions = 32
+
 func Compile(p Params) (*Query, error) {
 	q := &Query{Limit: -1}
 	q.processing = p.Filters != "" || p.OrderBy != "" || p.Offset != "" || p.Limit != ""
@@ -64,6 +69,9 @@ func Compile(p Params) (*Query, error) {
 		for _, raw := range strings.Split(p.Filters, "&") {
 			if raw == "" {
 				continue // "a=1&" or "a=1&&b=2": nothing between the separators
+			}
+			if len(q.Filters) == MaxConditions {
+				return nil, decoy.Errorf(decoy.EINVALID, "Too many filter conditions: at most %d", MaxConditions)
 			}
 			c, err := parseCondition(raw)
 			if err != nil {

@@ -3,6 +3,7 @@ package query_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
@@ -261,6 +262,8 @@ func TestOffsetLimit(t *testing.T) {
 		{"non-ASCII fold is not asc", "order_by=i&order_direction=a%C5%BFc", "order_direction must be asc or desc"},
 		{"direction before offset", "order_direction=x&offset=-1", "order_direction must be asc or desc"},
 		{"filters before all", "filters=a&order_direction=x&offset=-1&limit=-1", "Invalid filter: a"},
+		{"too many conditions", "filters=" + strings.Repeat("i%3D1%26", query.MaxConditions) + "i%3D1", "Too many filter conditions: at most 32"},
+		{"too many conditions, then a bad one", "filters=" + strings.Repeat("i%3D1%26", query.MaxConditions) + "bad", "Too many filter conditions: at most 32"},
 	})
 }
 
@@ -323,5 +326,13 @@ func TestRedactQuery(t *testing.T) {
 		if got := query.RedactQuery(tc.raw); got != tc.want {
 			t.Errorf("RedactQuery(%q) = %q, want %q", tc.raw, got, tc.want)
 		}
+	}
+}
+
+// MaxConditions conditions are fine; empty ones do not count.
+func TestMaxConditions(t *testing.T) {
+	raw := "filters=" + strings.Repeat("i%5B%24ne%5D%3D9%26%26", query.MaxConditions)
+	if _, err := query.Compile(query.ParseParams(raw)); err != nil {
+		t.Errorf("%d conditions: %v", query.MaxConditions, err)
 	}
 }

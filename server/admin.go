@@ -106,7 +106,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // the request may not go on. Wrong tokens count as failed attempts, as for
 // mock tokens, but apart from them: guessing one never locks out the other.
 func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	key := "admin-token:" + clientAddr(r)
+	key := "admin-token:" + s.clientAddr(r)
 	if s.authBlocked(w, r, key) {
 		return false
 	}

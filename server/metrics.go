@@ -26,6 +26,7 @@ const (
 	refusedRateLimit    = "rate_limit"
 	refusedQuota        = "quota"
 	refusedAuthFailures = "auth_failures"
+	refusedClient       = "client"
 )
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -41,7 +42,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"route"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "decoy_refusals_total",
-			Help: "Read requests refused with 429, by reason (rate_limit, quota, auth_failures).",
+			Help: "Requests refused with 429, by reason (rate_limit, quota, auth_failures, client).",
 		}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "decoy_panics_total",
@@ -60,7 +61,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, u := range []string{"rate_limit", "auth_failures", "quota", "invalidation", "store"} {
 		m.sharedErrors.WithLabelValues(u) // export zeros
 	}
-	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures} {
+	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures, refusedClient} {
 		m.refusals.WithLabelValues(r) // export zeros
 	}
 	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.cacheTrusted)

@@ -200,7 +200,7 @@ func mockID(path string) (string, bool) {
 // authenticate checks the token of a private mock; it answers and returns
 // false when the request may not go on.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
-	key := "mock-token:" + clientAddr(r)
+	key := "mock-token:" + s.clientAddr(r)
 	if s.authBlocked(w, r, key) {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -601,4 +603,36 @@ func TestJSONErrorsEverywhere(t *testing.T) {
 	}
 	h.store.Close()
 	wantError(t, h.get("/readyz"), 503, "Store unavailable")
+}
+
+// The per-client limit refuses every route but monitoring once a client
+// made ClientRateLimit requests in a minute, per client address as trusted
+// proxies report it.
+func TestClientRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) {
+		l := inmem.NewLimiter()
+		l.Now = c.Now
+		c.ClientLimiter, c.ClientRateLimit = l, 3
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	unknown := "/mock/00000000-0000-4000-8000-000000000000"
+	for range 3 {
+		wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
+	}
+	r := h.get(unknown, "X-Forwarded-For", "198.51.100.1")
+	wantError(t, r, 429, "Too many requests from this client. Maximum 3 per minute.")
+	if r.header.Get("Retry-After") != "60" {
+		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
+	}
+	wantError(t, h.get("/admin/v1/mocks", "X-Forwarded-For", "198.51.100.1"), 429, "Too many requests from this client. Maximum 3 per minute.")
+	if r := h.get("/healthz", "X-Forwarded-For", "198.51.100.1"); r.status != 200 {
+		t.Errorf("healthz limited: %d", r.status)
+	}
+	// Another client behind the same proxy is not.
+	wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.2"), 404, "Mock api not found")
+	h.clock.Add(time.Minute)
+	wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
+	if v := h.metric(`decoy_refusals_total{reason="client"}`); v != "2" {
+		t.Errorf("client refusals = %s, want 2", v)
+	}
 }

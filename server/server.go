@@ -10,8 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -31,6 +31,13 @@ type Config struct {
 	Limiter decoy.Limiter
 	// AuthFailures counts failed authentication attempts per client address.
 	AuthFailures decoy.Limiter
+	// ClientLimiter counts every request per client address, against
+	// ClientRateLimit per minute (0: off).
+	ClientLimiter   decoy.Limiter
+	ClientRateLimit int64
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed when
+	// deciding a request's client address.
+	TrustedProxies []netip.Prefix
 	// LocalLimiter, when set, stands in for Limiter and AuthFailures while
 	// they fail (they are shared by replicas, in Redis): requests are then
 	// limited per replica instead of refused or failed.
@@ -166,6 +173,9 @@ func route(path string) string {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if s.limitClient(w, r) {
+		return
+	}
 	switch route(r.URL.Path) {
 	case "mock":
 		s.serveMock(w, r)
@@ -305,15 +315,6 @@ func tokenMatches(token string, hash []byte) bool {
 	return len(hash) == sha256.Size && subtle.ConstantTimeCompare(HashToken(token), hash) == 1
 }
 
-// clientAddr is the address failed-authentication attempts are counted per.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 // seconds rounds d up to whole seconds, as Retry-After and X-RateLimit-Reset
 // want them.
 func seconds(d time.Duration) string {
@@ -371,7 +372,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", elapsed),
-			slog.String("client", clientAddr(r)),
+			slog.String("client", s.clientAddr(r)),
 		)
 	})
 }

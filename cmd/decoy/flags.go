@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -132,6 +133,37 @@ func formatSize(n int64) string {
 
 // listFlag is a comma-separated list.
 type listFlag []string
+
+// prefixFlag is a comma-separated list of CIDR prefixes; a bare address is
+// a prefix of one address.
+type prefixFlag []netip.Prefix
+
+func (p *prefixFlag) String() string {
+	var s []string
+	for _, x := range *p {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *prefixFlag) Set(s string) error {
+	*p = nil
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		pr, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				return fmt.Errorf("%q is not a CIDR prefix or an IP address", v)
+			}
+			pr = netip.PrefixFrom(a, a.BitLen())
+		}
+		*p = append(*p, pr.Masked())
+	}
+	return nil
+}
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 

@@ -26,6 +26,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
+// maxHeaderBytes caps the request line and headers of a request.
+const maxHeaderBytes = 64 << 10
+
 // adminTokenPrefix starts generated admin tokens, so they are not mistaken
 // for mock tokens.
 const adminTokenPrefix = "dcy_admin_"
@@ -46,6 +49,8 @@ type Config struct {
 	CORSOrigins      listFlag
 	TokenHeader      string
 	AuthFailureLimit int64
+	ClientRateLimit  int64
+	TrustedProxies   prefixFlag
 	PublicURL        string
 	LogFormat        string
 	LogLevel         string
@@ -98,6 +103,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
 	fs.Int64Var(&c.AuthFailureLimit, "auth-failure-limit", 30, "failed authentication attempts per client address and minute; 0 = unlimited")
+	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
+	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed for the client address")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -121,6 +128,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--monthly-quota must be 0 or more")
 	case c.AuthFailureLimit < 0:
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
+	case c.ClientRateLimit < 0:
+		return fmt.Errorf("--client-rate-limit must be 0 or more")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format must be text or json")
 	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
@@ -185,6 +194,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Quota:               m.store,
 		Limiter:             inmem.NewLimiter(),
 		AuthFailures:        inmem.NewLimiter(),
+		ClientLimiter:       inmem.NewLimiter(),
+		ClientRateLimit:     c.ClientRateLimit,
+		TrustedProxies:      c.TrustedProxies,
 		SharedStore:         c.DatabaseURL != "",
 		AdminTokenHash:      adminHash,
 		DefaultRateLimit:    c.RateLimit,
@@ -231,6 +243,8 @@ func (m *Main) Run(ctx context.Context) error {
 		"cors_origins", c.CORSOrigins.String(),
 		"token_header", c.TokenHeader,
 		"auth_failure_limit", c.AuthFailureLimit,
+		"client_rate_limit", c.ClientRateLimit,
+		"trusted_proxies", c.TrustedProxies.String(),
 		"public_url", c.PublicURL,
 		"shutdown_timeout", c.ShutdownTimeout.String(),
 	)
@@ -244,10 +258,16 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.http = &http.Server{
-		Handler:           m.server,
+		Handler: m.server,
+		// A client that sends its headers slowly is cut after 10 s. The
+		// whole request, body included, may take 2 min (a 64 MiB upload
+		// at 1 MB/s), and so may the answer: a response delay of up to
+		// 30 s, then a large document to a slow client.
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}
 	m.serving = make(chan error, 1)

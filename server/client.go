@@ -1,0 +1,82 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// clientAddr is the address of the client behind a request: the one failed
+// authentication and the client rate limit are counted per, and that logs
+// show. It is the peer's address, unless the peer is a trusted proxy: then
+// X-Forwarded-For is read from the right, skipping trusted proxies, and the
+// first address that is not one is the client. A client cannot spoof it by
+// sending its own X-Forwarded-For, since only what trusted proxies appended
+// is believed.
+func (s *Server) clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if len(s.cfg.TrustedProxies) == 0 {
+		return host
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
+		return host
+	}
+	client := peer
+	fields := r.Header.Values("X-Forwarded-For")
+	for i := len(fields) - 1; i >= 0; i-- {
+		hops := strings.Split(fields[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
+			if err != nil {
+				// Garbage from beyond the last trusted proxy: the last
+				// address known good stands.
+				return client.Unmap().String()
+			}
+			client = a
+			if !s.trusted(a) {
+				return a.Unmap().String()
+			}
+		}
+	}
+	return client.Unmap().String()
+}
+
+// trusted reports whether a is a trusted proxy.
+func (s *Server) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitClient answers 429 and returns true when the client behind r made
+// more than ClientRateLimit requests in the last minute. Health, readiness
+// and metrics are not limited, so monitoring is never locked out.
+func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.ClientRateLimit == 0 || s.cfg.ClientLimiter == nil {
+		return false
+	}
+	switch route(r.URL.Path) {
+	case "healthz", "readyz", "metrics":
+		return false
+	}
+	res, err := s.cfg.ClientLimiter.Allow(r.Context(), "client:"+s.clientAddr(r), s.cfg.ClientRateLimit)
+	if err != nil || res.Allowed {
+		return false // a limiter that fails lets requests through to the other limits
+	}
+	s.metrics.refusals.WithLabelValues(refusedClient).Inc()
+	h := w.Header()
+	s.setCORS(h, r)
+	h.Set("Retry-After", seconds(res.RetryAfter))
+	writeError(w, http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.")
+	return true
+}
