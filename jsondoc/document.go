@@ -84,7 +84,38 @@ type Column struct {
 	vals   []Value
 	off    []uint32 // element i's values are vals[off[i]:off[i+1]]
 	fanned []uint64 // bit i: element i's path went through an array fan-out
+
+	mu      sync.Mutex
+	derived map[string]*derived
 }
+
+// derived is a structure built once from a column.
+type derived struct {
+	once sync.Once
+	v    any
+}
+
+// Derived returns what build makes of the column, building it on first use
+// and keeping it with the column, under key: sort orders and indexes that
+// live as long as the column does. Concurrent callers of one key wait for
+// one build.
+func (c *Column) Derived(key string, build func() any) any {
+	c.mu.Lock()
+	if c.derived == nil {
+		c.derived = make(map[string]*derived)
+	}
+	e := c.derived[key]
+	if e == nil {
+		e = &derived{}
+		c.derived[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.v = build() })
+	return e.v
+}
+
+// Len returns the number of elements the column covers.
+func (c *Column) Len() int { return len(c.off) - 1 }
 
 // Values returns the values the path reaches in element i (none when the path
 // is missing there).

@@ -134,6 +134,24 @@ func ParseNumber(text []byte) (Decimal, bool) {
 	return n, true
 }
 
+// AppendKey appends to dst a key of n's numeric value: two decimals have the
+// same key exactly when CompareDecimal says they are equal.
+func (n Decimal) AppendKey(dst []byte) []byte {
+	if n.IsZero() {
+		return append(dst, '0')
+	}
+	if n.neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, n.d1...)
+	dst = append(dst, n.d2...)
+	dst = append(dst, 'e')
+	if n.bigExp != nil {
+		return n.bigExp.Append(dst, 10)
+	}
+	return strconv.AppendInt(dst, n.exp, 10)
+}
+
 // IsZero reports whether n is zero (0, -0, 0.0e5 ...).
 func (n Decimal) IsZero() bool { return len(n.d1)+len(n.d2) == 0 }
 

@@ -67,3 +67,35 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFirstQuery measures what the first query on a path costs beyond
+// its column: building the equality index or the sort order that later
+// queries on the path reuse.
+func BenchmarkFirstQuery(b *testing.B) {
+	doc := dataset.Users(10000)
+	for _, bq := range []struct{ name, raw string }{
+		{"equality-index", "filters=address.city%3DParis"},
+		{"folded-index", "filters=status%5B%24eqi%5D%3Dactive"},
+		{"sort-order", "order_by=createdAt&limit=100"},
+	} {
+		q, err := query.Compile(query.ParseParams(bq.raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bq.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				d, _ := jsondoc.Parse(doc) // nothing cached
+				for _, c := range q.Filters {
+					d.Column(c.Path)
+				}
+				if q.OrderBy != nil {
+					d.Column(q.OrderBy)
+				}
+				b.StartTimer()
+				q.Run(d)
+			}
+		})
+	}
+}

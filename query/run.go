@@ -2,7 +2,9 @@ package query
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/decoy-mock/decoy/jsondoc"
 )
@@ -10,6 +12,7 @@ import (
 // Result is what a query selects from an array document.
 type Result struct {
 	// Records are the indices of the selected elements, in answer order.
+	// They may be shared with the document's caches: read them only.
 	Records []int32
 	// Total is the number of elements that passed the filters, before
 	// offset and limit.
@@ -18,99 +21,235 @@ type Result struct {
 
 // Run applies the query to the elements of an array document: filter, then
 // order, then offset, then limit.
+//
+// Filters look their records up in the equality index of their path; an
+// order comes from the cached sort order of its path. So a query costs about
+// its answer: a word per 64 records to combine several conditions, then the
+// records it returns, and no allocation proportional to the document besides
+// the answer.
 func (q *Query) Run(d *jsondoc.Document) Result {
 	n := d.Len()
-	idx := make([]int32, 0, n)
-	if len(q.Filters) == 0 {
-		for i := 0; i < n; i++ {
-			idx = append(idx, int32(i))
-		}
-	} else {
-		m := matcher{d: d}
-		cols := make([]*jsondoc.Column, len(q.Filters))
-		for k := range q.Filters {
-			cols[k] = d.Column(q.Filters[k].Path)
-		}
-	records:
-		for i := 0; i < n; i++ {
-			for k := range q.Filters {
-				if !m.holds(&q.Filters[k], cols[k].Values(i)) {
-					continue records
-				}
+	sel := q.selectRecords(d)
+	defer sel.release()
+	total := sel.count
+	start := int(min(q.Offset, int64(total)))
+	want := total - start
+	if q.Limit >= 0 && q.Limit < int64(want) {
+		want = int(q.Limit)
+	}
+	if want == 0 {
+		return Result{Records: []int32{}, Total: total}
+	}
+	if q.OrderBy == nil {
+		var out []int32
+		switch {
+		case sel.all:
+			out = make([]int32, want)
+			for k := range out {
+				out[k] = int32(start + k)
 			}
-			idx = append(idx, int32(i))
+		case sel.bits == nil:
+			out = sel.list[start : start+want]
+		default:
+			out = sel.bits.collect(nil, start, want)
 		}
+		return Result{Records: out, Total: total}
 	}
-	total := len(idx)
-	if q.OrderBy != nil && len(idx) > 1 {
-		sortRecords(d, idx, d.Column(q.OrderBy), q.Desc)
-	}
-	if q.Offset >= int64(len(idx)) {
-		idx = idx[:0]
-	} else {
-		idx = idx[q.Offset:]
-	}
-	if q.Limit >= 0 && q.Limit < int64(len(idx)) {
-		idx = idx[:q.Limit]
-	}
-	return Result{Records: idx, Total: total}
-}
 
-// matcher evaluates conditions; it keeps scratch space between calls.
-type matcher struct {
-	d       *jsondoc.Document
-	scratch []byte
-	elems   []jsondoc.Value
-}
-
-// holds reports whether a record whose path reaches vals satisfies c.
-func (m *matcher) holds(c *Condition, vals []jsondoc.Value) bool {
-	eq := false
-	for _, v := range vals {
-		if m.equal(c, v, true) {
-			eq = true
+	ord := sortOrder(d, d.Column(q.OrderBy), q.Desc)
+	if sel.all {
+		return Result{Records: ord.perm[start : start+want], Total: total}
+	}
+	if total*16 < n {
+		// Few matches: sort them by their rank in the cached order.
+		out := sel.ids()
+		slices.SortFunc(out, func(a, b int32) int { return int(ord.rank[a]) - int(ord.rank[b]) })
+		return Result{Records: out[start : start+want], Total: total}
+	}
+	// Many matches: walk the cached order and keep the matching ones.
+	bits := sel.membership(n)
+	out := make([]int32, 0, want)
+	skip := start
+	for _, id := range ord.perm {
+		if !bits.has(id) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, id)
+		if len(out) == want {
 			break
 		}
 	}
-	return eq != c.Op.negated()
+	return Result{Records: out, Total: total}
 }
 
-// equal applies the equality rules of the contract to one reached value.
-// Arrays are equal when one of their scalar elements is (only at the top:
-// nested arrays and objects are never equal).
-func (m *matcher) equal(c *Condition, v jsondoc.Value, top bool) bool {
-	fold := c.Op.folded()
-	switch v.Kind {
-	case jsondoc.String:
-		s := m.d.StringContent(v, &m.scratch)
-		if fold {
-			return bytes.EqualFold(s, []byte(c.Value))
+// selection is the set of records that pass the filters: all of them, a
+// shared posting list (one condition), or a bitset.
+type selection struct {
+	all   bool
+	list  []int32 // ascending; shared, read only
+	bits  bitset  // when not nil; pooled
+	count int
+	temp  bitset // pooled scratch, when used
+}
+
+// selectRecords evaluates the filters.
+func (q *Query) selectRecords(d *jsondoc.Document) selection {
+	n := d.Len()
+	if len(q.Filters) == 0 {
+		return selection{all: true, count: n}
+	}
+	lists := make([][]int32, len(q.Filters))
+	for k := range q.Filters {
+		c := &q.Filters[k]
+		lists[k] = equalityIndex(d, d.Column(c.Path), c.Op.folded()).lookup(c)
+	}
+	if len(q.Filters) == 1 && !q.Filters[0].Op.negated() {
+		return selection{list: lists[0], count: len(lists[0])}
+	}
+
+	// Start from the shortest list of a positive condition, or from every
+	// record; intersect the other positive lists; take out the negative ones.
+	var s selection
+	s.bits = getBitset(n)
+	base := -1
+	for k := range q.Filters {
+		if !q.Filters[k].Op.negated() && (base < 0 || len(lists[k]) < len(lists[base])) {
+			base = k
 		}
-		return string(s) == c.Value
-	case jsondoc.Number:
-		if !c.isNum {
-			return false
+	}
+	if base >= 0 {
+		s.bits.setAll(lists[base])
+	} else {
+		s.bits.fill(n)
+	}
+	for k := range q.Filters {
+		switch {
+		case k == base:
+		case q.Filters[k].Op.negated():
+			s.bits.clearAll(lists[k])
+		default:
+			if s.temp == nil {
+				s.temp = getBitset(n)
+			} else {
+				clear(s.temp)
+			}
+			s.temp.setAll(lists[k])
+			s.bits.and(s.temp)
 		}
-		n, _ := jsondoc.ParseNumber(m.d.Text(v))
-		return jsondoc.CompareDecimal(n, c.num) == 0
-	case jsondoc.True:
-		return literalEqual(c.Value, "true", fold)
-	case jsondoc.False:
-		return literalEqual(c.Value, "false", fold)
-	case jsondoc.Null:
-		return literalEqual(c.Value, "null", fold)
-	case jsondoc.Array:
-		if !top {
-			return false
-		}
-		m.elems = m.d.AppendElements(m.elems[:0], v)
-		for _, e := range m.elems {
-			if m.equal(c, e, false) {
-				return true
+	}
+	s.count = s.bits.count()
+	return s
+}
+
+// ids returns the selected records in a new slice, ascending.
+func (s *selection) ids() []int32 {
+	if s.bits == nil {
+		return slices.Clone(s.list)
+	}
+	return s.bits.collect(make([]int32, 0, s.count), 0, s.count)
+}
+
+// membership returns the selection as a bitset over n records.
+func (s *selection) membership(n int) bitset {
+	if s.bits == nil {
+		s.bits = getBitset(n)
+		s.bits.setAll(s.list)
+	}
+	return s.bits
+}
+
+// release gives pooled bitsets back.
+func (s *selection) release() {
+	putBitset(s.bits)
+	putBitset(s.temp)
+}
+
+// bitset is a set of record ids.
+type bitset []uint64
+
+var bitsets sync.Pool
+
+// getBitset returns an empty bitset for n records, from the pool when one
+// of the right size is there.
+func getBitset(n int) bitset {
+	words := (n + 63) / 64
+	if p, ok := bitsets.Get().(*bitset); ok && cap(*p) >= words {
+		b := (*p)[:words]
+		clear(b)
+		return b
+	}
+	return make(bitset, words)
+}
+
+func putBitset(b bitset) {
+	if b != nil {
+		bitsets.Put(&b)
+	}
+}
+
+func (b bitset) has(id int32) bool { return b[id>>6]&(1<<(id&63)) != 0 }
+
+func (b bitset) setAll(ids []int32) {
+	for _, id := range ids {
+		b[id>>6] |= 1 << (id & 63)
+	}
+}
+
+func (b bitset) clearAll(ids []int32) {
+	for _, id := range ids {
+		b[id>>6] &^= 1 << (id & 63)
+	}
+}
+
+// fill sets the first n bits.
+func (b bitset) fill(n int) {
+	for i := range b {
+		b[i] = ^uint64(0)
+	}
+	if r := n % 64; r != 0 {
+		b[len(b)-1] = 1<<r - 1
+	}
+}
+
+func (b bitset) and(o bitset) {
+	for i := range b {
+		b[i] &= o[i]
+	}
+}
+
+func (b bitset) count() int {
+	c := 0
+	for _, w := range b {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// collect appends to dst the ids in the set, ascending, skipping the first
+// skip and stopping after want.
+func (b bitset) collect(dst []int32, skip, want int) []int32 {
+	if dst == nil {
+		dst = make([]int32, 0, want)
+	}
+	for i, w := range b {
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			w &= w - 1
+			if skip > 0 {
+				skip--
+				continue
+			}
+			dst = append(dst, int32(i*64+t))
+			if len(dst) == want {
+				return dst
 			}
 		}
 	}
-	return false
+	return dst
 }
 
 func literalEqual(text, lit string, fold bool) bool {

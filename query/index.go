@@ -1,0 +1,176 @@
+package query
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy/jsondoc"
+)
+
+// The structures here are built once per column, on the first query that
+// needs them, and kept with the column (jsondoc.Column.Derived), so that
+// later queries on the same path cost what their answer costs, not what the
+// document costs.
+
+// order is the stable sorted order of every record of a document by the
+// value a path reaches in it.
+type order struct {
+	perm []int32 // record ids, in order
+	rank []int32 // rank[id] is the position of id in perm
+}
+
+// sortOrder returns the cached order of the records by col, ascending or
+// descending (the descending order is not the ascending one reversed: ties
+// keep their stored order in both, and null and missing stay last).
+func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
+	key := "order-asc"
+	if desc {
+		key = "order-desc"
+	}
+	return col.Derived(key, func() any {
+		n := d.Len()
+		o := &order{perm: make([]int32, n), rank: make([]int32, n)}
+		for i := range o.perm {
+			o.perm[i] = int32(i)
+		}
+		sortRecords(d, o.perm, col, desc)
+		for pos, id := range o.perm {
+			o.rank[id] = int32(pos)
+		}
+		return o
+	}).(*order)
+}
+
+// index maps each value a path reaches to the records that reach it, in
+// stored order: equality conditions look their records up instead of
+// scanning. Keys are typed: "s" and a string's content (case-folded in a
+// folded index), "n" and a number's key (jsondoc.Decimal.AppendKey), and "t",
+// "f", "z" for true, false and null. A top-level array reached by the path
+// contributes its scalar elements, as equality does.
+type index struct {
+	postings map[string]*[]int32
+}
+
+// equalityIndex returns the cached index of col, folded for $eqi and $nei.
+func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
+	key := "index"
+	if fold {
+		key = "index-folded"
+	}
+	return col.Derived(key, func() any {
+		ix := &index{postings: make(map[string]*[]int32)}
+		var scratch, k []byte
+		var elems []jsondoc.Value
+		add := func(v jsondoc.Value, id int32) {
+			k = k[:0]
+			switch v.Kind {
+			case jsondoc.String:
+				s := d.StringContent(v, &scratch)
+				if fold {
+					k = appendFolded(append(k, 's'), s)
+				} else {
+					k = append(append(k, 's'), s...)
+				}
+			case jsondoc.Number:
+				n, _ := jsondoc.ParseNumber(d.Text(v))
+				k = n.AppendKey(append(k, 'n'))
+			case jsondoc.True:
+				k = append(k, 't')
+			case jsondoc.False:
+				k = append(k, 'f')
+			case jsondoc.Null:
+				k = append(k, 'z')
+			default:
+				return // objects and nested arrays equal nothing
+			}
+			p := ix.postings[string(k)]
+			if p == nil {
+				p = new([]int32)
+				ix.postings[string(k)] = p
+			}
+			if l := len(*p); l == 0 || (*p)[l-1] != id {
+				*p = append(*p, id)
+			}
+		}
+		for i := range col.Len() {
+			for _, v := range col.Values(i) {
+				if v.Kind != jsondoc.Array {
+					add(v, int32(i))
+					continue
+				}
+				elems = d.AppendElements(elems[:0], v)
+				for _, e := range elems {
+					add(e, int32(i))
+				}
+			}
+		}
+		return ix
+	}).(*index)
+}
+
+// lookup returns the records that reach a value equal to c.Value, in stored
+// order. The result may be shared: the caller must not change it.
+func (ix *index) lookup(c *Condition) []int32 {
+	fold := c.Op.folded()
+	var lists [][]int32
+	var k []byte
+	if fold {
+		k = appendFolded([]byte{'s'}, []byte(c.Value))
+	} else {
+		k = append([]byte{'s'}, c.Value...)
+	}
+	if p := ix.postings[string(k)]; p != nil {
+		lists = append(lists, *p)
+	}
+	if c.isNum {
+		if p := ix.postings[string(c.num.AppendKey([]byte{'n'}))]; p != nil {
+			lists = append(lists, *p)
+		}
+	}
+	for _, lit := range [...]struct{ text, key string }{{"true", "t"}, {"false", "f"}, {"null", "z"}} {
+		if literalEqual(c.Value, lit.text, fold) {
+			if p := ix.postings[lit.key]; p != nil {
+				lists = append(lists, *p)
+			}
+		}
+	}
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	// A value that is both a string and a number ("30"): rare, merged.
+	var all []int32
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+// appendFolded appends s with every rune replaced by the smallest rune of its
+// simple case-folding orbit, so that two strings fold to the same bytes
+// exactly when bytes.EqualFold holds between them (invalid UTF-8 decodes to
+// U+FFFD, as there).
+func appendFolded(dst, s []byte) []byte {
+	for len(s) > 0 {
+		if c := s[0]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst = append(dst, c)
+			s = s[1:]
+			continue
+		}
+		r, size := utf8.DecodeRune(s)
+		s = s[size:]
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		dst = utf8.AppendRune(dst, least)
+	}
+	return dst
+}
