@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -39,6 +40,13 @@ type DB struct {
 	// reads is a pool of read-only connections; WAL lets them run beside
 	// the writer.
 	reads *sql.DB
+
+	// countOps feeds the goroutine that commits quota counts in batches;
+	// countsMu guards closing it.
+	countOps     chan *countOp
+	countsMu     sync.RWMutex
+	countsClosed bool
+	countsDone   chan struct{}
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
@@ -93,11 +101,21 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.counts.Close()
 		return nil, err
 	}
+	db.countOps = make(chan *countOp, maxBatch)
+	db.countsDone = make(chan struct{})
+	go db.commitCounts()
 	return db, nil
 }
 
 // Close closes the database.
 func (db *DB) Close() error {
+	db.countsMu.Lock()
+	if !db.countsClosed {
+		db.countsClosed = true
+		close(db.countOps)
+	}
+	db.countsMu.Unlock()
+	<-db.countsDone // counts handed over before Close are committed
 	return errors.Join(db.reads.Close(), db.counts.Close(), db.writes.Close())
 }
 
@@ -379,8 +397,117 @@ func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
 
 // ReserveQuota counts one served response when fewer than limit were counted.
 // The single statement is atomic, and the counts connection serialises
-// reservations, so no more than limit are ever granted.
+// ReserveQuota counts one served response when fewer than limit were counted.
+// Each statement is atomic, and the counts connection runs them one after
+// the other, so no more than limit are ever granted. They run in batches: a
+// transaction per batch of concurrent calls, so that one commit serves many
+// reads (group commit); each call returns once its batch is committed.
 func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
+	op := &countOp{ctx: ctx, id: id, month: month, limit: limit, reserve: true}
+	if err := db.count(op); err != nil {
+		return 0, false, err
+	}
+	return op.used, op.ok, op.err
+}
+
+// ReleaseQuota takes back one reservation.
+func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
+	op := &countOp{ctx: ctx, id: id, month: month}
+	if err := db.count(op); err != nil {
+		return err
+	}
+	return op.err
+}
+
+// countOp is one reservation or release, waiting for its batch.
+type countOp struct {
+	ctx       context.Context
+	id, month string
+	limit     int64
+	reserve   bool // else release
+
+	used int64
+	ok   bool
+	err  error
+	done chan struct{}
+}
+
+// maxBatch bounds the counts committed together.
+const maxBatch = 256
+
+var errClosed = errors.New("sqlite: store closed")
+
+// count hands op to the committer and waits for its batch to commit.
+func (db *DB) count(op *countOp) error {
+	op.done = make(chan struct{})
+	db.countsMu.RLock()
+	if db.countsClosed {
+		db.countsMu.RUnlock()
+		return errClosed
+	}
+	db.countOps <- op
+	db.countsMu.RUnlock()
+	<-op.done
+	return nil
+}
+
+// commitCounts runs the counts, a batch per transaction, until the store is
+// closed.
+func (db *DB) commitCounts() {
+	defer close(db.countsDone)
+	batch := make([]*countOp, 0, maxBatch)
+	for op := range db.countOps {
+		batch = append(batch[:0], op)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case op, ok := <-db.countOps:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, op)
+			default:
+				break fill
+			}
+		}
+		db.commitBatch(batch)
+	}
+}
+
+func (db *DB) commitBatch(batch []*countOp) {
+	defer func() {
+		for _, op := range batch {
+			close(op.done)
+		}
+	}()
+	tx, err := db.counts.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, op := range batch {
+			op.err = err
+		}
+		return
+	}
+	for _, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			op.err = err
+			continue
+		}
+		if op.reserve {
+			op.used, op.ok, op.err = reserve(tx, op.id, op.month, op.limit)
+		} else {
+			_, op.err = tx.Exec(`
+				UPDATE quota_usage SET used = used - 1 WHERE mock_id = ? AND month = ? AND used > 0`, op.id, op.month)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		for _, op := range batch {
+			op.used, op.ok, op.err = 0, false, err
+		}
+	}
+}
+
+// reserve runs one reservation inside a batch's transaction.
+func reserve(tx *sql.Tx, id, month string, limit int64) (int64, bool, error) {
 	q := `INSERT INTO quota_usage (mock_id, month, used) VALUES (?, ?, 1)
 		ON CONFLICT (mock_id, month) DO UPDATE SET used = used + 1`
 	args := []any{id, month}
@@ -389,10 +516,10 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 		args = append(args, limit)
 	}
 	var used int64
-	err := db.counts.QueryRowContext(ctx, q+` RETURNING used`, args...).Scan(&used)
+	err := tx.QueryRow(q+` RETURNING used`, args...).Scan(&used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		used, err = db.QuotaUsed(ctx, id, month)
+		err = tx.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ? AND month = ?`, id, month).Scan(&used)
 		return used, false, err
 	case err != nil && strings.Contains(err.Error(), "FOREIGN KEY"):
 		return 0, false, notFound() // deleted while the request ran
@@ -400,13 +527,6 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 		return 0, false, err
 	}
 	return used, true, nil
-}
-
-// ReleaseQuota takes back one reservation.
-func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
-	_, err := db.counts.ExecContext(ctx, `
-		UPDATE quota_usage SET used = used - 1 WHERE mock_id = ? AND month = ? AND used > 0`, id, month)
-	return err
 }
 
 // QuotaUsed returns the count of a mock in a month.

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("AdminToken", func(t *testing.T) { testAdminToken(t, open(t)) })
 	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
 	t.Run("QuotaConcurrent", func(t *testing.T) { testQuotaConcurrent(t, open(t)) })
+	t.Run("QuotaConcurrentMixed", func(t *testing.T) { testQuotaConcurrentMixed(t, open(t)) })
 }
 
 func id(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
@@ -309,5 +310,53 @@ func testQuotaConcurrent(t *testing.T, s Backend) {
 	}
 	if used, _ := s.QuotaUsed(ctx, id(1), "2026-11"); used != 37 {
 		t.Errorf("used = %d", used)
+	}
+}
+
+// Reservations for a missing mock, releases and reservations of other mocks
+// at the same time do not disturb one another (stores may commit concurrent
+// counts together).
+func testQuotaConcurrentMixed(t *testing.T, s Backend) {
+	ctx := context.Background()
+	create(t, s, 1, "[]")
+	create(t, s, 2, "[]")
+	var wg sync.WaitGroup
+	var granted1, granted2 atomic.Int64
+	for g := range 12 {
+		wg.Go(func() {
+			for range 20 {
+				switch g % 3 {
+				case 0:
+					if _, ok, err := s.ReserveQuota(ctx, id(1), "2026-11", 25); err != nil {
+						t.Error(err)
+					} else if ok {
+						granted1.Add(1)
+					}
+				case 1:
+					if _, _, err := s.ReserveQuota(ctx, id(9), "2026-11", 25); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+						t.Errorf("missing mock: %v", err)
+					}
+				case 2:
+					if _, ok, err := s.ReserveQuota(ctx, id(2), "2026-11", 0); err != nil || !ok {
+						t.Error(ok, err)
+					} else {
+						granted2.Add(1)
+					}
+					if err := s.ReleaseQuota(ctx, id(2), "2026-11"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if granted1.Load() != 25 {
+		t.Errorf("granted %d of a quota of 25", granted1.Load())
+	}
+	if n, _ := s.QuotaUsed(ctx, id(1), "2026-11"); n != 25 {
+		t.Errorf("count of mock 1: %d, want 25", n)
+	}
+	if n, _ := s.QuotaUsed(ctx, id(2), "2026-11"); n != 0 || granted2.Load() != 80 {
+		t.Errorf("mock 2: count %d after as many releases as reservations (%d)", n, granted2.Load())
 	}
 }
