@@ -9,7 +9,7 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
-	./server:FuzzQuery ./server:FuzzHandler
+	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzGuard
 
 .PHONY: all build run test race lint vuln bench fuzz examples
 

@@ -41,6 +41,12 @@ type DB struct {
 	// the writer.
 	reads *sql.DB
 
+	// writeMu is SQLite's one write lock, taken in the process first: a
+	// count batch waiting for an admin write's fsync then queues here and
+	// goes as soon as it is done, instead of polling SQLite's lock with
+	// sleeps (its busy handler waits up to 100 ms at a time).
+	writeMu sync.Mutex
+
 	// countOps feeds the goroutine that commits quota counts in batches;
 	// countsMu guards closing it.
 	countOps     chan *countOp
@@ -212,6 +218,8 @@ func (db *DB) now() int64 { return db.Now().UnixMilli() }
 
 // CreateMock stores a new mock with its data.
 func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -302,6 +310,8 @@ func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy
 
 // UpdateMock applies upd to a mock.
 func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (*decoy.Mock, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	sets := []string{"version = version + 1", "updated_at = ?"}
 	args := []any{db.now()}
 	set := func(col string, v any) {
@@ -336,6 +346,8 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 
 // ReplaceMockData replaces a mock's data.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -355,6 +367,8 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 
 // DeleteMock deletes a mock with its data and counts.
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `DELETE FROM mocks WHERE id = ?`, id)
 	if err != nil {
 		return err
@@ -381,6 +395,8 @@ func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
 
 // SetAdminTokenHash stores the admin token hash.
 func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `
 		INSERT INTO settings (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO NOTHING`, adminTokenKey, hash)
@@ -480,6 +496,8 @@ func (db *DB) commitBatch(batch []*countOp) {
 			close(op.done)
 		}
 	}()
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	tx, err := db.counts.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, op := range batch {

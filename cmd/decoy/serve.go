@@ -271,7 +271,10 @@ func (m *Main) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}
 	m.serving = make(chan error, 1)
-	go func() { m.serving <- m.http.Serve(m.ln) }()
+	// The guard answers malformed request heads in JSON before net/http
+	// would answer them in plain text, and bounds every head's time.
+	guarded := server.GuardListener(m.ln, maxHeaderBytes, m.http.ReadHeaderTimeout)
+	go func() { m.serving <- m.http.Serve(guarded) }()
 
 	base := m.BaseURL()
 	m.log.Info("listening", "addr", m.ln.Addr().String())
