@@ -1,0 +1,202 @@
+package main_test
+
+// Decoy under abuse: slow and oversized requests, garbage paths, brute
+// force and floods, against the real binary.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy/client"
+)
+
+// raw sends bytes on a new connection and returns the status line, the
+// Content-Type and the body of the answer.
+func raw(t *testing.T, base, request string) (status int, contentType, body string) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, request); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%q: %v", request, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// isJSONError reports whether body is {"error":"..."}.
+func isJSONError(body string) bool {
+	var e struct {
+		Error string `json:"error"`
+	}
+	return json.Unmarshal([]byte(body), &e) == nil && e.Error != ""
+}
+
+// A client that sends its headers slowly is cut within 10 s.
+func TestSlowHeadersAreCut(t *testing.T) {
+	t.Parallel()
+	p := start(t, t.TempDir())
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	begin := time.Now()
+	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	closed := make(chan struct{})
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				close(closed)
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-closed:
+			if d := time.Since(begin); d > 11*time.Second {
+				t.Errorf("cut after %v, want within 10 s", d)
+			}
+			return
+		case <-tick.C:
+			if time.Since(begin) > 15*time.Second {
+				t.Fatal("a client sending one header byte a second was not cut within 15 s")
+			}
+			fmt.Fprintf(c, "X-%d: y\r\n", i) // a header a second, never the end
+		}
+	}
+}
+
+// Malformed paths and queries, oversized heads and hostile bodies get a
+// JSON 4xx, never a 5xx or a text error.
+func TestHostileRequestsGetJSONErrors(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken, "--max-data-bytes", "4KiB")
+	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{})
+	auth := "Authorization: Bearer " + adminToken + "\r\n"
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	for _, tc := range []struct {
+		name    string
+		request string
+		status  int
+	}{
+		{"bad escape in the path", "GET /mock/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"truncated escape", "GET /mock/" + m.ID + "% HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"NUL byte in the path", "GET /mock/\x00 HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"escaped NUL", "GET /mock/%00 HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"dot segments", "GET /mock/../admin/v1/mocks HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"extra segment", "GET /mock/" + m.ID + "/extra HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+		{"bad escape in filters", "GET /mock/" + m.ID + "?filters=%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+		{"control byte in the query", "GET /mock/" + m.ID + "?filters=a\x01 HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+		{"too many conditions", "GET /mock/" + m.ID + "?filters=" + strings.Repeat("a%3D1%26", 40) + " HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+		{"headers over 64 KiB", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", 431},
+		{"NUL in a header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400},
+		{"header without colon", "GET /healthz HTTP/1.1\r\nHost: x\r\nnonsense\r\n\r\n", 400},
+		{"upload over --max-data-bytes", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Length: 5000\r\n\r\n" + "[" + strings.Repeat(" ", 4998) + "]", 413},
+		{"chunked upload over the cap", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n1400\r\n" + strings.Repeat(" ", 0x1400) + "\r\n0\r\n\r\n", 413},
+		{"nesting too deep", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(deep)) + deep, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, ct, body := raw(t, p.url, tc.request)
+			if status != tc.status || ct != "application/json" || !isJSONError(body) {
+				t.Errorf("got %d %q %q, want %d with a JSON error", status, ct, body, tc.status)
+			}
+		})
+	}
+	if strings.Contains(p.stderr.String(), "panic") {
+		t.Errorf("panic logged:\n%s", p.stderr)
+	}
+}
+
+// Guessing tokens is cut off with 429 and Retry-After; behind a trusted
+// proxy each client is counted apart, and a forged X-Forwarded-For from an
+// untrusted peer changes nothing.
+func TestBruteForceIsRefused(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "5", "--trusted-proxies", "127.0.0.1/32")
+	m := createMock(t, p, `[1]`, client.CreateOptions{Private: true})
+	url := p.url + "/mock/" + m.ID
+	for i := range 5 {
+		if a := get(t, url, "serviceauthtoken", fmt.Sprint("guess", i), "X-Forwarded-For", "198.51.100.1"); a.status != 401 {
+			t.Fatalf("guess %d: %d %s", i, a.status, a.body)
+		}
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("serviceauthtoken", "guess6")
+	req.Header.Set("X-Forwarded-For", "198.51.100.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("6th guess: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// Another client behind the same proxy is not blocked.
+	if a := get(t, url, "serviceauthtoken", m.Token, "X-Forwarded-For", "198.51.100.2"); a.status != 200 {
+		t.Errorf("another client: %d %s", a.status, a.body)
+	}
+}
+
+// With --client-rate-limit, a flood of unknown ids is refused cheaply.
+func TestClientRateLimitEndToEnd(t *testing.T) {
+	p := start(t, t.TempDir(), "--client-rate-limit", "5")
+	statuses := map[int]int{}
+	for range 8 {
+		statuses[get(t, p.url+"/mock/00000000-0000-4000-8000-000000000000").status]++
+	}
+	if statuses[404] != 5 || statuses[429] != 3 {
+		t.Errorf("8 requests with a client limit of 5: %v", statuses)
+	}
+	if a := get(t, p.url+"/healthz"); a.status != 200 {
+		t.Errorf("healthz: %d", a.status)
+	}
+}
+
+// On SIGTERM, a delayed request in flight finishes, new connections are
+// refused at once, and the process exits once the request is done.
+func TestSIGTERMDuringDelayedResponse(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	m := createMock(t, p, `[{"slow":true}]`, client.CreateOptions{DelayMS: 3000})
+	result := make(chan answer, 1)
+	go func() { result <- get(t, p.url+"/mock/"+m.ID) }()
+	time.Sleep(500 * time.Millisecond) // the request is in its delay
+	signalled := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(p.url, "http://"), time.Second); err == nil {
+		c.Close()
+		t.Error("a new connection was accepted after SIGTERM")
+	}
+	a := <-result
+	if a.status != 200 || a.body != `[{"slow":true}]` {
+		t.Errorf("delayed request: %d %s", a.status, a.body)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for stop, at cleanup
+		if d := time.Since(signalled); d > 5*time.Second {
+			t.Errorf("exited %v after SIGTERM with 2.5 s of delay left", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit after the delayed request finished")
+	}
+}
