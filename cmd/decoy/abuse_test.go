@@ -5,6 +5,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -198,5 +199,24 @@ func TestSIGTERMDuringDelayedResponse(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("did not exit after the delayed request finished")
+	}
+}
+
+// Stored HTML is served sandboxed, so its scripts cannot run in Decoy's
+// origin; JSON is served as is.
+func TestStoredHTMLIsSandboxed(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	m, err := p.admin().CreateMock(context.Background(), strings.NewReader(`<script>alert(document.cookie)</script>`),
+		client.CreateOptions{ContentType: "text/html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(p.url + "/mock/" + m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Content-Security-Policy") != "sandbox" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("HTML mock headers: %v", resp.Header)
 	}
 }
