@@ -47,12 +47,13 @@ type DB struct {
 	// sleeps (its busy handler waits up to 100 ms at a time).
 	writeMu sync.Mutex
 
-	// countOps feeds the goroutine that commits quota counts in batches;
-	// countsMu guards closing it.
-	countOps     chan *countOp
-	countsMu     sync.RWMutex
+	// Quota counts wait in pending; the caller that finds no leader
+	// becomes it and commits what waits, a batch at a time (see count).
+	countsMu     sync.Mutex
+	pending      []*countOp
+	leading      bool
 	countsClosed bool
-	countsDone   chan struct{}
+	inFlight     sync.WaitGroup
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
@@ -107,21 +108,15 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.counts.Close()
 		return nil, err
 	}
-	db.countOps = make(chan *countOp, maxBatch)
-	db.countsDone = make(chan struct{})
-	go db.commitCounts()
 	return db, nil
 }
 
 // Close closes the database.
 func (db *DB) Close() error {
 	db.countsMu.Lock()
-	if !db.countsClosed {
-		db.countsClosed = true
-		close(db.countOps)
-	}
+	db.countsClosed = true
 	db.countsMu.Unlock()
-	<-db.countsDone // counts handed over before Close are committed
+	db.inFlight.Wait() // counts handed over before Close are committed
 	return errors.Join(db.reads.Close(), db.counts.Close(), db.writes.Close())
 }
 
@@ -445,7 +440,8 @@ type countOp struct {
 	used int64
 	ok   bool
 	err  error
-	done chan struct{}
+	done chan struct{} // closed once committed
+	lead chan struct{} // closed when it is this op's turn to commit a batch
 }
 
 // maxBatch bounds the counts committed together.
@@ -453,41 +449,47 @@ const maxBatch = 256
 
 var errClosed = errors.New("sqlite: store closed")
 
-// count hands op to the committer and waits for its batch to commit.
+// count commits op with the others that wait at the same time. The caller
+// that finds nobody committing leads: it commits what waits, its own op
+// first, as one batch, then hands the lead to the first op that came in
+// meanwhile. A lone read thus commits on its own goroutine, with no
+// hand-over, and concurrent reads share commits.
 func (db *DB) count(op *countOp) error {
-	op.done = make(chan struct{})
-	db.countsMu.RLock()
+	op.done, op.lead = make(chan struct{}), make(chan struct{})
+	db.countsMu.Lock()
 	if db.countsClosed {
-		db.countsMu.RUnlock()
+		db.countsMu.Unlock()
 		return errClosed
 	}
-	db.countOps <- op
-	db.countsMu.RUnlock()
-	<-op.done
-	return nil
-}
-
-// commitCounts runs the counts, a batch per transaction, until the store is
-// closed.
-func (db *DB) commitCounts() {
-	defer close(db.countsDone)
-	batch := make([]*countOp, 0, maxBatch)
-	for op := range db.countOps {
-		batch = append(batch[:0], op)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case op, ok := <-db.countOps:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, op)
-			default:
-				break fill
-			}
+	db.inFlight.Add(1)
+	defer db.inFlight.Done()
+	db.pending = append(db.pending, op)
+	if db.leading {
+		db.countsMu.Unlock()
+		select {
+		case <-op.done:
+			return nil
+		case <-op.lead:
 		}
-		db.commitBatch(batch)
+		db.countsMu.Lock()
 	}
+	db.leading = true
+	n := min(len(db.pending), maxBatch)
+	batch := db.pending[:n:n]
+	db.pending = db.pending[n:]
+	db.countsMu.Unlock()
+
+	db.commitBatch(batch)
+
+	db.countsMu.Lock()
+	if len(db.pending) > 0 {
+		close(db.pending[0].lead)
+	} else {
+		db.leading = false
+		db.pending = nil
+	}
+	db.countsMu.Unlock()
+	return nil
 }
 
 func (db *DB) commitBatch(batch []*countOp) {
@@ -498,6 +500,12 @@ func (db *DB) commitBatch(batch []*countOp) {
 	}()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	if len(batch) == 1 {
+		// Alone: one statement, its own transaction, no BEGIN and COMMIT
+		// round trips.
+		db.runCount(db.counts, batch[0])
+		return
+	}
 	tx, err := db.counts.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, op := range batch {
@@ -506,16 +514,7 @@ func (db *DB) commitBatch(batch []*countOp) {
 		return
 	}
 	for _, op := range batch {
-		if err := op.ctx.Err(); err != nil {
-			op.err = err
-			continue
-		}
-		if op.reserve {
-			op.used, op.ok, op.err = reserve(tx, op.id, op.month, op.limit)
-		} else {
-			_, op.err = tx.Exec(`
-				UPDATE quota_usage SET used = used - 1 WHERE mock_id = ? AND month = ? AND used > 0`, op.id, op.month)
-		}
+		db.runCount(tx, op)
 	}
 	if err := tx.Commit(); err != nil {
 		for _, op := range batch {
@@ -524,8 +523,28 @@ func (db *DB) commitBatch(batch []*countOp) {
 	}
 }
 
-// reserve runs one reservation inside a batch's transaction.
-func reserve(tx *sql.Tx, id, month string, limit int64) (int64, bool, error) {
+// execer is a transaction or the counts connection.
+type execer interface {
+	Exec(query string, args ...any) (sql.Result, error)
+	QueryRow(query string, args ...any) *sql.Row
+}
+
+// runCount runs one count.
+func (db *DB) runCount(tx execer, op *countOp) {
+	if err := op.ctx.Err(); err != nil {
+		op.err = err
+		return
+	}
+	if op.reserve {
+		op.used, op.ok, op.err = reserve(tx, op.id, op.month, op.limit)
+		return
+	}
+	_, op.err = tx.Exec(`
+		UPDATE quota_usage SET used = used - 1 WHERE mock_id = ? AND month = ? AND used > 0`, op.id, op.month)
+}
+
+// reserve runs one reservation.
+func reserve(tx execer, id, month string, limit int64) (int64, bool, error) {
 	q := `INSERT INTO quota_usage (mock_id, month, used) VALUES (?, ?, 1)
 		ON CONFLICT (mock_id, month) DO UPDATE SET used = used + 1`
 	args := []any{id, month}
