@@ -2,6 +2,7 @@ package query
 
 import (
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -49,7 +50,33 @@ func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
 // "f", "z" for true, false and null. A top-level array reached by the path
 // contributes its scalar elements, as equality does.
 type index struct {
-	postings map[string]*[]int32
+	n        int // records in the document
+	postings map[string]*posting
+}
+
+// posting is the records of one value. A large one also keeps them as a
+// bitset, built on first need: an ordered query walks the cached order and
+// tests each record against it.
+type posting struct {
+	ids      []int32
+	bitsOnce sync.Once
+	bits     bitset
+}
+
+// largePosting is the share of a document's records from which a posting
+// keeps a bitset: at most that many bitsets per index, however many values.
+const largePosting = 16
+
+// membership returns the posting as a bitset when it is large, else nil.
+func (p *posting) membership(n int) bitset {
+	if len(p.ids)*largePosting < n {
+		return nil
+	}
+	p.bitsOnce.Do(func() {
+		p.bits = make(bitset, (n+63)/64)
+		p.bits.setAll(p.ids)
+	})
+	return p.bits
 }
 
 // equalityIndex returns the cached index of col, folded for $eqi and $nei.
@@ -59,7 +86,7 @@ func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
 		key = "index-folded"
 	}
 	return col.Derived(key, func() any {
-		ix := &index{postings: make(map[string]*[]int32)}
+		ix := &index{n: d.Len(), postings: make(map[string]*posting)}
 		var scratch, k []byte
 		var elems []jsondoc.Value
 		add := func(v jsondoc.Value, id int32) {
@@ -86,11 +113,11 @@ func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
 			}
 			p := ix.postings[string(k)]
 			if p == nil {
-				p = new([]int32)
+				p = new(posting)
 				ix.postings[string(k)] = p
 			}
-			if l := len(*p); l == 0 || (*p)[l-1] != id {
-				*p = append(*p, id)
+			if l := len(p.ids); l == 0 || p.ids[l-1] != id {
+				p.ids = append(p.ids, id)
 			}
 		}
 		for i := range col.Len() {
@@ -110,10 +137,11 @@ func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
 }
 
 // lookup returns the records that reach a value equal to c.Value, in stored
-// order. The result may be shared: the caller must not change it.
-func (ix *index) lookup(c *Condition) []int32 {
+// order, and the same as a bitset when it is large and cached (else nil).
+// Both may be shared: the caller must not change them.
+func (ix *index) lookup(c *Condition) ([]int32, bitset) {
 	fold := c.Op.folded()
-	var lists [][]int32
+	var lists []*posting
 	var k []byte
 	if fold {
 		k = appendFolded([]byte{'s'}, []byte(c.Value))
@@ -121,33 +149,33 @@ func (ix *index) lookup(c *Condition) []int32 {
 		k = append([]byte{'s'}, c.Value...)
 	}
 	if p := ix.postings[string(k)]; p != nil {
-		lists = append(lists, *p)
+		lists = append(lists, p)
 	}
 	if c.isNum {
 		if p := ix.postings[string(c.num.AppendKey([]byte{'n'}))]; p != nil {
-			lists = append(lists, *p)
+			lists = append(lists, p)
 		}
 	}
 	for _, lit := range [...]struct{ text, key string }{{"true", "t"}, {"false", "f"}, {"null", "z"}} {
 		if literalEqual(c.Value, lit.text, fold) {
 			if p := ix.postings[lit.key]; p != nil {
-				lists = append(lists, *p)
+				lists = append(lists, p)
 			}
 		}
 	}
 	switch len(lists) {
 	case 0:
-		return nil
+		return nil, nil
 	case 1:
-		return lists[0]
+		return lists[0].ids, lists[0].membership(ix.n)
 	}
 	// A value that is both a string and a number ("30"): rare, merged.
 	var all []int32
 	for _, l := range lists {
-		all = append(all, l...)
+		all = append(all, l.ids...)
 	}
 	slices.Sort(all)
-	return slices.Compact(all)
+	return slices.Compact(all), nil
 }
 
 // appendFolded appends s with every rune replaced by the smallest rune of its

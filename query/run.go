@@ -89,11 +89,12 @@ func (q *Query) Run(d *jsondoc.Document) Result {
 // selection is the set of records that pass the filters: all of them, a
 // shared posting list (one condition), or a bitset.
 type selection struct {
-	all   bool
-	list  []int32 // ascending; shared, read only
-	bits  bitset  // when not nil; pooled
-	count int
-	temp  bitset // pooled scratch, when used
+	all    bool
+	list   []int32 // ascending; shared, read only
+	shared bitset  // list as a bitset, when cached with it; read only
+	bits   bitset  // when not nil; pooled
+	count  int
+	temp   bitset // pooled scratch, when used
 }
 
 // selectRecords evaluates the filters.
@@ -103,12 +104,13 @@ func (q *Query) selectRecords(d *jsondoc.Document) selection {
 		return selection{all: true, count: n}
 	}
 	lists := make([][]int32, len(q.Filters))
+	var cached bitset
 	for k := range q.Filters {
 		c := &q.Filters[k]
-		lists[k] = equalityIndex(d, d.Column(c.Path), c.Op.folded()).lookup(c)
+		lists[k], cached = equalityIndex(d, d.Column(c.Path), c.Op.folded()).lookup(c)
 	}
 	if len(q.Filters) == 1 && !q.Filters[0].Op.negated() {
-		return selection{list: lists[0], count: len(lists[0])}
+		return selection{list: lists[0], shared: cached, count: len(lists[0])}
 	}
 
 	// Start from the shortest list of a positive condition, or from every
@@ -155,6 +157,9 @@ func (s *selection) ids() []int32 {
 
 // membership returns the selection as a bitset over n records.
 func (s *selection) membership(n int) bitset {
+	if s.bits == nil && s.shared != nil {
+		return s.shared
+	}
 	if s.bits == nil {
 		s.bits = getBitset(n)
 		s.bits.setAll(s.list)
