@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -106,7 +105,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // the request may not go on. Wrong tokens count as failed attempts, as for
 // mock tokens, but apart from them: guessing one never locks out the other.
 func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	key := "admin-token:" + s.clientAddr(r)
+	key := "admin-token:" + s.limitKey(r)
 	if s.authBlocked(w, r, key) {
 		return false
 	}
@@ -318,18 +317,15 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (string, []byt
 	if r.ContentLength > max {
 		return "", nil, tooLarge
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
+	data, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return "", nil, tooLarge
 		}
-		return "", nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body: %v", err)
+		return "", nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}
-	return ct, buf.Bytes(), nil
+	return ct, data, nil
 }
 
 func (s *Server) getMock(w http.ResponseWriter, r *http.Request, id string) error {
@@ -388,8 +384,14 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 
 func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
-	if err != nil {
-		return decoy.Errorf(decoy.EINVALID, "Could not read the request body (at most %d bytes): %v", maxPatchBytes, err)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return decoy.Errorf(decoy.ETOOLARGE, "The body of a PATCH is at most %d bytes", maxPatchBytes)
+	case err != nil:
+		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	case !utf8.Valid(body):
+		return decoy.Errorf(decoy.EINVALID, "The body must be UTF-8")
 	}
 	upd, err := parsePatch(body)
 	if err != nil {
@@ -565,4 +567,49 @@ func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) e
 	s.cache.remove(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// readBody reads a body whole, holding it once: into a buffer of its
+// announced length, or, without one, in blocks assembled at the end, so that
+// no growing buffer ever holds up to twice the cap.
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length > 0 {
+		buf := make([]byte, length)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		// Nothing may follow what was announced.
+		if n, err := r.Read(make([]byte, 1)); n > 0 || err != nil && err != io.EOF {
+			if err == nil {
+				err = errors.New("body longer than its Content-Length")
+			}
+			return nil, err
+		}
+		return buf, nil
+	}
+	const block = 1 << 20
+	var blocks [][]byte
+	total := 0
+	for {
+		b := make([]byte, block)
+		n, err := io.ReadFull(r, b)
+		if n > 0 {
+			blocks = append(blocks, b[:n])
+			total += n
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(blocks) == 1 {
+		return blocks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -301,5 +302,31 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// Bodies that are not UTF-8 are refused where JSON is expected, and an
+// oversized PATCH is a 413.
+func TestAdminRefusesBadBodies(t *testing.T) {
+	h := newHarness(t)
+	send := func(method, path, ct, body string) response {
+		req, _ := http.NewRequest(method, h.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	}
+	wantError(t, send("POST", "/admin/v1/mocks", "application/json", "{\"a\":\"\xff\xfe\"}"), 400, "Invalid JSON: not valid UTF-8")
+	m := h.create(`[]`, client.CreateOptions{})
+	wantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", "{\"name\":\"\xff\"}"), 400, "The body must be UTF-8")
+	wantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", `{"name":"`+strings.Repeat("a", 100<<10)+`"}`), 413, "The body of a PATCH is at most 65536 bytes")
+	// Text is stored as sent, whatever its bytes.
+	if r := send("POST", "/admin/v1/mocks", "text/plain", "\xff"); r.status != 201 {
+		t.Errorf("text upload: %d %s", r.status, r.body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
@@ -39,6 +40,11 @@ type entry struct {
 func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
 	e := &entry{mock: m, data: data}
 	if isJSON(m.ContentType) {
+		if !utf8.Valid(data) {
+			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
+			// that cannot decode them.
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
+		}
 		doc, err := jsondoc.Parse(data)
 		var se *jsondoc.SyntaxError
 		switch {

@@ -32,20 +32,57 @@ func (s *Server) clientAddr(r *http.Request) string {
 	for i := len(fields) - 1; i >= 0; i-- {
 		hops := strings.Split(fields[i], ",")
 		for j := len(hops) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
-			if err != nil {
-				// Garbage from beyond the last trusted proxy: the last
-				// address known good stands.
-				return client.Unmap().String()
+			hop := strings.TrimSpace(hops[j])
+			if hop == "" {
+				continue
+			}
+			a, ok := parseHop(hop)
+			if !ok {
+				// Not an address ("unknown", say), written by a trusted
+				// proxy: it names the client as well as anything can,
+				// and lumping it with the proxy would make one bucket of
+				// every client.
+				return hop[:min(len(hop), 64)]
 			}
 			client = a
 			if !s.trusted(a) {
-				return a.Unmap().String()
+				return a.String()
 			}
 		}
 	}
 	return client.Unmap().String()
 }
+
+// parseHop reads an address of X-Forwarded-For, with or without a port or
+// brackets, as proxies write them.
+func parseHop(hop string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(hop); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
+	if strings.HasPrefix(hop, "[") && strings.HasSuffix(hop, "]") {
+		if a, err := netip.ParseAddr(hop[1 : len(hop)-1]); err == nil {
+			return a.Unmap().WithZone(""), true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// limitKey is what the limits of a client count under: its address, or the
+// /64 of an IPv6 one, since a host usually holds a whole /64 and could
+// otherwise take a fresh budget per address.
+func (s *Server) limitKey(r *http.Request) string {
+	addr := s.clientAddr(r)
+	if a, err := netip.ParseAddr(addr); err == nil {
+		return clientKey(a).String()
+	}
+	return addr
+}
+
+// TrustedProxy reports whether a is one of the trusted proxies.
+func (s *Server) TrustedProxy(a netip.Addr) bool { return s.trusted(a) }
 
 // trusted reports whether a is a trusted proxy.
 func (s *Server) trusted(a netip.Addr) bool {
@@ -69,7 +106,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) bool {
 	case "healthz", "readyz", "metrics":
 		return false
 	}
-	res, err := s.cfg.ClientLimiter.Allow(r.Context(), "client:"+s.clientAddr(r), s.cfg.ClientRateLimit)
+	res, err := s.cfg.ClientLimiter.Allow(r.Context(), "client:"+s.limitKey(r), s.cfg.ClientRateLimit)
 	if err != nil || res.Allowed {
 		return false // a limiter that fails lets requests through to the other limits
 	}
@@ -77,6 +114,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	s.setCORS(h, r)
 	h.Set("Retry-After", seconds(res.RetryAfter))
+	h.Set("Connection", "close") // a flood of connections is not kept open either
 	writeError(w, http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.")
 	return true
 }

@@ -23,8 +23,13 @@ func TestClientAddr(t *testing.T) {
 		{"chain of trusted proxies", trusted, "10.1.2.3:5000", []string{"198.51.100.1, 10.9.9.9"}, "198.51.100.1"},
 		{"several header fields", trusted, "10.1.2.3:5000", []string{"1.2.3.4", "198.51.100.1, 10.9.9.9"}, "198.51.100.1"},
 		{"all trusted: the leftmost", trusted, "10.1.2.3:5000", []string{"10.4.4.4, 10.9.9.9"}, "10.4.4.4"},
-		{"garbage beyond the trusted ones", trusted, "10.1.2.3:5000", []string{"<script>, 10.9.9.9"}, "10.9.9.9"},
-		{"garbage right away", trusted, "10.1.2.3:5000", []string{"unknown"}, "10.1.2.3"},
+		{"garbage written by a trusted proxy names the client", trusted, "10.1.2.3:5000", []string{"<script>, 10.9.9.9"}, "<script>"},
+		{"unknown is a client of its own, not the proxy", trusted, "10.1.2.3:5000", []string{"unknown"}, "unknown"},
+		{"address with a port", trusted, "10.1.2.3:5000", []string{"198.51.100.1:4711"}, "198.51.100.1"},
+		{"bracketed IPv6", trusted, "10.1.2.3:5000", []string{"[2001:db8::1]"}, "2001:db8::1"},
+		{"bracketed IPv6 with a port", trusted, "10.1.2.3:5000", []string{"[2001:db8::1]:443"}, "2001:db8::1"},
+		{"empty hops are skipped", trusted, "10.1.2.3:5000", []string{"198.51.100.1,, 10.9.9.9"}, "198.51.100.1"},
+		{"zone dropped", trusted, "10.1.2.3:5000", []string{"fe80::1%eth0"}, "fe80::1"},
 		{"IPv6 peer", trusted, "[::1]:5000", []string{"2001:db8::5"}, "2001:db8::5"},
 		{"IPv4-mapped", trusted, "[::ffff:10.1.2.3]:5000", []string{"::ffff:198.51.100.1"}, "198.51.100.1"},
 	} {
@@ -39,5 +44,22 @@ func TestClientAddr(t *testing.T) {
 				t.Errorf("clientAddr = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Limits count an IPv6 client per /64, an IPv4 one per address.
+func TestLimitKey(t *testing.T) {
+	s := &Server{}
+	for _, tc := range []struct{ remote, want string }{
+		{"203.0.113.7:1", "203.0.113.7"},
+		{"[2001:db8:1:2:3:4:5:6]:1", "2001:db8:1:2::"},
+		{"[2001:db8:1:2:ffff::1]:1", "2001:db8:1:2::"},
+		{"[::ffff:203.0.113.7]:1", "203.0.113.7"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = tc.remote
+		if got := s.limitKey(r); got != tc.want {
+			t.Errorf("limitKey(%s) = %q, want %q", tc.remote, got, tc.want)
+		}
 	}
 }

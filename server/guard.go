@@ -115,6 +115,7 @@ const (
 var (
 	errGuardRefused       = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("request refused by the guard")}
 	errGuardMalformedBody = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("malformed chunked request body")}
+	errGuardFailed        = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("the request guard failed")}
 )
 
 type guardPhase uint8
@@ -144,6 +145,7 @@ type guardConn struct {
 	deadlineMu    sync.Mutex
 	readDeadline  time.Time
 	capped        bool // the underlying deadline is the head's, not readDeadline
+	background    bool // the current Read is net/http's background read
 
 	// buf[r:scan] is checked and may be delivered; buf[scan:w] is input
 	// not checked yet. During phaseHead the whole head, from hs, stays in
@@ -195,10 +197,27 @@ type guardHead struct {
 
 // Read implements net.Conn. It delivers only checked bytes and blocks only
 // when it has nothing to deliver.
-func (c *guardConn) Read(p []byte) (int, error) {
+func (c *guardConn) Read(p []byte) (n int, err error) {
+	// A bug here must not crash the server: net/http's background read
+	// runs on a goroutine of its own, with no recover.
+	defer func() {
+		if v := recover(); v != nil {
+			c.stop(errGuardFailed)
+			n, err = 0, errGuardFailed
+		}
+	}()
+	return c.read(p)
+}
+
+func (c *guardConn) read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	// net/http's background read, which watches for the client going
+	// away while a handler runs, reads one byte at a time: the head it may
+	// meet belongs to the next request, and timing it out would cancel the
+	// running one. Its head is timed once net/http reads it for real.
+	c.background = len(p) == 1
 	for {
 		if n := c.deliver(p); n > 0 {
 			return n, nil
@@ -332,7 +351,7 @@ func (c *guardConn) limitHead() {
 	}
 	c.deadlineMu.Lock()
 	defer c.deadlineMu.Unlock()
-	if c.phase == phaseHead && !c.headBegan.IsZero() {
+	if c.phase == phaseHead && !c.headBegan.IsZero() && !c.background {
 		dl := c.headBegan.Add(c.headerTimeout)
 		if !c.readDeadline.IsZero() && c.readDeadline.Before(dl) {
 			dl = c.readDeadline
@@ -758,10 +777,10 @@ func checkHeaderLine(line []byte, first bool) string {
 		if first {
 			return "header continuation without a field"
 		}
-		if !validValue(line) {
-			return "invalid header value"
-		}
-		return ""
+		// Obsolete line folding (RFC 9112 §5.2): refused, since a proxy
+		// in front may read a folded Transfer-Encoding or Content-Length
+		// otherwise than net/http does.
+		return "obsolete line folding"
 	}
 	name, value, ok := bytes.Cut(line, []byte(":"))
 	if !ok {
@@ -882,10 +901,15 @@ func checkHead(h *guardHead, hdr []byte) (status int, reason string, chunked boo
 	if len(hosts) > 1 {
 		return bad("too many Host headers")
 	}
-	// Transfer-Encoding is ignored in HTTP/1.0 (0.0 counts as 1.1 there).
+	// net/http ignores Transfer-Encoding in HTTP/1.0 (0.0 counts as 1.1
+	// there) and would read the chunks as the next request: such framing
+	// is faulty (RFC 9112 §6.1) and refused.
 	major, minor := h.major, h.minor
 	if major == 0 && minor == 0 {
 		major, minor = 1, 1
+	}
+	if len(tes) > 0 && major == 1 && minor == 0 {
+		return bad("Transfer-Encoding in an HTTP/1.0 request")
 	}
 	if len(tes) > 0 && (major > 1 || major == 1 && minor >= 1) {
 		if len(tes) != 1 || !strings.EqualFold(tes[0], "chunked") {

@@ -48,8 +48,12 @@ func FuzzGuard(f *testing.F) {
 		out := guardRotate(sizes, int(split/8)+3)
 
 		// A larger limit lets heads grow the guard's buffer and shrink it back.
+		refused := false
 		for _, maxHead := range []int{guardFuzzMax, 16 << 10} {
 			got, reply, err := guardAlone(t, data, in, out, maxHead)
+			if maxHead == guardFuzzMax {
+				refused = reply != ""
+			}
 			guardWantEnd(t, data, got, err, reply)
 			if guardWellFormed(data) && (err != io.EOF || !bytes.Equal(got, data)) {
 				t.Fatalf("well-formed input changed: got %q, %v", got, err)
@@ -60,10 +64,19 @@ func FuzzGuard(f *testing.F) {
 		if bad := guardPlainTextAnswer(text); bad != "" {
 			t.Fatalf("net/http answered in plain text behind the guard: %q", bad)
 		}
-		if len(data) > guardFuzzMax || guardNeedsRepair(data) || guardBothFramings(data) {
+		if len(data) > guardFuzzMax || guardNeedsRepair(data) || guardBothFramings(data) || guardStricter(data) {
 			return
 		}
 		plain, text := guardServeFake(t, data, in, false)
+		if refused && len(guarded) > 0 && len(guarded) == len(plain) {
+			// A refused head right behind a request may end that
+			// request's body read with the refusal, where net/http alone
+			// would have read it whole before failing on the next head:
+			// the last request is compared up to how its body ended.
+			last := len(guarded) - 1
+			guarded[last], _, _ = strings.Cut(guarded[last], " bodyerr=")
+			plain[last], _, _ = strings.Cut(plain[last], " bodyerr=")
+		}
 		if guardPlainTextAnswer(text) == "" && !slices.Equal(guarded, plain) {
 			t.Fatalf("the guard changed what net/http accepts:\nguarded %q\nalone   %q", guarded, plain)
 		}
@@ -210,6 +223,15 @@ func guardNeedsRepair(data []byte) bool {
 
 func isGuardHex(b byte) bool {
 	return strings.IndexByte("0123456789abcdefABCDEF", b) >= 0
+}
+
+// guardStricter reports whether data may hold what else the guard refuses
+// though net/http accepts it: a folded header line, or Transfer-Encoding in
+// an HTTP/1.0 request.
+func guardStricter(data []byte) bool {
+	l := bytes.ToLower(data)
+	return bytes.Contains(data, []byte("\n ")) || bytes.Contains(data, []byte("\n\t")) ||
+		bytes.Contains(l, []byte("transfer-encoding")) && bytes.Contains(l, []byte("http/1.0"))
 }
 
 // guardBothFramings reports whether data may hold a request with both

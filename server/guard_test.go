@@ -188,6 +188,9 @@ func TestGuardRefuses(t *testing.T) {
 		{"space before colon", "GET / HTTP/1.1\r\nHost : decoy.test\r\n\r\n", 400, "Malformed request: invalid header name", false},
 		{"separator in header name", "GET / HTTP/1.1\r\nHost: decoy.test\r\nX(y): z\r\n\r\n", 400, "Malformed request: invalid header name", false},
 		{"continuation first", "GET / HTTP/1.1\r\n Host: decoy.test\r\n\r\n", 400, "Malformed request: header continuation without a field", false},
+		{"folded header", "GET / HTTP/1.1\r\nHost: decoy.test\r\nX-Folded: a\r\n  b\r\n\r\n", 400, "Malformed request: obsolete line folding", true},
+		{"folded Transfer-Encoding", "POST / HTTP/1.1\r\nHost: decoy.test\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n", 400, "Malformed request: obsolete line folding", true},
+		{"TE in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n0\r\n\r\n", 400, "Malformed request: Transfer-Encoding in an HTTP/1.0 request", true},
 		{"CL and TE", "POST / HTTP/1.1\r\nHost: decoy.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400, "Malformed request: both Transfer-Encoding and Content-Length", true},
 		{"bad CL", "POST / HTTP/1.1\r\nHost: decoy.test\r\nContent-Length: abc\r\n\r\n", 400, "Malformed request: invalid Content-Length", false},
 		{"negative CL", "POST / HTTP/1.1\r\nHost: decoy.test\r\nContent-Length: -1\r\n\r\n", 400, "Malformed request: invalid Content-Length", false},
@@ -464,7 +467,7 @@ func TestGuardMalformedChunkedBody(t *testing.T) {
 
 // What reaches net/http from a valid stream is the stream itself.
 func TestGuardPassesValidBytesUnchanged(t *testing.T) {
-	stream := "GET /mock/a%2Fb?filters=a%3D1&x=%C3%A9 HTTP/1.1\r\nHost: decoy.test\r\nX-Folded: a\r\n  b\r\nAccept: */*\r\n\r\n" +
+	stream := "GET /mock/a%2Fb?filters=a%3D1&x=%C3%A9 HTTP/1.1\r\nHost: decoy.test\r\nAccept: */*\r\n\r\n" +
 		"PUT /mock/x HTTP/1.1\nHost: decoy.test\nContent-Length: 4\n\n\x00\r\n\x7f" +
 		"POST /chunks HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: Chunked\r\n\r\n" +
 		"a;name=\"va;lue\"\r\n0123456789\r\n0\r\nX-T: 1\r\n  2\r\n\r\n" +
@@ -472,7 +475,7 @@ func TestGuardPassesValidBytesUnchanged(t *testing.T) {
 		"OPTIONS * HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n" +
 		"CONNECT decoy.test:443 HTTP/1.1\r\nHost: decoy.test:443\r\n\r\n" +
 		"GET http://decoy.test/abs?q HTTP/1.1\r\nHost: other\r\n\r\n" +
-		"GET / HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n"
+		"GET / HTTP/1.0\r\nAccept: */*\r\n\r\n"
 	for _, size := range []int{1, 2, 3, 7, 64, 4096} {
 		got, err := readGuarded([]byte(stream), size, size)
 		if err != io.EOF {
@@ -658,3 +661,25 @@ func (l *guardOneListener) Close() error {
 }
 
 func (l *guardOneListener) Addr() net.Addr { return guardAddr{} }
+
+// The head timer of a pipelined next request does not cancel the request
+// being handled: net/http's background read meets that head.
+func TestGuardHeadTimerSparesRunningHandler(t *testing.T) {
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+			io.WriteString(w, "done")
+		case <-r.Context().Done():
+			io.WriteString(w, "cancelled")
+		}
+	})
+	addr := guardServer(t, slow, true, func(s *http.Server) { s.ReadHeaderTimeout = 200 * time.Millisecond })
+	rc := dialGuard(t, addr)
+	rc.send("GET / HTTP/1.1\r\nHost: decoy.test\r\n\r\n")
+	time.Sleep(100 * time.Millisecond)
+	rc.send("G") // the start of a next request, alone in its segment
+	resp, body := rc.answer()
+	if resp.StatusCode != 200 || body != "done" {
+		t.Errorf("got %d %q, want the handler to finish", resp.StatusCode, body)
+	}
+}

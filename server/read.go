@@ -174,7 +174,10 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 					s.log.Error("release quota", "mock", id, "err", err)
 				}
 			}
-			return
+			// Nothing must be written: returning would let net/http send
+			// an empty 200 to a client that may still be reading (one
+			// that half-closed, say). Aborting closes the connection.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	s.write(w, r, e, a)
@@ -200,7 +203,7 @@ func mockID(path string) (string, bool) {
 // authenticate checks the token of a private mock; it answers and returns
 // false when the request may not go on.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
-	key := "mock-token:" + s.clientAddr(r)
+	key := "mock-token:" + s.limitKey(r)
 	if s.authBlocked(w, r, key) {
 		return false
 	}

@@ -173,6 +173,13 @@ func route(path string) string {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// A body the handler may not read all of (an upload refused for
+		// its token, a body sent to a read): close the connection after
+		// the answer rather than let net/http read the rest, at the
+		// client's pace, holding a graceful stop.
+		w.Header().Set("Connection", "close")
+	}
 	if s.limitClient(w, r) {
 		return
 	}
@@ -354,27 +361,35 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		// Deferred, so that a request aborted by panic(http.ErrAbortHandler)
+		// is logged and counted too.
+		defer s.logRequest(rec, r, start)
 		next.ServeHTTP(rec, r)
-		if rec.status == 0 {
-			rec.status = 499 // the client went away before an answer
-		}
-		elapsed := time.Since(start)
-		rt := route(r.URL.Path)
-		s.metrics.observe(rt, rec.status, elapsed)
-		level := slog.LevelInfo
-		if rt == "healthz" || rt == "readyz" || rt == "metrics" {
-			level = slog.LevelDebug
-		}
-		s.log.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.EscapedPath()),
-			slog.String("query", query.RedactQuery(r.URL.RawQuery)),
-			slog.Int("status", rec.status),
-			slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", elapsed),
-			slog.String("client", s.clientAddr(r)),
-		)
 	})
+}
+
+// logRequest writes the access-log line of a request and records its
+// metrics.
+func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
+	if rec.status == 0 {
+		rec.status = 499 // the client went away before an answer
+	}
+	elapsed := time.Since(start)
+	rt := route(r.URL.Path)
+	s.metrics.observe(rt, rec.status, elapsed)
+	level := slog.LevelInfo
+	if rt == "healthz" || rt == "readyz" || rt == "metrics" {
+		level = slog.LevelDebug
+	}
+	s.log.LogAttrs(r.Context(), level, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.EscapedPath()),
+		slog.String("query", query.RedactQuery(r.URL.RawQuery)),
+		slog.Int("status", rec.status),
+		slog.Int64("bytes", rec.bytes),
+		slog.Duration("duration", elapsed),
+		slog.String("client", s.clientAddr(r)),
+	)
 }
 
 // recover turns a panic into a logged JSON 500.

@@ -220,3 +220,44 @@ func TestStoredHTMLIsSandboxed(t *testing.T) {
 		t.Errorf("HTML mock headers: %v", resp.Header)
 	}
 }
+
+// A client that goes away (here: half-closes) during a delay gets no empty
+// 200: the connection is closed without an answer.
+func TestNoEmptyAnswerAfterAbandonedDelay(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	m := createMock(t, p, `[{"late":true}]`, client.CreateOptions{DelayMS: 2000})
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	got, _ := io.ReadAll(c)
+	if len(got) > 0 {
+		t.Errorf("answer to an abandoned delayed request: %q", got)
+	}
+}
+
+// One client cannot hold more than --max-client-connections connections.
+func TestClientConnectionCap(t *testing.T) {
+	p := start(t, t.TempDir(), "--max-client-connections", "3")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	status, ct, body := raw(t, p.url, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	if status != 503 || ct != "application/json" || !isJSONError(body) {
+		t.Errorf("4th connection: %d %q %q", status, ct, body)
+	}
+}

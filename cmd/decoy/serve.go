@@ -50,6 +50,8 @@ type Config struct {
 	TokenHeader      string
 	AuthFailureLimit int64
 	ClientRateLimit  int64
+	MaxConns         int
+	MaxClientConns   int
 	TrustedProxies   prefixFlag
 	PublicURL        string
 	LogFormat        string
@@ -104,6 +106,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
 	fs.Int64Var(&c.AuthFailureLimit, "auth-failure-limit", 30, "failed authentication attempts per client address and minute; 0 = unlimited")
 	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
+	fs.IntVar(&c.MaxConns, "max-connections", 4096, "most connections open at once; 0 = no cap")
+	fs.IntVar(&c.MaxClientConns, "max-client-connections", 256, "most connections open at once from one client address (an IPv6 /64), trusted proxies excepted; 0 = no cap")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed for the client address")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -130,6 +134,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
 	case c.ClientRateLimit < 0:
 		return fmt.Errorf("--client-rate-limit must be 0 or more")
+	case c.MaxConns < 0 || c.MaxClientConns < 0:
+		return fmt.Errorf("--max-connections and --max-client-connections must be 0 or more")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format must be text or json")
 	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
@@ -244,6 +250,8 @@ func (m *Main) Run(ctx context.Context) error {
 		"token_header", c.TokenHeader,
 		"auth_failure_limit", c.AuthFailureLimit,
 		"client_rate_limit", c.ClientRateLimit,
+		"max_connections", c.MaxConns,
+		"max_client_connections", c.MaxClientConns,
 		"trusted_proxies", c.TrustedProxies.String(),
 		"public_url", c.PublicURL,
 		"shutdown_timeout", c.ShutdownTimeout.String(),
@@ -273,7 +281,8 @@ func (m *Main) Run(ctx context.Context) error {
 	m.serving = make(chan error, 1)
 	// The guard answers malformed request heads in JSON before net/http
 	// would answer them in plain text, and bounds every head's time.
-	guarded := server.GuardListener(m.ln, maxHeaderBytes, m.http.ReadHeaderTimeout)
+	limited := server.LimitConnections(m.ln, c.MaxConns, c.MaxClientConns, m.server.TrustedProxy)
+	guarded := server.GuardListener(limited, maxHeaderBytes, m.http.ReadHeaderTimeout)
 	go func() { m.serving <- m.http.Serve(guarded) }()
 
 	base := m.BaseURL()
@@ -445,7 +454,11 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		defer cancel()
 		if err := m.http.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+			// Requests still running after the timeout (a client reading
+			// a large answer very slowly, say) are cut: the stop was
+			// asked for, and it is done.
+			m.log.Warn("connections still open after the shutdown timeout; closing them", "timeout", m.Config.ShutdownTimeout)
+			m.http.Close()
 		}
 		if err := <-m.serving; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
