@@ -11,7 +11,7 @@ FUZZ_TARGETS = \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
 	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzGuard
 
-.PHONY: all build run test race lint vuln bench fuzz examples
+.PHONY: all build run test race lint vuln bench bench-servers fuzz examples
 
 all: lint test
 
@@ -37,6 +37,11 @@ lint:
 # vulnerability database (GOVULNDB: vuln.go.dev, or a mirror or file:// copy).
 vuln:
 	$(GOVULNCHECK) -db $(GOVULNDB) ./...
+
+# Decoy side by side with json-server, Mockoon and nginx (installs them in
+# /tmp; see bench/README.md). Writes bench/results/.
+bench-servers:
+	$(GO) run ./bench
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,150 @@
+// Command bench is Decoy's side-by-side load benchmark: it serves the same
+// users documents from Decoy, json-server, Mockoon's CLI and nginx on
+// loopback, drives each with the same load generator and the same queries,
+// and reports throughput, latency, memory and Decoy's ratios to the others.
+//
+// nginx serves, for every query, the exact bytes Decoy answered, as a static
+// file: the floor, what it costs just to send the answer.
+//
+//	go run ./bench                               # 1k, 10k, 100k records
+//	go run ./bench -sizes 1k,1m -servers decoy,nginx -duration 5s
+//
+// It writes results.md, results.json, chart.svg and chart.png to -out.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is what the flags set.
+type config struct {
+	Sizes        []size        `json:"sizes"`
+	Servers      []string      `json:"servers"`
+	Duration     time.Duration `json:"duration_ns"`
+	Warmup       time.Duration `json:"warmup_ns"`
+	Conns        int           `json:"conns"`
+	Timeout      time.Duration `json:"request_timeout_ns"`
+	StartTimeout time.Duration `json:"start_timeout_ns"`
+	WaitQuiet    time.Duration `json:"wait_quiet_ns"`
+	Out          string        `json:"-"`
+	Tools        string        `json:"-"`
+	Keep         bool          `json:"-"`
+	From         string        `json:"-"`
+}
+
+// serverNames lists the servers in the order they run and are reported.
+var serverNames = []string{"decoy", "json-server", "mockoon", "nginx"}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	if cfg.From != "" {
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return err
+		}
+		return rerender(cfg, cfg.From)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	work, err := os.MkdirTemp("", "decoy-bench-*")
+	if err != nil {
+		return err
+	}
+	if cfg.Keep {
+		logf("work folder kept: %s", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+
+	b, err := newBench(ctx, cfg, work)
+	if err != nil {
+		return err
+	}
+	for _, sz := range cfg.Sizes {
+		if err := b.runSize(ctx, sz); err != nil {
+			if ctx.Err() == nil {
+				return err
+			}
+			break
+		}
+	}
+	if len(b.results) > 0 {
+		// Also when interrupted: what was measured is reported.
+		if err := writeReport(cfg, b.report()); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	sizes := fs.String("sizes", "1k,10k,100k", "dataset sizes in records, comma-separated (1k, 10k, 100k, 1m, or a number)")
+	servers := fs.String("servers", strings.Join(serverNames, ","), "servers to run, comma-separated")
+	cfg := &config{}
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
+	fs.IntVar(&cfg.Conns, "conns", 32, "keep-alive connections")
+	fs.DurationVar(&cfg.Timeout, "timeout", time.Minute, "longest one request may take before it counts as a timeout")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", 5*time.Minute, "longest a server may take to start and load a dataset")
+	fs.DurationVar(&cfg.WaitQuiet, "wait-quiet", 0, "before each measurement, wait up to this long for other processes to leave the CPU idle")
+	fs.StringVar(&cfg.Out, "out", filepath.Join("bench", "results"), "folder for results.md, results.json and the chart")
+	fs.StringVar(&cfg.Tools, "tools", filepath.Join(os.TempDir(), "decoy-bench-tools"), "folder for the npm installs, reused across runs")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work folder (datasets, logs, configs)")
+	fs.StringVar(&cfg.From, "from", "", "run nothing: write the report again from this results.json")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		sz, err := parseSize(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Sizes = append(cfg.Sizes, sz)
+	}
+	for _, s := range strings.Split(*servers, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(serverNames, s) {
+			return nil, fmt.Errorf("-servers: unknown server %q (known: %s)", s, strings.Join(serverNames, ", "))
+		}
+		if !slices.Contains(cfg.Servers, s) {
+			cfg.Servers = append(cfg.Servers, s)
+		}
+	}
+	if cfg.Conns < 1 || cfg.Duration <= 0 || cfg.Warmup < 0 || cfg.Timeout <= 0 {
+		return nil, errors.New("-conns, -duration and -timeout must be positive, -warmup not negative")
+	}
+	return cfg, nil
+}
+
+// logf prints progress to standard error, so standard output holds only the
+// results.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report is everything a run measured, as results.json holds it.
+type report struct {
+	Started  time.Time         `json:"started"`
+	Finished time.Time         `json:"finished"`
+	Machine  machine           `json:"machine"`
+	Config   *config           `json:"config"`
+	Versions map[string]string `json:"versions"`
+	Notes    []string          `json:"notes"`
+	Startups []startup         `json:"startups"`
+	Results  []result          `json:"results"`
+}
+
+type machine struct {
+	CPU    string `json:"cpu"`
+	Cores  int    `json:"cores"`
+	Memory int64  `json:"memory_bytes"`
+	Kernel string `json:"kernel"`
+	Go     string `json:"go"`
+}
+
+// displayNames are the servers as the tables name them.
+var displayNames = map[string]string{
+	"decoy":       "Decoy",
+	"json-server": "json-server",
+	"mockoon":     "Mockoon",
+	"nginx":       "nginx, Decoy's bytes",
+}
+
+// busyCores is how much CPU other processes may use during a measurement
+// before the report flags it.
+const busyCores = 0.25
+
+// ratioRows are the comparisons every table ends with.
+var ratioRows = []struct{ label, other string }{
+	{"Decoy/json-server", "json-server"},
+	{"Decoy/Mockoon", "mockoon"},
+	{"Decoy/nginx-same-bytes", "nginx"},
+}
+
+func (b *bench) report() *report {
+	return &report{
+		Started:  b.started,
+		Finished: time.Now(),
+		Machine:  currentMachine(),
+		Config:   b.cfg,
+		Versions: b.tools.versions,
+		Notes:    notes(b.cfg),
+		Startups: b.starts,
+		Results:  b.results,
+	}
+}
+
+// notes say how the numbers were taken and where the servers' queries
+// differ; they head results.md.
+func notes(cfg *config) []string {
+	return []string{
+		fmt.Sprintf("Load: the same generator for every server: %d keep-alive HTTP/1.1 connections, one request at a time on each, %v of warm-up (not counted) then %v measured, per server and query. Every answer is read to its end. No Accept-Encoding is sent, so every server answers uncompressed. The generator runs on the same machine as the server and competes with it for the CPU.", cfg.Conns, cfg.Warmup, cfg.Duration),
+		fmt.Sprintf("req/s counts the 2xx answers that ended inside the measured window, p50 and p99 are their latencies. When fewer answers than connections have ended by the window's end (a server slower than the window), the window is stretched under the same load until that many have, or for at most the request timeout (%v), and the rate is taken over the longer window. Non-2xx answers and broken connections are errors; requests over the timeout are timeouts.", cfg.Timeout),
+		"p50 and p99: from a log-linear histogram of every counted request (error under 0.4%).",
+		"Peak RSS: VmHWM of the server's process tree (nginx: master and workers; Node servers: the node process), reset through /proc/PID/clear_refs before each query, so it is that query's peak; at least the largest VmRSS sampled every 50 ms. Memory right after start-up is in the start-up table.",
+		"On this machine the load generator needs about a core for small answers at tens of thousands of requests a second: there nginx's numbers are the most the machine can measure, not nginx's limit, so Decoy/nginx-same-bytes is if anything too kind to Decoy.",
+		fmt.Sprintf("CPU: the cores the server's processes used during the load, of %d shared with the load generator (whose share is in results.json). ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
+		"Ratios are Decoy's value divided by the other server's, from the same run: for req/s above 1× means Decoy serves more; for p50, p99 and peak RSS below 1× means Decoy is quicker or smaller.",
+		"nginx serves, for each query, the exact bytes Decoy answered, as a static file (sendfile on with no chunk limit, access_log off, worker_processes auto): the floor, what it costs just to send the answer. For the whole document those bytes are the stored document.",
+		"Decoy: `decoy serve --rate-limit 0 --monthly-quota 0 --log-level warn` with its SQLite store in a temporary folder; the dataset uploaded with the admin API; queries `filters=address.city%3DParis`, `filters=status%5B%24eqi%5D%3Dactive&order_by=age&order_direction=desc&limit=10`, `order_by=createdAt&limit=100`.",
+		"json-server 0.17.4 (`--quiet`, serving db.json `{\"users\":[...]}`): `/users?address.city=Paris`, `/users?_sort=createdAt&_limit=100`. It has no case-insensitive equality: the closest is `status_like=%5Eactive%24`, a case-insensitive regular expression anchored at both ends, which selects the same records as Decoy's `status[$eqi]=active` (the data holds both `active` and `Active`). It pretty-prints its JSON (2-space indent), so its answers are larger.",
+		"Mockoon CLI 9: a CRUD route `/users` over a data bucket holding the array; Mockoon's CRUD GET filters with `path_eq` / `path_like` (a case-insensitive regular expression, used as for json-server), sorts with `sort` and `order` (top-level fields only; strings compared lower-cased) and pages with `limit` and `page` (default 1): `/users?address.city_eq=Paris`, `/users?status_like=%5Eactive%24&sort=age&order=desc&limit=10`, `/users?sort=createdAt&limit=100`. It re-serialises answers with JSON.stringify. Run with `--disable-log-to-file --disable-admin-api --max-transaction-logs 1`: it still logs one line per request to standard output (no flag turns that off) and copies each response body into its transaction log.",
+		"Answers are checked before loading: `records` is the number of records in one answer; ✓ means the same record ids in the same order as Decoy's answer, ✗ different.",
+	}
+}
+
+func currentMachine() machine {
+	m := machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	m.CPU = procField("/proc/cpuinfo", "model name")
+	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
+		var n int64
+		fmt.Sscanf(kb, "%d", &n)
+		m.Memory = n * 1024
+	}
+	return m
+}
+
+func procField(path, name string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// rerender reads a results.json and writes the report again, with this
+// version's notes, tables and chart.
+func rerender(cfg *config, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Config == nil {
+		return fmt.Errorf("%s: not a results.json of this benchmark", path)
+	}
+	r.Notes = notes(r.Config)
+	return writeReport(cfg, &r)
+}
+
+// writeReport writes results.md, results.json and the chart to cfg.Out,
+// and prints results.md.
+func writeReport(cfg *config, r *report) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "results.json"), js, 0o644); err != nil {
+		return err
+	}
+	var md strings.Builder
+	writeMarkdown(&md, r)
+	if err := os.WriteFile(filepath.Join(cfg.Out, "results.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	if err := drawChart(r, filepath.Join(cfg.Out, "chart")); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	fmt.Print(md.String())
+	logf("wrote %s/results.md, results.json, chart.svg and chart.png", cfg.Out)
+	return nil
+}
+
+func writeMarkdown(w io.Writer, r *report) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("# Decoy side by side: Decoy, json-server, Mockoon, nginx\n\n")
+	p("Run %s, %s. %s, %d cores, %s memory, Linux %s, %s.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"),
+		r.Finished.Sub(r.Started).Round(time.Second), r.Machine.CPU, r.Machine.Cores,
+		formatBytes(r.Machine.Memory), r.Machine.Kernel, r.Machine.Go)
+	var vs []string
+	for _, s := range []struct{ key, name string }{{"decoy", "Decoy"}, {"json-server", "json-server"},
+		{"mockoon", "Mockoon"}, {"nginx", "nginx"}, {"node", "Node"}} {
+		if v := r.Versions[s.key]; v != "" {
+			vs = append(vs, s.name+" "+v)
+		}
+	}
+	p("Versions: %s.\n\n", strings.Join(vs, "; "))
+	p("![Throughput and p99 latency against dataset size](chart.svg)\n\n")
+
+	writeSummary(w, r)
+
+	for _, sz := range r.Config.Sizes {
+		p("## %s records\n\n", sz.Label)
+		for _, q := range queries {
+			writeQueryTable(w, r, sz, q)
+		}
+		writeStartups(w, r, sz)
+	}
+	writeGrowth(w, r)
+
+	p("## How the numbers were taken\n\n")
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+}
+
+// find returns the result of a server for a size and query, if it ran.
+func (r *report) find(sz size, server, q string) *result {
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.Size.N == sz.N && x.Server == server && x.Query == q {
+			return x
+		}
+	}
+	return nil
+}
+
+func (x *result) measured() bool { return x != nil && x.ReqPerSec > 0 }
+
+func writeSummary(w io.Writer, r *report) {
+	others := []string{}
+	for _, rr := range ratioRows {
+		if hasServer(r, rr.other) {
+			others = append(others, rr.other)
+		}
+	}
+	if !hasServer(r, "decoy") || len(others) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Summary: Decoy's throughput relative to the others\n\nDecoy's req/s divided by the other server's (above 1×: Decoy serves more).\n\n| records | query |")
+	for _, o := range others {
+		fmt.Fprintf(w, " ÷ %s |", displayNames[o])
+	}
+	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("--:|", len(others)))
+	for _, sz := range r.Config.Sizes {
+		for _, q := range queries {
+			d := r.find(sz, "decoy", q.ID)
+			fmt.Fprintf(w, "| %s | %s |", sz.Label, q.Title)
+			for _, o := range others {
+				x := r.find(sz, o, q.ID)
+				fmt.Fprintf(w, " %s |", ratioOf(d, x, func(x *result) float64 { return x.ReqPerSec }))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func hasServer(r *report, s string) bool {
+	for _, x := range r.Results {
+		if x.Server == s {
+			return true
+		}
+	}
+	return false
+}
+
+func writeQueryTable(w io.Writer, r *report, sz size, q query) {
+	fmt.Fprintf(w, "### %s records: %s\n\n", sz.Label, q.Title)
+	fmt.Fprintf(w, "| server | req/s | p50 | p99 | peak RSS | CPU | answer | status |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
+	var notes []string
+	for _, s := range serverNames {
+		x := r.find(sz, s, q.ID)
+		if x == nil {
+			continue
+		}
+		status, note := x.Status, x.Note
+		if x.OtherCPU >= busyCores || x.IOWait >= busyCores {
+			status += " ⚠"
+			note = join(note, fmt.Sprintf("meanwhile other processes on the machine used %.2f cores, and %.2f cores sat waiting on the disk", x.OtherCPU, x.IOWait))
+		}
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", displayNames[s], note))
+			status += fmt.Sprintf(" (%d)", len(notes))
+		}
+		if !x.measured() {
+			fmt.Fprintf(w, "| %s | – | – | – | – | – | %s | %s |\n", displayNames[s], answerCell(x), status)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %s |\n", displayNames[s], formatRate(x.ReqPerSec),
+			formatMs(x.P50), formatMs(x.P99), formatBytes(x.PeakRSS), x.ServerCPU, answerCell(x), status)
+	}
+	d := r.find(sz, "decoy", q.ID)
+	if d != nil {
+		for _, rr := range ratioRows {
+			o := r.find(sz, rr.other, q.ID)
+			if o == nil {
+				continue
+			}
+			fmt.Fprintf(w, "| *%s* | %s | %s | %s | %s | | | |\n", rr.label,
+				ratioOf(d, o, func(x *result) float64 { return x.ReqPerSec }),
+				ratioOf(d, o, func(x *result) float64 { return x.P50 }),
+				ratioOf(d, o, func(x *result) float64 { return x.P99 }),
+				ratioOf(d, o, func(x *result) float64 { return float64(x.PeakRSS) }))
+		}
+	}
+	fmt.Fprintln(w)
+	for i, n := range notes {
+		fmt.Fprintf(w, "(%d) %s\n", i+1, strings.ReplaceAll(n, "|", "\\|"))
+		if i == len(notes)-1 {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func answerCell(x *result) string {
+	if x.BodyBytes == 0 && x.Records == 0 {
+		return "–"
+	}
+	mark := ""
+	if x.SameAsRef != nil {
+		mark = " ✓"
+		if !*x.SameAsRef {
+			mark = " ✗"
+		}
+	}
+	return fmt.Sprintf("%d records, %s%s", x.Records, formatBytes(x.BodyBytes), mark)
+}
+
+func ratioOf(a, b *result, f func(*result) float64) string {
+	if !a.measured() || !b.measured() || f(b) == 0 {
+		return "–"
+	}
+	v := f(a) / f(b)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f×", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f×", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.2f×", v)
+	default: // two significant digits: 0.0012×
+		return strconv.FormatFloat(v, 'f', 1-int(math.Floor(math.Log10(v))), 64) + "×"
+	}
+}
+
+func writeStartups(w io.Writer, r *report, sz size) {
+	var rows []startup
+	for _, s := range r.Startups {
+		if s.Size.N == sz.N {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### %s records: start-up\n\nFrom start to answering, with the dataset loaded (Decoy: including the upload through the admin API).\n\n| server | ready after | RSS then | peak RSS so far | status |\n|---|--:|--:|--:|---|\n", sz.Label)
+	for _, s := range rows {
+		status := s.Status
+		if s.Note != "" {
+			status += ": " + strings.ReplaceAll(s.Note, "|", "\\|")
+		}
+		fmt.Fprintf(w, "| %s | %.1f s | %s | %s | %s |\n", displayNames[s.Server], s.Seconds,
+			formatBytes(s.RSS), formatBytes(s.PeakRSS), status)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeGrowth says how Decoy's latency grows from the smallest dataset to
+// the largest.
+func writeGrowth(w io.Writer, r *report) {
+	sizes := r.Config.Sizes
+	if len(sizes) < 2 || !hasServer(r, "decoy") {
+		return
+	}
+	lo, hi := sizes[0], sizes[0]
+	for _, s := range sizes {
+		if s.N < lo.N {
+			lo = s
+		}
+		if s.N > hi.N {
+			hi = s
+		}
+	}
+	fmt.Fprintf(w, "## How Decoy's latency grows from %s to %s records\n\n%s× the records. p50 and p99 under the same load, and the factor each grew by.\n\n", lo.Label, hi.Label, formatFactor(float64(hi.N)/float64(lo.N)))
+	fmt.Fprintf(w, "| query | p50 at %s | p50 at %s | × | p99 at %s | p99 at %s | × | req/s at %s | req/s at %s |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", lo.Label, hi.Label, lo.Label, hi.Label, lo.Label, hi.Label)
+	for _, q := range queries {
+		a, b := r.find(lo, "decoy", q.ID), r.find(hi, "decoy", q.ID)
+		if !a.measured() || !b.measured() {
+			fmt.Fprintf(w, "| %s | – | – | – | – | – | – | – | – |\n", q.Title)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", q.Title,
+			formatMs(a.P50), formatMs(b.P50), formatFactor(b.P50/a.P50),
+			formatMs(a.P99), formatMs(b.P99), formatFactor(b.P99/a.P99),
+			formatRate(a.ReqPerSec), formatRate(b.ReqPerSec))
+	}
+	fmt.Fprintln(w)
+}
+
+func formatFactor(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func formatRate(v float64) string {
+	switch {
+	case v >= 1000:
+		return commas(int64(math.Round(v)))
+	case v >= 10:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func formatMs(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 100:
+		return fmt.Sprintf("%.0f ms", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f ms", v)
+	default:
+		return fmt.Sprintf("%.2f ms", v)
+	}
+}
+
+func formatBytes(n int64) string {
+	const unit = 1024
+	switch {
+	case n >= unit*unit*unit:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(unit*unit*unit))
+	case n >= unit*unit:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(unit*unit))
+	case n >= unit:
+		return fmt.Sprintf("%.1f KiB", float64(n)/unit)
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}
