@@ -102,3 +102,6 @@ func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, t
 
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Tick is the resolution of the Redis limiter: a microsecond.
+func (c *clock) Tick() time.Duration { return time.Microsecond }

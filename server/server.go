@@ -381,6 +381,9 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 	if rt == "healthz" || rt == "readyz" || rt == "metrics" {
 		level = slog.LevelDebug
 	}
+	if !s.log.Enabled(r.Context(), level) {
+		return // not written: do not build its fields (query redaction, client address)
+	}
 	s.log.LogAttrs(r.Context(), level, "request",
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.EscapedPath()),

@@ -290,24 +290,24 @@ func TestByteIdentical(t *testing.T) {
 func TestRateLimitUnderConcurrency(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{RateLimit: i64(5)})
-	counts := concurrentGets(t, p.url+"/mock/"+m.ID, 20)
+	counts := concurrentGets(t, 20, func(int) string { return p.url + "/mock/" + m.ID })
 	if counts[200] != 5 || counts[429] != 15 {
 		t.Errorf("answers %v, want 5 × 200 and 15 × 429", counts)
 	}
 }
 
-func concurrentGets(t *testing.T, url string, n int) map[int]int {
+// concurrentGets sends n GETs at once, the i-th to url(i), and counts the
+// answers by status.
+func concurrentGets(t *testing.T, n int, url func(i int) string) map[int]int {
 	t.Helper()
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var wg sync.WaitGroup
 	startGate := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range n {
+		wg.Go(func() {
 			<-startGate
-			resp, err := http.Get(url)
+			resp, err := http.Get(url(i))
 			if err != nil {
 				t.Error(err)
 				return
@@ -317,7 +317,7 @@ func concurrentGets(t *testing.T, url string, n int) map[int]int {
 			mu.Lock()
 			counts[resp.StatusCode]++
 			mu.Unlock()
-		}()
+		})
 	}
 	close(startGate)
 	wg.Wait()
@@ -330,7 +330,7 @@ func TestQuotaSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	p := start(t, dir, "--admin-token", adminToken)
 	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{MonthlyQuota: i64(3)})
-	counts := concurrentGets(t, p.url+"/mock/"+m.ID, 8)
+	counts := concurrentGets(t, 8, func(int) string { return p.url + "/mock/" + m.ID })
 	if counts[200] != 3 || counts[429] != 5 {
 		t.Errorf("answers %v, want 3 × 200 and 5 × 429", counts)
 	}

@@ -140,28 +140,7 @@ func (p *proc) waitReady(t *testing.T, want ...string) {
 // and counts the answers by status.
 func spread(t *testing.T, ps []*proc, path string, n int) map[int]int {
 	t.Helper()
-	var mu sync.Mutex
-	counts := map[int]int{}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			resp, err := http.Get(ps[i%len(ps)].url + path)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			mu.Lock()
-			counts[resp.StatusCode]++
-			mu.Unlock()
-		})
-	}
-	close(start)
-	wg.Wait()
-	return counts
+	return concurrentGets(t, n, func(i int) string { return ps[i%len(ps)].url + path })
 }
 
 // The rate limit and the monthly quota are shared: what replicas admit
