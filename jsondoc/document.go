@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // maxColumns bounds the columns cached per document: paths come from
@@ -19,6 +21,9 @@ type Document struct {
 	mu      sync.Mutex
 	columns map[string]*Column
 	order   []string // column keys, oldest first, for eviction
+
+	sumsOnce sync.Once
+	sums     []uint64
 }
 
 // Bytes returns the stored document. The caller must not change it.
@@ -34,6 +39,26 @@ func (d *Document) Len() int { return len(d.spans) }
 func (d *Document) Record(i int) []byte {
 	s := d.spans[i]
 	return d.raw[s.start:s.end]
+}
+
+// RecordSums returns the 64-bit xxhash of each element's stored text,
+// computed on first use and kept with the document: a digest of any
+// selection of elements then costs a word per element, not a pass over
+// their bytes. The caller must not change the result.
+func (d *Document) RecordSums() []uint64 {
+	d.sumsOnce.Do(func() {
+		d.sums = make([]uint64, len(d.spans))
+		for i, s := range d.spans {
+			d.sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
+		}
+	})
+	return d.sums
+}
+
+// RecordLen returns the length of the stored text of element i.
+func (d *Document) RecordLen(i int) int {
+	s := d.spans[i]
+	return int(s.end - s.start)
 }
 
 // Text returns the stored text of v.

@@ -464,6 +464,45 @@ func TestETag(t *testing.T) {
 	}
 }
 
+// The tag of a processed answer is a digest of its body: the same bytes
+// give the same tag whatever query chose them, and other bytes another tag.
+func TestETagOfProcessedAnswers(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"a":1,"b":"x"}, {"a":2,"b":"y"},{"a":3,"b":"x"}]`, client.CreateOptions{})
+	p := "/mock/" + m.ID + "?"
+	tags := map[string]string{} // body -> tag
+	for _, q := range []string{
+		"limit=1", "filters=a%3D1", "order_by=a&limit=1", // [{"a":1,"b":"x"}]
+		"filters=b%3Dx", "order_by=b&limit=2", // records 1 and 3
+		"order_by=a&order_direction=desc&limit=1", "offset=2", // record 3
+		"filters=b%3Dy", "limit=0", "filters=a%3D9", // [{"a":2,...}], [] and []
+		"order_by=a&order_direction=desc", // all three, reversed
+	} {
+		r := h.get(p + q)
+		tag := r.header.Get("ETag")
+		if r.status != 200 || tag == "" || tag == m.ETag {
+			t.Fatalf("%s: %d, ETag %q", q, r.status, tag)
+		}
+		if prev, ok := tags[r.body]; ok && prev != tag {
+			t.Errorf("%s: body %s has tag %s, and %s for another query", q, r.body, tag, prev)
+		}
+		tags[r.body] = tag
+		if want := strconv.Itoa(len(r.body)); r.header.Get("Content-Length") != want {
+			t.Errorf("%s: Content-Length %s for a body of %s bytes", q, r.header.Get("Content-Length"), want)
+		}
+	}
+	seen := map[string]string{}
+	for body, tag := range tags {
+		if other, ok := seen[tag]; ok {
+			t.Errorf("bodies %s and %s share the tag %s", body, other, tag)
+		}
+		seen[tag] = body
+	}
+	if len(tags) != 6 {
+		t.Errorf("%d distinct bodies, want 6: %v", len(tags), tags)
+	}
+}
+
 func TestGzip(t *testing.T) {
 	h := newHarness(t)
 	var big strings.Builder
