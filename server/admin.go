@@ -351,7 +351,7 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.data)
+	writeBody(w, r, e.data)
 	return nil
 }
 

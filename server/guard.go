@@ -171,6 +171,11 @@ type guardConn struct {
 	excess      int64  // chunk overhead, counted as net/http does
 	trailerLen  int
 	trailerMore bool // a trailer field line came last: continuations may follow
+
+	// What the handler's goroutine writes is held while holding, to leave
+	// with the body that follows (see sendbody.go).
+	holding bool
+	held    []byte
 }
 
 // guardHead is the state of the head being read, at buf[hs:]. Offsets are

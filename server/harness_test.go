@@ -82,7 +82,13 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 		f(&cfg)
 	}
 	srv := server.New(cfg)
-	ts := httptest.NewServer(srv)
+	// Served as decoy serve serves: behind the connection limits and the
+	// guard, with the connection in the context (answers then leave as
+	// spans, see sendbody.go).
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Listener = server.GuardListener(server.LimitConnections(ts.Listener, 0, 0, srv.TrustedProxy), 64<<10, 10*time.Second)
+	ts.Config.ConnContext = server.ConnContext
+	ts.Start()
 	t.Cleanup(ts.Close)
 	return &harness{t: t, srv: srv, url: ts.URL, admin: client.New(ts.URL, adminToken), clock: c, logs: logs, store: store}
 }

@@ -406,13 +406,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 		h.Set("Content-Length", strconv.Itoa(len(gz)))
 		w.WriteHeader(a.status)
 		if !head {
-			_, _ = w.Write(gz)
+			writeBody(w, r, gz)
 		}
 	case !a.processed:
 		h.Set("Content-Length", strconv.Itoa(len(e.data)))
 		w.WriteHeader(a.status)
 		if !head {
-			_, _ = w.Write(e.data)
+			writeBody(w, r, e.data)
 		}
 	case a.gzip:
 		h.Set("Content-Encoding", "gzip")
@@ -428,10 +428,32 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 	default:
 		h.Set("Content-Length", strconv.Itoa(a.size))
 		w.WriteHeader(a.status)
-		if !head {
-			writeArray(w, e, a.records)
+		if head {
+			break
 		}
+		if a.size < spansMinSize {
+			writeArray(w, e, a.records)
+			break
+		}
+		body := recordsBody(e.doc, a.records)
+		sendSpans(w, r, body)
+		body.release()
 	}
+}
+
+// spansMinSize is the smallest answer sent as spans (see sendbody.go);
+// a smaller one leaves in one write with its head anyway.
+const spansMinSize = 3 << 10
+
+// writeBody writes stored bytes as the body.
+func writeBody(w http.ResponseWriter, r *http.Request, data []byte) {
+	if len(data) < spansMinSize {
+		_, _ = w.Write(data)
+		return
+	}
+	body := bytesBody(data)
+	sendSpans(w, r, body)
+	body.release()
 }
 
 var gzipWriters = sync.Pool{New: func() any {

@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -351,6 +352,23 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom passes a body on to the response's own ReadFrom, which hands
+// it to the connection (see sendbody.go).
+func (rec *recorder) ReadFrom(src io.Reader) (int64, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	rf, ok := rec.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		n, err := io.Copy(writerOnly{rec.ResponseWriter}, src)
+		rec.bytes += n
+		return n, err
+	}
+	n, err := rf.ReadFrom(src)
+	rec.bytes += n
 	return n, err
 }
 

@@ -33,28 +33,26 @@ type DB struct {
 	// writes holds the one connection for admin writes, with synchronous=FULL
 	// so an acknowledged write survives power loss.
 	writes *sql.DB
-	// counts holds the one connection for quota counts, with
-	// synchronous=NORMAL: each count survives a crash of the process, and a
-	// read request does not wait for an fsync.
+	// counts holds the one connection that folds quota counts into the
+	// database, with synchronous=NORMAL: the journals keep the counts
+	// until then (see quota.go).
 	counts *sql.DB
 	// reads is a pool of read-only connections; WAL lets them run beside
 	// the writer.
 	reads *sql.DB
 
 	// writeMu is SQLite's one write lock, taken in the process first: a
-	// count batch waiting for an admin write's fsync then queues here and
-	// goes as soon as it is done, instead of polling SQLite's lock with
-	// sleeps (its busy handler waits up to 100 ms at a time).
+	// fold of quota counts waiting for an admin write's fsync then queues
+	// here and goes as soon as it is done, instead of polling SQLite's lock
+	// with sleeps (its busy handler waits up to 100 ms at a time).
 	writeMu sync.Mutex
 
-	// Quota counts wait in pending; the caller that finds no leader
-	// becomes it and commits what waits, a batch at a time (see count).
-	countsMu     sync.Mutex
-	pending      []*countOp
-	leading      bool
-	countsClosed bool
-	inFlight     sync.WaitGroup
-	stmts        *countStmts
+	dir   string
+	lock  *os.File // held while open: one process per data directory
+	quota *quota
+
+	closeOnce sync.Once
+	closeErr  error
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
@@ -91,38 +89,46 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.SetConnMaxIdleTime(0)
 		return db, nil
 	}
-	db := &DB{Now: time.Now}
+	db := &DB{Now: time.Now, dir: dir}
 	var err error
-	if db.writes, err = open("FULL", 1, false); err != nil {
+	if db.lock, err = lockDir(dir); err != nil {
 		return nil, err
+	}
+	fail := func(err error) (*DB, error) {
+		for _, c := range []*sql.DB{db.reads, db.counts, db.writes} {
+			if c != nil {
+				c.Close()
+			}
+		}
+		db.lock.Close()
+		return nil, err
+	}
+	if db.writes, err = open("FULL", 1, false); err != nil {
+		return fail(err)
 	}
 	if err := db.migrate(ctx); err != nil {
-		db.writes.Close()
-		return nil, fmt.Errorf("migrate %s: %w", path, err)
+		return fail(fmt.Errorf("migrate %s: %w", path, err))
 	}
 	if db.counts, err = open("NORMAL", 1, false); err != nil {
-		db.writes.Close()
-		return nil, err
+		return fail(err)
 	}
 	if db.reads, err = open("NORMAL", 4, true); err != nil {
-		db.writes.Close()
-		db.counts.Close()
-		return nil, err
+		return fail(err)
 	}
-	if db.stmts, err = prepareCounts(ctx, db.counts); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("prepare quota statements: %w", err)
+	if err := db.openQuota(ctx); err != nil {
+		return fail(err)
 	}
 	return db, nil
 }
 
-// Close closes the database.
+// Close folds the quota counts into the database and closes it. Calls
+// after the first return what it returned.
 func (db *DB) Close() error {
-	db.countsMu.Lock()
-	db.countsClosed = true
-	db.countsMu.Unlock()
-	db.inFlight.Wait() // counts handed over before Close are committed
-	return errors.Join(db.reads.Close(), db.counts.Close(), db.writes.Close())
+	db.closeOnce.Do(func() {
+		err := db.closeQuota()
+		db.closeErr = errors.Join(err, db.reads.Close(), db.counts.Close(), db.writes.Close(), db.lock.Close())
+	})
+	return db.closeErr
 }
 
 // Ping reports whether the database answers.
@@ -378,7 +384,7 @@ func (db *DB) DeleteMock(ctx context.Context, id string) error {
 	} else if n == 0 {
 		return notFound()
 	}
-	return nil
+	return db.forgetCounts(id)
 }
 
 const adminTokenKey = "admin_token_sha256"
@@ -409,186 +415,4 @@ func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
 		return decoy.Errorf(decoy.ECONFLICT, "An admin token is stored already")
 	}
 	return nil
-}
-
-// ReserveQuota counts one served response when fewer than limit were counted.
-// The single statement is atomic, and the counts connection serialises
-// ReserveQuota counts one served response when fewer than limit were counted.
-// Each statement is atomic, and the counts connection runs them one after
-// the other, so no more than limit are ever granted. They run in batches: a
-// transaction per batch of concurrent calls, so that one commit serves many
-// reads (group commit); each call returns once its batch is committed.
-func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
-	op := &countOp{ctx: ctx, id: id, month: month, limit: limit, reserve: true}
-	if err := db.count(op); err != nil {
-		return 0, false, err
-	}
-	return op.used, op.ok, op.err
-}
-
-// ReleaseQuota takes back one reservation.
-func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
-	op := &countOp{ctx: ctx, id: id, month: month}
-	if err := db.count(op); err != nil {
-		return err
-	}
-	return op.err
-}
-
-// countOp is one reservation or release, waiting for its batch.
-type countOp struct {
-	ctx       context.Context
-	id, month string
-	limit     int64
-	reserve   bool // else release
-
-	used int64
-	ok   bool
-	err  error
-	done chan struct{} // closed once committed
-	lead chan struct{} // closed when it is this op's turn to commit a batch
-}
-
-// maxBatch bounds the counts committed together.
-const maxBatch = 256
-
-var errClosed = errors.New("sqlite: store closed")
-
-// count commits op with the others that wait at the same time. The caller
-// that finds nobody committing leads: it commits what waits, its own op
-// first, as one batch, then hands the lead to the first op that came in
-// meanwhile. A lone read thus commits on its own goroutine, with no
-// hand-over, and concurrent reads share commits.
-func (db *DB) count(op *countOp) error {
-	op.done, op.lead = make(chan struct{}), make(chan struct{})
-	db.countsMu.Lock()
-	if db.countsClosed {
-		db.countsMu.Unlock()
-		return errClosed
-	}
-	db.inFlight.Add(1)
-	defer db.inFlight.Done()
-	db.pending = append(db.pending, op)
-	if db.leading {
-		db.countsMu.Unlock()
-		select {
-		case <-op.done:
-			return nil
-		case <-op.lead:
-		}
-		db.countsMu.Lock()
-	}
-	db.leading = true
-	n := min(len(db.pending), maxBatch)
-	batch := db.pending[:n:n]
-	db.pending = db.pending[n:]
-	db.countsMu.Unlock()
-
-	db.commitBatch(batch)
-
-	db.countsMu.Lock()
-	if len(db.pending) > 0 {
-		close(db.pending[0].lead)
-	} else {
-		db.leading = false
-		db.pending = nil
-	}
-	db.countsMu.Unlock()
-	return nil
-}
-
-func (db *DB) commitBatch(batch []*countOp) {
-	defer func() {
-		for _, op := range batch {
-			close(op.done)
-		}
-	}()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	if len(batch) == 1 {
-		// Alone: one statement, its own transaction, no BEGIN and COMMIT
-		// round trips.
-		db.runCount(nil, batch[0])
-		return
-	}
-	tx, err := db.counts.BeginTx(context.Background(), nil)
-	if err != nil {
-		for _, op := range batch {
-			op.err = err
-		}
-		return
-	}
-	for _, op := range batch {
-		db.runCount(tx, op)
-	}
-	if err := tx.Commit(); err != nil {
-		for _, op := range batch {
-			op.used, op.ok, op.err = 0, false, err
-		}
-	}
-}
-
-// countStmts are the statements of quota counts, prepared once on the
-// counts connection: parsing SQL was a fifth of a small read's cost.
-type countStmts struct {
-	reserve, used, release *sql.Stmt
-}
-
-func prepareCounts(ctx context.Context, conn *sql.DB) (*countStmts, error) {
-	var s countStmts
-	var err error
-	prep := func(q string) *sql.Stmt {
-		if err != nil {
-			return nil
-		}
-		var st *sql.Stmt
-		st, err = conn.PrepareContext(ctx, q)
-		return st
-	}
-	// ?3 is the limit; 0 or less: unlimited.
-	s.reserve = prep(`INSERT INTO quota_usage (mock_id, month, used) VALUES (?1, ?2, 1)
-		ON CONFLICT (mock_id, month) DO UPDATE SET used = used + 1 WHERE ?3 <= 0 OR used < ?3
-		RETURNING used`)
-	s.used = prep(`SELECT used FROM quota_usage WHERE mock_id = ? AND month = ?`)
-	s.release = prep(`UPDATE quota_usage SET used = used - 1 WHERE mock_id = ? AND month = ? AND used > 0`)
-	return &s, err
-}
-
-// runCount runs one count, in tx when not nil.
-func (db *DB) runCount(tx *sql.Tx, op *countOp) {
-	if err := op.ctx.Err(); err != nil {
-		op.err = err
-		return
-	}
-	stmt := func(s *sql.Stmt) *sql.Stmt {
-		if tx != nil {
-			return tx.Stmt(s)
-		}
-		return s
-	}
-	if !op.reserve {
-		_, op.err = stmt(db.stmts.release).Exec(op.id, op.month)
-		return
-	}
-	err := stmt(db.stmts.reserve).QueryRow(op.id, op.month, op.limit).Scan(&op.used)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		op.err = stmt(db.stmts.used).QueryRow(op.id, op.month).Scan(&op.used)
-	case err != nil && strings.Contains(err.Error(), "FOREIGN KEY"):
-		op.err = notFound() // deleted while the request ran
-	case err != nil:
-		op.err = err
-	default:
-		op.ok = true
-	}
-}
-
-// QuotaUsed returns the count of a mock in a month.
-func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
-	var used int64
-	err := db.reads.QueryRowContext(ctx, `SELECT used FROM quota_usage WHERE mock_id = ? AND month = ?`, id, month).Scan(&used)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return used, err
 }

@@ -276,6 +276,7 @@ func (m *Main) Run(ctx context.Context) error {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       server.ConnContext,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}
 	m.serving = make(chan error, 1)

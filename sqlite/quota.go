@@ -1,0 +1,449 @@
+package sqlite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// Quota counts are the fixed cost of every served read, so they are kept in
+// memory, where one process (see lockDir) counts exactly under a mutex.
+// Each change is made durable against a crash of the process before the
+// call returns, by one write(2) to an append-only journal; once a second
+// (and at Close) the changed counts are folded into SQLite and a new
+// journal is begun. Open replays the journals not folded yet.
+//
+// A journal is a text file, quota-SEQ.journal, of lines:
+//
+//	+ ID MONTH   a reservation
+//	- ID MONTH   a release
+//	x ID         the mock was deleted: the lines about it before this one
+//	             no longer count
+//
+// The settings row quotaFoldedKey holds the last SEQ folded into SQLite.
+
+const (
+	journalPrefix  = "quota-"
+	journalSuffix  = ".journal"
+	quotaFoldedKey = "quota_journal_folded"
+	// foldInterval is how often changed counts are written to SQLite.
+	foldInterval = time.Second
+)
+
+type quotaKey struct{ id, month string }
+
+// quota is the in-memory count of served responses per mock and month.
+type quota struct {
+	mu      sync.Mutex
+	counts  map[quotaKey]int64
+	dirty   map[quotaKey]struct{} // changed since the last fold
+	journal *os.File
+	seq     int64 // of journal
+	line    []byte
+	closed  bool
+
+	stop chan struct{} // closed by Close: the folding loop ends
+	done chan struct{} // closed when it has
+}
+
+func journalName(dir string, seq int64) string {
+	return filepath.Join(dir, journalPrefix+strconv.FormatInt(seq, 10)+journalSuffix)
+}
+
+// openQuota replays the journals not folded yet into SQLite, removes them,
+// and begins a new journal.
+func (db *DB) openQuota(ctx context.Context) error {
+	folded, err := db.foldedSeq(ctx)
+	if err != nil {
+		return err
+	}
+	seqs, err := journalSeqs(db.dir)
+	if err != nil {
+		return err
+	}
+	last := folded
+	deltas := map[quotaKey]int64{}
+	for _, seq := range seqs {
+		last = max(last, seq)
+		if seq <= folded {
+			continue // folded, but not removed before a crash
+		}
+		if err := replayJournal(journalName(db.dir, seq), deltas); err != nil {
+			return err
+		}
+	}
+	rows := make([]countRow, 0, len(deltas))
+	for k, d := range deltas {
+		if d != 0 {
+			rows = append(rows, countRow{k, d})
+		}
+	}
+	if err := db.writeCounts(ctx, rows, true, last); err != nil {
+		return fmt.Errorf("replay quota journals: %w", err)
+	}
+	for _, seq := range seqs {
+		if err := os.Remove(journalName(db.dir, seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	db.quota = &quota{
+		counts: map[quotaKey]int64{},
+		dirty:  map[quotaKey]struct{}{},
+		seq:    last + 1,
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	if db.quota.journal, err = createJournal(db.dir, db.quota.seq); err != nil {
+		return err
+	}
+	go db.foldLoop()
+	return nil
+}
+
+func createJournal(dir string, seq int64) (*os.File, error) {
+	f, err := os.OpenFile(journalName(dir, seq), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("quota journal: %w", err)
+	}
+	return f, nil
+}
+
+// journalSeqs returns the sequence numbers of the journals in dir, in order.
+func journalSeqs(dir string) ([]int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, journalPrefix) || !strings.HasSuffix(name, journalSuffix) {
+			continue
+		}
+		seq, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(name, journalPrefix), journalSuffix), 10, 64)
+		if err == nil && seq > 0 {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// replayJournal adds the changes a journal records to deltas. A line cut
+// short by a crash (the last, without its newline) was never acknowledged
+// and is skipped, as is any line that does not parse.
+func replayJournal(path string, deltas map[quotaKey]int64) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	} else {
+		b = nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 3 && f[0] == "+":
+			deltas[quotaKey{f[1], f[2]}]++
+		case len(f) == 3 && f[0] == "-":
+			deltas[quotaKey{f[1], f[2]}]--
+		case len(f) == 2 && f[0] == "x":
+			for k := range deltas {
+				if k.id == f[1] {
+					delete(deltas, k)
+				}
+			}
+		}
+	}
+	return sc.Err()
+}
+
+func (db *DB) foldedSeq(ctx context.Context) (int64, error) {
+	var v []byte
+	err := db.writes.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, quotaFoldedKey).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(v), 10, 64)
+}
+
+type countRow struct {
+	key quotaKey
+	n   int64 // the count, or a change to it (see writeCounts)
+}
+
+// writeCounts writes counts into SQLite in one transaction, and records
+// that the journals up to seq are in: absolute counts, or, with add, changes
+// to the stored ones. Counts of mocks deleted meanwhile are left out.
+func (db *DB) writeCounts(ctx context.Context, rows []countRow, add bool, seq int64) error {
+	tx, err := db.counts.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := `INSERT INTO quota_usage (mock_id, month, used)
+		SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM mocks WHERE id = ?1)
+		ON CONFLICT (mock_id, month) DO UPDATE SET used = excluded.used`
+	if add {
+		q = `INSERT INTO quota_usage (mock_id, month, used)
+			SELECT ?1, ?2, max(?3, 0) WHERE EXISTS (SELECT 1 FROM mocks WHERE id = ?1)
+			ON CONFLICT (mock_id, month) DO UPDATE SET used = max(used + ?3, 0)`
+	}
+	stmt, err := tx.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.key.id, r.key.month, r.n); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?1, ?2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, quotaFoldedKey, []byte(strconv.FormatInt(seq, 10))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (db *DB) foldLoop() {
+	defer close(db.quota.done)
+	t := time.NewTicker(foldInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.quota.stop:
+			return
+		case <-t.C:
+			// An error leaves the counts changed, for the next fold; the
+			// journals keep them meanwhile.
+			_ = db.fold()
+		}
+	}
+}
+
+// fold writes the counts changed since the last fold into SQLite and
+// begins a new journal; once they are in, the journals before it go. It
+// holds the write lock throughout, so that no mock is deleted or created
+// between taking the counts and writing them.
+func (db *DB) fold() error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	q := db.quota
+	q.mu.Lock()
+	if len(q.dirty) == 0 || q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	next, err := createJournal(db.dir, q.seq+1)
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	rows := make([]countRow, 0, len(q.dirty))
+	for k := range q.dirty {
+		rows = append(rows, countRow{k, q.counts[k]})
+	}
+	clear(q.dirty)
+	old, oldSeq := q.journal, q.seq
+	q.journal, q.seq = next, q.seq+1
+	q.mu.Unlock()
+	old.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := db.writeCounts(ctx, rows, false, oldSeq); err != nil {
+		// Taken as changed again: the next fold writes them, as they are
+		// then. Until one succeeds, no journal is removed.
+		q.mu.Lock()
+		for _, r := range rows {
+			if _, ok := q.counts[r.key]; ok {
+				q.dirty[r.key] = struct{}{}
+			}
+		}
+		q.mu.Unlock()
+		return err
+	}
+	q.mu.Lock()
+	q.evictOld(db.Now())
+	q.mu.Unlock()
+	seqs, err := journalSeqs(db.dir)
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		if seq <= oldSeq {
+			os.Remove(journalName(db.dir, seq))
+		}
+	}
+	return nil
+}
+
+// evictOld forgets counts of past months that are in SQLite already, so
+// that memory holds about one month of counts.
+func (q *quota) evictOld(now time.Time) {
+	month := decoy.Month(now)
+	for k := range q.counts {
+		if _, dirty := q.dirty[k]; !dirty && k.month < month {
+			delete(q.counts, k)
+		}
+	}
+}
+
+// closeQuota stops folding, folds what is left and closes the journal.
+func (db *DB) closeQuota() error {
+	q := db.quota
+	if q == nil {
+		return nil
+	}
+	close(q.stop)
+	<-q.done
+	err := db.fold()
+	q.mu.Lock()
+	q.closed = true
+	if err == nil {
+		err = q.journal.Close()
+		if len(q.dirty) == 0 {
+			os.Remove(q.journal.Name()) // empty, or folded
+		}
+	} else {
+		q.journal.Close()
+	}
+	q.mu.Unlock()
+	return err
+}
+
+// load returns the count of key, read from SQLite on first use. It is
+// called with q.mu held: a first read of a mock in a month waits for one
+// indexed read (WAL readers never wait for the writer).
+func (db *DB) load(ctx context.Context, key quotaKey) (int64, bool, error) {
+	q := db.quota
+	if n, ok := q.counts[key]; ok {
+		return n, true, nil
+	}
+	var exists bool
+	var used sql.NullInt64
+	err := db.reads.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mocks WHERE id = ?1),
+		(SELECT used FROM quota_usage WHERE mock_id = ?1 AND month = ?2)`, key.id, key.month).Scan(&exists, &used)
+	if err != nil || !exists {
+		return 0, false, err
+	}
+	q.counts[key] = used.Int64
+	return used.Int64, true, nil
+}
+
+var errClosed = errors.New("sqlite: store closed")
+
+// record appends a journal line, under q.mu.
+func (q *quota) record(op byte, id, month string) error {
+	if q.closed {
+		return errClosed
+	}
+	q.line = append(q.line[:0], op, ' ')
+	q.line = append(q.line, id...)
+	if month != "" {
+		q.line = append(q.line, ' ')
+		q.line = append(q.line, month...)
+	}
+	q.line = append(q.line, '\n')
+	if _, err := q.journal.Write(q.line); err != nil {
+		return decoy.Errorf(decoy.EUNAVAILABLE, "The quota journal cannot be written: %v", err)
+	}
+	return nil
+}
+
+// ReserveQuota counts one served response when fewer than limit were
+// counted (limit 0: always). The count is exact: one process counts, under
+// one mutex; it is durable against a crash of the process once this
+// returns.
+func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
+	q := db.quota
+	key := quotaKey{id, month}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0, false, errClosed
+	}
+	n, exists, err := db.load(ctx, key)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case !exists:
+		return 0, false, notFound()
+	case limit > 0 && n >= limit:
+		return n, false, nil
+	}
+	if err := q.record('+', id, month); err != nil {
+		return n, false, err
+	}
+	q.counts[key] = n + 1
+	q.dirty[key] = struct{}{}
+	return n + 1, true, nil
+}
+
+// ReleaseQuota takes back one reservation; a count never goes below zero.
+func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
+	q := db.quota
+	key := quotaKey{id, month}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return errClosed
+	}
+	n, exists, err := db.load(ctx, key)
+	if err != nil || !exists || n == 0 {
+		return err
+	}
+	if err := q.record('-', id, month); err != nil {
+		return err
+	}
+	q.counts[key] = n - 1
+	q.dirty[key] = struct{}{}
+	return nil
+}
+
+// QuotaUsed returns the count of a mock in a month (0 for a missing mock).
+func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
+	q := db.quota
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0, errClosed
+	}
+	n, _, err := db.load(ctx, quotaKey{id, month})
+	return n, err
+}
+
+// forgetCounts drops the counts of a deleted mock, after its rows went from
+// SQLite, and journals the deletion, so that a replay does not count what
+// came before it against a mock made again under the same id.
+func (db *DB) forgetCounts(id string) error {
+	q := db.quota
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k := range q.counts {
+		if k.id == id {
+			delete(q.counts, k)
+			delete(q.dirty, k)
+		}
+	}
+	return q.record('x', id, "")
+}

@@ -1,0 +1,191 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+)
+
+func openAt(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// crash abandons db as a killed process would: nothing is folded, the
+// journal stays as written, and the lock goes.
+func crash(db *DB) {
+	close(db.quota.stop)
+	<-db.quota.done
+	db.quota.journal.Close()
+	db.reads.Close()
+	db.counts.Close()
+	db.writes.Close()
+	db.lock.Close()
+}
+
+func mockN(n int) *decoy.Mock {
+	return &decoy.Mock{ID: "00000000-0000-4000-8000-00000000000" + string(rune('0'+n)), ContentType: "application/json", Status: 200}
+}
+
+func used(t *testing.T, db *DB, id, month string) int64 {
+	t.Helper()
+	n, err := db.QuotaUsed(context.Background(), id, month)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Counts acknowledged before a crash are all there after it: replayed from
+// the journal, with releases and deletions applied in order.
+func TestQuotaJournalReplay(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	a, b := mockN(1), mockN(2)
+	for _, m := range []*decoy.Mock{a, b} {
+		if _, err := db.CreateMock(ctx, m, []byte(`[]`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		db.ReserveQuota(ctx, a.ID, "2026-11", 0)
+	}
+	db.ReleaseQuota(ctx, a.ID, "2026-11")
+	db.ReserveQuota(ctx, a.ID, "2026-12", 0)
+	// b is counted, deleted and made again: only what came after counts.
+	for range 3 {
+		db.ReserveQuota(ctx, b.ID, "2026-11", 0)
+	}
+	if err := db.fold(); err != nil { // some counts in SQLite, later ones only journaled
+		t.Fatal(err)
+	}
+	db.ReserveQuota(ctx, b.ID, "2026-11", 0)
+	if err := db.DeleteMock(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateMock(ctx, b, []byte(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	db.ReserveQuota(ctx, b.ID, "2026-11", 0)
+	db.ReserveQuota(ctx, a.ID, "2026-11", 0)
+	crash(db)
+
+	// A line cut short by the crash was never acknowledged.
+	seqs, _ := journalSeqs(dir)
+	if len(seqs) == 0 {
+		t.Fatal("no journal left by the crash")
+	}
+	f, err := os.OpenFile(journalName(dir, seqs[len(seqs)-1]), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("+ " + a.ID + " 2026-1")
+	f.Close()
+
+	db = openAt(t, dir)
+	defer db.Close()
+	for _, tc := range []struct {
+		id, month string
+		want      int64
+	}{
+		{a.ID, "2026-11", 5}, // 5 - 1 + 1
+		{a.ID, "2026-12", 1},
+		{b.ID, "2026-11", 1}, // 3 + 1 before the deletion do not count
+	} {
+		if got := used(t, db, tc.id, tc.month); got != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.id, tc.month, got, tc.want)
+		}
+	}
+	// Replayed into SQLite, and the journals before this run are gone.
+	var n int64
+	if err := db.reads.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ? AND month = '2026-11'`, a.ID).Scan(&n); err != nil || n != 5 {
+		t.Errorf("SQLite holds %d, %v; want 5", n, err)
+	}
+	if seqs, _ := journalSeqs(dir); len(seqs) != 1 || seqs[0] != db.quota.seq {
+		t.Errorf("journals %v after replay, want only the current %d", seqs, db.quota.seq)
+	}
+}
+
+// A fold writes the changed counts into SQLite and drops the journal they
+// were in; Close folds what is left.
+func TestQuotaFold(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	m := mockN(1)
+	db.CreateMock(ctx, m, []byte(`[]`))
+	for range 3 {
+		db.ReserveQuota(ctx, m.ID, "2026-11", 0)
+	}
+	first := db.quota.seq
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journalName(dir, first)); !os.IsNotExist(err) {
+		t.Errorf("journal %d still there after its fold: %v", first, err)
+	}
+	var n int64
+	db.reads.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ?`, m.ID).Scan(&n)
+	if n != 3 {
+		t.Errorf("SQLite holds %d after the fold, want 3", n)
+	}
+	db.ReserveQuota(ctx, m.ID, "2026-11", 0)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if seqs, _ := journalSeqs(dir); len(seqs) != 0 {
+		t.Errorf("journals %v left after Close", seqs)
+	}
+	db = openAt(t, dir)
+	defer db.Close()
+	if got := used(t, db, m.ID, "2026-11"); got != 4 {
+		t.Errorf("after reopening: %d, want 4", got)
+	}
+}
+
+// Counts of past months leave memory once they are in SQLite, and are
+// read back from it when asked for.
+func TestQuotaEvictsPastMonths(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	m := mockN(1)
+	db.CreateMock(ctx, m, []byte(`[]`))
+	db.ReserveQuota(ctx, m.ID, "2000-01", 0)
+	db.ReserveQuota(ctx, m.ID, decoy.Month(db.Now()), 0)
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	db.quota.mu.Lock()
+	_, past := db.quota.counts[quotaKey{m.ID, "2000-01"}]
+	_, current := db.quota.counts[quotaKey{m.ID, decoy.Month(db.Now())}]
+	db.quota.mu.Unlock()
+	if past || !current {
+		t.Errorf("in memory after a fold: past month %v (want false), current %v (want true)", past, current)
+	}
+	if got := used(t, db, m.ID, "2000-01"); got != 1 {
+		t.Errorf("past month read back as %d, want 1", got)
+	}
+}
+
+// One process per data directory: the counts are exact only in the memory
+// of the one that counts.
+func TestOneProcessPerDataDir(t *testing.T) {
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	_, err := Open(context.Background(), dir)
+	if err == nil || !strings.Contains(err.Error(), "in use by another decoy process") {
+		t.Fatalf("second Open on the same directory: %v", err)
+	}
+	db.Close()
+	db2 := openAt(t, dir) // free again once closed
+	db2.Close()
+}
