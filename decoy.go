@@ -8,6 +8,7 @@ package decoy
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,11 +113,26 @@ type LimitUpdate struct {
 	Value *int64
 }
 
-// MockData is a mock's stored data and how to write it.
+// MockData is a mock's new data and how to serve it.
 type MockData struct {
 	ContentType string
-	Data        []byte
+	Data        Data
 	ETag        string
+}
+
+// Data is a mock's document, handed between the server and a store.
+//
+// Given to a store (CreateMock, ReplaceMockData), Bytes holds the document,
+// and File, when not nil, is a file holding the same bytes from its start:
+// a store that keeps documents in files may take it over, moving it into
+// its own folder, rather than write a copy. The caller still closes it (a
+// move does not disturb an open file).
+//
+// Returned by a store (FindMockData), exactly one is set: File, open at the
+// document's first byte for the caller to read and close, or Bytes.
+type Data struct {
+	Bytes []byte
+	File  *os.File
 }
 
 // Usage is how much of its limits a mock has used.
@@ -155,15 +171,15 @@ func MonthEnd(t time.Time) time.Time {
 // Store keeps mocks, their data and the server's own secrets.
 type Store interface {
 	// CreateMock stores a new mock with its data. m.ID must be set; the
-	// store sets CreatedAt, UpdatedAt and Version. Returns ECONFLICT when
-	// the id is taken.
-	CreateMock(ctx context.Context, m *Mock, data []byte) (*Mock, error)
+	// store sets Size, CreatedAt, UpdatedAt and Version. Returns ECONFLICT
+	// when the id is taken.
+	CreateMock(ctx context.Context, m *Mock, data Data) (*Mock, error)
 
 	// FindMock returns a mock without its data. Returns ENOTFOUND.
 	FindMock(ctx context.Context, id string) (*Mock, error)
 
 	// FindMockData returns a mock and its stored data. Returns ENOTFOUND.
-	FindMockData(ctx context.Context, id string) (*Mock, []byte, error)
+	FindMockData(ctx context.Context, id string) (*Mock, Data, error)
 
 	// ListMocks returns up to limit mocks in creation order, starting after
 	// cursor ("" for the first page), and the cursor of the next page ("" on

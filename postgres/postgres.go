@@ -226,7 +226,8 @@ func nonNil(data []byte) []byte {
 }
 
 // CreateMock stores a new mock with its data.
-func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, error) {
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
+	data := d.Bytes
 	var created *decoy.Mock
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		now := db.now()
@@ -260,17 +261,17 @@ func (db *DB) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
 	return m, classify(err)
 }
 
-// FindMockData returns a mock and its data, read by one statement so that
-// they match.
-func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte, error) {
+// FindMockData returns a mock and its data (as Bytes), read by one
+// statement so that they match.
+func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
 	var data []byte
 	m, err := scanMock(db.pool.QueryRow(ctx, `
 		SELECT `+mockColumns+`, d.data FROM mocks JOIN mock_data d ON d.mock_id = mocks.id
 		WHERE mocks.id = $1`, id), &data)
 	if err != nil {
-		return nil, nil, classify(err)
+		return nil, decoy.Data{}, classify(err)
 	}
-	return m, nonNil(data), nil
+	return m, decoy.Data{Bytes: nonNil(data)}, nil
 }
 
 // ListMocks returns a page of mocks in creation order. The cursor is the
@@ -356,11 +357,11 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 		var err error
 		m, err = scanMock(tx.QueryRow(ctx, `
 			UPDATE mocks SET content_type = $1, size = $2, etag = $3, version = version + 1, updated_at = $4
-			WHERE id = $5 RETURNING `+mockColumns, d.ContentType, len(d.Data), d.ETag, db.now(), id))
+			WHERE id = $5 RETURNING `+mockColumns, d.ContentType, len(d.Data.Bytes), d.ETag, db.now(), id))
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE mock_data SET data = $1 WHERE mock_id = $2`, nonNil(d.Data), id)
+		_, err = tx.Exec(ctx, `UPDATE mock_data SET data = $1 WHERE mock_id = $2`, nonNil(d.Data.Bytes), id)
 		return err
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ var testMock = decoy.Mock{ID: "11111111-1111-4111-8111-111111111111", ContentTyp
 func TestSearchPath(t *testing.T) {
 	schema, u := newSchema(t)
 	db := open(t, u)
-	if _, err := db.CreateMock(context.Background(), &testMock, []byte(`[]`)); err != nil {
+	if _, err := db.CreateMock(context.Background(), &testMock, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -170,7 +170,7 @@ func TestTimes(t *testing.T) {
 	db.Now = func() time.Time { return now }
 	want := time.Date(2026, 11, 5, 11, 30, 15, 123000000, time.UTC)
 
-	created, err := db.CreateMock(ctx, &testMock, []byte(`[]`))
+	created, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[]`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestQuotaAcrossStores(t *testing.T) {
 	_, u := newSchema(t)
 	dbs := []*postgres.DB{open(t, u), open(t, u)}
 	ctx := context.Background()
-	if _, err := dbs[0].CreateMock(ctx, &testMock, []byte(`[]`)); err != nil {
+	if _, err := dbs[0].CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
 	const limit = 37
@@ -304,7 +304,7 @@ func TestLostServer(t *testing.T) {
 	if err := db.Ping(ctx); err != nil {
 		t.Fatalf("Ping through the proxy: %v", err)
 	}
-	if _, err := db.CreateMock(ctx, &testMock, []byte(`[]`)); err != nil {
+	if _, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
 

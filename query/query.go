@@ -54,14 +54,15 @@ type Query struct {
 // document unchanged.
 func (q *Query) Processing() bool { return q.processing }
 
-// Compile validates p and returns the query it describes. Validation runs in
-// the order filters, order_direction, offset, limit; the first failure is
-// returned as a *decoy.Error with code EINVALID and the client-facing text.
 // MaxConditions is the most filter conditions a request may have. Each
 // condition on a new path costs a pass over the document, so an unbounded
 // number would let one request keep a core busy.
 const MaxConditions = 32
 
+// Compile validates p and returns the query it describes. Validation runs in
+// the order filters, order_direction, offset, limit; the first failure is
+// returned as a *decoy.Error with code EINVALID and the client-facing text.
+// The query is never changed afterwards: it may be shared.
 func Compile(p Params) (*Query, error) {
 	q := &Query{Limit: -1}
 	q.processing = p.Filters != "" || p.OrderBy != "" || p.Offset != "" || p.Limit != ""

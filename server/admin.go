@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -201,13 +201,14 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	if err := applyParams(m, q); err != nil {
 		return err
 	}
-	ct, data, err := s.readData(w, r)
+	up, err := s.readData(w, r)
 	if err != nil {
 		return err
 	}
-	m.ContentType = ct
-	m.ETag = etagOf(data)
-	e, err := newEntry(m, data)
+	defer up.discard()
+	m.ContentType = up.contentType
+	m.ETag = etagOf(up.doc.Bytes())
+	e, err := newEntry(m, up.doc)
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	gen := s.cache.generation()
-	created, err := s.cfg.Store.CreateMock(ctx, m, data)
+	created, err := s.cfg.Store.CreateMock(ctx, m, up.data())
 	s.announce(ctx, m.ID)
 	if err != nil {
 		s.cache.remove(m.ID)
@@ -302,32 +303,6 @@ func validDelay(n int) error {
 	return nil
 }
 
-// readData reads a mock document from the request body, up to MaxDataBytes,
-// with its content type (application/json when none is given).
-func (s *Server) readData(w http.ResponseWriter, r *http.Request) (string, []byte, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "application/json"
-	}
-	if _, _, err := mime.ParseMediaType(ct); err != nil {
-		return "", nil, decoy.Errorf(decoy.EINVALID, "Invalid Content-Type %q", ct)
-	}
-	max := s.cfg.MaxDataBytes
-	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "Mock data larger than %d bytes (--max-data-bytes)", max)
-	if r.ContentLength > max {
-		return "", nil, tooLarge
-	}
-	data, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return "", nil, tooLarge
-		}
-		return "", nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
-	}
-	return ct, data, nil
-}
-
 func (s *Server) getMock(w http.ResponseWriter, r *http.Request, id string) error {
 	m, err := s.cfg.Store.FindMock(r.Context(), id)
 	if err != nil {
@@ -351,17 +326,19 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	writeBody(w, r, e.data)
+	writeBody(w, r, e.data, e.body.File())
+	runtime.KeepAlive(e) // its mapping, until written
 	return nil
 }
 
 func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) error {
-	ct, data, err := s.readData(w, r)
+	up, err := s.readData(w, r)
 	if err != nil {
 		return err
 	}
-	md := decoy.MockData{ContentType: ct, Data: data, ETag: etagOf(data)}
-	e, err := newEntry(&decoy.Mock{ContentType: ct}, data)
+	defer up.discard()
+	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: etagOf(up.doc.Bytes())}
+	e, err := newEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {
 		return err
 	}
@@ -567,49 +544,4 @@ func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) e
 	s.cache.remove(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// readBody reads a body whole, holding it once: into a buffer of its
-// announced length, or, without one, in blocks assembled at the end, so that
-// no growing buffer ever holds up to twice the cap.
-func readBody(r io.Reader, length int64) ([]byte, error) {
-	if length > 0 {
-		buf := make([]byte, length)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
-		}
-		// Nothing may follow what was announced.
-		if n, err := r.Read(make([]byte, 1)); n > 0 || err != nil && err != io.EOF {
-			if err == nil {
-				err = errors.New("body longer than its Content-Length")
-			}
-			return nil, err
-		}
-		return buf, nil
-	}
-	const block = 1 << 20
-	var blocks [][]byte
-	total := 0
-	for {
-		b := make([]byte, block)
-		n, err := io.ReadFull(r, b)
-		if n > 0 {
-			blocks = append(blocks, b[:n])
-			total += n
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(blocks) == 1 {
-		return blocks[0], nil
-	}
-	out := make([]byte, 0, total)
-	for _, b := range blocks {
-		out = append(out, b...)
-	}
-	return out, nil
 }

@@ -15,15 +15,21 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/singleflight"
 )
 
 // entry is a mock ready to serve: its settings and its data, parsed once.
+// Its data is mapped from a file (see docfile): what uses data, or slices
+// of it, keeps the entry reachable until done.
 type entry struct {
 	mock *decoy.Mock
-	data []byte
+	body *docfile.Doc
+	data []byte // body.Bytes()
+	// contentType is mock.ContentType as a header value, made once.
+	contentType []string
 	// doc is the parsed data when the content type is JSON, else nil.
 	doc *jsondoc.Document
 
@@ -37,8 +43,9 @@ type entry struct {
 
 // newEntry parses data when ct is a JSON type. A JSON type with data that
 // does not parse is an EINVALID error naming the line and column.
-func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
-	e := &entry{mock: m, data: data}
+func newEntry(m *decoy.Mock, body *docfile.Doc) (*entry, error) {
+	data := body.Bytes()
+	e := &entry{mock: m, body: body, data: data, contentType: []string{m.ContentType}}
 	if isJSON(m.ContentType) {
 		if !utf8.Valid(data) {
 			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
@@ -60,7 +67,7 @@ func newEntry(m *decoy.Mock, data []byte) (*entry, error) {
 
 // withMock returns a copy of e with new settings and the same data.
 func (e *entry) withMock(m *decoy.Mock) *entry {
-	return &entry{mock: m, data: e.data, doc: e.doc}
+	return &entry{mock: m, body: e.body, data: e.data, doc: e.doc, contentType: []string{m.ContentType}}
 }
 
 // sameMock reports whether m is the stored version of the mock e holds: the
@@ -238,11 +245,15 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := newEntry(m, data)
+		body, err := docOf(data)
+		if err != nil {
+			return nil, err
+		}
+		e, err := newEntry(m, body)
 		if err != nil {
 			// Stored under a JSON type but not JSON (written by hand?):
 			// serve it unchanged rather than not at all.
-			e = &entry{mock: m, data: data}
+			e = &entry{mock: m, body: body, data: body.Bytes(), contentType: []string{m.ContentType}}
 		}
 		e.checked.Store(c.now().UnixNano())
 		c.mu.Lock()

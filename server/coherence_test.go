@@ -24,7 +24,7 @@ type gatedStore struct {
 	gate    chan struct{}
 }
 
-func (s *gatedStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte, error) {
+func (s *gatedStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
 	m, d, err := s.Store.FindMockData(ctx, id)
 	first := false
 	s.once.Do(func() { first = true })
@@ -73,7 +73,7 @@ func TestNoStaleLoadsAfterWrites(t *testing.T) {
 			token := server.NewToken(server.TokenPrefix)
 			m := &client.Mock{Mock: decoy.Mock{ID: "6f1c1a4e-8d0b-4b1a-9d5e-2f3c4b5a6d7e", Private: true,
 				TokenHash: server.HashToken(token), ContentType: "application/json", Status: 200, ETag: `"x"`}, Token: token}
-			if _, err := h.store.CreateMock(context.Background(), &m.Mock, []byte(`[1]`)); err != nil {
+			if _, err := h.store.CreateMock(context.Background(), &m.Mock, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
 				t.Fatal(err)
 			}
 			first := make(chan response, 1)
@@ -150,7 +150,7 @@ func (s *contextSpy) note(op string, ctx context.Context) {
 	}
 }
 
-func (s *contextSpy) CreateMock(ctx context.Context, m *decoy.Mock, d []byte) (*decoy.Mock, error) {
+func (s *contextSpy) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
 	s.note("CreateMock", ctx)
 	return s.Store.CreateMock(ctx, m, d)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/query"
 )
 
@@ -25,7 +26,7 @@ func FuzzQuery(f *testing.F) {
 	f.Add([]byte(`[]`), "filters=a%5B%24gt%5D%3D1", true)
 	s := New(Config{})
 	f.Fuzz(func(t *testing.T, doc []byte, rawQuery string, acceptGzip bool) {
-		e, err := newEntry(&decoy.Mock{ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, doc)
+		e, err := newEntry(&decoy.Mock{ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, docfile.FromBytes(doc))
 		if err != nil {
 			return // not JSON: refused at write time
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,7 @@ const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-R
 func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	s.setCORS(h, r)
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["X-Content-Type-Options"] = valNosniff
 
 	// 1. Method.
 	switch r.Method {
@@ -58,7 +60,8 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	params := query.ParseParams(r.URL.RawQuery)
+	cq := s.queries.get(r.URL.RawQuery)
+	params := cq.params
 
 	// 3. Authentication, for private mocks only.
 	if e.mock.Private && !s.authenticate(w, r, e, params) {
@@ -70,7 +73,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	var q *query.Query
 	var qerr error
 	if e.isArray() {
-		q, qerr = query.Compile(params)
+		q, qerr = cq.q, cq.err
 	}
 
 	// 4. Rate limit.
@@ -87,7 +90,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		}
 		rate = &res
 		if !res.Allowed {
-			qctx, cancel := context.WithTimeout(ctx, quotaTimeout)
+			qctx, cancel := s.quotaContext(ctx, false)
 			used, err := s.cfg.Quota.QuotaUsed(qctx, id, month)
 			cancel()
 			if err != nil {
@@ -118,11 +121,11 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	var served bool
 	reserve := qerr == nil && r.Method != http.MethodHead && !a.notModified
 	if reserve {
-		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quotaTimeout)
+		qctx, cancel := s.quotaContext(ctx, true)
 		used, served, err = s.cfg.Quota.ReserveQuota(qctx, id, month, quotaLimit)
 		cancel()
 	} else {
-		qctx, cancel := context.WithTimeout(ctx, quotaTimeout)
+		qctx, cancel := s.quotaContext(ctx, false)
 		used, err = s.cfg.Quota.QuotaUsed(qctx, id, month)
 		cancel()
 		served = quotaLimit == 0 || used < quotaLimit
@@ -169,7 +172,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			t.Stop()
 			if reserve { // nothing was served: give the count back
-				qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quotaTimeout)
+				qctx, cancel := s.quotaContext(ctx, true)
 				defer cancel()
 				if err := s.cfg.Quota.ReleaseQuota(qctx, id, month); err != nil {
 					s.log.Error("release quota", "mock", id, "err", err)
@@ -182,11 +185,49 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.write(w, r, e, a)
+	runtime.KeepAlive(e) // its mapped data, until written
 }
+
+// Header values of every answer, shared: set by map assignment under
+// their canonical (or, for ETag and X-RateLimit-*, exact) names, they cost
+// no allocation. Each slice is full, so an Add appends to a copy.
+var (
+	valNosniff        = []string{"nosniff"}
+	valAny            = []string{"*"}
+	valExposed        = []string{exposedHeaders}
+	valNoCache        = []string{"no-cache"}
+	valPrivateNoCache = []string{"private, no-cache"}
+	valVary           = []string{"Accept-Encoding"}
+)
+
+// one returns v as a header value.
+func one(v string) []string { return []string{v} }
 
 // quotaTimeout bounds each quota call of a read: a stalled database or
 // Redis must not hold reads that can be answered from memory.
 const quotaTimeout = 2 * time.Second
+
+// memoryQuota is a QuotaCounter that counts in this process's memory
+// (sqlite's): it never waits on a network.
+type memoryQuota interface{ CountsInMemory() bool }
+
+// quotaContext returns the context of a quota call: detached from the
+// client when the call must finish whatever the client does, and bounded
+// by quotaTimeout unless the counter counts in memory.
+func (s *Server) quotaContext(ctx context.Context, detached bool) (context.Context, context.CancelFunc) {
+	if mq, ok := s.cfg.Quota.(memoryQuota); ok && mq.CountsInMemory() {
+		if detached {
+			return context.Background(), noCancel
+		}
+		return ctx, noCancel
+	}
+	if detached {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return context.WithTimeout(ctx, quotaTimeout)
+}
+
+func noCancel() {}
 
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
 func mockID(path string) (string, bool) {
@@ -197,6 +238,9 @@ func mockID(path string) (string, bool) {
 	u, err := uuid.Parse(rest)
 	if err != nil {
 		return "", false
+	}
+	if strings.ToLower(rest) == rest { // the usual, canonical form: no copy
+		return rest, true
 	}
 	return u.String(), true
 }
@@ -292,13 +336,13 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 // set leaves its headers out.
 func (s *Server) limitHeaders(h http.Header, rate *decoy.RateResult, quotaLimit, quotaUsed int64) {
 	if rate != nil {
-		setHeader(h, "X-RateLimit-Limit", strconv.FormatInt(rate.Limit, 10))
-		setHeader(h, "X-RateLimit-Remaining", strconv.FormatInt(max(rate.Remaining, 0), 10))
-		setHeader(h, "X-RateLimit-Reset", seconds(rate.Reset))
+		h["X-RateLimit-Limit"] = one(strconv.FormatInt(rate.Limit, 10))
+		h["X-RateLimit-Remaining"] = one(strconv.FormatInt(max(rate.Remaining, 0), 10))
+		h["X-RateLimit-Reset"] = one(seconds(rate.Reset))
 	}
 	if quotaLimit > 0 {
-		setHeader(h, "X-Quota-Limit", strconv.FormatInt(quotaLimit, 10))
-		setHeader(h, "X-Quota-Remaining", strconv.FormatInt(max(quotaLimit-quotaUsed, 0), 10))
+		h["X-Quota-Limit"] = one(strconv.FormatInt(quotaLimit, 10))
+		h["X-Quota-Remaining"] = one(strconv.FormatInt(max(quotaLimit-quotaUsed, 0), 10))
 	}
 }
 
@@ -307,7 +351,7 @@ func (s *Server) setCORS(h http.Header, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	switch {
 	case s.corsAny:
-		h.Set("Access-Control-Allow-Origin", "*")
+		h["Access-Control-Allow-Origin"] = valAny
 	case origin != "" && s.corsOrigins[origin]:
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
@@ -315,7 +359,7 @@ func (s *Server) setCORS(h http.Header, r *http.Request) {
 		h.Add("Vary", "Origin")
 		return
 	}
-	h.Set("Access-Control-Expose-Headers", exposedHeaders)
+	h["Access-Control-Expose-Headers"] = valExposed
 }
 
 // preflight answers a CORS preflight request.
@@ -377,22 +421,26 @@ func prepare(r *http.Request, e *entry, q *query.Query) answer {
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answer) {
 	h := w.Header()
 	if e.mock.Private {
-		h.Set("Cache-Control", "private, no-cache")
+		h["Cache-Control"] = valPrivateNoCache
 	} else {
-		h.Set("Cache-Control", "no-cache")
+		h["Cache-Control"] = valNoCache
 	}
-	h.Add("Vary", "Accept-Encoding")
+	if v, ok := h["Vary"]; ok {
+		h["Vary"] = append(v, "Accept-Encoding")
+	} else {
+		h["Vary"] = valVary
+	}
 	if a.total >= 0 {
-		h.Set("X-Total-Count", strconv.Itoa(a.total))
+		h["X-Total-Count"] = one(strconv.Itoa(a.total))
 	}
 	if a.etag != "" {
-		setHeader(h, "ETag", a.etag)
+		h["ETag"] = one(a.etag)
 	}
 	if a.notModified {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", e.mock.ContentType)
+	h["Content-Type"] = e.contentType
 	if e.doc == nil {
 		// Stored content that is not JSON (HTML, say) must not run scripts
 		// in the service's origin.
@@ -406,13 +454,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 		h.Set("Content-Length", strconv.Itoa(len(gz)))
 		w.WriteHeader(a.status)
 		if !head {
-			writeBody(w, r, gz)
+			writeBody(w, r, gz, nil)
 		}
 	case !a.processed:
-		h.Set("Content-Length", strconv.Itoa(len(e.data)))
+		h["Content-Length"] = one(strconv.Itoa(len(e.data)))
 		w.WriteHeader(a.status)
 		if !head {
-			writeBody(w, r, e.data)
+			writeBody(w, r, e.data, e.body.File())
 		}
 	case a.gzip:
 		h.Set("Content-Encoding", "gzip")
@@ -426,7 +474,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 			gzipWriters.Put(zw)
 		}
 	default:
-		h.Set("Content-Length", strconv.Itoa(a.size))
+		h["Content-Length"] = one(strconv.Itoa(a.size))
 		w.WriteHeader(a.status)
 		if head {
 			break
@@ -445,13 +493,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 // a smaller one leaves in one write with its head anyway.
 const spansMinSize = 3 << 10
 
-// writeBody writes stored bytes as the body.
-func writeBody(w http.ResponseWriter, r *http.Request, data []byte) {
+// writeBody writes stored bytes as the body; file, when not nil, holds
+// them from its start.
+func writeBody(w http.ResponseWriter, r *http.Request, data []byte, file *os.File) {
 	if len(data) < spansMinSize {
 		_, _ = w.Write(data)
 		return
 	}
-	body := bytesBody(data)
+	body := bytesBody(data, file)
 	sendSpans(w, r, body)
 	body.release()
 }
@@ -510,6 +559,9 @@ func writeArray(w io.Writer, e *entry, records []int32) {
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (named,
 // or through "*", with a q-value above zero).
 func acceptsGzip(header string) bool {
+	if header == "" {
+		return false
+	}
 	star := false
 	for _, part := range strings.Split(header, ",") {
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")

@@ -616,7 +616,7 @@ func TestAccessLogRedactsTokens(t *testing.T) {
 // panicking is a store whose reads panic.
 type panicking struct{ decoy.Store }
 
-func (panicking) FindMockData(context.Context, string) (*decoy.Mock, []byte, error) {
+func (panicking) FindMockData(context.Context, string) (*decoy.Mock, decoy.Data, error) {
 	panic("boom")
 }
 

@@ -202,7 +202,7 @@ func TestReplicasWithInvalidator(t *testing.T) {
 	if r := b.get("/mock/" + m.ID); r.status != 202 || r.body != `{"v":1}` {
 		t.Errorf("unannounced settings change while lost: %d %s", r.status, r.body)
 	}
-	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":2}`), ETag: `"v2"`}); err != nil {
+	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
 		t.Fatal(err)
 	}
 	if r := b.get("/mock/" + m.ID); r.body != `{"v":2}` {
@@ -214,7 +214,7 @@ func TestReplicasWithInvalidator(t *testing.T) {
 
 	// Listening again: what was cached is dropped, since announcements may
 	// have been missed.
-	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":3}`), ETag: `"v3"`}); err != nil {
+	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
 		t.Fatal(err)
 	}
 	clients[1].restore()
@@ -347,9 +347,9 @@ func (s *downStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error
 	return s.Store.FindMock(ctx, id)
 }
 
-func (s *downStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte, error) {
+func (s *downStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
 	if err := s.err(); err != nil {
-		return nil, nil, err
+		return nil, decoy.Data{}, err
 	}
 	return s.Store.FindMockData(ctx, id)
 }
@@ -398,7 +398,7 @@ func TestStoreUnreachable(t *testing.T) {
 			limited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(10))})
 			other, err := h.store.CreateMock(context.Background(), &decoy.Mock{ // not cached
 				ID: "00000000-0000-4000-8000-000000000001", ContentType: "application/json", Status: 200, ETag: `"e"`,
-			}, []byte(`[]`))
+			}, decoy.Data{Bytes: []byte(`[]`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -512,7 +512,7 @@ func TestOwnWriteYieldsToNewerAnnouncedChange(t *testing.T) {
 	m := a.create(`{"v":1}`, client.CreateOptions{})
 	hs.hook = func() {
 		hs.hook = nil
-		if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":3}`), ETag: `"v3"`}); err != nil {
+		if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
 			t.Error(err)
 		}
 		other.Invalidate(ctx, m.ID)
@@ -536,7 +536,7 @@ func TestUnannouncedChangeSeenWithinMaxTrust(t *testing.T) {
 	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
 		t.Fatalf("read: %s", r.body)
 	}
-	if _, err := a.store.ReplaceMockData(context.Background(), m.ID, decoy.MockData{ContentType: "application/json", Data: []byte(`{"v":2}`), ETag: `"v2"`}); err != nil {
+	if _, err := a.store.ReplaceMockData(context.Background(), m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
 		t.Fatal(err)
 	}
 	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
@@ -564,7 +564,7 @@ func TestRecreatedMockIsNotTheCachedOne(t *testing.T) {
 	a.clock.Add(time.Second) // a later creation time
 	if _, err := a.store.CreateMock(ctx, &decoy.Mock{
 		ID: m.ID, Private: true, TokenHash: server.HashToken("tok"), ContentType: "application/json", Status: 200, ETag: `"n"`,
-	}, []byte(`{"old":true}`)); err != nil {
+	}, decoy.Data{Bytes: []byte(`{"old":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	wantError(t, b.get("/mock/"+m.ID), 401, "Auth token not found")

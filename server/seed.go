@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"runtime"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 )
 
 // Seed stores data as the open JSON mock called name, under decoy.SeedID(name).
@@ -16,7 +18,7 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 		return nil, false, decoy.Errorf(decoy.ETOOLARGE, "larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
 	}
 	m := &decoy.Mock{ID: id, Name: name, ContentType: "application/json", Status: 200, ETag: etagOf(data)}
-	e, err := newEntry(m, data)
+	e, err := newEntry(m, docfile.FromBytes(data))
 	if err != nil {
 		return nil, false, err
 	}
@@ -26,7 +28,7 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		var created *decoy.Mock
 		gen := s.cache.generation()
-		created, err = s.cfg.Store.CreateMock(ctx, m, data)
+		created, err = s.cfg.Store.CreateMock(ctx, m, decoy.Data{Bytes: data})
 		if err == nil {
 			e.mock = created
 			s.cache.putAt(e, gen)
@@ -39,14 +41,18 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 		// Another replica seeding the same folder created it just now.
 		cur, stored, err = s.cfg.Store.FindMockData(ctx, id)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, false, err
-	case cur.ContentType == m.ContentType && bytes.Equal(stored, data):
+	}
+	same, err := sameData(stored, data)
+	if err != nil {
+		return nil, false, err
+	}
+	if same && cur.ContentType == m.ContentType {
 		return cur, false, nil
 	}
 	gen := s.cache.generation()
-	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: data, ETag: m.ETag})
+	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: decoy.Data{Bytes: data}, ETag: m.ETag})
 	if err != nil {
 		return nil, false, err
 	}
@@ -54,4 +60,15 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	s.cache.putAt(e, gen)
 	s.announce(ctx, id)
 	return updated, true, nil
+}
+
+// sameData reports whether the data a store returned holds b.
+func sameData(stored decoy.Data, b []byte) (bool, error) {
+	doc, err := docOf(stored)
+	if err != nil {
+		return false, err
+	}
+	same := bytes.Equal(doc.Bytes(), b)
+	runtime.KeepAlive(doc)
+	return same, nil
 }

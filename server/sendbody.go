@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/decoy-mock/decoy/jsondoc"
@@ -43,8 +44,9 @@ type bodyConn interface {
 // a large answer needs no list of them all.
 type spansBody struct {
 	doc     *jsondoc.Document
-	records []int32 // with doc
-	data    []byte  // without doc: the body
+	records []int32  // with doc
+	data    []byte   // without doc: the body
+	file    *os.File // when not nil, holds data from its start (sendfile)
 
 	n       int // slices in all
 	k       int // the next slice to read
@@ -61,7 +63,7 @@ const maxVec = 1024
 // recordsBody returns the body of an answer of records.
 func recordsBody(doc *jsondoc.Document, records []int32) *spansBody {
 	b := spansBodies.Get().(*spansBody)
-	b.doc, b.records, b.data = doc, records, nil
+	b.doc, b.records, b.data, b.file = doc, records, nil, nil
 	b.n, b.k, b.off = 2*len(records)+1, 0, 0
 	if len(records) == 0 {
 		b.n = 2
@@ -69,17 +71,18 @@ func recordsBody(doc *jsondoc.Document, records []int32) *spansBody {
 	return b
 }
 
-// bytesBody returns a body of stored bytes.
-func bytesBody(data []byte) *spansBody {
+// bytesBody returns a body of stored bytes, which file, when not nil, holds
+// from its start.
+func bytesBody(data []byte, file *os.File) *spansBody {
 	b := spansBodies.Get().(*spansBody)
-	b.doc, b.records, b.data = nil, nil, data
+	b.doc, b.records, b.data, b.file = nil, nil, data, file
 	b.n, b.k, b.off = 1, 0, 0
 	return b
 }
 
 func (b *spansBody) release() {
 	clear(b.vec[:cap(b.vec)]) // drop references to stored bytes
-	b.doc, b.records, b.data = nil, nil, nil
+	b.doc, b.records, b.data, b.file = nil, nil, nil, nil
 	spansBodies.Put(b)
 }
 
@@ -241,9 +244,17 @@ func (c *guardConn) ReadFrom(src io.Reader) (int64, error) {
 	c.holding = false
 	raw := rawConn(c.Conn)
 	if body, ok := src.(*spansBody); ok {
-		n, err := body.writeTo(raw, c.held)
-		c.held = c.held[:0]
-		return n, err
+		defer func() { c.held = c.held[:0] }()
+		if body.file != nil && body.k < body.n {
+			// What is left of the data, from the file: the pages go to
+			// the socket without a copy through this process.
+			off := int64(body.off)
+			if n, handled, err := sendFile(raw, c.held, body.file, off, int64(len(body.data))-off); handled {
+				body.k, body.off = body.n, 0
+				return n, err
+			}
+		}
+		return body.writeTo(raw, c.held)
 	}
 	if err := c.releaseWrites(); err != nil {
 		return 0, err

@@ -60,6 +60,10 @@ type Config struct {
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
 	MaxDataBytes        int64 // largest mock document accepted
+	// UploadDir is where uploaded documents are streamed to, on the same
+	// file system as the store's files if it keeps any, so that it can
+	// move them into place; empty: the system's temporary folder.
+	UploadDir string
 
 	// CORSOrigins are the allowed origins; empty or "*" allows any.
 	CORSOrigins []string
@@ -85,6 +89,7 @@ type Server struct {
 	corsAny      bool
 	corsOrigins  map[string]bool
 	handler      http.Handler
+	queries      queryCache
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.

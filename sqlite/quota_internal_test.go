@@ -51,7 +51,7 @@ func TestQuotaJournalReplay(t *testing.T) {
 	db := openAt(t, dir)
 	a, b := mockN(1), mockN(2)
 	for _, m := range []*decoy.Mock{a, b} {
-		if _, err := db.CreateMock(ctx, m, []byte(`[]`)); err != nil {
+		if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestQuotaJournalReplay(t *testing.T) {
 	if err := db.DeleteMock(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateMock(ctx, b, []byte(`[]`)); err != nil {
+	if _, err := db.CreateMock(ctx, b, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
 	db.ReserveQuota(ctx, b.ID, "2026-11", 0)
@@ -121,7 +121,7 @@ func TestQuotaFold(t *testing.T) {
 	dir := t.TempDir()
 	db := openAt(t, dir)
 	m := mockN(1)
-	db.CreateMock(ctx, m, []byte(`[]`))
+	db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)})
 	for range 3 {
 		db.ReserveQuota(ctx, m.ID, "2026-11", 0)
 	}
@@ -158,7 +158,7 @@ func TestQuotaEvictsPastMonths(t *testing.T) {
 	db := openAt(t, t.TempDir())
 	defer db.Close()
 	m := mockN(1)
-	db.CreateMock(ctx, m, []byte(`[]`))
+	db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)})
 	db.ReserveQuota(ctx, m.ID, "2000-01", 0)
 	db.ReserveQuota(ctx, m.ID, decoy.Month(db.Now()), 0)
 	if err := db.fold(); err != nil {

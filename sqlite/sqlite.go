@@ -115,6 +115,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if db.reads, err = open("NORMAL", 4, true); err != nil {
 		return fail(err)
 	}
+	if err := db.openDocs(ctx); err != nil {
+		return fail(err)
+	}
 	if err := db.openQuota(ctx); err != nil {
 		return fail(err)
 	}
@@ -222,38 +225,34 @@ func nullable(p *int64) any {
 
 func (db *DB) now() int64 { return db.Now().UnixMilli() }
 
-// CreateMock stores a new mock with its data.
-func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, error) {
+// CreateMock stores a new mock with its data, in a file of its own.
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (*decoy.Mock, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	tx, err := db.writes.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
+	if err := db.writes.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
 		return nil, err
 	}
-	if n > 0 {
+	if n > 0 { // writes are serialised: still true at the insert
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
 	}
-	now := db.now()
-	row := tx.QueryRowContext(ctx, `
-		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-			rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
-		RETURNING `+mockColumns,
-		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data), m.ETag, now, now)
-	created, err := scanMock(row)
+	file, err := db.placeDoc(m.ID, data)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO mock_data (mock_id, data) VALUES (?, ?)`, m.ID, data); err != nil {
+	now := db.now()
+	created, err := scanMock(db.writes.QueryRowContext(ctx, `
+		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
+			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+		RETURNING `+mockColumns,
+		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
+		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file))
+	if err != nil {
+		db.removeDoc(file)
 		return nil, err
 	}
-	return created, tx.Commit()
+	return created, nil
 }
 
 // FindMock returns a mock without its data.
@@ -261,19 +260,26 @@ func (db *DB) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
 	return scanMock(db.reads.QueryRowContext(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = ?`, id))
 }
 
-// FindMockData returns a mock and its data, read in one transaction.
-func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, []byte, error) {
-	var data []byte
-	m, err := scanMock(db.reads.QueryRowContext(ctx, `
-		SELECT `+mockColumns+`, d.data FROM mocks JOIN mock_data d ON d.mock_id = mocks.id
-		WHERE mocks.id = ?`, id), &data)
-	if err != nil {
-		return nil, nil, err
+// FindMockData returns a mock and its data, as its open file.
+func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
+	for {
+		var file sql.NullString
+		m, err := scanMock(db.reads.QueryRowContext(ctx, `SELECT `+mockColumns+`, data_file FROM mocks WHERE id = ?`, id), &file)
+		if err != nil {
+			return nil, decoy.Data{}, err
+		}
+		if !file.Valid {
+			return nil, decoy.Data{}, fmt.Errorf("sqlite: mock %s has no data file", id)
+		}
+		f, err := db.openDoc(file.String)
+		if docMissing(err) && ctx.Err() == nil {
+			continue // replaced since its name was read: read the new one
+		}
+		if err != nil {
+			return nil, decoy.Data{}, err
+		}
+		return m, decoy.Data{File: f}, nil
 	}
-	if data == nil {
-		data = []byte{}
-	}
-	return m, data, nil
 }
 
 // ListMocks returns a page of mocks in creation order.
@@ -350,40 +356,45 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 		`UPDATE mocks SET `+strings.Join(sets, ", ")+` WHERE id = ? RETURNING `+mockColumns, args...))
 }
 
-// ReplaceMockData replaces a mock's data.
+// ReplaceMockData replaces a mock's data with a new file, and removes the
+// old one once the change is committed.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	tx, err := db.writes.BeginTx(ctx, nil)
+	var old sql.NullString
+	if err := db.writes.QueryRowContext(ctx, `SELECT data_file FROM mocks WHERE id = ?`, id).Scan(&old); errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound()
+	} else if err != nil {
+		return nil, err
+	}
+	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	m, err := scanMock(tx.QueryRowContext(ctx, `
-		UPDATE mocks SET content_type = ?, size = ?, etag = ?, version = version + 1, updated_at = ?
-		WHERE id = ? RETURNING `+mockColumns, d.ContentType, len(d.Data), d.ETag, db.now(), id))
+	m, err := scanMock(db.writes.QueryRowContext(ctx, `
+		UPDATE mocks SET content_type = ?, size = ?, etag = ?, data_file = ?, version = version + 1, updated_at = ?
+		WHERE id = ? RETURNING `+mockColumns, d.ContentType, len(d.Data.Bytes), d.ETag, file, db.now(), id))
 	if err != nil {
+		db.removeDoc(file)
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE mock_data SET data = ? WHERE mock_id = ?`, d.Data, id); err != nil {
-		return nil, err
-	}
-	return m, tx.Commit()
+	db.removeDoc(old.String)
+	return m, nil
 }
 
 // DeleteMock deletes a mock with its data and counts.
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	res, err := db.writes.ExecContext(ctx, `DELETE FROM mocks WHERE id = ?`, id)
+	var file sql.NullString
+	err := db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound()
+	}
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return notFound()
-	}
+	db.removeDoc(file.String)
 	return db.forgetCounts(id)
 }
 

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
@@ -32,7 +33,7 @@ func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := open(t, dir)
-	if _, err := db.CreateMock(ctx, &testMock, []byte(`[1]`)); err != nil {
+	if _, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -45,8 +46,13 @@ func TestReopen(t *testing.T) {
 	if _, ok, _ := db.ReserveQuota(ctx, testMock.ID, "2026-11", 3); ok {
 		t.Error("quota count lost on reopen")
 	}
-	if _, d, err := db.FindMockData(ctx, testMock.ID); err != nil || string(d) != "[1]" {
-		t.Errorf("data after reopen = %q, %v", d, err)
+	_, d, err := db.FindMockData(ctx, testMock.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.File.Close()
+	if b, _ := io.ReadAll(d.File); string(b) != "[1]" {
+		t.Errorf("data after reopen = %q", b)
 	}
 }
 

@@ -5,6 +5,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,6 +24,8 @@ type Backend interface {
 // Run runs the suite. open returns an empty store for each test.
 func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("CreateAndFind", func(t *testing.T) { testCreateAndFind(t, open(t)) })
+	t.Run("CreateFromFile", func(t *testing.T) { testCreateFromFile(t, open(t)) })
+	t.Run("DataOutlivesChange", func(t *testing.T) { testDataOutlivesChange(t, open(t)) })
 	t.Run("Conflict", func(t *testing.T) { testConflict(t, open(t)) })
 	t.Run("NotFound", func(t *testing.T) { testNotFound(t, open(t)) })
 	t.Run("List", func(t *testing.T) { testList(t, open(t)) })
@@ -42,11 +46,40 @@ func create(t *testing.T, s Backend, n int, data string) *decoy.Mock {
 	t.Helper()
 	m, err := s.CreateMock(context.Background(), &decoy.Mock{
 		ID: id(n), Name: fmt.Sprintf("mock %d", n), ContentType: "application/json", Status: 200, ETag: `"e"`,
-	}, []byte(data))
+	}, bytesOf(data))
 	if err != nil {
 		t.Fatalf("CreateMock: %v", err)
 	}
 	return m
+}
+
+func bytesOf(s string) decoy.Data { return decoy.Data{Bytes: []byte(s)} }
+
+// find returns a mock's data as FindMockData gives it, read whole.
+func find(t *testing.T, s Backend, n int) (string, error) {
+	t.Helper()
+	_, d, err := s.FindMockData(context.Background(), id(n))
+	if err != nil {
+		return "", err
+	}
+	return read(t, d), nil
+}
+
+// read reads data returned by a store: exactly one of File and Bytes.
+func read(t *testing.T, d decoy.Data) string {
+	t.Helper()
+	if (d.File == nil) == (d.Bytes == nil) {
+		t.Fatalf("FindMockData set File %v and Bytes %v: want exactly one", d.File != nil, d.Bytes != nil)
+	}
+	if d.File == nil {
+		return string(d.Bytes)
+	}
+	defer d.File.Close()
+	b, err := io.ReadAll(d.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func wantCode(t *testing.T, err error, code string) {
@@ -63,18 +96,18 @@ func testCreateAndFind(t *testing.T, s Backend) {
 		Status: 201, DelayMS: 250, RateLimit: ptr(int64(5)), MonthlyQuota: ptr(int64(0)), ETag: `"abc"`,
 	}
 	data := []byte(`[{"a":30.0,"b":"\u00e9"}]`)
-	m, err := s.CreateMock(ctx, in, data)
+	m, err := s.CreateMock(ctx, in, decoy.Data{Bytes: data})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.CreatedAt.IsZero() || !m.CreatedAt.Equal(m.UpdatedAt) || m.Version == 0 {
 		t.Errorf("times/version not set: %+v", m)
 	}
-	got, gotData, err := s.FindMockData(ctx, id(1))
+	got, found, err := s.FindMockData(ctx, id(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(gotData) != string(data) {
+	if gotData := read(t, found); gotData != string(data) {
 		t.Errorf("data = %q, want %q byte for byte", gotData, data)
 	}
 	for _, m := range []*decoy.Mock{m, got} {
@@ -91,17 +124,72 @@ func testCreateAndFind(t *testing.T, s Backend) {
 	}
 	// Empty data is data too.
 	create(t, s, 2, "")
-	if _, d, err := s.FindMockData(ctx, id(2)); err != nil || d == nil || len(d) != 0 {
+	if d, err := find(t, s, 2); err != nil || d != "" {
 		t.Errorf("empty data = %q, %v", d, err)
+	}
+}
+
+// Data given with a file holding it: a store may take the file over, and
+// the caller can still read the file it holds open.
+func testCreateFromFile(t *testing.T, s Backend) {
+	ctx := context.Background()
+	data := `[{"from":"a file"}]`
+	f, err := os.CreateTemp(t.TempDir(), "upload-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString(data)
+	if _, err := s.CreateMock(ctx, &decoy.Mock{ID: id(1), ContentType: "application/json", Status: 200},
+		decoy.Data{Bytes: []byte(data), File: f}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := find(t, s, 1); err != nil || got != data {
+		t.Errorf("data = %q, %v", got, err)
+	}
+	if b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<20)); err != nil || string(b) != data {
+		t.Errorf("the caller's file reads %q, %v after the create", b, err)
+	}
+	// The same for a replacement; the old data goes.
+	g, err := os.CreateTemp(t.TempDir(), "upload-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	g.WriteString("{}")
+	if _, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte("{}"), File: g}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := find(t, s, 1); err != nil || got != "{}" {
+		t.Errorf("replaced data = %q, %v", got, err)
+	}
+}
+
+// What FindMockData returned stays readable whole while the data is
+// replaced or deleted: a reader is never cut off mid-document.
+func testDataOutlivesChange(t *testing.T, s Backend) {
+	ctx := context.Background()
+	create(t, s, 1, "[1,2,3]")
+	_, d, err := s.FindMockData(ctx, id(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "application/json", Data: bytesOf("[4]")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMock(ctx, id(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, d); got != "[1,2,3]" {
+		t.Errorf("data read after its replacement and deletion: %q", got)
 	}
 }
 
 func testConflict(t *testing.T, s Backend) {
 	create(t, s, 1, "[]")
-	_, err := s.CreateMock(context.Background(), &decoy.Mock{ID: id(1), ContentType: "application/json", Status: 200}, []byte("{}"))
+	_, err := s.CreateMock(context.Background(), &decoy.Mock{ID: id(1), ContentType: "application/json", Status: 200}, bytesOf("{}"))
 	wantCode(t, err, decoy.ECONFLICT)
-	_, d, _ := s.FindMockData(context.Background(), id(1))
-	if string(d) != "[]" {
+	if d, _ := find(t, s, 1); d != "[]" {
 		t.Errorf("conflicting create changed the data to %q", d)
 	}
 }
@@ -114,7 +202,7 @@ func testNotFound(t *testing.T, s Backend) {
 	wantCode(t, err, decoy.ENOTFOUND)
 	_, err = s.UpdateMock(ctx, id(9), decoy.MockUpdate{Name: ptr("x")})
 	wantCode(t, err, decoy.ENOTFOUND)
-	_, err = s.ReplaceMockData(ctx, id(9), decoy.MockData{ContentType: "text/plain", Data: []byte("x")})
+	_, err = s.ReplaceMockData(ctx, id(9), decoy.MockData{ContentType: "text/plain", Data: bytesOf("x")})
 	wantCode(t, err, decoy.ENOTFOUND)
 	wantCode(t, s.DeleteMock(ctx, id(9)), decoy.ENOTFOUND)
 }
@@ -190,15 +278,14 @@ func testUpdate(t *testing.T, s Backend) {
 func testReplaceData(t *testing.T, s Backend) {
 	ctx := context.Background()
 	before := create(t, s, 1, "[1]")
-	m, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "text/html", Data: []byte("<p>hi</p>"), ETag: `"new"`})
+	m, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "text/html", Data: bytesOf("<p>hi</p>"), ETag: `"new"`})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.ContentType != "text/html" || m.Size != 9 || m.ETag != `"new"` || m.Version <= before.Version || m.Name != before.Name {
 		t.Errorf("replaced mock: %+v", m)
 	}
-	_, d, _ := s.FindMockData(ctx, id(1))
-	if string(d) != "<p>hi</p>" {
+	if d, _ := find(t, s, 1); d != "<p>hi</p>" {
 		t.Errorf("data = %q", d)
 	}
 }

@@ -66,11 +66,13 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	log    *slog.Logger
-	store  store
-	redis  goredis.UniversalClient
-	quota  *redis.Quota
-	server *server.Server
+	log   *slog.Logger
+	store store
+	// uploads is where uploaded documents are streamed to.
+	uploads string
+	redis   goredis.UniversalClient
+	quota   *redis.Quota
+	server  *server.Server
 	// stop ends the background work (listening for other replicas'
 	// changes, flushing quota counts); done is closed when it has ended.
 	stop    context.CancelFunc
@@ -191,6 +193,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.store, err = m.openStore(ctx); err != nil {
 		return err
 	}
+	if m.uploads, err = m.uploadDir(); err != nil {
+		return err
+	}
 	adminHash, generated, tokenSource, err := m.adminToken(ctx)
 	if err != nil {
 		return err
@@ -209,6 +214,7 @@ func (m *Main) Run(ctx context.Context) error {
 		DefaultMonthlyQuota: c.MonthlyQuota,
 		AuthFailureLimit:    c.AuthFailureLimit,
 		MaxDataBytes:        int64(c.MaxDataBytes),
+		UploadDir:           m.uploads,
 		CORSOrigins:         c.CORSOrigins,
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
@@ -341,6 +347,25 @@ func (m *Main) openStore(ctx context.Context) (store, error) {
 		return nil, fmt.Errorf("open store in %s: %w", c.DataDir, err)
 	}
 	return db, nil
+}
+
+// uploadDir returns the folder uploads are streamed to. With SQLite it is
+// in the data directory, next to the store's files, so that they are moved
+// into place rather than copied; this process holds the directory, so what
+// a crash left there is removed. A replica on PostgreSQL keeps no files:
+// it takes a folder of its own, gone at Close.
+func (m *Main) uploadDir() (string, error) {
+	if m.Config.DatabaseURL != "" {
+		return os.MkdirTemp("", "decoy-uploads-*")
+	}
+	dir := filepath.Join(m.Config.DataDir, "tmp")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("clear %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 // storeName says where the store is, for the config log.
@@ -482,6 +507,9 @@ func (m *Main) Close() error {
 	}
 	if m.redis != nil {
 		errs = append(errs, m.redis.Close())
+	}
+	if m.uploads != "" && m.Config.DatabaseURL != "" {
+		os.RemoveAll(m.uploads) // this process's own
 	}
 	err := errors.Join(errs...)
 	if m.log != nil {

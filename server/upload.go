@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
+)
+
+// upload is a mock document sent to the admin API: streamed into a file of
+// the upload folder as it arrives, never held in the Go heap, then mapped.
+// The store may take the file over (see decoy.Data); discard removes what
+// is left of it.
+type upload struct {
+	contentType string
+	doc         *docfile.Doc
+	path        string
+}
+
+// data is the upload as a store takes it.
+func (u *upload) data() decoy.Data {
+	return decoy.Data{Bytes: u.doc.Bytes(), File: u.doc.File()}
+}
+
+// discard removes the upload's file, unless a store moved it away. The
+// mapping lives on as long as an entry uses it.
+func (u *upload) discard() {
+	_ = os.Remove(u.path)
+}
+
+// readData streams a mock document from the request body, up to
+// MaxDataBytes, into the upload folder, with its content type
+// (application/json when none is given).
+func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "application/json"
+	}
+	if _, _, err := mime.ParseMediaType(ct); err != nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid Content-Type %q", ct)
+	}
+	max := s.cfg.MaxDataBytes
+	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "Mock data larger than %d bytes (--max-data-bytes)", max)
+	if r.ContentLength > max {
+		return nil, tooLarge
+	}
+	f, err := os.CreateTemp(s.cfg.UploadDir, "upload-*")
+	if err != nil {
+		return nil, decoy.Errorf(decoy.EINTERNAL, "create upload file: %v", err)
+	}
+	u := &upload{contentType: ct, path: f.Name()}
+	_, err = io.Copy(f, http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		f.Close()
+		u.discard()
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge
+		}
+		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	}
+	if u.doc, err = docfile.Map(f); err != nil {
+		f.Close()
+		u.discard()
+		return nil, decoy.Errorf(decoy.EINTERNAL, "map upload: %v", err)
+	}
+	return u, nil
+}
+
+// docOf returns data from a store as a document: a file is mapped (and
+// taken over), bytes are kept as they are.
+func docOf(d decoy.Data) (*docfile.Doc, error) {
+	if d.File == nil {
+		return docfile.FromBytes(d.Bytes), nil
+	}
+	doc, err := docfile.Map(d.File)
+	if err != nil {
+		d.File.Close()
+		return nil, err
+	}
+	return doc, nil
+}
