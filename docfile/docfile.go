@@ -52,6 +52,16 @@ type release struct {
 	file  *os.File
 }
 
+// Evict tells the system the document is not needed any more, so that its
+// pages leave the process's memory now rather than when a garbage
+// collection releases it. It stays valid: a late reader reads it again
+// from the file.
+func (d *Doc) Evict() {
+	if d.file != nil {
+		evict(d.b)
+	}
+}
+
 // Bytes returns the document. It must not be changed, nor used after the
 // Doc is unreachable.
 func (d *Doc) Bytes() []byte { return d.b }

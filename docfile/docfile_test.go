@@ -1,10 +1,13 @@
 package docfile_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +66,51 @@ func TestReleasedWhenUnreachable(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Evict gives the pages back at once; the document stays readable.
+func TestEvict(t *testing.T) {
+	const size = 8 << 20
+	content := make([]byte, size)
+	for i := range content {
+		content[i] = byte(i)
+	}
+	f := tempFile(t, string(content))
+	d, err := docfile.Map(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, c := range d.Bytes() { // every page in memory
+		sum += int(c)
+	}
+	before := rssFile(t)
+	d.Evict()
+	after := rssFile(t)
+	if runtime.GOOS == "linux" && before-after < size/2 {
+		t.Errorf("RssFile went from %d to %d KiB: the %d KiB document was not given back", before>>10, after>>10, size>>10)
+	}
+	if !bytes.Equal(d.Bytes(), content) {
+		t.Error("document changed after Evict")
+	}
+	runtime.KeepAlive(d)
+	if sum == 0 {
+		t.Fatal("read nothing")
+	}
+}
+
+// rssFile returns the process's file-backed resident memory, in bytes (0
+// where /proc is missing).
+func rssFile(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -15,3 +15,5 @@ func mapFile(f *os.File, size int) ([]byte, func(), error) {
 	}
 	return b, func() {}, nil
 }
+
+func evict([]byte) {}

@@ -18,3 +18,9 @@ func mapFile(f *os.File, size int) ([]byte, func(), error) {
 	}
 	return b, func() { _ = unix.Munmap(b) }, nil
 }
+
+func evict(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -19,7 +20,7 @@ type Document struct {
 	spans   []span // the elements of a top-level array
 
 	mu      sync.Mutex
-	columns map[string]*Column
+	columns map[string]*columnSlot
 	order   []string // column keys, oldest first, for eviction
 
 	sumsOnce sync.Once
@@ -159,30 +160,37 @@ func (c *Column) Fanned(i int) bool {
 func (d *Document) Column(path []string) *Column {
 	key := strings.Join(path, ".")
 	d.mu.Lock()
-	c, ok := d.columns[key]
+	slot, ok := d.columns[key]
+	if !ok {
+		if d.columns == nil {
+			d.columns = make(map[string]*columnSlot)
+		}
+		if len(d.order) >= maxColumns {
+			delete(d.columns, d.order[0])
+			d.order = d.order[1:]
+		}
+		slot = &columnSlot{}
+		d.columns[key] = slot
+		d.order = append(d.order, key)
+	}
 	d.mu.Unlock()
-	if ok {
-		return c
-	}
-	c = d.buildColumn(path)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if prev, ok := d.columns[key]; ok {
-		return prev // built concurrently; keep one
-	}
-	if d.columns == nil {
-		d.columns = make(map[string]*Column)
-	}
-	if len(d.order) >= maxColumns {
-		delete(d.columns, d.order[0])
-		d.order = d.order[1:]
-	}
-	d.columns[key] = c
-	d.order = append(d.order, key)
-	return c
+	// Concurrent first queries on a path wait for one build: each would
+	// otherwise hold a column of the whole document at once.
+	slot.once.Do(func() { slot.c = d.buildColumn(path) })
+	return slot.c
 }
 
+// columnSlot holds a column built once.
+type columnSlot struct {
+	once sync.Once
+	c    *Column
+}
+
+// columnBuilds counts column builds, for tests.
+var columnBuilds atomic.Int64
+
 func (d *Document) buildColumn(path []string) *Column {
+	columnBuilds.Add(1)
 	n := len(d.spans)
 	c := &Column{off: make([]uint32, n+1), vals: make([]Value, 0, n)}
 	w := walker{b: d.raw}

@@ -153,6 +153,11 @@ func (n Decimal) AppendKey(dst []byte) []byte {
 }
 
 // IsZero reports whether n is zero (0, -0, 0.0e5 ...).
+// Float returns the number as a float64, and whether that is exact enough
+// to order and compare it by (as CompareDecimal does when both are).
+func (n Decimal) Float() (float64, bool) { return n.f, n.fexact }
+
+// IsZero reports whether the number is zero.
 func (n Decimal) IsZero() bool { return len(n.d1)+len(n.d2) == 0 }
 
 // CompareDecimal returns -1, 0 or +1 as a is less than, equal to or greater than b

@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"math/bits"
 	"slices"
 	"sync"
@@ -288,15 +289,21 @@ var kindRank = [...]uint8{
 	jsondoc.Array:   rankArray,
 }
 
+// sortKey is a record's key in a sort, compact (24 bytes): a sort of a
+// million records builds a million of them.
 type sortKey struct {
+	f    float64 // a number, when exact
+	s, n uint32  // a number's text, or a string's content, at [s, s+n)
 	rank uint8
-	num  jsondoc.Decimal
-	str  []byte
+	// inexact: a number f does not order exactly (parsed again to
+	// compare); arena: a string's content is in the arena (it had escapes).
+	inexact, arena bool
 }
 
 // sortRecords orders idx stably by the value col holds for each record.
 func sortRecords(d *jsondoc.Document, idx []int32, col *jsondoc.Column, desc bool) {
 	keys := make([]sortKey, d.Len())
+	raw := d.Bytes()
 	var arena []byte
 	for _, i := range idx {
 		k := &keys[i]
@@ -309,17 +316,26 @@ func sortRecords(d *jsondoc.Document, idx []int32, col *jsondoc.Column, desc boo
 		k.rank = kindRank[v.Kind]
 		switch v.Kind {
 		case jsondoc.Number:
-			k.num, _ = jsondoc.ParseNumber(d.Text(v))
+			num, _ := jsondoc.ParseNumber(d.Text(v))
+			var exact bool
+			k.f, exact = num.Float()
+			k.inexact = !exact
+			k.s, k.n = v.Start, v.End-v.Start
 		case jsondoc.String:
 			if v.Escaped {
 				start := len(arena)
 				arena = d.AppendString(arena, v)
-				k.str = arena[start:len(arena):len(arena)]
+				k.s, k.n, k.arena = uint32(start), uint32(len(arena)-start), true
 			} else {
-				t := d.Text(v)
-				k.str = t[1 : len(t)-1]
+				k.s, k.n = v.Start+1, v.End-v.Start-2
 			}
 		}
+	}
+	text := func(k *sortKey) []byte {
+		if k.arena {
+			return arena[k.s : k.s+k.n]
+		}
+		return raw[k.s : k.s+k.n]
 	}
 	slices.SortStableFunc(idx, func(a, b int32) int {
 		ka, kb := &keys[a], &keys[b]
@@ -333,9 +349,15 @@ func sortRecords(d *jsondoc.Document, idx []int32, col *jsondoc.Column, desc boo
 		c := 0
 		switch ka.rank {
 		case rankNumber:
-			c = jsondoc.CompareDecimal(ka.num, kb.num)
+			if ka.inexact || kb.inexact { // rare: beyond float64's exactness
+				na, _ := jsondoc.ParseNumber(text(ka))
+				nb, _ := jsondoc.ParseNumber(text(kb))
+				c = jsondoc.CompareDecimal(na, nb)
+			} else {
+				c = cmp.Compare(ka.f, kb.f)
+			}
 		case rankString:
-			c = bytes.Compare(ka.str, kb.str)
+			c = bytes.Compare(text(ka), text(kb))
 		}
 		if desc {
 			c = -c

@@ -257,10 +257,13 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 		}
 		e.checked.Store(c.now().UnixNano())
 		c.mu.Lock()
+		var old *entry
 		if c.gen == gen {
+			old = c.entries[id]
 			c.entries[id] = e
 		}
 		c.mu.Unlock()
+		replaced(old, e)
 		return e, nil
 	})
 	if err != nil {
@@ -289,29 +292,51 @@ func (c *cache) generation() uint64 {
 // instead, for the next read to load what the store holds.
 func (c *cache) putAt(e *entry, gen uint64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	old := c.entries[e.mock.ID]
 	if c.gen != gen {
 		delete(c.entries, e.mock.ID)
+		defer replaced(e, nil)
 	} else {
 		e.checked.Store(c.now().UnixNano())
 		c.entries[e.mock.ID] = e
 	}
 	c.gen++
+	c.mu.Unlock()
+	replaced(old, c.peek(e.mock.ID))
 }
 
 // flush forgets every mock, for when changes may have been missed.
 func (c *cache) flush() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	old := c.entries
+	c.entries = make(map[string]*entry)
 	c.gen++
-	clear(c.entries)
+	c.mu.Unlock()
+	for _, e := range old {
+		replaced(e, nil)
+	}
 }
 
 // remove forgets a mock after a write, or after a write that failed and may
 // or may not have changed the store.
 func (c *cache) remove(id string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
+	old := c.entries[id]
 	delete(c.entries, id)
+	c.gen++
+	c.mu.Unlock()
+	replaced(old, nil)
+}
+
+// replaced is told that the cache dropped old for now (nil: for nothing).
+// Unless now serves the same data, the data's pages leave memory at once:
+// its mapping would otherwise stay until a garbage collection releases it,
+// which with a small heap may be minutes away, holding a replaced
+// document's size twice. Readers still writing it read it again from the
+// file.
+func replaced(old, now *entry) {
+	if old == nil || old.body == nil || now != nil && now.body == old.body {
+		return
+	}
+	old.body.Evict()
 }
