@@ -30,6 +30,9 @@ import (
 type config struct {
 	Sizes        []size        `json:"sizes"`
 	Servers      []string      `json:"servers"`
+	OthersMax    size          `json:"others_max"`
+	Memory       []size        `json:"memory_sizes"`
+	MemoryEach   time.Duration `json:"memory_per_query_ns"`
 	Duration     time.Duration `json:"duration_ns"`
 	Warmup       time.Duration `json:"warmup_ns"`
 	Conns        int           `json:"conns"`
@@ -91,7 +94,10 @@ func run(args []string) error {
 			break
 		}
 	}
-	if len(b.results) > 0 {
+	if len(cfg.Memory) > 0 && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
+		b.runMemory(ctx, cfg.Memory, cfg.MemoryEach)
+	}
+	if len(b.results) > 0 || b.memory != nil {
 		// Also when interrupted: what was measured is reported.
 		if err := writeReport(cfg, b.report()); err != nil {
 			return err
@@ -104,9 +110,12 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	sizes := fs.String("sizes", "1k,10k,100k", "dataset sizes in records, comma-separated (1k, 10k, 100k, 1m, or a number)")
 	servers := fs.String("servers", strings.Join(serverNames, ","), "servers to run, comma-separated")
+	othersMax := fs.String("others-max", "100k", "largest dataset json-server and Mockoon are run on (they take minutes a request beyond)")
+	memory := fs.String("memory", "10k,100k", "datasets one Decoy loads together for the memory measurement, comma-separated; empty: none")
 	cfg := &config{}
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
+	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
 	fs.IntVar(&cfg.Conns, "conns", 32, "keep-alive connections")
 	fs.DurationVar(&cfg.Timeout, "timeout", time.Minute, "longest one request may take before it counts as a timeout")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", 5*time.Minute, "longest a server may take to start and load a dataset")
@@ -118,6 +127,7 @@ func parseFlags(args []string) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	var err error
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -127,6 +137,19 @@ func parseFlags(args []string) (*config, error) {
 			return nil, err
 		}
 		cfg.Sizes = append(cfg.Sizes, sz)
+	}
+	if cfg.OthersMax, err = parseSize(*othersMax); err != nil {
+		return nil, fmt.Errorf("-others-max: %w", err)
+	}
+	for _, s := range strings.Split(*memory, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		sz, err := parseSize(s)
+		if err != nil {
+			return nil, fmt.Errorf("-memory: %w", err)
+		}
+		cfg.Memory = append(cfg.Memory, sz)
 	}
 	for _, s := range strings.Split(*servers, ",") {
 		s = strings.TrimSpace(s)

@@ -24,6 +24,7 @@ type report struct {
 	Notes    []string          `json:"notes"`
 	Startups []startup         `json:"startups"`
 	Results  []result          `json:"results"`
+	Memory   *memoryResult     `json:"memory,omitempty"`
 }
 
 type machine struct {
@@ -63,6 +64,7 @@ func (b *bench) report() *report {
 		Notes:    notes(b.cfg),
 		Startups: b.starts,
 		Results:  b.results,
+		Memory:   b.memory,
 	}
 }
 
@@ -172,7 +174,9 @@ func writeMarkdown(w io.Writer, r *report) {
 	p("Versions: %s.\n\n", strings.Join(vs, "; "))
 	p("![Throughput and p99 latency against dataset size](chart.svg)\n\n")
 
+	writeTargets(w, r)
 	writeSummary(w, r)
+	writeMemory(w, r)
 
 	for _, sz := range r.Config.Sizes {
 		p("## %s records\n\n", sz.Label)
@@ -337,38 +341,6 @@ func writeStartups(w io.Writer, r *report, sz size) {
 		}
 		fmt.Fprintf(w, "| %s | %.1f s | %s | %s | %s |\n", displayNames[s.Server], s.Seconds,
 			formatBytes(s.RSS), formatBytes(s.PeakRSS), status)
-	}
-	fmt.Fprintln(w)
-}
-
-// writeGrowth says how Decoy's latency grows from the smallest dataset to
-// the largest.
-func writeGrowth(w io.Writer, r *report) {
-	sizes := r.Config.Sizes
-	if len(sizes) < 2 || !hasServer(r, "decoy") {
-		return
-	}
-	lo, hi := sizes[0], sizes[0]
-	for _, s := range sizes {
-		if s.N < lo.N {
-			lo = s
-		}
-		if s.N > hi.N {
-			hi = s
-		}
-	}
-	fmt.Fprintf(w, "## How Decoy's latency grows from %s to %s records\n\n%s× the records. p50 and p99 under the same load, and the factor each grew by.\n\n", lo.Label, hi.Label, formatFactor(float64(hi.N)/float64(lo.N)))
-	fmt.Fprintf(w, "| query | p50 at %s | p50 at %s | × | p99 at %s | p99 at %s | × | req/s at %s | req/s at %s |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n", lo.Label, hi.Label, lo.Label, hi.Label, lo.Label, hi.Label)
-	for _, q := range queries {
-		a, b := r.find(lo, "decoy", q.ID), r.find(hi, "decoy", q.ID)
-		if !a.measured() || !b.measured() {
-			fmt.Fprintf(w, "| %s | – | – | – | – | – | – | – | – |\n", q.Title)
-			continue
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", q.Title,
-			formatMs(a.P50), formatMs(b.P50), formatFactor(b.P50/a.P50),
-			formatMs(a.P99), formatMs(b.P99), formatFactor(b.P99/a.P99),
-			formatRate(a.ReqPerSec), formatRate(b.ReqPerSec))
 	}
 	fmt.Fprintln(w)
 }

@@ -21,6 +21,7 @@ type bench struct {
 	tools   *tools
 	results []result
 	starts  []startup
+	memory  *memoryResult
 	started time.Time
 }
 
@@ -94,6 +95,10 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 		if server == "decoy" && !measure && slices.Contains(b.cfg.Servers, "nginx") {
 			logf("   decoy: only to get the answers nginx serves")
 		} else if !measure {
+			continue
+		}
+		if (server == "json-server" || server == "mockoon") && sz.N > b.cfg.OthersMax.N {
+			logf("   %s: not run above %s records (-others-max)", server, b.cfg.OthersMax.Label)
 			continue
 		}
 		if ctx.Err() != nil {

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// memoryResult is the memory phase: one Decoy process that loads several
+// datasets and serves every query on each, and its peak RSS over all of it
+// (VmHWM never reset), against the datasets' total size.
+type memoryResult struct {
+	Sizes       []size  `json:"sizes"`
+	DocBytes    int64   `json:"document_bytes"`
+	PeakRSS     int64   `json:"peak_rss_bytes"`
+	AfterLoad   int64   `json:"rss_after_loading_bytes"`
+	AtEnd       int64   `json:"rss_at_end_bytes"`
+	LoadSeconds float64 `json:"load_seconds"`
+	Status      string  `json:"status"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// memoryBudget is the target: peak RSS at most this many times the size of
+// the documents held.
+const memoryBudget = 3
+
+// ratio is the peak RSS as a multiple of the documents' size.
+func (m *memoryResult) ratio() float64 { return float64(m.PeakRSS) / float64(m.DocBytes) }
+
+// runMemory runs the memory phase over sizes: a fresh Decoy, each dataset
+// uploaded through the admin API, then every query on every dataset under
+// the usual load for perQuery each.
+func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Duration) {
+	m := &memoryResult{Sizes: sizes, Status: "ok"}
+	b.memory = m
+	fail := func(err error) {
+		m.Status, m.Note = "failed", err.Error()
+		logf("   memory: failed: %v", err)
+	}
+	if err := b.tools.missing["decoy"]; err != nil {
+		fail(err)
+		return
+	}
+	logf("== memory: one Decoy holding %s", sizeList(sizes))
+	var data []*dataFiles
+	for _, sz := range sizes {
+		d, err := writeDataFiles(filepath.Join(b.work, "data", "memory-"+sz.Label), sz, []string{"decoy"})
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer os.RemoveAll(d.dir)
+		data = append(data, d)
+		m.DocBytes += d.bytes
+	}
+	port, err := freePort()
+	if err != nil {
+		fail(err)
+		return
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := startProc("decoy", filepath.Join(b.work, "logs", "decoy-memory.log"), b.work, b.tools.decoy,
+		"serve", "--addr", addr, "--data-dir", filepath.Join(b.work, "decoy-data-memory"),
+		"--admin-token", adminToken, "--rate-limit", "0", "--monthly-quota", "0",
+		"--max-data-bytes", "1GiB", "--log-level", "warn")
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer p.stop()
+	sctx, cancel := context.WithTimeout(ctx, b.cfg.StartTimeout)
+	defer cancel()
+	if err := waitReady(sctx, p, "http://"+addr+"/readyz"); err != nil {
+		fail(err)
+		return
+	}
+	sampler := sampleRSS(p)
+	t0 := time.Now()
+	for _, d := range data {
+		if err := uploadMock(sctx, addr, d); err != nil {
+			sampler.stop()
+			fail(err)
+			return
+		}
+	}
+	m.LoadSeconds = time.Since(t0).Seconds()
+	m.AfterLoad = p.memory("VmRSS")
+	for _, d := range data {
+		for _, q := range queries {
+			if ctx.Err() != nil {
+				sampler.stop()
+				return
+			}
+			lr := load{addr: addr, target: target("decoy", q, d), conns: b.cfg.Conns, warmup: 0,
+				duration: perQuery, timeout: b.cfg.Timeout}.run(ctx)
+			if lr.OK == 0 || lr.Errors+lr.Timeouts > 0 {
+				m.Status = "errors"
+				m.Note = join(m.Note, fmt.Sprintf("%s %s: %d answered, %d errors, %d timeouts", d.size.Label, q.ID, lr.OK, lr.Errors, lr.Timeouts))
+			}
+		}
+	}
+	m.PeakRSS = max(p.memory("VmHWM"), sampler.stop())
+	m.AtEnd = p.memory("VmRSS")
+	if done, err := p.exited(); done {
+		fail(fmt.Errorf("decoy %v: %s", err, p.logTail()))
+		return
+	}
+	logf("   memory: peak RSS %s for %s of documents (%.2f×; target at most %d×), %s after loading, %s at the end",
+		formatBytes(m.PeakRSS), formatBytes(m.DocBytes), m.ratio(), memoryBudget, formatBytes(m.AfterLoad), formatBytes(m.AtEnd))
+}
+
+func sizeList(sizes []size) string {
+	s := ""
+	for i, sz := range sizes {
+		if i > 0 {
+			s += " and "
+		}
+		s += sz.Label
+	}
+	return s + " records"
+}
