@@ -9,6 +9,11 @@ import (
 // sign-in sessions it keeps in the store, and the per-minute and per-day
 // history of each mock's reads that its charts show.
 
+// EFORBIDDEN is the code of a request that is authenticated but not let
+// through: a Studio call with a missing or wrong CSRF token, or a sign-in
+// from another site. The HTTP server answers it with 403.
+const EFORBIDDEN = "forbidden"
+
 // Session is a signed-in Studio user. The browser holds the session's
 // cookie, "<ID>.<secret>"; the store keeps the ID and only the SHA-256 of the
 // secret, so a copy of the store signs nobody in.
