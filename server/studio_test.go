@@ -87,7 +87,7 @@ func TestStudioSignIn(t *testing.T) {
 	}
 	// The page learns its CSRF token from the session endpoint.
 	r = h.studioReq("GET", studio.SessionPath, cookie.Value, "")
-	if r.status != 200 || !strings.Contains(r.body, `"csrf_token":"`+csrf+`"`) {
+	if r.status != 200 || !strings.Contains(r.body, `"signed_in":true,"csrf_token":"`+csrf+`"`) {
 		t.Errorf("GET session: %d %s", r.status, r.body)
 	}
 	// Neither the token nor the session id reach the log.
@@ -170,8 +170,8 @@ func TestStudioSignOut(t *testing.T) {
 	// The old cookie, kept by whoever copied it, opens nothing.
 	r = h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", studio.CSRFHeader, csrf)
 	wantError(t, r, 401, "Session expired or signed out; sign in again")
-	if r := h.studioReq("GET", studio.SessionPath, cookie.Value, ""); r.status != 401 {
-		t.Errorf("GET session after sign-out: %d", r.status)
+	if r := h.studioReq("GET", studio.SessionPath, cookie.Value, ""); r.status != 200 || r.body != `{"signed_in":false}`+"\n" {
+		t.Errorf("GET session after sign-out: %d %s", r.status, r.body)
 	}
 }
 

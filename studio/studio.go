@@ -33,9 +33,11 @@ const (
 )
 
 // ContentSecurityPolicy is the policy of every Studio page: scripts and
-// styles only from Decoy's own files (no inline scripts), requests only to
-// the same origin, and never in a frame.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// style sheets only from Decoy's own files (no inline scripts, no inline
+// <style>), requests only to the same origin, and never in a frame. Style
+// attributes are allowed: the editor (CodeMirror) sets them, and they
+// cannot run code or select elements.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; " +
 	"font-src 'self'; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // maxSignInBytes caps the body of a sign-in.
@@ -132,28 +134,35 @@ var errCSRF = decoy.Errorf(decoy.EFORBIDDEN, "Missing or invalid CSRF token: sen
 // session returns the live session of a request; without one it answers
 // 401 (clearing a stale cookie) and returns false.
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*opened, bool) {
-	c, err := r.Cookie(CookieName)
+	o, err := h.lookup(w, r)
 	if err != nil {
-		h.cfg.Fail(w, r, errSession)
-		return nil, false
-	}
-	o, err := h.sessions.check(r.Context(), c.Value)
-	if err != nil {
-		if errors.Is(err, errSession) {
-			h.clearCookie(w, r)
-		}
 		h.cfg.Fail(w, r, err)
 		return nil, false
 	}
 	return o, true
 }
 
+// lookup returns the live session of a request, or errSession (clearing a
+// stale cookie).
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*opened, error) {
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		return nil, errSession
+	}
+	o, err := h.sessions.check(r.Context(), c.Value)
+	if errors.Is(err, errSession) {
+		h.clearCookie(w, r)
+	}
+	return o, err
+}
+
 // sessionInfo is what the session endpoint tells the page.
 type sessionInfo struct {
-	CSRFToken string    `json:"csrf_token"`
-	ExpiresAt time.Time `json:"expires_at"`
+	SignedIn  bool      `json:"signed_in"`
+	CSRFToken string    `json:"csrf_token,omitempty"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// IdleTimeout is how long the session lasts without a request.
-	IdleTimeout int64 `json:"idle_timeout_seconds"`
+	IdleTimeout int64 `json:"idle_timeout_seconds,omitempty"`
 }
 
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +171,15 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	switch r.Method {
 	case http.MethodGet:
-		if o, ok := h.session(w, r); ok {
+		// Not signed in is an answer, not an error: the page asks this
+		// on every load.
+		o, err := h.lookup(w, r)
+		switch {
+		case errors.Is(err, errSession):
+			writeJSON(w, http.StatusOK, sessionInfo{})
+		case err != nil:
+			h.cfg.Fail(w, r, err)
+		default:
 			writeJSON(w, http.StatusOK, info(o))
 		}
 	case http.MethodPost:
@@ -176,7 +193,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func info(o *opened) sessionInfo {
-	return sessionInfo{CSRFToken: o.csrf(), ExpiresAt: o.session.ExpiresAt, IdleTimeout: int64(IdleTimeout / time.Second)}
+	return sessionInfo{SignedIn: true, CSRFToken: o.csrf(), ExpiresAt: o.session.ExpiresAt, IdleTimeout: int64(IdleTimeout / time.Second)}
 }
 
 // signIn exchanges the admin token for a session. There is no session yet
