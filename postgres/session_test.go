@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/decoy-mock/decoy/storetest"
@@ -12,4 +13,19 @@ func TestStudioStore(t *testing.T) {
 		_, u := newSchema(t)
 		return open(t, u)
 	})
+}
+
+// migrationNames returns the names of the migration files, in the order
+// they are applied.
+func migrationNames(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("migration", "*.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	return names
 }

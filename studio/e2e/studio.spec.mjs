@@ -288,6 +288,15 @@ try {
     assert.match(text, /^\[\n  \{\n    "a": 1\n  \},/);
     assert.ok(await page.locator('#data-editor .cm-foldGutter').count() > 0, 'no fold gutter');
     assert.ok(await page.locator('#data-editor .cm-content span').count() > 0, 'no syntax highlighting');
+    // The keyboard can leave the editor, and the focus shows where it went.
+    await page.locator('#data-editor .cm-content').click();
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement;
+      return { tag: el.tagName, text: el.textContent, outline: getComputedStyle(el).outlineStyle };
+    });
+    assert.equal(focused.tag, 'BUTTON', `Tab from the editor went to ${JSON.stringify(focused)}`);
+    assert.notEqual(focused.outline, 'none', 'the focused button shows no focus ring');
     await page.getByRole('button', { name: 'Revert' }).click();
   });
 

@@ -66,9 +66,18 @@ export async function signOut() {
 
 /** admin calls the admin API; path starts after /admin/v1. */
 export async function admin(method, path, { body, contentType, raw } = {}) {
-  const headers = { 'X-CSRF-Token': csrf };
-  if (body !== undefined) headers['Content-Type'] = contentType || 'application/json';
-  const res = await fetch('/admin/v1' + path, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
+  const send = () => {
+    const headers = { 'X-CSRF-Token': csrf };
+    if (body !== undefined) headers['Content-Type'] = contentType || 'application/json';
+    return fetch('/admin/v1' + path, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
+  };
+  let res = await send();
+  if (res.status === 403) {
+    // Signed in again from another tab: this tab's CSRF token is the old
+    // session's. Learn the new one and try once more.
+    const s = await session();
+    if (s.signed_in) res = await send();
+  }
   if (res.status === 401) {
     csrf = '';
     onSignedOut();

@@ -3,7 +3,7 @@
 // column of the first error.
 import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from '@codemirror/view';
 import { EditorState, Compartment } from '@codemirror/state';
-import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { json } from '@codemirror/lang-json';
 import { foldGutter, foldKeymap, bracketMatching, indentOnInput, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
 import { linter, lintGutter } from '@codemirror/lint';
@@ -104,7 +104,9 @@ export function createEditor(parent, { doc = '', onChange, label, isJSON = true,
         highlightSelectionMatches(),
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         lang.of(isJSON ? [json(), jsonLinter, lintGutter()] : []),
-        keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap, ...searchKeymap, indentWithTab]),
+        // Tab is left to the browser, so that the keyboard can leave the
+        // editor: Format indents.
+        keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap, ...searchKeymap]),
         EditorState.readOnly.of(readOnly),
         EditorView.editable.of(!readOnly),
         EditorView.contentAttributes.of({ 'aria-label': label || 'JSON editor', 'aria-multiline': 'true' }),

@@ -376,7 +376,7 @@ function NewMock({ onToken }) {
             <input id="new-file" type="file" accept=".json,application/json" onChange={upload} />
           </div>
         </div>
-        <label id="new-data-label">Data (JSON)</label>
+        <p class="field-label" id="new-data-label">Data (JSON)</p>
         <JSONEditor initial={text} onChange={setText} label="Mock data (JSON)" editorRef={editor} id="new-data" />
         <Validity text={text} editorRef={editor} />
         <div class="actions">
@@ -483,7 +483,7 @@ function DataTab({ mock, onSaved }) {
   };
   return (
     <section aria-label="Data">
-      <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds.</p>
+      <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
       <JSONEditor initial={text} onChange={setText} label="Mock data" editorRef={editor} isJSON={json} id="data-editor" />
       <Validity text={text} editorRef={editor} isJSON={json} />
       <div class="actions">
