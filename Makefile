@@ -9,9 +9,10 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
-	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzGuard
+	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzGuard \
+	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF
 
-.PHONY: all build run test race lint vuln bench bench-servers fuzz examples
+.PHONY: all build run test race lint vuln bench bench-servers fuzz examples studio e2e
 
 all: lint test
 
@@ -55,3 +56,12 @@ fuzz:
 
 examples:
 	$(GO) run ./internal/examplegen -out examples
+
+# Rebuild Decoy Studio's bundle (studio/dist, committed) from studio/web.
+studio:
+	cd studio/web && npm ci --no-audit --no-fund && npm run build
+
+# The Studio's browser tests alone (Debian's chromium; installs playwright-core).
+e2e:
+	cd studio/e2e && npm ci --no-audit --no-fund
+	DECOY_TEST_BROWSER=1 $(GO) test -count=1 -run 'TestBrowser|TestDistMatchesSources' -v ./studio

@@ -78,6 +78,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			routes = map[string]adminHandler{http.MethodPost: s.rotateToken}
 		case len(segs) == 3 && segs[2] == "usage":
 			routes = map[string]adminHandler{http.MethodGet: s.usage}
+		case len(segs) == 4 && segs[2] == "usage" && segs[3] == "history":
+			routes = map[string]adminHandler{http.MethodGet: s.usageHistory}
 		}
 	}
 	if routes == nil {
@@ -105,6 +107,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // the request may not go on. Wrong tokens count as failed attempts, as for
 // mock tokens, but apart from them: guessing one never locks out the other.
 func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	if ok, done := s.studioAuthorized(w, r); done {
+		return ok
+	}
 	key := "admin-token:" + s.limitKey(r)
 	if s.authBlocked(w, r, key) {
 		return false

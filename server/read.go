@@ -100,6 +100,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 			s.limitHeaders(h, rate, quotaLimit, used)
 			h.Set("Retry-After", seconds(res.RetryAfter))
 			s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
+			s.cfg.Usage.Refused(id, now)
 			writeError(w, http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.")
 			return
 		}
@@ -153,6 +154,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		s.limitHeaders(h, rate, quotaLimit, used)
 		h.Set("Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 		s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
+		s.cfg.Usage.Refused(id, now)
 		writeError(w, http.StatusTooManyRequests, "Monthly request quota exceeded")
 		return
 	}
@@ -184,6 +186,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 	}
+	s.cfg.Usage.Served(id, now)
 	s.write(w, r, e, a)
 	runtime.KeepAlive(e) // its mapped data, until written
 }

@@ -21,6 +21,8 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/query"
+	"github.com/decoy-mock/decoy/studio"
+	"github.com/decoy-mock/decoy/usage"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -73,6 +75,12 @@ type Config struct {
 	// from each admin request.
 	PublicURL string
 
+	// Sessions, when set, turns Decoy Studio on at "/" and keeps its
+	// sign-in sessions; Usage, when set, counts each mock's served and
+	// refused reads for its charts.
+	Sessions decoy.SessionStore
+	Usage    *usage.Recorder
+
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	// Now returns the current time. Tests replace it.
@@ -90,6 +98,7 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 	queries      queryCache
+	studio       *studio.Handler // nil: the Studio is off
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
@@ -156,6 +165,7 @@ func New(cfg Config) *Server {
 	if len(cfg.CORSOrigins) == 0 {
 		s.corsAny = true
 	}
+	s.studio = s.newStudio()
 	s.handler = s.observe(s.recover(http.HandlerFunc(s.route)))
 	return s
 }
@@ -174,6 +184,8 @@ func route(path string) string {
 		return "admin"
 	case path == "/healthz", path == "/readyz", path == "/metrics", path == "/openapi.json":
 		return path[1:]
+	case studio.IsRoute(path):
+		return "studio"
 	}
 	return "other"
 }
@@ -202,6 +214,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.metrics.handler.ServeHTTP(w, r)
 	case "openapi.json":
 		serveOpenAPI(w, r)
+	case "studio":
+		s.serveStudio(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "Not found")
 	}
@@ -258,6 +272,7 @@ var statusOf = map[string]int{
 	decoy.ERATELIMIT:    http.StatusTooManyRequests,
 	decoy.EMETHOD:       http.StatusMethodNotAllowed,
 	decoy.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
+	decoy.EFORBIDDEN:    http.StatusForbidden,
 }
 
 // fail writes err as a JSON error. Internal errors are logged and answered

@@ -23,6 +23,7 @@ import (
 	"github.com/decoy-mock/decoy/redis"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
+	readusage "github.com/decoy-mock/decoy/usage"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -57,6 +58,7 @@ type Config struct {
 	LogFormat        string
 	LogLevel         string
 	ShutdownTimeout  time.Duration
+	Studio           bool
 }
 
 // Main is the decoy serve program: ParseFlags, then Run, then Close. An
@@ -72,6 +74,7 @@ type Main struct {
 	uploads string
 	redis   goredis.UniversalClient
 	quota   *redis.Quota
+	usage   *readusage.Recorder
 	server  *server.Server
 	// stop ends the background work (listening for other replicas'
 	// changes, flushing quota counts); done is closed when it has ended.
@@ -114,6 +117,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&c.Studio, "studio", true, "serve Decoy Studio, the web dashboard, at /; --studio=false turns it off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: decoy serve [flags]\n\nEvery flag can also be set with DECOY_<FLAG> (upper case, - as _).\n\nFlags:\n")
@@ -220,6 +224,11 @@ func (m *Main) Run(ctx context.Context) error {
 		PublicURL:           c.PublicURL,
 		Logger:              m.log,
 	}
+	m.usage = readusage.NewRecorder(m.store, m.log)
+	cfg.Usage = m.usage
+	if c.Studio {
+		cfg.Sessions = m.store
+	}
 	if m.redis != nil {
 		m.quota = redis.NewQuota(m.redis, c.RedisKeyPrefix, m.store)
 		cfg.Quota = m.quota
@@ -240,6 +249,8 @@ func (m *Main) Run(ctx context.Context) error {
 		wg.Go(func() { q.Run(bg) })
 	}
 	wg.Go(func() { m.server.Listen(bg) })
+	// Flushes usage counts every few seconds, and once more when stopped.
+	wg.Go(func() { m.usage.Run(bg) })
 	go func() { wg.Wait(); close(m.done) }()
 	m.log.Info("config",
 		"version", Version(),
@@ -261,6 +272,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"trusted_proxies", c.TrustedProxies.String(),
 		"public_url", c.PublicURL,
 		"shutdown_timeout", c.ShutdownTimeout.String(),
+		"studio", c.Studio,
 	)
 
 	seeded, err := m.seed(ctx)
@@ -295,6 +307,9 @@ func (m *Main) Run(ctx context.Context) error {
 	base := m.BaseURL()
 	m.log.Info("listening", "addr", m.ln.Addr().String())
 	fmt.Fprintf(m.Stdout, "Decoy %s serving on %s\n", Version(), base)
+	if c.Studio {
+		fmt.Fprintf(m.Stdout, "Decoy Studio: %s/ (sign in with the admin token)\n", base)
+	}
 	if generated != "" {
 		fmt.Fprintf(m.Stdout, "\nAdmin token (generated now and shown only once; store it):\n  %s\n"+
 			"Use it with the CLI as: export DECOY_ADMIN_TOKEN=%s\n", generated, generated)
@@ -323,6 +338,8 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 type store interface {
 	decoy.Store
 	decoy.QuotaCounter
+	decoy.SessionStore
+	decoy.UsageHistoryStore
 	Close() error
 }
 

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/studio"
+)
+
+// This file joins Decoy Studio to the server: its routes, sign-in through
+// the admin token (counted by the failed-authentication limit), the admin
+// API authorized by a Studio session, and the usage history its charts
+// read.
+
+// newStudio returns the Studio handler, or nil when the Studio is off.
+func (s *Server) newStudio() *studio.Handler {
+	if s.cfg.Sessions == nil {
+		return nil
+	}
+	return studio.New(studio.Config{
+		Sessions:        s.cfg.Sessions,
+		AdminTokenHash:  s.cfg.AdminTokenHash,
+		CheckAdminToken: s.checkAdminToken,
+		Fail:            s.fail,
+		PublicURL:       s.cfg.PublicURL,
+		Now:             s.cfg.Now,
+	})
+}
+
+// serveStudio serves the Studio's routes; with the Studio off they are
+// unknown paths, as any other.
+func (s *Server) serveStudio(w http.ResponseWriter, r *http.Request) {
+	if s.studio == nil {
+		writeError(w, http.StatusNotFound, "Not found")
+		return
+	}
+	s.studio.ServeHTTP(w, r)
+}
+
+// checkAdminToken checks the admin token given at a Studio sign-in, exactly
+// as the bearer token of the admin API is checked: a wrong one counts as a
+// failed attempt of the client, and a client past the limit is refused
+// even the right one. It answers when it returns false.
+func (s *Server) checkAdminToken(w http.ResponseWriter, r *http.Request, token string) bool {
+	key := "admin-token:" + s.limitKey(r)
+	if s.authBlocked(w, r, key) {
+		return false
+	}
+	if tokenMatches(token, s.cfg.AdminTokenHash) {
+		return true
+	}
+	s.authFailed(w, r, key, "Invalid admin token")
+	return false
+}
+
+// studioAuthorized authorizes an admin API request that carries a Studio
+// session cookie and no bearer token: the session must be live and the
+// X-CSRF-Token header right. done is false when the request is not the
+// Studio's, and the bearer token decides.
+func (s *Server) studioAuthorized(w http.ResponseWriter, r *http.Request) (ok, done bool) {
+	if s.studio == nil || r.Header.Get("Authorization") != "" || !studio.HasSession(r) {
+		return false, false
+	}
+	return s.studio.Authorize(w, r), true
+}
+
+// usageHistory is GET /admin/v1/mocks/{id}/usage/history: the mock's
+// served and refused reads per minute over the last hour and per day over
+// the month.
+func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request, id string) error {
+	if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
+		return err
+	}
+	if s.cfg.Usage == nil {
+		return decoy.Errorf(decoy.ENOTFOUND, "This server keeps no usage history")
+	}
+	h, err := s.cfg.Usage.History(r.Context(), id, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}

@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/decoy-mock/decoy/client"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// The usage history answers as the OpenAPI document describes it.
+func TestOpenAPIUsageHistory(t *testing.T) {
+	doc := loadOpenAPI(t)
+	doc.Servers = openapi3.Servers{}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newStudioHarness(t)
+	m := h.create(`[1]`, client.CreateOptions{})
+	h.get("/mock/" + m.ID)
+	for _, tc := range []struct {
+		path, auth string
+		status     int
+	}{
+		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer " + adminToken, 200},
+		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer wrong", 401},
+		{"/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/usage/history", "Bearer " + adminToken, 404},
+	} {
+		req, _ := http.NewRequest("GET", h.url+tc.path, nil)
+		req.Header.Set("Authorization", tc.auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("%s: %d, want %d: %s", tc.path, resp.StatusCode, tc.status, body)
+		}
+		vreq, _ := http.NewRequest("GET", tc.path, nil)
+		vreq.Header = req.Header
+		route, params, err := router.FindRoute(vreq)
+		if err != nil {
+			t.Fatalf("no route in the document: %v", err)
+		}
+		in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		if err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+			Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true},
+		}); err != nil {
+			t.Errorf("%s: answer does not match the document: %v", tc.path, err)
+		}
+	}
+}

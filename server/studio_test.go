@@ -1,0 +1,342 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/studio"
+	"github.com/decoy-mock/decoy/usage"
+)
+
+// newStudioHarness is a harness with the Studio and the usage history on.
+func newStudioHarness(t *testing.T, configure ...func(*server.Config)) *harness {
+	t.Helper()
+	return newHarness(t, append([]func(*server.Config){func(c *server.Config) {
+		c.Sessions = c.Store.(decoy.SessionStore)
+		rec := usage.NewRecorder(c.Store.(decoy.UsageHistoryStore), nil)
+		rec.Now = c.Now
+		c.Usage = rec
+	}}, configure...)...)
+}
+
+// studioReq sends a request with the given cookie value (none when empty)
+// and headers, and a body.
+func (h *harness) studioReq(method, path, cookie, body string, header ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: studio.CookieName, Value: cookie})
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// signIn signs in with token and returns the session cookie, its
+// attributes, and the CSRF token.
+func (h *harness) signIn(token string) (cookie *http.Cookie, csrf string, r response) {
+	h.t.Helper()
+	body, _ := json.Marshal(map[string]string{"token": token})
+	r = h.studioReq("POST", studio.SessionPath, "", string(body), "Content-Type", "application/json")
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == studio.CookieName {
+			cookie = c
+		}
+	}
+	var info struct {
+		CSRF string `json:"csrf_token"`
+	}
+	json.Unmarshal([]byte(r.body), &info)
+	return cookie, info.CSRF, r
+}
+
+func TestStudioSignIn(t *testing.T) {
+	h := newStudioHarness(t)
+	cookie, csrf, r := h.signIn(adminToken)
+	if r.status != 200 || cookie == nil || csrf == "" {
+		t.Fatalf("sign-in: %d %s, cookie %v", r.status, r.body, cookie)
+	}
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" || cookie.Secure ||
+		cookie.MaxAge != int(studio.MaxLifetime/time.Second) {
+		t.Errorf("cookie attributes: %+v", cookie)
+	}
+	if r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("sign-in answer Cache-Control = %q", r.header.Get("Cache-Control"))
+	}
+	if strings.Contains(r.body, adminToken) {
+		t.Error("the answer repeats the admin token")
+	}
+	// The page learns its CSRF token from the session endpoint.
+	r = h.studioReq("GET", studio.SessionPath, cookie.Value, "")
+	if r.status != 200 || !strings.Contains(r.body, `"signed_in":true,"csrf_token":"`+csrf+`"`) {
+		t.Errorf("GET session: %d %s", r.status, r.body)
+	}
+	// Neither the token nor the session id reach the log.
+	id, _, _ := studio.ParseCookie(cookie.Value)
+	if logs := h.logs.String(); strings.Contains(logs, adminToken) || strings.Contains(logs, id) || strings.Contains(logs, csrf) {
+		t.Errorf("secrets in the log:\n%s", logs)
+	}
+}
+
+// Over TLS, or with an https public URL, the cookie is Secure.
+func TestStudioSecureCookie(t *testing.T) {
+	h := newStudioHarness(t, func(c *server.Config) { c.PublicURL = "https://decoy.example" })
+	cookie, _, r := h.signIn(adminToken)
+	if r.status != 200 || cookie == nil || !cookie.Secure {
+		t.Errorf("cookie with an https public URL: %+v (%d)", cookie, r.status)
+	}
+}
+
+func TestStudioAdminAPIWithSession(t *testing.T) {
+	h := newStudioHarness(t)
+	m := h.create(`[{"a":1}]`, client.CreateOptions{Name: "m"})
+	cookie, csrf, _ := h.signIn(adminToken)
+	wrong := csrf[:len(csrf)-1] + "A"
+	if wrong == csrf {
+		wrong = csrf[:len(csrf)-1] + "B"
+	}
+	for _, tc := range []struct {
+		name, method, path, csrf string
+		body                     string
+		status                   int
+		msg                      string
+	}{
+		{"read with CSRF", "GET", "/admin/v1/mocks/" + m.ID, csrf, "", 200, ""},
+		{"read without CSRF", "GET", "/admin/v1/mocks/" + m.ID, "", "", 403, "Missing or invalid CSRF token"},
+		{"write without CSRF", "PATCH", "/admin/v1/mocks/" + m.ID, "", `{"name":"x"}`, 403, "Missing or invalid CSRF token"},
+		{"write with a wrong CSRF", "PATCH", "/admin/v1/mocks/" + m.ID, wrong, `{"name":"x"}`, 403, "Missing or invalid CSRF token"},
+		{"delete with another session's shape", "DELETE", "/admin/v1/mocks/" + m.ID, "x", "", 403, "Missing or invalid CSRF token"},
+		{"write with CSRF", "PATCH", "/admin/v1/mocks/" + m.ID, csrf, `{"name":"renamed"}`, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.studioReq(tc.method, tc.path, cookie.Value, tc.body, studio.CSRFHeader, tc.csrf, "Content-Type", "application/json")
+			if r.status != tc.status || !strings.Contains(r.body, tc.msg) {
+				t.Errorf("%d %s, want %d %q", r.status, r.body, tc.status, tc.msg)
+			}
+			if tc.status == 403 && r.header.Get("Content-Type") != "application/json" {
+				t.Errorf("403 not in JSON: %q", r.header.Get("Content-Type"))
+			}
+		})
+	}
+	got, _ := h.admin.GetMock(context.Background(), m.ID)
+	if got.Name != "renamed" {
+		t.Errorf("name = %q: refused writes changed it, or the allowed one did not", got.Name)
+	}
+	// A cookie that is not a session is refused, and the bearer token
+	// still works exactly as before, cookie or not.
+	r := h.studioReq("GET", "/admin/v1/mocks", "forged.cookie", "", studio.CSRFHeader, csrf)
+	wantError(t, r, 401, "Session expired or signed out; sign in again")
+	r = h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", "Authorization", "Bearer "+adminToken)
+	if r.status != 200 {
+		t.Errorf("bearer token with a cookie: %d", r.status)
+	}
+	r = h.studioReq("GET", "/admin/v1/mocks", "", "")
+	wantError(t, r, 401, "Admin token required")
+}
+
+func TestStudioSignOut(t *testing.T) {
+	h := newStudioHarness(t)
+	cookie, csrf, _ := h.signIn(adminToken)
+	// Signing out needs the CSRF token too.
+	if r := h.studioReq("DELETE", studio.SessionPath, cookie.Value, ""); r.status != 403 {
+		t.Errorf("sign-out without CSRF: %d %s", r.status, r.body)
+	}
+	r := h.studioReq("DELETE", studio.SessionPath, cookie.Value, "", studio.CSRFHeader, csrf)
+	if r.status != 204 {
+		t.Fatalf("sign-out: %d %s", r.status, r.body)
+	}
+	cleared := false
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		cleared = cleared || c.Name == studio.CookieName && c.MaxAge < 0
+	}
+	if !cleared {
+		t.Errorf("sign-out does not clear the cookie: %v", r.header["Set-Cookie"])
+	}
+	// The old cookie, kept by whoever copied it, opens nothing.
+	r = h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", studio.CSRFHeader, csrf)
+	wantError(t, r, 401, "Session expired or signed out; sign in again")
+	if r := h.studioReq("GET", studio.SessionPath, cookie.Value, ""); r.status != 200 || r.body != `{"signed_in":false}`+"\n" {
+		t.Errorf("GET session after sign-out: %d %s", r.status, r.body)
+	}
+}
+
+func TestStudioSessionExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// steps are the times between requests; the last one must fail.
+		steps []time.Duration
+	}{
+		{"idle", []time.Duration{studio.IdleTimeout}},
+		{"absolute", []time.Duration{11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour,
+			11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour, 11 * time.Hour,
+			11 * time.Hour, 11 * time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newStudioHarness(t)
+			cookie, csrf, _ := h.signIn(adminToken)
+			for i, d := range tc.steps {
+				h.clock.Add(d)
+				r := h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", studio.CSRFHeader, csrf)
+				last := i == len(tc.steps)-1
+				if !last && r.status != 200 {
+					t.Fatalf("request %d after %v: %d %s", i, d, r.status, r.body)
+				}
+				if last {
+					wantError(t, r, 401, "Session expired or signed out; sign in again")
+				}
+			}
+		})
+	}
+}
+
+// A session opened with one admin token ends when the server's token
+// changes (a restart with another --admin-token).
+func TestStudioSessionEndsWithAdminToken(t *testing.T) {
+	h := newStudioHarness(t)
+	cookie, csrf, _ := h.signIn(adminToken)
+	other := server.New(server.Config{
+		Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: server.HashToken("another token"),
+	})
+	req, _ := http.NewRequest("GET", "/admin/v1/mocks", nil)
+	req.AddCookie(&http.Cookie{Name: studio.CookieName, Value: cookie.Value})
+	req.Header.Set(studio.CSRFHeader, csrf)
+	rec := httptest.NewRecorder()
+	other.ServeHTTP(rec, req)
+	if rec.Code != 401 {
+		t.Errorf("session of the old admin token: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+func TestStudioSignInRefusals(t *testing.T) {
+	h := newStudioHarness(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
+	for _, tc := range []struct {
+		name, body string
+		header     []string
+		status     int
+		msg        string
+	}{
+		{"not JSON", "token=x", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, "Sign in with a JSON body"},
+		{"no token", `{}`, []string{"Content-Type", "application/json"}, 400, "Sign in with a JSON body"},
+		{"another site", `{"token":"` + adminToken + `"}`, []string{"Content-Type", "application/json", "Origin", "https://evil.example"}, 403, "Sign-in from another site refused"},
+		{"cross-site fetch", `{"token":"` + adminToken + `"}`, []string{"Content-Type", "application/json", "Sec-Fetch-Site", "cross-site"}, 403, "Sign-in from another site refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.studioReq("POST", studio.SessionPath, "", tc.body, tc.header...)
+			if r.status != tc.status || !strings.Contains(r.body, tc.msg) || len(r.header["Set-Cookie"]) > 0 {
+				t.Errorf("%d %s %v, want %d %q and no cookie", r.status, r.body, r.header["Set-Cookie"], tc.status, tc.msg)
+			}
+		})
+	}
+	// The same origin, as a browser sends it, is fine.
+	u := strings.TrimPrefix(h.url, "http://")
+	r := h.studioReq("POST", studio.SessionPath, "", `{"token":"`+adminToken+`"}`, "Content-Type", "application/json", "Origin", "http://"+u, "Sec-Fetch-Site", "same-origin")
+	if r.status != 200 {
+		t.Errorf("same-origin sign-in: %d %s", r.status, r.body)
+	}
+	// Wrong admin tokens count against the failed-authentication limit,
+	// with those of the bearer token: past it, even the right one waits.
+	for i := range 2 {
+		_, _, r := h.signIn("wrong")
+		wantError(t, r, 401, "Invalid admin token")
+		if i == 0 {
+			if r := h.get("/admin/v1/mocks", "Authorization", "Bearer wrong"); r.status != 401 {
+				t.Fatalf("bearer: %d", r.status)
+			}
+		}
+	}
+	_, _, r = h.signIn(adminToken)
+	wantError(t, r, 429, "Too many failed authentication attempts")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	h.clock.Add(time.Minute)
+	if _, _, r := h.signIn(adminToken); r.status != 200 {
+		t.Errorf("after the window: %d %s", r.status, r.body)
+	}
+}
+
+func TestStudioOff(t *testing.T) {
+	h := newHarness(t) // no Sessions: the Studio is off
+	for _, p := range []string{"/", studio.SessionPath, "/studio/assets/x.js"} {
+		wantError(t, h.get(p), 404, "Not found")
+	}
+	// A cookie does nothing either.
+	r := h.studioReq("GET", "/admin/v1/mocks", "a.b", "", studio.CSRFHeader, "x")
+	wantError(t, r, 401, "Admin token required")
+}
+
+// The Studio takes only its own paths: the others answer as before.
+func TestStudioRoutes(t *testing.T) {
+	h := newStudioHarness(t)
+	m := h.create(`[1]`, client.CreateOptions{})
+	if r := h.get("/"); r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET /: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/mock/" + m.ID, 200}, {"/api/" + m.ID, 200}, {"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200}, {"/openapi.json", 200},
+		{"/admin/v1/mocks", 401}, {"/index.html", 404}, {"/studio", 404}, {"/studio/", 404}, {"/studio/other", 404},
+		{"/studio/assets/missing.js", 404}, {"/nothing", 404},
+	} {
+		r := h.get(tc.path)
+		if r.status != tc.status {
+			t.Errorf("GET %s: %d, want %d", tc.path, r.status, tc.status)
+		}
+		if tc.status == 404 && r.header.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s: 404 in %q, not JSON", tc.path, r.header.Get("Content-Type"))
+		}
+	}
+	if r := h.do("POST", "/"); r.status != 405 {
+		t.Errorf("POST /: %d", r.status)
+	}
+}
+
+func TestUsageHistoryEndpoint(t *testing.T) {
+	h := newStudioHarness(t, func(c *server.Config) { c.DefaultRateLimit = 2 })
+	m := h.create(`[1]`, client.CreateOptions{})
+	for range 3 {
+		h.get("/mock/" + m.ID) // 2 served, 1 refused
+	}
+	auth := []string{"Authorization", "Bearer " + adminToken}
+	r := h.get("/admin/v1/mocks/"+m.ID+"/usage/history", auth...)
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var hist decoy.UsageHistory
+	if err := json.Unmarshal([]byte(r.body), &hist); err != nil {
+		t.Fatal(err)
+	}
+	last := hist.Minutes[len(hist.Minutes)-1]
+	if len(hist.Minutes) != 60 || last.Served != 2 || last.Refused != 1 || !last.Start.Equal(h.clock.Now().Truncate(time.Minute)) {
+		t.Errorf("last minute: %+v of %d", last, len(hist.Minutes))
+	}
+	if len(hist.Days) != 22 || hist.Days[21].Served != 2 || hist.Days[21].Refused != 1 {
+		t.Errorf("days: %d, today %+v", len(hist.Days), hist.Days[len(hist.Days)-1])
+	}
+	wantError(t, h.get("/admin/v1/mocks/00000000-0000-4000-8000-000000000009/usage/history", auth...), 404, "Mock api not found")
+	wantError(t, h.get("/admin/v1/mocks/"+m.ID+"/usage/history"), 401, "Admin token required")
+	if r := h.do("POST", "/admin/v1/mocks/"+m.ID+"/usage/history", auth...); r.status != 405 {
+		t.Errorf("POST history: %d", r.status)
+	}
+}

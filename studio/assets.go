@@ -1,0 +1,167 @@
+package studio
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// dist is the built front end: web/build.mjs writes it, and it is committed,
+// so that the binary builds without Node.
+//
+//go:embed dist
+var dist embed.FS
+
+// hashedName matches the file names the build gives its outputs,
+// name-HASH.ext: their content never changes, so they are cached for a year.
+var hashedName = regexp.MustCompile(`-[A-Z0-9]{8}\.[a-z0-9]+$`)
+
+// asset is one embedded file, ready to serve.
+type asset struct {
+	data        []byte
+	contentType string
+	immutable   bool
+
+	gzipOnce sync.Once
+	gzipped  []byte // nil when compressing does not pay
+}
+
+type assets struct {
+	index *asset
+	files map[string]*asset
+}
+
+// loadAssets reads the embedded build. A build without index.html is a
+// broken binary: it panics at start rather than serve a blank Studio.
+func loadAssets() *assets {
+	a := &assets{files: map[string]*asset{}}
+	index, err := dist.ReadFile("dist/index.html")
+	if err != nil {
+		panic("studio: the embedded build has no index.html; run npm run build in studio/web")
+	}
+	a.index = &asset{data: index, contentType: "text/html; charset=utf-8"}
+	_ = fs.WalkDir(dist, "dist/assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := dist.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := path.Base(p)
+		ct := mime.TypeByExtension(path.Ext(name))
+		switch path.Ext(name) { // not left to the system's MIME tables
+		case ".js":
+			ct = "text/javascript; charset=utf-8"
+		case ".css":
+			ct = "text/css; charset=utf-8"
+		case ".svg":
+			ct = "image/svg+xml"
+		case ".map", ".json":
+			ct = "application/json"
+		}
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		a.files[name] = &asset{data: data, contentType: ct, immutable: hashedName.MatchString(name)}
+		return nil
+	})
+	return a
+}
+
+// securityHeaders are set on every Studio page and file.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+func (a *assets) serveIndex(w http.ResponseWriter, r *http.Request) {
+	// Always revalidated, so that a new binary's page (naming new files)
+	// is seen at once.
+	w.Header().Set("Cache-Control", "no-cache")
+	a.index.serve(w, r)
+}
+
+func (a *assets) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	f, ok := a.files[name]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Not found"})
+		return
+	}
+	if f.immutable {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	f.serve(w, r)
+}
+
+func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
+		return
+	}
+	securityHeaders(h)
+	h.Set("Content-Type", f.contentType)
+	h.Add("Vary", "Accept-Encoding")
+	body := f.data
+	if gz := f.gzip(); gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		body = gz
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// gzip returns the file compressed, once, or nil when it is small or does
+// not compress.
+func (f *asset) gzip() []byte {
+	f.gzipOnce.Do(func() {
+		if len(f.data) < 1024 {
+			return
+		}
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(f.data)
+		zw.Close()
+		if b.Len() < len(f.data)*9/10 {
+			f.gzipped = b.Bytes()
+		}
+	})
+	return f.gzipped
+}
+
+// acceptsGzip reports whether an Accept-Encoding header names gzip with a
+// q-value above zero.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		k, v, _ := strings.Cut(strings.TrimSpace(params), "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q > 0
+		}
+		return true
+	}
+	return false
+}

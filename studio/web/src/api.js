@@ -1,0 +1,100 @@
+// The Studio's calls to Decoy: the session endpoint and the admin API,
+// authorized by the session cookie (sent by the browser, unreadable here)
+// and the session's CSRF token (kept in memory only, never in storage).
+
+let csrf = '';
+
+/** ApiError is an answer of the server that is not a success. */
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function errorOf(res) {
+  let msg = `${res.status} ${res.statusText}`;
+  try {
+    const body = await res.json();
+    if (body && typeof body.error === 'string') msg = body.error;
+  } catch {
+    // not JSON: the status says it
+  }
+  return new ApiError(res.status, msg);
+}
+
+/** onSignedOut is called when the server no longer knows the session. */
+export let onSignedOut = () => {};
+export function setSignedOutHandler(f) {
+  onSignedOut = f;
+}
+
+/**
+ * session asks the server whether this browser is signed in, and learns the
+ * CSRF token when it is.
+ */
+export async function session() {
+  const res = await fetch('/studio/session', { credentials: 'same-origin', cache: 'no-store' });
+  if (!res.ok) throw await errorOf(res);
+  const body = await res.json();
+  csrf = body.signed_in ? body.csrf_token : '';
+  return body;
+}
+
+export async function signIn(token) {
+  const res = await fetch('/studio/session', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
+  if (!res.ok) throw await errorOf(res);
+  const body = await res.json();
+  csrf = body.csrf_token;
+  return body;
+}
+
+export async function signOut() {
+  const res = await fetch('/studio/session', {
+    method: 'DELETE',
+    credentials: 'same-origin',
+    headers: { 'X-CSRF-Token': csrf },
+  });
+  csrf = '';
+  if (!res.ok && res.status !== 401) throw await errorOf(res);
+}
+
+/** admin calls the admin API; path starts after /admin/v1. */
+export async function admin(method, path, { body, contentType, raw } = {}) {
+  const send = () => {
+    const headers = { 'X-CSRF-Token': csrf };
+    if (body !== undefined) headers['Content-Type'] = contentType || 'application/json';
+    return fetch('/admin/v1' + path, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
+  };
+  let res = await send();
+  if (res.status === 403) {
+    // Signed in again from another tab: this tab's CSRF token is the old
+    // session's. Learn the new one and try once more.
+    const s = await session();
+    if (s.signed_in) res = await send();
+  }
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (!res.ok) throw await errorOf(res);
+  if (res.status === 204) return null;
+  return raw ? res.text() : res.json();
+}
+
+/** listMocks returns every mock, following the pages. */
+export async function listMocks() {
+  const all = [];
+  let cursor = '';
+  for (;;) {
+    const page = await admin('GET', `/mocks?limit=1000${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);
+    all.push(...page.mocks);
+    if (!page.next_cursor) return all;
+    cursor = page.next_cursor;
+  }
+}

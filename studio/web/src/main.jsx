@@ -1,0 +1,883 @@
+// Decoy Studio: sign in, list, create, edit, query and watch mocks.
+import { render } from 'preact';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import * as api from './api.js';
+import { checkJSON, createEditor, format } from './editor.js';
+import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
+import { Chart } from './chart.jsx';
+import './style.css';
+
+// Tokens shown this visit, by mock id, so that the playground can use the
+// one just created or rotated. Memory only: gone when the page is.
+const knownTokens = new Map();
+
+// ---- routing: #/ (mocks), #/new, #/mocks/{id}/{tab}
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
+  return { page: 'list' };
+}
+
+function go(hash) {
+  if (location.hash !== hash) location.hash = hash;
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute);
+  useEffect(() => {
+    const on = () => setRoute(parseRoute());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+// ---- small pieces
+
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function formatTime(s) {
+  const d = new Date(s);
+  return d.toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
+}
+
+function ErrorNote({ error }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error.status ? <strong>{error.status}: </strong> : null}
+      {error.message}
+    </p>
+  );
+}
+
+/** Dialog is a modal <dialog>: focus stays inside, Escape closes it. */
+function Dialog({ title, onClose, children, labelledBy = 'dialog-title' }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    d.showModal();
+    const cancel = (e) => {
+      e.preventDefault();
+      onClose();
+    };
+    // A modal dialog makes the page behind it inert, but Tab may still
+    // leave it for the browser's own controls: keep it cycling inside.
+    const trap = (e) => {
+      if (e.key !== 'Tab') return;
+      const els = [...d.querySelectorAll('button, input, select, textarea, a[href], [tabindex]:not([tabindex="-1"])')].filter((el) => !el.disabled);
+      if (els.length === 0) return;
+      const first = els[0], last = els[els.length - 1];
+      if (e.shiftKey && (document.activeElement === first || !d.contains(document.activeElement))) {
+        e.preventDefault();
+        last.focus();
+      } else if (!e.shiftKey && (document.activeElement === last || !d.contains(document.activeElement))) {
+        e.preventDefault();
+        first.focus();
+      }
+    };
+    d.addEventListener('cancel', cancel);
+    d.addEventListener('keydown', trap);
+    return () => {
+      d.removeEventListener('cancel', cancel);
+      d.removeEventListener('keydown', trap);
+      if (d.open) d.close();
+    };
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={labelledBy} class="dialog">
+      <h2 id={labelledBy}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+function CopyButton({ text, label = 'Copy' }) {
+  const [done, setDone] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone('Copied');
+    } catch {
+      setDone('Select the text and copy it');
+    }
+    setTimeout(() => setDone(''), 2000);
+  };
+  return (
+    <span class="copy">
+      <button type="button" onClick={copy}>{label}</button>
+      <span class="copied" role="status" aria-live="polite">{done}</span>
+    </span>
+  );
+}
+
+/** TokenDialog shows a mock token once, with a copy button. */
+function TokenDialog({ token, mock, onClose }) {
+  return (
+    <Dialog title="Store this token now" onClose={onClose} labelledBy="token-title">
+      <p class="warning">
+        This is the only time Decoy shows the token of <strong>{mock.name || mock.id}</strong>. It is stored
+        hashed and cannot be shown again: copy it to your app or a password manager now. If you lose it,
+        rotate the token.
+      </p>
+      <label for="token-value">Token</label>
+      <div class="row">
+        <input id="token-value" class="mono grow" readonly value={token} onFocus={(e) => e.target.select()} data-testid="token" />
+        <CopyButton text={token} />
+      </div>
+      <p class="hint">
+        Send it in the <code>decoyauthtoken</code> header (or <code>serviceauthtoken</code>, or the{' '}
+        <code>auth_token</code> query parameter).
+      </p>
+      <div class="actions">
+        <button type="button" class="primary" onClick={onClose}>I have stored it</button>
+      </div>
+    </Dialog>
+  );
+}
+
+function ConfirmDialog({ title, children, confirm, onConfirm, onClose, danger }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const yes = async () => {
+    setBusy(true);
+    try {
+      await onConfirm();
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={title} onClose={onClose} labelledBy="confirm-title">
+      {children}
+      <ErrorNote error={error} />
+      <div class="actions">
+        <button type="button" onClick={onClose} autofocus>Cancel</button>
+        <button type="button" class={danger ? 'danger' : 'primary'} onClick={yes} disabled={busy}>{confirm}</button>
+      </div>
+    </Dialog>
+  );
+}
+
+// ---- sign in
+
+function SignIn({ onSignedIn, notice }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.signIn(token.trim());
+      setToken('');
+      onSignedIn();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main id="main" class="signin">
+      <h1><span class="logo" aria-hidden="true"></span>Decoy Studio</h1>
+      {notice && <p class="notice" role="status">{notice}</p>}
+      <form onSubmit={submit} class="card">
+        <label for="admin-token">Admin token</label>
+        <input id="admin-token" type="password" autocomplete="current-password" required value={token}
+          onInput={(e) => setToken(e.target.value)} placeholder="dcy_admin_…" />
+        <p class="hint">
+          The token <code>decoy serve</code> printed at its first start, or the one set with <code>--admin-token</code>.
+          It is exchanged for a session cookie and kept nowhere in this browser.
+        </p>
+        <ErrorNote error={error} />
+        <button class="primary" type="submit" disabled={busy}>Sign in</button>
+      </form>
+    </main>
+  );
+}
+
+// ---- mock list
+
+const PAGE = 20;
+
+function MockList() {
+  const [mocks, setMocks] = useState(null);
+  const [usage, setUsage] = useState({});
+  const [error, setError] = useState(null);
+  const [q, setQ] = useState('');
+  const [page, setPage] = useState(0);
+
+  useEffect(() => {
+    api.listMocks().then((m) => setMocks(m.reverse()), setError);
+  }, []);
+
+  const shown = useMemo(() => {
+    if (!mocks) return [];
+    const needle = q.trim().toLowerCase();
+    return needle ? mocks.filter((m) => m.name.toLowerCase().includes(needle) || m.id.includes(needle)) : mocks;
+  }, [mocks, q]);
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+  const current = shown.slice(page * PAGE, page * PAGE + PAGE);
+
+  useEffect(() => {
+    // This month's usage, for the rows on screen only.
+    for (const m of current) {
+      if (usage[m.id] !== undefined) continue;
+      api.admin('GET', `/mocks/${m.id}/usage`).then(
+        (u) => setUsage((all) => ({ ...all, [m.id]: u })),
+        () => setUsage((all) => ({ ...all, [m.id]: null })),
+      );
+    }
+  }, [current.map((m) => m.id).join()]);
+
+  return (
+    <main id="main">
+      <div class="title-row">
+        <h1>Mocks</h1>
+        <a class="button primary" href="#/new">New mock</a>
+      </div>
+      <ErrorNote error={error} />
+      <div class="search">
+        <label for="search">Search by name or id</label>
+        <input id="search" type="search" value={q} onInput={(e) => { setQ(e.target.value); setPage(0); }} />
+      </div>
+      {!mocks && !error && <p aria-busy="true">Loading…</p>}
+      {mocks && shown.length === 0 && <p>{mocks.length === 0 ? 'No mocks yet: create one.' : 'No mock matches.'}</p>}
+      {current.length > 0 && (
+        <table class="mocks">
+          <caption class="sr-only">Mocks, newest first</caption>
+          <thead>
+            <tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Private</th><th scope="col">Size</th><th scope="col">Updated</th><th scope="col">This month</th></tr>
+          </thead>
+          <tbody>
+            {current.map((m) => {
+              const u = usage[m.id];
+              return (
+                <tr key={m.id}>
+                  <td data-label="Name"><a href={`#/mocks/${m.id}`}>{m.name || '(unnamed)'}</a></td>
+                  <td data-label="Id" class="mono small">{m.id}</td>
+                  <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
+                  <td data-label="Size">{formatBytes(m.size)}</td>
+                  <td data-label="Updated">{formatTime(m.updated_at)}</td>
+                  <td data-label="This month">
+                    {u === undefined ? '…' : u === null ? '?' : `${u.month.used}${u.month.limit ? ' / ' + u.month.limit : ''}`}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {pages > 1 && (
+        <nav class="pager" aria-label="Pages">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</button>
+          <span>Page {page + 1} of {pages}</span>
+          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>Next</button>
+        </nav>
+      )}
+    </main>
+  );
+}
+
+// ---- the JSON editor as a component
+
+function JSONEditor({ initial, onChange, label, editorRef, isJSON = true, id }) {
+  const host = useRef(null);
+  useEffect(() => {
+    const ed = createEditor(host.current, { doc: initial, onChange, label, isJSON });
+    if (editorRef) editorRef.current = ed;
+    return () => ed.destroy();
+  }, []);
+  return <div class="editor" ref={host} id={id} />;
+}
+
+/** Validity shows whether the text is JSON, and where it is not. */
+function Validity({ text, editorRef, isJSON = true }) {
+  if (!isJSON) return <p class="validity">Not JSON ({'stored as is'}).</p>;
+  const err = checkJSON(text);
+  if (!err) {
+    let what = 'Valid JSON';
+    try {
+      const v = JSON.parse(text);
+      if (Array.isArray(v)) what += ` · an array of ${v.length} record${v.length === 1 ? '' : 's'}`;
+    } catch {
+      // checked above
+    }
+    return <p class="validity ok" role="status" data-testid="validity">{what}</p>;
+  }
+  return (
+    <p class="validity bad" role="status" data-testid="validity">
+      Invalid JSON at line {err.line}, column {err.column}: {err.message}{' '}
+      {editorRef && <button type="button" class="link" onClick={() => editorRef.current.focusAt(err.from)}>Go to error</button>}
+    </p>
+  );
+}
+
+// ---- new mock
+
+function NewMock({ onToken }) {
+  const [name, setName] = useState('');
+  const [priv, setPriv] = useState(false);
+  const [text, setText] = useState('[\n  {"id": 1, "name": "Ada"}\n]\n');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const editor = useRef(null);
+  const valid = checkJSON(text) === null;
+
+  const upload = async (e) => {
+    const f = e.target.files[0];
+    if (!f) return;
+    const t = await f.text();
+    editor.current.text = t;
+    setText(t);
+    if (!name) setName(f.name.replace(/\.json$/i, ''));
+  };
+  const submit = async (e) => {
+    e.preventDefault();
+    if (!valid) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const m = await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}&private=${priv}`, { body: text });
+      if (m.token) {
+        knownTokens.set(m.id, m.token);
+        onToken(m.token, m);
+      }
+      go(`#/mocks/${m.id}`);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <main id="main">
+      <h1>New mock</h1>
+      <form onSubmit={submit} class="stack">
+        <div class="fields">
+          <div>
+            <label for="new-name">Name</label>
+            <input id="new-name" value={name} maxLength={200} onInput={(e) => setName(e.target.value)} />
+          </div>
+          <div class="check">
+            <input id="new-private" type="checkbox" checked={priv} onChange={(e) => setPriv(e.target.checked)} />
+            <label for="new-private">Private (needs a token, shown once)</label>
+          </div>
+          <div>
+            <label for="new-file">Or load a file</label>
+            <input id="new-file" type="file" accept=".json,application/json" onChange={upload} />
+          </div>
+        </div>
+        <p class="field-label" id="new-data-label">Data (JSON)</p>
+        <JSONEditor initial={text} onChange={setText} label="Mock data (JSON)" editorRef={editor} id="new-data" />
+        <Validity text={text} editorRef={editor} />
+        <div class="actions">
+          <button type="button" onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }} disabled={!valid}>Format</button>
+          <button type="submit" class="primary" disabled={!valid || busy}>Create mock</button>
+        </div>
+        <ErrorNote error={error} />
+      </form>
+    </main>
+  );
+}
+
+// ---- one mock
+
+const TABS = [
+  ['data', 'Data'],
+  ['settings', 'Settings'],
+  ['playground', 'Playground'],
+  ['usage', 'Usage'],
+];
+
+function MockPage({ id, tab, onToken }) {
+  const [mock, setMock] = useState(null);
+  const [error, setError] = useState(null);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const load = useCallback(() => api.admin('GET', `/mocks/${id}`).then(setMock, setError), [id]);
+  useEffect(() => {
+    setMock(null);
+    setError(null);
+    load();
+  }, [id]);
+  const showToken = (token, m) => {
+    knownTokens.set(m.id, token);
+    onToken(token, m);
+  };
+
+  if (error) return <main id="main"><ErrorNote error={error} /><a href="#/">Back to the mocks</a></main>;
+  if (!mock) return <main id="main"><p aria-busy="true">Loading…</p></main>;
+  return (
+    <main id="main">
+      <div class="title-row">
+        <h1 data-testid="mock-name">{mock.name || '(unnamed)'}</h1>
+        <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>Delete</button>
+      </div>
+      <p class="url">
+        <span class="mono" data-testid="mock-url">{mock.url}</span> <CopyButton text={mock.url} label="Copy URL" />
+        {mock.private && <span class="badge">private</span>}
+      </p>
+      <nav class="tabs" aria-label="Mock sections">
+        {TABS.map(([key, label]) => (
+          <a key={key} href={`#/mocks/${id}/${key}`} aria-current={tab === key ? 'page' : undefined}>{label}</a>
+        ))}
+      </nav>
+      {tab === 'data' && <DataTab mock={mock} onSaved={setMock} />}
+      {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
+      {tab === 'playground' && <Playground mock={mock} />}
+      {tab === 'usage' && <UsageTab mock={mock} />}
+      {confirmDelete && (
+        <ConfirmDialog title="Delete this mock?" confirm="Delete" danger onClose={() => setConfirmDelete(false)}
+          onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); go('#/'); }}>
+          <p>
+            <strong>{mock.name || mock.id}</strong> and its data go at once; its URL answers 404 from then on. This
+            cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </main>
+  );
+}
+
+function isJSONType(ct) {
+  const mt = (ct || '').split(';')[0].trim().toLowerCase();
+  return mt === 'application/json' || mt.endsWith('+json');
+}
+
+function DataTab({ mock, onSaved }) {
+  const [text, setText] = useState(null);
+  const [saved, setSaved] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState('');
+  const editor = useRef(null);
+  const json = isJSONType(mock.content_type);
+  useEffect(() => {
+    api.admin('GET', `/mocks/${mock.id}/data`, { raw: true }).then((t) => { setText(t); setSaved(t); }, setError);
+  }, [mock.id]);
+  if (error && text === null) return <ErrorNote error={error} />;
+  if (text === null) return <p aria-busy="true">Loading…</p>;
+  const valid = !json || checkJSON(text) === null;
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    setNote('');
+    try {
+      const m = await api.admin('PUT', `/mocks/${mock.id}/data`, { body: text, contentType: mock.content_type });
+      setSaved(text);
+      onSaved(m);
+      setNote('Saved: the next read gets the new data.');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-label="Data">
+      <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
+      <JSONEditor initial={text} onChange={setText} label="Mock data" editorRef={editor} isJSON={json} id="data-editor" />
+      <Validity text={text} editorRef={editor} isJSON={json} />
+      <div class="actions">
+        {json && <button type="button" disabled={!valid} onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }}>Format</button>}
+        <button type="button" disabled={text === saved} onClick={() => { editor.current.text = saved; setText(saved); }}>Revert</button>
+        <button type="button" class="primary" disabled={!valid || busy || text === saved} onClick={save}>Save data</button>
+      </div>
+      {note && <p class="notice" role="status">{note}</p>}
+      <ErrorNote error={error} />
+    </section>
+  );
+}
+
+function limitValue(v) {
+  return v === null || v === undefined ? '' : String(v);
+}
+
+function SettingsTab({ mock, onSaved, onToken }) {
+  const [f, setF] = useState(() => ({
+    name: mock.name, private: mock.private, status: String(mock.status), delay_ms: String(mock.delay_ms),
+    rate_limit: limitValue(mock.rate_limit), monthly_quota: limitValue(mock.monthly_quota),
+  }));
+  const [error, setError] = useState(null);
+  const [note, setNote] = useState('');
+  const [busy, setBusy] = useState(false);
+  const set = (k) => (e) => setF({ ...f, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
+
+  const save = async (e) => {
+    e.preventDefault();
+    const patch = {};
+    if (f.name !== mock.name) patch.name = f.name;
+    if (f.private !== mock.private) patch.private = f.private;
+    if (Number(f.status) !== mock.status) patch.status = Number(f.status);
+    if (Number(f.delay_ms) !== mock.delay_ms) patch.delay_ms = Number(f.delay_ms);
+    for (const k of ['rate_limit', 'monthly_quota']) {
+      const v = f[k].trim() === '' ? null : Number(f[k]);
+      if (v !== mock[k]) patch[k] = v;
+    }
+    if (Object.keys(patch).length === 0) {
+      setNote('Nothing changed.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    setNote('');
+    try {
+      const m = await api.admin('PATCH', `/mocks/${mock.id}`, { body: JSON.stringify(patch) });
+      onSaved(m);
+      if (m.token) onToken(m.token, m);
+      if (patch.private === false) knownTokens.delete(mock.id);
+      setNote('Settings saved.');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rotate = async () => {
+    setError(null);
+    try {
+      const m = await api.admin('POST', `/mocks/${mock.id}/token`);
+      onSaved(m);
+      onToken(m.token, m);
+      setNote('New token issued: the old one no longer works.');
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section aria-label="Settings">
+      <form onSubmit={save} class="stack">
+        <div class="fields">
+          <div>
+            <label for="s-name">Name</label>
+            <input id="s-name" value={f.name} maxLength={200} onInput={set('name')} />
+          </div>
+          <div class="check">
+            <input id="s-private" type="checkbox" checked={f.private} onChange={set('private')} />
+            <label for="s-private">Private (needs a token)</label>
+          </div>
+          <div>
+            <label for="s-status">Status</label>
+            <input id="s-status" type="number" min="200" max="599" required value={f.status} onInput={set('status')} />
+          </div>
+          <div>
+            <label for="s-delay">Delay (ms)</label>
+            <input id="s-delay" type="number" min="0" max="30000" required value={f.delay_ms} onInput={set('delay_ms')} />
+          </div>
+          <div>
+            <label for="s-rate">Rate limit per minute</label>
+            <input id="s-rate" type="number" min="0" placeholder="server default" value={f.rate_limit} onInput={set('rate_limit')} aria-describedby="limits-hint" />
+          </div>
+          <div>
+            <label for="s-quota">Monthly quota</label>
+            <input id="s-quota" type="number" min="0" placeholder="server default" value={f.monthly_quota} onInput={set('monthly_quota')} aria-describedby="limits-hint" />
+          </div>
+        </div>
+        <p class="hint" id="limits-hint">Empty: the server default. 0: unlimited.</p>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>Save settings</button>
+        </div>
+      </form>
+      {mock.private && (
+        <div class="card">
+          <h2>Token</h2>
+          <p>The token was shown once, when it was issued. A new one replaces it at once: apps that use the old one get 401.</p>
+          <button type="button" onClick={rotate}>Rotate token</button>
+        </div>
+      )}
+      {note && <p class="notice" role="status">{note}</p>}
+      <ErrorNote error={error} />
+    </section>
+  );
+}
+
+// ---- playground
+
+let rowKey = 0;
+const newRow = () => ({ key: ++rowKey, path: '', op: '$eq', value: '' });
+
+function Playground({ mock }) {
+  const [rows, setRows] = useState(() => [newRow()]);
+  const [orderBy, setOrderBy] = useState('');
+  const [direction, setDirection] = useState('asc');
+  const [offset, setOffset] = useState('');
+  const [limit, setLimit] = useState('');
+  const [token, setToken] = useState(() => knownTokens.get(mock.id) || '');
+  const [result, setResult] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [runs, setRuns] = useState(0);
+
+  const query = buildQuery({ filters: rows, orderBy, direction, offset, limit });
+  const url = mock.url + (query ? '?' + query : '');
+  const sendToken = mock.private ? token.trim() : '';
+  const setRow = (key, k, v) => setRows(rows.map((r) => (r.key === key ? { ...r, [k]: v } : r)));
+
+  const run = async (e) => {
+    e && e.preventDefault();
+    setBusy(true);
+    // Same origin, whatever host the public URL names; no cookie.
+    const u = new URL(url);
+    const headers = sendToken ? { decoyauthtoken: sendToken } : {};
+    const started = performance.now();
+    try {
+      const res = await fetch(u.pathname + u.search, { headers, credentials: 'omit', cache: 'no-store' });
+      const body = await res.text();
+      let shown = body;
+      if ((res.headers.get('Content-Type') || '').includes('json')) {
+        try {
+          shown = JSON.stringify(JSON.parse(body), null, 2);
+        } catch {
+          // shown as sent
+        }
+      }
+      setResult({
+        status: res.status, statusText: res.statusText, body: shown, ms: Math.round(performance.now() - started),
+        headers: SHOWN_HEADERS.map((h) => [h, res.headers.get(h)]).filter(([, v]) => v !== null),
+      });
+    } catch (err) {
+      setResult({ status: 0, statusText: 'Network error', body: String(err), headers: [], ms: 0 });
+    } finally {
+      setBusy(false);
+      setRuns((n) => n + 1);
+    }
+  };
+
+  return (
+    <section aria-label="Query playground" class="playground">
+      <form onSubmit={run} class="stack">
+        <fieldset>
+          <legend>Filters (all must hold)</legend>
+          {rows.map((r, i) => (
+            <div class="filter-row" key={r.key}>
+              <div>
+                <label for={`f-path-${r.key}`}>Path {i + 1}</label>
+                <input id={`f-path-${r.key}`} class="mono" placeholder="address.city" value={r.path} onInput={(e) => setRow(r.key, 'path', e.target.value)} />
+              </div>
+              <div>
+                <label for={`f-op-${r.key}`}>Operator {i + 1}</label>
+                <select id={`f-op-${r.key}`} value={r.op} onChange={(e) => setRow(r.key, 'op', e.target.value)}>
+                  {OPERATORS.map((o) => <option key={o.value} value={o.value}>{o.value} ({o.label})</option>)}
+                </select>
+              </div>
+              <div>
+                <label for={`f-value-${r.key}`}>Value {i + 1}</label>
+                <input id={`f-value-${r.key}`} class="mono" placeholder="Paris" value={r.value} onInput={(e) => setRow(r.key, 'value', e.target.value)} />
+              </div>
+              <button type="button" class="icon" aria-label={`Remove filter ${i + 1}`} onClick={() => setRows(rows.length > 1 ? rows.filter((x) => x.key !== r.key) : [newRow()])}>✕</button>
+            </div>
+          ))}
+          <button type="button" onClick={() => setRows([...rows, newRow()])}>Add filter</button>
+        </fieldset>
+        <div class="fields">
+          <div>
+            <label for="p-order">Order by</label>
+            <input id="p-order" class="mono" placeholder="age" value={orderBy} onInput={(e) => setOrderBy(e.target.value)} />
+          </div>
+          <div>
+            <label for="p-direction">Direction</label>
+            <select id="p-direction" value={direction} onChange={(e) => setDirection(e.target.value)}>
+              <option value="asc">asc</option>
+              <option value="desc">desc</option>
+            </select>
+          </div>
+          <div>
+            <label for="p-offset">Offset</label>
+            <input id="p-offset" inputMode="numeric" value={offset} onInput={(e) => setOffset(e.target.value)} />
+          </div>
+          <div>
+            <label for="p-limit">Limit</label>
+            <input id="p-limit" inputMode="numeric" value={limit} onInput={(e) => setLimit(e.target.value)} />
+          </div>
+          {mock.private && (
+            <div class="grow">
+              <label for="p-token">Mock token</label>
+              <input id="p-token" class="mono" type="password" autocomplete="off" placeholder="dcy_…" value={token} onInput={(e) => setToken(e.target.value)} />
+            </div>
+          )}
+        </div>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>Send request</button>
+        </div>
+      </form>
+
+      <h2>Request</h2>
+      <div class="snippet">
+        <label for="p-url">URL</label>
+        <div class="row"><output id="p-url" class="code grow" data-testid="request-url">{url}</output><CopyButton text={url} /></div>
+      </div>
+      <div class="snippet">
+        <label for="p-curl">curl</label>
+        <div class="row"><output id="p-curl" class="code grow" data-testid="curl">{curl(url, sendToken)}</output><CopyButton text={curl(url, sendToken)} /></div>
+      </div>
+      <div class="snippet">
+        <label for="p-fetch">fetch</label>
+        <div class="row"><output id="p-fetch" class="code grow pre">{fetchSnippet(url, sendToken)}</output><CopyButton text={fetchSnippet(url, sendToken)} /></div>
+      </div>
+
+      <h2>Response</h2>
+      <div aria-live="polite" data-testid="response" data-runs={runs}>
+        {!result && <p class="hint">Send the request to see the answer.</p>}
+        {result && (
+          <>
+            <p class={`status s${String(result.status)[0]}`}>
+              <span data-testid="response-status">{result.status} {result.statusText}</span>
+              {result.ms ? <span class="hint"> · {result.ms} ms</span> : null}
+            </p>
+            {result.headers.length > 0 && (
+              <dl class="headers" data-testid="response-headers">
+                {result.headers.map(([k, v]) => (
+                  <div key={k}><dt>{k}</dt><dd class="mono" data-header={k}>{v}</dd></div>
+                ))}
+              </dl>
+            )}
+            <pre class="code body" data-testid="response-body" tabindex="0" aria-label="Response body">{result.body}</pre>
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+// ---- usage
+
+function UsageTab({ mock }) {
+  const [hist, setHist] = useState(null);
+  const [usage, setUsage] = useState(null);
+  const [error, setError] = useState(null);
+  const load = useCallback(async () => {
+    try {
+      const [h, u] = await Promise.all([
+        api.admin('GET', `/mocks/${mock.id}/usage/history`),
+        api.admin('GET', `/mocks/${mock.id}/usage`),
+      ]);
+      setHist(h);
+      setUsage(u);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  }, [mock.id]);
+  useEffect(() => {
+    load();
+    const t = setInterval(load, 10000);
+    return () => clearInterval(t);
+  }, [load]);
+  const hhmm = (b) => new Date(b.start).toISOString().slice(11, 16);
+  const day = (b, long) => (long ? new Date(b.start).toISOString().slice(0, 10) : String(new Date(b.start).getUTCDate()));
+  const pct = usage && usage.month.limit ? Math.min(100, (usage.month.used / usage.month.limit) * 100) : 0;
+  return (
+    <section aria-label="Usage" class="usage">
+      <ErrorNote error={error} />
+      {usage && (
+        <div class="quota card">
+          <h2>Monthly quota</h2>
+          <p data-testid="quota-used">
+            {usage.month.used} served this month{usage.month.limit ? ` of ${usage.month.limit}` : ' (no quota)'}
+            {' '}· resets {formatTime(usage.month.resets_at)}
+          </p>
+          {usage.month.limit > 0 && (
+            <div class="meter" role="meter" aria-valuemin="0" aria-valuemax={usage.month.limit} aria-valuenow={usage.month.used} aria-label="Monthly quota used">
+              <div class={`fill${pct >= 90 ? ' high' : ''}`} style={{ width: pct + '%' }} />
+            </div>
+          )}
+          <p class="hint">
+            This minute: {usage.minute.used}{usage.minute.limit ? ` of ${usage.minute.limit} requests (rate limit)` : ' requests (no rate limit)'}.
+          </p>
+        </div>
+      )}
+      {hist && (
+        <>
+          <Chart id="minutes" title="Last hour, per minute (UTC)" buckets={hist.minutes} label={hhmm} tick={10} />
+          <Chart id="days" title="This month, per day (UTC)" buckets={hist.days} label={day} tick={Math.max(1, Math.ceil(hist.days.length / 10))} />
+          <p class="hint">
+            Served: answers with the mock's data (including HEAD and 304). Refused: 429 answers of its rate limit or
+            monthly quota. Counts from other replicas arrive within a few seconds.
+          </p>
+        </>
+      )}
+      <button type="button" onClick={load}>Refresh</button>
+    </section>
+  );
+}
+
+// ---- the app
+
+function App() {
+  const route = useRoute();
+  const [state, setState] = useState('loading');
+  const [notice, setNotice] = useState('');
+  const [token, setToken] = useState(null);
+  const [error, setError] = useState(null);
+
+  const check = useCallback(async () => {
+    try {
+      const s = await api.session();
+      setState(s.signed_in ? 'in' : 'out');
+    } catch (e) {
+      setError(e);
+      setState('out');
+    }
+  }, []);
+  useEffect(() => {
+    api.setSignedOutHandler(() => {
+      setNotice('Your session ended: sign in again.');
+      setState('out');
+    });
+    check();
+  }, []);
+  useEffect(() => {
+    // Move focus to the page's heading on navigation, for keyboard and
+    // screen-reader users.
+    const h = document.querySelector('main h1');
+    if (h && state === 'in') {
+      h.setAttribute('tabindex', '-1');
+      h.focus({ preventScroll: true });
+    }
+  }, [route.page, route.id, state]);
+
+  if (state === 'loading') return <p class="loading" aria-busy="true">Loading…</p>;
+  if (state === 'out') {
+    return (
+      <>
+        <ErrorNote error={error} />
+        <SignIn notice={notice} onSignedIn={() => { setNotice(''); setError(null); setState('in'); }} />
+      </>
+    );
+  }
+  const signOut = async () => {
+    try {
+      await api.signOut();
+    } finally {
+      knownTokens.clear();
+      setNotice('Signed out.');
+      setState('out');
+    }
+  };
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); const h = document.querySelector('main h1'); if (h) { h.setAttribute('tabindex', '-1'); h.focus(); } }}>Skip to content</a>
+      <header class="top">
+        <a class="brand" href="#/"><span class="logo" aria-hidden="true"></span>Decoy Studio</a>
+        <nav aria-label="Main">
+          <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
+          <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
+          <button type="button" class="link" onClick={signOut}>Sign out</button>
+        </nav>
+      </header>
+      {route.page === 'list' && <MockList />}
+      {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app'));
