@@ -52,6 +52,7 @@ type spansBody struct {
 	k       int // the next slice to read
 	off     int // bytes of slice k already read
 	vec     net.Buffers
+	used    int // slots of vec filled so far, to clear at release
 	scratch []byte
 }
 
@@ -81,7 +82,8 @@ func bytesBody(data []byte, file *os.File) *spansBody {
 }
 
 func (b *spansBody) release() {
-	clear(b.vec[:cap(b.vec)]) // drop references to stored bytes
+	clear(b.vec[:b.used]) // drop references to stored bytes
+	b.used = 0
 	b.doc, b.records, b.data, b.file = nil, nil, nil, nil
 	spansBodies.Put(b)
 }
@@ -162,6 +164,7 @@ func (b *spansBody) next(first []byte) net.Buffers {
 	if len(buf) > start {
 		v = append(v, buf[start:])
 	}
+	b.used = max(b.used, len(v))
 	return v
 }
 
