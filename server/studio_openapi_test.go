@@ -8,19 +8,12 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
 // The usage history answers as the OpenAPI document describes it.
 func TestOpenAPIUsageHistory(t *testing.T) {
-	doc := loadOpenAPI(t)
-	doc.Servers = openapi3.Servers{}
-	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	router := openAPIRouter(t)
 	h := newStudioHarness(t)
 	m := h.create(`[1]`, client.CreateOptions{})
 	h.get("/mock/" + m.ID)
