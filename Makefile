@@ -12,7 +12,7 @@ FUZZ_TARGETS = \
 	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzGuard \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF
 
-.PHONY: all build run test race lint vuln bench bench-servers fuzz examples studio e2e
+.PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 
 all: lint test
 
@@ -41,10 +41,11 @@ vuln:
 
 # Decoy side by side with json-server, Mockoon and nginx (installs them in
 # /tmp; see bench/README.md). Writes bench/results/.
-bench-servers:
+bench:
 	$(GO) run ./bench
 
-bench:
+# The Go benchmarks of each engine and read path.
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:
