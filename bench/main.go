@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench is Decoy's side-by-side load benchmark: it serves the same
 // users documents from Decoy, json-server, Mockoon's CLI and nginx on
 // loopback, drives each with the same load generator and the same queries,
