@@ -12,17 +12,17 @@ fuzztime=$1
 shift
 go=${GO:-go}
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
 run() { # pkg name
-	local dir="$1/testdata/fuzz/$2" before after out status
-	before=$(ls "$dir" 2>/dev/null | sort || true)
-	set +e
-	out=$("$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" 2>&1)
-	status=$?
-	set -e
-	printf '%s\n' "$out"
+	local dir="$1/testdata/fuzz/$2" before after status
+	before=$(ls "$dir" 2>/dev/null || true)
+	status=0
+	"$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" 2>&1 | tee "$log" || status=$?
 	[ "$status" -eq 0 ] && return 0
-	after=$(ls "$dir" 2>/dev/null | sort || true)
-	if [ "$before" = "$after" ] && grep -q '^    context deadline exceeded$' <<<"$out"; then
+	after=$(ls "$dir" 2>/dev/null || true)
+	if [ "$before" = "$after" ] && grep -q '^    context deadline exceeded$' "$log"; then
 		return 3 # the coordinator's race: nothing was found
 	fi
 	return 1
