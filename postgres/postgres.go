@@ -50,6 +50,12 @@ const migrationLock int64 = 0x6465636f796d6967
 type DB struct {
 	pool *pgxpool.Pool
 
+	// SpillDir, when set, is the folder documents read from the
+	// database are written to, each in a file removed from it at once
+	// and gone when closed, so that they are mapped from there rather
+	// than held in the Go heap (see data.go). Set it before use.
+	SpillDir string
+
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
 }
@@ -217,14 +223,6 @@ func notFound() error { return decoy.Errorf(decoy.ENOTFOUND, "Mock api not found
 // round-trips exactly and both stores hand back the same times.
 func (db *DB) now() time.Time { return db.Now().UTC().Truncate(time.Millisecond) }
 
-// nonNil keeps empty data from being stored as NULL.
-func nonNil(data []byte) []byte {
-	if data == nil {
-		return []byte{}
-	}
-	return data
-}
-
 // CreateMock stores a new mock with its data.
 func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
 	data := d.Bytes
@@ -242,8 +240,7 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*dec
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO mock_data (mock_id, data) VALUES ($1, $2)`, m.ID, nonNil(data))
-		return err
+		return writeChunks(ctx, tx, m.ID, data)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
@@ -261,17 +258,27 @@ func (db *DB) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
 	return m, classify(err)
 }
 
-// FindMockData returns a mock and its data (as Bytes), read by one
-// statement so that they match.
+// FindMockData returns a mock and its data: as a File with SpillDir set,
+// else as Bytes. Both are read in one snapshot, so that they match.
 func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
-	var data []byte
-	m, err := scanMock(db.pool.QueryRow(ctx, `
-		SELECT `+mockColumns+`, d.data FROM mocks JOIN mock_data d ON d.mock_id = mocks.id
-		WHERE mocks.id = $1`, id), &data)
+	var m *decoy.Mock
+	var data decoy.Data
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	err := pgx.BeginTxFunc(ctx, db.pool, opts, func(tx pgx.Tx) error {
+		var err error
+		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = $1`, id)); err != nil {
+			return err
+		}
+		data, err = db.readChunks(ctx, tx, m)
+		return err
+	})
 	if err != nil {
+		if data.File != nil {
+			data.File.Close() // read, but the snapshot failed to end
+		}
 		return nil, decoy.Data{}, classify(err)
 	}
-	return m, decoy.Data{Bytes: nonNil(data)}, nil
+	return m, data, nil
 }
 
 // ListMocks returns a page of mocks in creation order. The cursor is the
@@ -361,8 +368,10 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE mock_data SET data = $1 WHERE mock_id = $2`, nonNil(d.Data.Bytes), id)
-		return err
+		if _, err := tx.Exec(ctx, `DELETE FROM mock_chunks WHERE mock_id = $1`, id); err != nil {
+			return err
+		}
+		return writeChunks(ctx, tx, id, d.Data.Bytes)
 	})
 	if err != nil {
 		return nil, classify(err)

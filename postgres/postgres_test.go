@@ -93,9 +93,19 @@ func query(t *testing.T, sql string, dest ...any) {
 
 func TestStore(t *testing.T) {
 	baseURL(t)
-	storetest.Run(t, func(t *testing.T) storetest.Backend {
-		_, u := newSchema(t)
-		return open(t, u)
+	t.Run("InMemory", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) storetest.Backend {
+			_, u := newSchema(t)
+			return open(t, u)
+		})
+	})
+	t.Run("Spilled", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) storetest.Backend {
+			_, u := newSchema(t)
+			db := open(t, u)
+			db.SpillDir = t.TempDir()
+			return db
+		})
 	})
 }
 

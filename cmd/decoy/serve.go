@@ -203,6 +203,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.uploads, err = m.uploadDir(); err != nil {
 		return err
 	}
+	if pg, ok := m.store.(pgStore); ok {
+		// Documents read from PostgreSQL are written to files there and
+		// mapped, as the sqlite store's are, rather than held in the heap.
+		pg.SpillDir = m.uploads
+	}
 	adminHash, generated, tokenSource, err := m.adminToken(ctx)
 	if err != nil {
 		return err
@@ -390,8 +395,9 @@ func setGCPercent() string {
 // uploadDir returns the folder uploads are streamed to. With SQLite it is
 // in the data directory, next to the store's files, so that they are moved
 // into place rather than copied; this process holds the directory, so what
-// a crash left there is removed. A replica on PostgreSQL keeps no files:
-// it takes a folder of its own, gone at Close.
+// a crash left there is removed. A replica on PostgreSQL takes a folder of
+// its own in the system's temporary folder, gone at Close, for uploads and
+// for the documents it reads from the database (postgres.DB.SpillDir).
 func (m *Main) uploadDir() (string, error) {
 	if m.Config.DatabaseURL != "" {
 		return os.MkdirTemp("", "decoy-uploads-*")

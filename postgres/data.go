@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Documents are stored in chunks (see migration 0003_data_chunks.sql): they
+// are written with COPY, a chunk at a time from the caller's bytes, and read
+// a chunk at a time into a file of the replica's own (SpillDir), which the
+// server maps and sends from, as it does the sqlite store's files. Neither
+// holds a document in the Go heap, let alone twice.
+
+// chunkSize is the most bytes of a document one row holds.
+const chunkSize = 1 << 20
+
+// chunkCount is how many chunks a document of size bytes takes.
+func chunkCount(size int) int { return (size + chunkSize - 1) / chunkSize }
+
+// writeChunks stores data as the chunks of mock id, which has none.
+func writeChunks(ctx context.Context, tx pgx.Tx, id string, data []byte) error {
+	n := chunkCount(len(data))
+	if n == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"mock_chunks"}, []string{"mock_id", "n", "data"},
+		pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+			return []any{id, int32(i), data[i*chunkSize : min((i+1)*chunkSize, len(data))]}, nil
+		}))
+	return err
+}
+
+// spillable reports whether a document can be read into a file that is
+// removed at once and lives on while open: not on Windows, where an open
+// file cannot be removed.
+var spillable = runtime.GOOS != "windows"
+
+// readChunks reads the chunks of mock m in tx: into a file in db.SpillDir,
+// removed from it at once, when there is one, else into memory. It checks
+// that they add up to the size the mock row gives.
+func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock) (decoy.Data, error) {
+	var w io.Writer
+	var file *os.File
+	var buf *bytes.Buffer
+	if db.SpillDir != "" && spillable {
+		f, err := os.CreateTemp(db.SpillDir, "doc-*")
+		if err != nil {
+			return decoy.Data{}, fmt.Errorf("postgres: spill document: %w", err)
+		}
+		_ = os.Remove(f.Name()) // the open file lives on; nothing is left after a crash
+		file, w = f, f
+	} else {
+		buf = bytes.NewBuffer(make([]byte, 0, m.Size))
+		w = buf
+	}
+	fail := func(err error) (decoy.Data, error) {
+		if file != nil {
+			file.Close()
+		}
+		return decoy.Data{}, err
+	}
+	rows, err := tx.Query(ctx, `SELECT data FROM mock_chunks WHERE mock_id = $1 ORDER BY n`, m.ID)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	var total int64
+	var scratch []byte
+	for rows.Next() {
+		// In binary format a bytea's raw value is its bytes: written
+		// from pgx's buffer, with no copy of their own.
+		raw := rows.RawValues()[0]
+		if rows.FieldDescriptions()[0].Format != pgtype.BinaryFormatCode {
+			if err := rows.Scan(&scratch); err != nil {
+				return fail(err)
+			}
+			raw = scratch
+		}
+		k, err := w.Write(raw)
+		total += int64(k)
+		if err != nil {
+			return fail(fmt.Errorf("postgres: spill document: %w", err))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if total != m.Size {
+		return fail(fmt.Errorf("postgres: mock %s: its chunks hold %d bytes, its row says %d", m.ID, total, m.Size))
+	}
+	if file == nil {
+		return decoy.Data{Bytes: buf.Bytes()}, nil
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	return decoy.Data{File: file}, nil
+}
