@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -25,6 +26,47 @@ type Document struct {
 
 	sumsOnce sync.Once
 	sums     []uint64
+	sumsDone atomic.Bool
+
+	onGrow atomic.Pointer[func()]
+}
+
+// Sizer is what a structure built from a column (Column.Derived) may
+// implement to be counted in its document's MemoryBytes.
+type Sizer interface {
+	// MemoryBytes is about how much memory the structure holds.
+	MemoryBytes() int64
+}
+
+// MemoryBytes returns about how much memory the document holds besides its
+// bytes: its record spans and digests, and the columns built over it with
+// what was built from them. It grows as queries build columns, up to
+// maxColumns of them.
+func (d *Document) MemoryBytes() int64 {
+	n := int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
+	if d.sumsDone.Load() {
+		n += 8 * int64(len(d.spans))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for key, slot := range d.columns {
+		n += int64(len(key)) + 64
+		if c := slot.c.Load(); c != nil {
+			n += c.bytes.Load()
+		}
+	}
+	return n
+}
+
+// OnGrow sets f to be called, with no lock held, each time the document
+// grows by a column or by a structure built from one: a cache that bounds
+// its memory then knows to count again.
+func (d *Document) OnGrow(f func()) { d.onGrow.Store(&f) }
+
+func (d *Document) grew() {
+	if f := d.onGrow.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // Bytes returns the stored document. The caller must not change it.
@@ -52,6 +94,7 @@ func (d *Document) RecordSums() []uint64 {
 		for i, s := range d.spans {
 			d.sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
 		}
+		d.sumsDone.Store(true)
 	})
 	return d.sums
 }
@@ -113,6 +156,9 @@ type Column struct {
 
 	mu      sync.Mutex
 	derived map[string]*derived
+
+	doc   *Document
+	bytes atomic.Int64 // the column's, and what was built from it
 }
 
 // derived is a structure built once from a column.
@@ -136,7 +182,13 @@ func (c *Column) Derived(key string, build func() any) any {
 		c.derived[key] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.v = build() })
+	e.once.Do(func() {
+		e.v = build()
+		if s, ok := e.v.(Sizer); ok {
+			c.bytes.Add(s.MemoryBytes() + int64(len(key)) + 64)
+			c.doc.grew()
+		}
+	})
 	return e.v
 }
 
@@ -176,14 +228,17 @@ func (d *Document) Column(path []string) *Column {
 	d.mu.Unlock()
 	// Concurrent first queries on a path wait for one build: each would
 	// otherwise hold a column of the whole document at once.
-	slot.once.Do(func() { slot.c = d.buildColumn(path) })
-	return slot.c
+	slot.once.Do(func() {
+		slot.c.Store(d.buildColumn(path))
+		d.grew()
+	})
+	return slot.c.Load()
 }
 
 // columnSlot holds a column built once.
 type columnSlot struct {
 	once sync.Once
-	c    *Column
+	c    atomic.Pointer[Column] // set once built
 }
 
 // columnBuilds counts column builds, for tests.
@@ -192,7 +247,7 @@ var columnBuilds atomic.Int64
 func (d *Document) buildColumn(path []string) *Column {
 	columnBuilds.Add(1)
 	n := len(d.spans)
-	c := &Column{off: make([]uint32, n+1), vals: make([]Value, 0, n)}
+	c := &Column{doc: d, off: make([]uint32, n+1), vals: make([]Value, 0, n)}
 	w := walker{b: d.raw}
 	for i, s := range d.spans {
 		w.fanned = false
@@ -209,6 +264,8 @@ func (d *Document) buildColumn(path []string) *Column {
 			c.fanned[i/64] |= 1 << (i % 64)
 		}
 	}
+	c.bytes.Store(int64(unsafe.Sizeof(*c)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
+		4*int64(len(c.off)) + 8*int64(len(c.fanned)))
 	return c
 }
 

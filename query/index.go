@@ -43,6 +43,24 @@ func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
 	}).(*order)
 }
 
+// MemoryBytes implements jsondoc.Sizer.
+func (o *order) MemoryBytes() int64 { return 48 + 4*int64(len(o.perm)+len(o.rank)) }
+
+// MemoryBytes implements jsondoc.Sizer. It counts the bitsets of large
+// postings, built on first need, as built.
+func (ix *index) MemoryBytes() int64 {
+	n := int64(64)
+	for k, p := range ix.postings {
+		// A map entry is about a key header, a pointer and its share of
+		// the buckets.
+		n += int64(len(k)) + 48 + 64 + 4*int64(cap(p.ids))
+		if len(p.ids)*largePosting >= ix.n {
+			n += 8 * int64((ix.n+63)/64)
+		}
+	}
+	return n
+}
+
 // index maps each value a path reaches to the records that reach it, in
 // stored order: equality conditions look their records up instead of
 // scanning. Keys are typed: "s" and a string's content (case-folded in a

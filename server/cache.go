@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,12 +35,26 @@ type entry struct {
 	// doc is the parsed data when the content type is JSON, else nil.
 	doc *jsondoc.Document
 
-	gzipOnce sync.Once
-	gzipped  []byte
+	gzipOnce  sync.Once
+	gzipped   []byte
+	gzipBytes atomic.Int64 // len(gzipped), once made
 
 	// checked is when the entry was last known to match the store (Unix
 	// nanoseconds), for replicas that share the store.
 	checked atomic.Int64
+	// used is the cache's epoch when the entry was last read (see
+	// cache.enforce).
+	used atomic.Int64
+}
+
+// footprint is about how much memory the entry holds: its document, what
+// was built over it, and its gzipped copy.
+func (e *entry) footprint() int64 {
+	n := int64(len(e.data)) + e.gzipBytes.Load()
+	if e.doc != nil {
+		n += e.doc.MemoryBytes()
+	}
+	return n
 }
 
 // newEntry parses data when ct is a JSON type. A JSON type with data that
@@ -67,7 +83,9 @@ func newEntry(m *decoy.Mock, body *docfile.Doc) (*entry, error) {
 
 // withMock returns a copy of e with new settings and the same data.
 func (e *entry) withMock(m *decoy.Mock) *entry {
-	return &entry{mock: m, body: e.body, data: e.data, doc: e.doc, contentType: []string{m.ContentType}}
+	ne := &entry{mock: m, body: e.body, data: e.data, doc: e.doc, contentType: []string{m.ContentType}}
+	ne.used.Store(e.used.Load())
+	return ne
 }
 
 // sameMock reports whether m is the stored version of the mock e holds: the
@@ -94,6 +112,7 @@ func (e *entry) gzip() []byte {
 		zw.Write(e.data)
 		zw.Close()
 		e.gzipped = b.Bytes()
+		e.gzipBytes.Store(int64(len(e.gzipped)))
 	})
 	return e.gzipped
 }
@@ -147,6 +166,23 @@ type cache struct {
 	onStale func(id string, err error)
 	// now is the clock of maxTrust.
 	now func() time.Time
+
+	// maxBytes bounds the footprint of the entries (0: no bound); see
+	// enforce.
+	maxBytes int64
+	// epoch advances each time an entry comes in; entries remember the
+	// epoch in which they were last read.
+	epoch atomic.Int64
+	// grown is set when a document grew (a column or an index was built
+	// over it): the next read counts again.
+	grown atomic.Bool
+	// approx is the footprint counted by the last enforce plus that of
+	// the entries come in since: over the bound, enforce counts again.
+	approx    atomic.Int64
+	enforceMu sync.Mutex
+	// onEvict is called with how many entries enforce dropped and their
+	// bytes.
+	onEvict func(n int, bytes int64)
 }
 
 // maxTrust is how long a replica on a shared store serves an entry without
@@ -175,6 +211,14 @@ func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 	c.mu.RUnlock()
 	if e == nil {
 		return c.load(ctx, id)
+	}
+	if c.maxBytes > 0 {
+		if ep := c.epoch.Load(); e.used.Load() != ep {
+			e.used.Store(ep)
+		}
+		if c.grown.Load() {
+			c.enforce()
+		}
 	}
 	if !c.shared {
 		return e, nil
@@ -256,6 +300,7 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 			e = &entry{mock: m, body: body, data: body.Bytes(), contentType: []string{m.ContentType}}
 		}
 		e.checked.Store(c.now().UnixNano())
+		c.admit(e)
 		c.mu.Lock()
 		var old *entry
 		if c.gen == gen {
@@ -264,6 +309,7 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 		}
 		c.mu.Unlock()
 		replaced(old, e)
+		c.enforce()
 		return e, nil
 	})
 	if err != nil {
@@ -291,6 +337,8 @@ func (c *cache) generation() uint64 {
 // heard meanwhile, may be newer than this one, and the entry is dropped
 // instead, for the next read to load what the store holds.
 func (c *cache) putAt(e *entry, gen uint64) {
+	c.admit(e)
+	defer c.enforce()
 	c.mu.Lock()
 	old := c.entries[e.mock.ID]
 	if c.gen != gen {
@@ -326,6 +374,85 @@ func (c *cache) remove(id string) {
 	c.gen++
 	c.mu.Unlock()
 	replaced(old, nil)
+}
+
+// admit readies an entry coming into the cache: it starts a new epoch, in
+// which the entry counts as read, and has its document report growth.
+func (c *cache) admit(e *entry) {
+	if c.maxBytes <= 0 {
+		return
+	}
+	e.used.Store(c.epoch.Add(1))
+	if e.doc != nil {
+		e.doc.OnGrow(func() { c.grown.Store(true) })
+	}
+	c.approx.Add(e.footprint())
+}
+
+// enforce drops entries, least recently read first, until their footprint
+// is within maxBytes. It runs when an entry comes in and on the first read
+// after a document grew. Entries read in the current epoch (since the last
+// entry came in) are kept even over the bound: they are what is being
+// served, and a document larger than the bound is still served (and kept
+// until another comes in).
+func (c *cache) enforce() {
+	if c.maxBytes <= 0 || !c.grown.Swap(false) && c.approx.Load() <= c.maxBytes {
+		return
+	}
+	c.enforceMu.Lock()
+	defer c.enforceMu.Unlock()
+	type candidate struct {
+		e          *entry
+		used, size int64
+	}
+	c.mu.RLock()
+	list := make([]candidate, 0, len(c.entries))
+	var total int64
+	for _, e := range c.entries {
+		size := e.footprint()
+		total += size
+		list = append(list, candidate{e, e.used.Load(), size})
+	}
+	c.mu.RUnlock()
+	c.approx.Store(total)
+	if total <= c.maxBytes {
+		return
+	}
+	slices.SortFunc(list, func(a, b candidate) int { return cmp.Compare(a.used, b.used) })
+	current := c.epoch.Load()
+	var dropped []*entry
+	var freed int64
+	c.mu.Lock()
+	for _, x := range list {
+		if total-freed <= c.maxBytes || x.used >= current {
+			break
+		}
+		if c.entries[x.e.mock.ID] != x.e {
+			continue // replaced or removed meanwhile
+		}
+		delete(c.entries, x.e.mock.ID)
+		freed += x.size
+		dropped = append(dropped, x.e)
+	}
+	c.mu.Unlock()
+	c.approx.Add(-freed)
+	for _, e := range dropped {
+		replaced(e, nil)
+	}
+	if len(dropped) > 0 && c.onEvict != nil {
+		c.onEvict(len(dropped), freed)
+	}
+}
+
+// footprint returns the footprint of the entries.
+func (c *cache) footprint() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var n int64
+	for _, e := range c.entries {
+		n += e.footprint()
+	}
+	return n
 }
 
 // replaced is told that the cache dropped old for now (nil: for nothing).

@@ -18,7 +18,10 @@ type metrics struct {
 
 	sharedErrors *prometheus.CounterVec
 	cacheTrusted prometheus.Gauge
-	handler      http.Handler
+	// cacheEvictions counts mocks dropped from memory to stay within
+	// --max-cache-bytes.
+	cacheEvictions prometheus.Counter
+	handler        http.Handler
 }
 
 // Reasons a read request is refused, as the refusals metric labels them.
@@ -56,6 +59,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "decoy_cache_trusted",
 			Help: "1 while cached mocks are served as they are, 0 while each read checks the store for changes made by other replicas.",
 		}),
+		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "decoy_cache_evictions_total",
+			Help: "Mocks dropped from memory, least recently read first, to keep decoy_cache_bytes within --max-cache-bytes; the next read loads them again.",
+		}),
 	}
 	m.cacheTrusted.Set(1)
 	for _, u := range []string{"rate_limit", "auth_failures", "quota", "invalidation", "store"} {
@@ -64,7 +71,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures, refusedClient} {
 		m.refusals.WithLabelValues(r) // export zeros
 	}
-	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.cacheTrusted)
+	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.cacheTrusted, m.cacheEvictions)
 	// The process and Go collectors may be registered already by the caller.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

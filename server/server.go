@@ -62,6 +62,10 @@ type Config struct {
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
 	MaxDataBytes        int64 // largest mock document accepted
+	// MaxCacheBytes bounds the memory of the mocks kept ready to serve
+	// (their documents and what is built over them); the least recently
+	// read are dropped first. 0: no bound.
+	MaxCacheBytes int64
 	// UploadDir is where uploaded documents are streamed to, on the same
 	// file system as the store's files if it keeps any, so that it can
 	// move them into place; empty: the system's temporary folder.
@@ -130,6 +134,12 @@ func New(cfg Config) *Server {
 		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
 		corsOrigins:  map[string]bool{},
 	}
+	s.cache.maxBytes = cfg.MaxCacheBytes
+	s.cache.onEvict = func(n int, _ int64) { s.metrics.cacheEvictions.Add(float64(n)) }
+	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "decoy_cache_bytes",
+		Help: "Memory held by the mocks kept ready to serve: their documents and the columns, indexes and gzipped copies built over them (an estimate).",
+	}, func() float64 { return float64(s.cache.footprint()) }))
 	s.cache.onStale = func(id string, err error) {
 		s.metrics.sharedErrors.WithLabelValues("store").Inc()
 		s.log.Warn("store unreachable; serving the cached mock unchecked", "mock", id, "err", err)

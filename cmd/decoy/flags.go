@@ -118,9 +118,29 @@ func (b *byteSize) Set(s string) error {
 	return nil
 }
 
+// boundSize is a byteSize where 0 means no bound.
+type boundSize int64
+
+func (b *boundSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *boundSize) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		*b = 0
+		return nil
+	}
+	var v byteSize
+	if err := v.Set(s); err != nil {
+		return fmt.Errorf("invalid size %q (use bytes, or a number with KiB, MiB, GiB, KB, MB, GB; 0 for no bound)", s)
+	}
+	*b = boundSize(v)
+	return nil
+}
+
 // formatSize writes a byte count the way byteSize reads it.
 func formatSize(n int64) string {
 	switch {
+	case n == 0:
+		return "0"
 	case n%(1<<30) == 0:
 		return strconv.FormatInt(n>>30, 10) + "GiB"
 	case n%(1<<20) == 0:

@@ -48,6 +48,7 @@ type Config struct {
 	RateLimit        int64
 	MonthlyQuota     int64
 	MaxDataBytes     byteSize
+	MaxCacheBytes    boundSize
 	Seed             string
 	CORSOrigins      listFlag
 	TokenHeader      string
@@ -96,6 +97,7 @@ func NewMain(stdout, stderr io.Writer) *Main {
 func (m *Main) ParseFlags(args []string) error {
 	c := &m.Config
 	c.MaxDataBytes = 64 << 20
+	c.MaxCacheBytes = 1 << 30
 	c.CORSOrigins = listFlag{"*"}
 	fs := flag.NewFlagSet("decoy serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
@@ -108,6 +110,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int64Var(&c.RateLimit, "rate-limit", decoy.DefaultRateLimit, "default requests per minute per mock; 0 = unlimited")
 	fs.Int64Var(&c.MonthlyQuota, "monthly-quota", decoy.DefaultMonthlyQuota, "default served responses per month per mock; 0 = unlimited")
 	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
+	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
@@ -226,6 +229,7 @@ func (m *Main) Run(ctx context.Context) error {
 		DefaultMonthlyQuota: c.MonthlyQuota,
 		AuthFailureLimit:    c.AuthFailureLimit,
 		MaxDataBytes:        int64(c.MaxDataBytes),
+		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		UploadDir:           m.uploads,
 		CORSOrigins:         c.CORSOrigins,
 		TokenHeader:         c.TokenHeader,
@@ -270,6 +274,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"rate_limit", c.RateLimit,
 		"monthly_quota", c.MonthlyQuota,
 		"max_data_bytes", formatSize(int64(c.MaxDataBytes)),
+		"max_cache_bytes", formatSize(int64(c.MaxCacheBytes)),
 		"seed", c.Seed,
 		"cors_origins", c.CORSOrigins.String(),
 		"token_header", c.TokenHeader,

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/sqlite"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// users returns a JSON array of n records, each tagged with tag.
+func users(tag string, n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"tag":%q,"age":%d,"name":"user %d of %s"}`, i, tag, (i*37)%90, i, tag)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// With --max-cache-bytes, the mocks least recently read leave memory when
+// another comes in or a document grows past the bound; a dropped mock is
+// loaded again, unchanged, on its next read; one larger than the bound is
+// still served, and kept while it is the one being read.
+func TestCacheBound(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	docs := map[string][]byte{}
+	for _, tag := range []string{"a", "b", "c"} {
+		id := "00000000-0000-4000-8000-00000000000" + map[string]string{"a": "1", "b": "2", "c": "3"}[tag]
+		docs[tag] = users(tag, 300)
+		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(docs[tag])}, decoy.Data{Bytes: docs[tag]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idOf := func(tag string) string {
+		return "00000000-0000-4000-8000-00000000000" + map[string]string{"a": "1", "b": "2", "c": "3"}[tag]
+	}
+	s := New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
+	get := func(tag, query string) *httptest.ResponseRecorder {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/mock/"+idOf(tag)+query, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s%s: %d %s", tag, query, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	cached := func() string {
+		var in []string
+		for _, tag := range []string{"a", "b", "c"} {
+			if s.cache.peek(idOf(tag)) != nil {
+				in = append(in, tag)
+			}
+		}
+		return strings.Join(in, ",")
+	}
+	evictions := func() float64 {
+		var m dto.Metric
+		if err := s.metrics.cacheEvictions.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+
+	get("a", "")
+	get("b", "")
+	fa, fb := s.cache.peek(idOf("a")).footprint(), s.cache.peek(idOf("b")).footprint()
+	if fa < int64(len(docs["a"])) || fb < int64(len(docs["b"])) {
+		t.Fatalf("footprints %d and %d, less than the documents (%d, %d)", fa, fb, len(docs["a"]), len(docs["b"]))
+	}
+	// Room for two of the three: c coming in drops a, read least recently.
+	s.cache.maxBytes = fa + fb + fb/2
+	get("c", "")
+	if got := cached(); got != "b,c" {
+		t.Errorf("cached after reading a, b, c within two: %s, want b,c", got)
+	}
+	if evictions() != 1 {
+		t.Errorf("decoy_cache_evictions_total = %v, want 1", evictions())
+	}
+
+	// c grows (a column and a sort order over "age"), past the bound: the
+	// next read drops b, read before c came in.
+	s.cache.maxBytes = s.cache.footprint() + 16
+	before := s.cache.peek(idOf("c")).footprint()
+	get("c", "?order_by=age&limit=5")
+	if after := s.cache.peek(idOf("c")).footprint(); after <= before+16 {
+		t.Fatalf("c's footprint went from %d to %d with a sort order: not counted", before, after)
+	}
+	get("c", "")
+	if got := cached(); got != "c" {
+		t.Errorf("cached after c grew: %s, want c", got)
+	}
+
+	// a, dropped, is read again whole.
+	if rec := get("a", ""); !bytes.Equal(rec.Body.Bytes(), docs["a"]) {
+		t.Errorf("a read again after it was dropped: %d bytes, want %d", rec.Body.Len(), len(docs["a"]))
+	}
+
+	// A bound smaller than any document: the one coming in is kept and
+	// served; the others go.
+	s.cache.maxBytes = 1
+	if rec := get("b", "?limit=2"); !strings.Contains(rec.Body.String(), `"tag":"b"`) {
+		t.Errorf("b over the bound answered %s", rec.Body)
+	}
+	if got := cached(); got != "b" {
+		t.Errorf("cached with a bound of 1 byte: %s, want b", got)
+	}
+	if fp := s.cache.footprint(); fp != s.cache.peek(idOf("b")).footprint() {
+		t.Errorf("cache footprint %d, want b's alone", fp)
+	}
+}
