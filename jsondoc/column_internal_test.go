@@ -53,24 +53,29 @@ func TestMemoryBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grew := 0
-	d.OnGrow(func() { grew++ })
+	grew, grewBy := 0, int64(0)
+	d.OnGrow(func(n int64) { grew++; grewBy += n })
 	m0 := d.MemoryBytes()
 	if m0 < 8*1000 {
 		t.Errorf("MemoryBytes %d before any column, want at least the spans (8000)", m0)
 	}
 	col := d.Column([]string{"a"})
 	m1 := d.MemoryBytes()
-	if m1 < m0+1000*int64(unsafe.Sizeof(Value{})) || grew != 1 {
-		t.Errorf("after a column: %d (was %d), grew %d times", m1, m0, grew)
+	if m1 < m0+1000*int64(unsafe.Sizeof(Value{})) || grew != 1 || grewBy != m1-m0 {
+		t.Errorf("after a column: %d (was %d), grew %d times by %d", m1, m0, grew, grewBy)
 	}
 	col.Derived("order", func() any { return sized(50000) })
 	m2 := d.MemoryBytes()
-	if m2 < m1+50000 || grew != 2 {
-		t.Errorf("after a derived structure of 50000 bytes: %d (was %d), grew %d times", m2, m1, grew)
+	if m2 < m1+50000 || grew != 2 || grewBy != m2-m0 {
+		t.Errorf("after a derived structure of 50000 bytes: %d (was %d), grew %d times by %d", m2, m1, grew, grewBy)
 	}
+	d.RecordSums()
+	if m := d.MemoryBytes(); m != m2+8*1000 || grew != 3 || grewBy != m-m0 {
+		t.Errorf("after the record digests: %d (was %d), grew %d times by %d", m, m2, grew, grewBy)
+	}
+	m2 = d.MemoryBytes()
 	col.Derived("opaque", func() any { return "no size" })
-	if m3 := d.MemoryBytes(); m3 != m2 || grew != 2 {
+	if m3 := d.MemoryBytes(); m3 != m2 || grew != 3 {
 		t.Errorf("a structure without a size changed MemoryBytes to %d (was %d) or grew (%d)", m3, m2, grew)
 	}
 	// Past maxColumns, "a" (the oldest) and its structures go.
@@ -80,7 +85,7 @@ func TestMemoryBytes(t *testing.T) {
 	if _, ok := d.columns["a"]; ok {
 		t.Fatal("column a kept past maxColumns")
 	}
-	if m := d.MemoryBytes(); m > m0+int64(maxColumns)*(m1-m0+2) {
+	if m := d.MemoryBytes(); m > m0+8*1000+int64(maxColumns)*(m1-m0+2) {
 		t.Errorf("MemoryBytes %d with %d empty columns: a's 50000 bytes still counted?", m, maxColumns)
 	}
 }

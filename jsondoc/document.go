@@ -28,7 +28,7 @@ type Document struct {
 	sums     []uint64
 	sumsDone atomic.Bool
 
-	onGrow atomic.Pointer[func()]
+	onGrow atomic.Pointer[func(int64)]
 }
 
 // Sizer is what a structure built from a column (Column.Derived) may
@@ -58,14 +58,16 @@ func (d *Document) MemoryBytes() int64 {
 	return n
 }
 
-// OnGrow sets f to be called, with no lock held, each time the document
-// grows by a column or by a structure built from one: a cache that bounds
-// its memory then knows to count again.
-func (d *Document) OnGrow(f func()) { d.onGrow.Store(&f) }
+// OnGrow sets f to be called, with no lock of the document held, each time
+// the document grows (by its record digests, a column, or a structure built
+// from one), with about how many bytes it grew by: a cache that bounds its
+// memory then knows to count again. Columns dropped past maxColumns are not
+// reported; MemoryBytes no longer counts them.
+func (d *Document) OnGrow(f func(bytes int64)) { d.onGrow.Store(&f) }
 
-func (d *Document) grew() {
+func (d *Document) grew(n int64) {
 	if f := d.onGrow.Load(); f != nil {
-		(*f)()
+		(*f)(n)
 	}
 }
 
@@ -95,6 +97,7 @@ func (d *Document) RecordSums() []uint64 {
 			d.sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
 		}
 		d.sumsDone.Store(true)
+		d.grew(8 * int64(len(d.sums)))
 	})
 	return d.sums
 }
@@ -185,8 +188,9 @@ func (c *Column) Derived(key string, build func() any) any {
 	e.once.Do(func() {
 		e.v = build()
 		if s, ok := e.v.(Sizer); ok {
-			c.bytes.Add(s.MemoryBytes() + int64(len(key)) + 64)
-			c.doc.grew()
+			n := s.MemoryBytes() + int64(len(key)) + 64
+			c.bytes.Add(n)
+			c.doc.grew(n)
 		}
 	})
 	return e.v
@@ -229,8 +233,9 @@ func (d *Document) Column(path []string) *Column {
 	// Concurrent first queries on a path wait for one build: each would
 	// otherwise hold a column of the whole document at once.
 	slot.once.Do(func() {
-		slot.c.Store(d.buildColumn(path))
-		d.grew()
+		c := d.buildColumn(path)
+		slot.c.Store(c)
+		d.grew(c.bytes.Load() + int64(len(key)) + 64)
 	})
 	return slot.c.Load()
 }

@@ -3,8 +3,10 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 
@@ -43,19 +45,43 @@ func writeChunks(ctx context.Context, tx pgx.Tx, id string, data []byte) error {
 // file cannot be removed.
 var spillable = runtime.GOOS != "windows"
 
-// readChunks reads the chunks of mock m in tx: into a file in db.SpillDir,
-// removed from it at once, when there is one, else into memory. It checks
-// that they add up to the size the mock row gives.
-func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock) (decoy.Data, error) {
+// spillError is a failure to write a document to SpillDir: the document
+// is then read into memory instead.
+type spillError struct{ err error }
+
+func (e *spillError) Error() string { return "postgres: spill document: " + e.err.Error() }
+func (e *spillError) Unwrap() error { return e.err }
+
+// spillFile returns a new file in dir, removed from it at once (the open
+// file lives on, and nothing is left after a crash). dir is made again if
+// it went (a temporary folder cleaned while the server ran).
+func spillFile(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "doc-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.CreateTemp(dir, "doc-*")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name())
+	return f, nil
+}
+
+// readChunks reads the chunks of mock m in tx: into a file in db.SpillDir
+// (see spillFile) when spill is set, else into memory. It checks that they
+// add up to the size the mock row gives. A failure to write the file is a
+// *spillError.
+func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock, spill bool) (decoy.Data, error) {
 	var w io.Writer
 	var file *os.File
 	var buf *bytes.Buffer
-	if db.SpillDir != "" && spillable {
-		f, err := os.CreateTemp(db.SpillDir, "doc-*")
+	if spill {
+		f, err := spillFile(db.SpillDir)
 		if err != nil {
-			return decoy.Data{}, fmt.Errorf("postgres: spill document: %w", err)
+			return decoy.Data{}, &spillError{err}
 		}
-		_ = os.Remove(f.Name()) // the open file lives on; nothing is left after a crash
 		file, w = f, f
 	} else {
 		buf = bytes.NewBuffer(make([]byte, 0, m.Size))
@@ -87,7 +113,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock) (decoy.D
 		k, err := w.Write(raw)
 		total += int64(k)
 		if err != nil {
-			return fail(fmt.Errorf("postgres: spill document: %w", err))
+			return fail(&spillError{err})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -100,7 +126,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock) (decoy.D
 		return decoy.Data{Bytes: buf.Bytes()}, nil
 	}
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
-		return fail(err)
+		return fail(&spillError{err})
 	}
 	return decoy.Data{File: file}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -153,4 +154,45 @@ func connect(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// A spill folder that went is made again; one that cannot be written to
+// does not fail reads: the document is read into memory, and SpillFailed
+// says so.
+func TestSpillFallback(t *testing.T) {
+	_, u := newSchema(t)
+	db := open(t, u)
+	ctx := context.Background()
+	want := document(3<<20 + 7)
+	if _, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: want}); err != nil {
+		t.Fatal(err)
+	}
+	var failures []error
+	db.SpillFailed = func(err error) { failures = append(failures, err) }
+
+	gone := filepath.Join(t.TempDir(), "gone")
+	db.SpillDir = gone
+	_, d, err := db.FindMockData(ctx, testMock.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && d.File == nil || !bytes.Equal(readAll(t, d), want) || len(failures) != 0 {
+		t.Errorf("spill folder gone: file %v, failures %v", d.File != nil, failures)
+	}
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db.SpillDir = filepath.Join(notDir, "sub")
+	_, d, err = db.FindMockData(ctx, testMock.ID)
+	if err != nil {
+		t.Fatalf("unwritable spill folder failed the read: %v", err)
+	}
+	if d.File != nil || !bytes.Equal(readAll(t, d), want) {
+		t.Errorf("unwritable spill folder: file %v, %d bytes", d.File != nil, len(readAll(t, d)))
+	}
+	if runtime.GOOS != "windows" && len(failures) != 1 {
+		t.Errorf("SpillFailed called %d times, want 1", len(failures))
+	}
 }

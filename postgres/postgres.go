@@ -55,6 +55,9 @@ type DB struct {
 	// and gone when closed, so that they are mapped from there rather
 	// than held in the Go heap (see data.go). Set it before use.
 	SpillDir string
+	// SpillFailed, when set, is told when a document could not be
+	// written to SpillDir and was read into memory instead.
+	SpillFailed func(err error)
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
@@ -269,7 +272,17 @@ func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.D
 		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = $1`, id)); err != nil {
 			return err
 		}
-		data, err = db.readChunks(ctx, tx, m)
+		spill := db.SpillDir != "" && spillable
+		data, err = db.readChunks(ctx, tx, m, spill)
+		var se *spillError
+		if spill && errors.As(err, &se) {
+			// A full disk or a folder gone must not fail reads: memory
+			// holds the document instead.
+			if db.SpillFailed != nil {
+				db.SpillFailed(se)
+			}
+			data, err = db.readChunks(ctx, tx, m, false)
+		}
 		return err
 	})
 	if err != nil {

@@ -45,6 +45,8 @@ type entry struct {
 	// used is the cache's epoch when the entry was last read (see
 	// cache.enforce).
 	used atomic.Int64
+	// onGrow is told when the entry grows (its gzipped copy).
+	onGrow atomic.Pointer[func(int64)]
 }
 
 // footprint is about how much memory the entry holds: its document, what
@@ -85,6 +87,7 @@ func newEntry(m *decoy.Mock, body *docfile.Doc) (*entry, error) {
 func (e *entry) withMock(m *decoy.Mock) *entry {
 	ne := &entry{mock: m, body: e.body, data: e.data, doc: e.doc, contentType: []string{m.ContentType}}
 	ne.used.Store(e.used.Load())
+	ne.onGrow.Store(e.onGrow.Load())
 	return ne
 }
 
@@ -113,6 +116,9 @@ func (e *entry) gzip() []byte {
 		zw.Close()
 		e.gzipped = b.Bytes()
 		e.gzipBytes.Store(int64(len(e.gzipped)))
+		if f := e.onGrow.Load(); f != nil {
+			(*f)(int64(len(e.gzipped)))
+		}
 	})
 	return e.gzipped
 }
@@ -170,16 +176,17 @@ type cache struct {
 	// maxBytes bounds the footprint of the entries (0: no bound); see
 	// enforce.
 	maxBytes int64
-	// epoch advances each time an entry comes in; entries remember the
-	// epoch in which they were last read.
+	// epoch advances each time an entry comes in and each time enforce
+	// runs; entries remember the epoch in which they were last read.
 	epoch atomic.Int64
-	// grown is set when a document grew (a column or an index was built
-	// over it): the next read counts again.
-	grown atomic.Bool
-	// approx is the footprint counted by the last enforce plus that of
-	// the entries come in since: over the bound, enforce counts again.
-	approx    atomic.Int64
-	enforceMu sync.Mutex
+	// approx is the footprint enforce last counted, plus what came in or
+	// grew since (what left is not taken off): never less than the
+	// footprint, so that while it is within the bound, so are the
+	// entries. scanned is approx after the last count, which could not
+	// get within the bound: until approx changes, counting again is
+	// useless.
+	approx, scanned atomic.Int64
+	enforceMu       sync.Mutex
 	// onEvict is called with how many entries enforce dropped and their
 	// bytes.
 	onEvict func(n int, bytes int64)
@@ -216,8 +223,9 @@ func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 		if ep := c.epoch.Load(); e.used.Load() != ep {
 			e.used.Store(ep)
 		}
-		if c.grown.Load() {
-			c.enforce()
+		if a := c.approx.Load(); a > c.maxBytes && a != c.scanned.Load() && c.enforceMu.TryLock() {
+			c.enforceLocked(e)
+			c.enforceMu.Unlock()
 		}
 	}
 	if !c.shared {
@@ -300,7 +308,7 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 			e = &entry{mock: m, body: body, data: body.Bytes(), contentType: []string{m.ContentType}}
 		}
 		e.checked.Store(c.now().UnixNano())
-		c.admit(e)
+		c.track(e)
 		c.mu.Lock()
 		var old *entry
 		if c.gen == gen {
@@ -309,7 +317,7 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 		}
 		c.mu.Unlock()
 		replaced(old, e)
-		c.enforce()
+		c.admitted(e)
 		return e, nil
 	})
 	if err != nil {
@@ -337,8 +345,8 @@ func (c *cache) generation() uint64 {
 // heard meanwhile, may be newer than this one, and the entry is dropped
 // instead, for the next read to load what the store holds.
 func (c *cache) putAt(e *entry, gen uint64) {
-	c.admit(e)
-	defer c.enforce()
+	c.track(e)
+	defer c.admitted(e)
 	c.mu.Lock()
 	old := c.entries[e.mock.ID]
 	if c.gen != gen {
@@ -376,31 +384,47 @@ func (c *cache) remove(id string) {
 	replaced(old, nil)
 }
 
-// admit readies an entry coming into the cache: it starts a new epoch, in
-// which the entry counts as read, and has its document report growth.
-func (c *cache) admit(e *entry) {
+// track readies an entry about to come into the cache: it starts a new
+// epoch, in which the entry counts as read, and has the entry and its
+// document report their growth.
+func (c *cache) track(e *entry) {
 	if c.maxBytes <= 0 {
 		return
 	}
 	e.used.Store(c.epoch.Add(1))
+	grew := func(n int64) { c.approx.Add(n) }
+	e.onGrow.Store(&grew)
 	if e.doc != nil {
-		e.doc.OnGrow(func() { c.grown.Store(true) })
+		e.doc.OnGrow(grew)
 	}
-	c.approx.Add(e.footprint())
 }
 
-// enforce drops entries, least recently read first, until their footprint
-// is within maxBytes. It runs when an entry comes in and on the first read
-// after a document grew. Entries read in the current epoch (since the last
-// entry came in) are kept even over the bound: they are what is being
-// served, and a document larger than the bound is still served (and kept
-// until another comes in).
-func (c *cache) enforce() {
-	if c.maxBytes <= 0 || !c.grown.Swap(false) && c.approx.Load() <= c.maxBytes {
+// admitted counts an entry come into the cache (or not, if a write
+// overtook it: it is then counted until the next count), and drops others
+// if the bound is passed.
+func (c *cache) admitted(e *entry) {
+	if c.maxBytes <= 0 {
 		return
 	}
+	c.approx.Add(e.footprint())
 	c.enforceMu.Lock()
 	defer c.enforceMu.Unlock()
+	c.enforceLocked(e)
+}
+
+// enforceLocked counts the entries when they may be over maxBytes and, if
+// they are, drops the least recently read (in epochs: since which entry
+// came in or which count) until they are within 7/8 of it, so that the
+// next few entries come in without a count. keep, the entry being read,
+// stays, however large. It runs under enforceMu: when an entry comes in,
+// and on a read once what was built over the documents (columns, indexes,
+// gzipped copies) passed the bound.
+func (c *cache) enforceLocked(keep *entry) {
+	a0 := c.approx.Load()
+	if a0 <= c.maxBytes || a0 == c.scanned.Load() {
+		return
+	}
+	c.epoch.Add(1) // reads from now on are more recent than any counted here
 	type candidate struct {
 		e          *entry
 		used, size int64
@@ -414,28 +438,27 @@ func (c *cache) enforce() {
 		list = append(list, candidate{e, e.used.Load(), size})
 	}
 	c.mu.RUnlock()
-	c.approx.Store(total)
-	if total <= c.maxBytes {
-		return
-	}
-	slices.SortFunc(list, func(a, b candidate) int { return cmp.Compare(a.used, b.used) })
-	current := c.epoch.Load()
 	var dropped []*entry
 	var freed int64
-	c.mu.Lock()
-	for _, x := range list {
-		if total-freed <= c.maxBytes || x.used >= current {
-			break
+	if total > c.maxBytes {
+		slices.SortFunc(list, func(a, b candidate) int { return cmp.Compare(a.used, b.used) })
+		goal := c.maxBytes - c.maxBytes/8
+		c.mu.Lock()
+		for _, x := range list {
+			if total-freed <= goal {
+				break
+			}
+			if x.e == keep || c.entries[x.e.mock.ID] != x.e {
+				continue // being read, or replaced or removed meanwhile
+			}
+			delete(c.entries, x.e.mock.ID)
+			freed += x.size
+			dropped = append(dropped, x.e)
 		}
-		if c.entries[x.e.mock.ID] != x.e {
-			continue // replaced or removed meanwhile
-		}
-		delete(c.entries, x.e.mock.ID)
-		freed += x.size
-		dropped = append(dropped, x.e)
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	c.approx.Add(-freed)
+	// What came in or grew during the count stays counted on top.
+	c.scanned.Store(c.approx.Add(total - freed - a0))
 	for _, e := range dropped {
 		replaced(e, nil)
 	}

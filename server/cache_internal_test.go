@@ -96,8 +96,10 @@ func TestCacheBound(t *testing.T) {
 		t.Errorf("decoy_cache_evictions_total = %v, want 1", evictions())
 	}
 
-	// c grows (a column and a sort order over "age"), past the bound: the
-	// next read drops b, read before c came in.
+	// c grows (a column and a sort order over "age"), past the bound, with
+	// b and c both read since c came in: the next read of c drops b.
+	get("b", "")
+	get("c", "")
 	s.cache.maxBytes = s.cache.footprint() + 16
 	before := s.cache.peek(idOf("c")).footprint()
 	get("c", "?order_by=age&limit=5")
@@ -125,5 +127,48 @@ func TestCacheBound(t *testing.T) {
 	}
 	if fp := s.cache.footprint(); fp != s.cache.peek(idOf("b")).footprint() {
 		t.Errorf("cache footprint %d, want b's alone", fp)
+	}
+}
+
+// A gzipped copy made for a client counts as growth too.
+func TestCacheBoundCountsGzip(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ids := []string{"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"}
+	for i, id := range ids {
+		doc := users(fmt.Sprint(i), 300)
+		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, decoy.Data{Bytes: doc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
+	get := func(id string, header ...string) {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "/mock/"+id, nil)
+		if len(header) == 2 {
+			r.Header.Set(header[0], header[1])
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", id, rec.Code)
+		}
+	}
+	get(ids[0])
+	get(ids[1])
+	s.cache.maxBytes = s.cache.footprint() + 64
+	get(ids[1], "Accept-Encoding", "gzip")
+	if n := s.cache.peek(ids[1]).gzipBytes.Load(); n <= 64 {
+		t.Fatalf("gzipped copy of %d bytes", n)
+	}
+	get(ids[1])
+	if s.cache.peek(ids[0]) != nil || s.cache.peek(ids[1]) == nil {
+		t.Errorf("after b's gzipped copy passed the bound: a cached %v, b cached %v, want only b",
+			s.cache.peek(ids[0]) != nil, s.cache.peek(ids[1]) != nil)
 	}
 }

@@ -66,7 +66,7 @@ func TestMaxCacheBytesFlag(t *testing.T) {
 			t.Errorf("--max-cache-bytes %s: %v %s", bad, err, out)
 		}
 	}
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--max-cache-bytes", "0")
+	p := start(t, t.TempDir(), "--admin-token", adminToken, "--max-cache-bytes", "0MiB")
 	m := createMock(t, p, `[1,2]`, client.CreateOptions{})
 	if a := get(t, p.url+"/mock/"+m.ID); a.status != 200 || a.body != "[1,2]" {
 		t.Errorf("with no bound: %d %s", a.status, a.body)

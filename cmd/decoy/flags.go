@@ -98,6 +98,25 @@ type byteSize int64
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
 func (b *byteSize) Set(s string) error {
+	n, err := parseSize(s, false)
+	*b = byteSize(n)
+	return err
+}
+
+// boundSize is a byteSize where 0 means no bound.
+type boundSize int64
+
+func (b *boundSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *boundSize) Set(s string) error {
+	n, err := parseSize(s, true)
+	*b = boundSize(n)
+	return err
+}
+
+// parseSize reads a number of bytes with an optional unit; zero only when
+// zero is allowed.
+func parseSize(s string, zero bool) (int64, error) {
 	t := strings.TrimSpace(s)
 	units := []struct {
 		suffix string
@@ -111,29 +130,14 @@ func (b *byteSize) Set(s string) error {
 		}
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return fmt.Errorf("invalid size %q (use bytes, or a number with KiB, MiB, GiB, KB, MB, GB)", s)
+	if err != nil || n < 0 || n == 0 && !zero || n > (1<<62)/mult {
+		hint := ""
+		if zero {
+			hint = "; 0 for no bound"
+		}
+		return 0, fmt.Errorf("invalid size %q (use bytes, or a number with KiB, MiB, GiB, KB, MB, GB%s)", s, hint)
 	}
-	*b = byteSize(n * mult)
-	return nil
-}
-
-// boundSize is a byteSize where 0 means no bound.
-type boundSize int64
-
-func (b *boundSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *boundSize) Set(s string) error {
-	if strings.TrimSpace(s) == "0" {
-		*b = 0
-		return nil
-	}
-	var v byteSize
-	if err := v.Set(s); err != nil {
-		return fmt.Errorf("invalid size %q (use bytes, or a number with KiB, MiB, GiB, KB, MB, GB; 0 for no bound)", s)
-	}
-	*b = boundSize(v)
-	return nil
+	return n * mult, nil
 }
 
 // formatSize writes a byte count the way byteSize reads it.

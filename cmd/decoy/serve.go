@@ -210,6 +210,9 @@ func (m *Main) Run(ctx context.Context) error {
 		// Documents read from PostgreSQL are written to files there and
 		// mapped, as the sqlite store's are, rather than held in the heap.
 		pg.SpillDir = m.uploads
+		pg.SpillFailed = func(err error) {
+			m.log.Warn("a document from PostgreSQL is held in memory: it could not be written to the temporary folder", "dir", m.uploads, "err", err)
+		}
 	}
 	adminHash, generated, tokenSource, err := m.adminToken(ctx)
 	if err != nil {

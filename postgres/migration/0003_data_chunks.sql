@@ -10,10 +10,23 @@ CREATE TABLE mock_chunks (
 	PRIMARY KEY (mock_id, n)
 );
 
-INSERT INTO mock_chunks (mock_id, n, data)
-SELECT d.mock_id, g.n, substring(d.data FROM g.n * 1048576 + 1 FOR 1048576)
-FROM mock_data d
-CROSS JOIN LATERAL generate_series(0, (length(d.data) - 1) / 1048576) AS g(n)
-WHERE length(d.data) > 0;
+-- Each document is read (decompressed) once: substring() on the stored
+-- value would decompress all of it for every chunk.
+DO $$
+DECLARE
+	id  text;
+	doc bytea;
+BEGIN
+	FOR id IN SELECT mock_id FROM mock_data LOOP
+		SELECT data || ''::bytea INTO doc FROM mock_data WHERE mock_id = id;
+		IF length(doc) > 0 THEN
+			FOR n IN 0 .. (length(doc) - 1) / 1048576 LOOP
+				INSERT INTO mock_chunks (mock_id, n, data)
+				VALUES (id, n, substring(doc FROM n * 1048576 + 1 FOR 1048576));
+			END LOOP;
+		END IF;
+	END LOOP;
+END
+$$;
 
 DROP TABLE mock_data;
