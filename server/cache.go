@@ -187,9 +187,8 @@ type cache struct {
 	// useless.
 	approx, scanned atomic.Int64
 	enforceMu       sync.Mutex
-	// onEvict is called with how many entries enforce dropped and their
-	// bytes.
-	onEvict func(n int, bytes int64)
+	// onEvict is called with how many entries enforce dropped.
+	onEvict func(n int)
 }
 
 // maxTrust is how long a replica on a shared store serves an entry without
@@ -463,7 +462,7 @@ func (c *cache) enforceLocked(keep *entry) {
 		replaced(e, nil)
 	}
 	if len(dropped) > 0 && c.onEvict != nil {
-		c.onEvict(len(dropped), freed)
+		c.onEvict(len(dropped))
 	}
 }
 

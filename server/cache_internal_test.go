@@ -30,30 +30,40 @@ func users(tag string, n int) []byte {
 	return b.Bytes()
 }
 
-// With --max-cache-bytes, the mocks least recently read leave memory when
-// another comes in or a document grows past the bound; a dropped mock is
-// loaded again, unchanged, on its next read; one larger than the bound is
-// still served, and kept while it is the one being read.
-func TestCacheBound(t *testing.T) {
+// boundedServer returns a server on a new SQLite store holding docs under
+// their ids, with a cache bound too large to drop anything (tests lower it).
+func boundedServer(t *testing.T, docs map[string][]byte) *Server {
+	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	docs := map[string][]byte{}
-	for _, tag := range []string{"a", "b", "c"} {
-		id := "00000000-0000-4000-8000-00000000000" + map[string]string{"a": "1", "b": "2", "c": "3"}[tag]
-		docs[tag] = users(tag, 300)
-		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(docs[tag])}, decoy.Data{Bytes: docs[tag]}); err != nil {
+	for id, doc := range docs {
+		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, decoy.Data{Bytes: doc}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
+}
+
+// With --max-cache-bytes, the mocks least recently read leave memory when
+// another comes in or a document grows past the bound; a dropped mock is
+// loaded again, unchanged, on its next read; one larger than the bound is
+// still served, and kept while it is the one being read.
+func TestCacheBound(t *testing.T) {
 	idOf := func(tag string) string {
 		return "00000000-0000-4000-8000-00000000000" + map[string]string{"a": "1", "b": "2", "c": "3"}[tag]
 	}
-	s := New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
-		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
+	docs := map[string][]byte{}
+	stored := map[string][]byte{}
+	for _, tag := range []string{"a", "b", "c"} {
+		docs[tag] = users(tag, 300)
+		stored[idOf(tag)] = docs[tag]
+	}
+	s := boundedServer(t, stored)
 	get := func(tag, query string) *httptest.ResponseRecorder {
 		t.Helper()
 		rec := httptest.NewRecorder()
@@ -132,21 +142,8 @@ func TestCacheBound(t *testing.T) {
 
 // A gzipped copy made for a client counts as growth too.
 func TestCacheBoundCountsGzip(t *testing.T) {
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	ids := []string{"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"}
-	for i, id := range ids {
-		doc := users(fmt.Sprint(i), 300)
-		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, decoy.Data{Bytes: doc}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
-		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
+	s := boundedServer(t, map[string][]byte{ids[0]: users("0", 300), ids[1]: users("1", 300)})
 	get := func(id string, header ...string) {
 		t.Helper()
 		r := httptest.NewRequest(http.MethodGet, "/mock/"+id, nil)

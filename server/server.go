@@ -135,7 +135,7 @@ func New(cfg Config) *Server {
 		corsOrigins:  map[string]bool{},
 	}
 	s.cache.maxBytes = cfg.MaxCacheBytes
-	s.cache.onEvict = func(n int, _ int64) { s.metrics.cacheEvictions.Add(float64(n)) }
+	s.cache.onEvict = func(n int) { s.metrics.cacheEvictions.Add(float64(n)) }
 	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "decoy_cache_bytes",
 		Help: "Memory held by the mocks kept ready to serve: their documents and the columns, indexes and gzipped copies built over them (an estimate).",
