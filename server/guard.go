@@ -66,6 +66,10 @@ type guardListener struct {
 	net.Listener
 	max           int
 	headerTimeout time.Duration
+
+	// For the fast path (see fast.go): nil when it is off.
+	fast                      *Server
+	idleTimeout, writeTimeout time.Duration
 }
 
 // Accept implements net.Listener.
@@ -74,7 +78,8 @@ func (l *guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &guardConn{Conn: c, max: l.max, headerTimeout: l.headerTimeout}, nil
+	return &guardConn{Conn: c, max: l.max, headerTimeout: l.headerTimeout,
+		fast: l.fast, idleTimeout: l.idleTimeout, writeTimeout: l.writeTimeout}, nil
 }
 
 const (
@@ -176,6 +181,19 @@ type guardConn struct {
 	// with the body that follows (see sendbody.go).
 	holding bool
 	held    []byte
+
+	// The fast path (see fast.go): the server, nil when it is off;
+	// whether net/http waits for a request (set through ConnState); the
+	// timeouts net/http would apply; the head of the last answer, kept
+	// for the next. fastMu guards fastBusy (an answer is being written)
+	// and closeAfter (Close came meanwhile), since Close may come from
+	// any goroutine.
+	fast                      *Server
+	idle                      bool
+	idleTimeout, writeTimeout time.Duration
+	fastHead                  []byte
+	fastMu                    sync.Mutex
+	fastBusy, closeAfter      bool
 }
 
 // guardHead is the state of the head being read, at buf[hs:]. Offsets are
@@ -582,6 +600,15 @@ func byteSize(n int) string {
 // Close implements net.Conn. If net/http gave up on a refused head, the
 // refusal is answered first.
 func (c *guardConn) Close() error {
+	c.fastMu.Lock()
+	if c.fastBusy {
+		// net/http takes the connection for idle while the guard writes
+		// an answer: it is closed once the answer is written.
+		c.closeAfter = true
+		c.fastMu.Unlock()
+		return nil
+	}
+	c.fastMu.Unlock()
 	c.closeOnce.Do(func() {
 		if c.replyOwed.Load() {
 			c.sendReply()
@@ -844,6 +871,10 @@ func (c *guardConn) acceptHead(hdr []byte) {
 		c.refuse(status, reason)
 		return
 	}
+	if c.tryFast(hdr, chunked, length) {
+		return
+	}
+	c.idle = false // net/http has a request to answer
 	c.scan = h.hs + h.line
 	if h.repairs > 0 {
 		c.ts, c.te = h.hs+h.tStart, h.hs+h.tEnd

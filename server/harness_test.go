@@ -86,11 +86,25 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	// guard, with the connection in the context (answers then leave as
 	// spans, see sendbody.go).
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Listener = server.GuardListener(server.LimitConnections(ts.Listener, 0, 0, srv.TrustedProxy), 64<<10, 10*time.Second)
+	ts.Config.MaxHeaderBytes = 64 << 10
+	ts.Config.ReadHeaderTimeout = 10 * time.Second
 	ts.Config.ConnContext = server.ConnContext
+	ts.Listener = srv.GuardListener(server.LimitConnections(ts.Listener, 0, 0, srv.TrustedProxy), ts.Config)
 	ts.Start()
 	t.Cleanup(ts.Close)
 	return &harness{t: t, srv: srv, url: ts.URL, admin: client.New(ts.URL, adminToken), clock: c, logs: logs, store: store}
+}
+
+// slowURL starts another listener on the same server, guarded without the
+// fast path (see fast.go): every request there goes through net/http.
+func (h *harness) slowURL() string {
+	h.t.Helper()
+	ts := httptest.NewUnstartedServer(h.srv)
+	ts.Listener = server.GuardListener(server.LimitConnections(ts.Listener, 0, 0, h.srv.TrustedProxy), 64<<10, 10*time.Second)
+	ts.Config.ConnContext = server.ConnContext
+	ts.Start()
+	h.t.Cleanup(ts.Close)
+	return ts.URL
 }
 
 // create stores a mock through the admin API.

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -103,6 +104,8 @@ type Server struct {
 	handler      http.Handler
 	queries      queryCache
 	studio       *studio.Handler // nil: the Studio is off
+	// fastAnswers counts the reads the guard answered itself (fast.go).
+	fastAnswers atomic.Int64
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.

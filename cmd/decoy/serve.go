@@ -318,7 +318,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// The guard answers malformed request heads in JSON before net/http
 	// would answer them in plain text, and bounds every head's time.
 	limited := server.LimitConnections(m.ln, c.MaxConns, c.MaxClientConns, m.server.TrustedProxy)
-	guarded := server.GuardListener(limited, maxHeaderBytes, m.http.ReadHeaderTimeout)
+	guarded := m.server.GuardListener(limited, m.http)
 	go func() { m.serving <- m.http.Serve(guarded) }()
 
 	base := m.BaseURL()

@@ -1,0 +1,362 @@
+package server
+
+// The fast path: the guard answers the plainest read itself, a GET of a
+// whole public mock with no query, no limits and no delay, instead of
+// handing it to net/http. Such an answer is the stored document after a
+// head that depends on the mock alone; net/http's per-request work (request
+// and response objects, a background read, contexts, deadlines, header
+// sorting) costs about as much CPU as sending a 200 KiB document with
+// sendfile. The answer, the quota count, the usage count, the metrics and
+// the access-log line are the ones net/http and serveMock give: fast_test.go
+// compares them byte for byte. Any request or mock outside that case, or any
+// doubt, goes to net/http as before.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/textproto"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// GuardListener returns ln guarded as the package's GuardListener does,
+// with hs's MaxHeaderBytes and ReadHeaderTimeout, and lets the guard answer
+// plain whole-document reads itself (see fast.go). It sets hs.ConnState,
+// keeping any function already there: the guard answers only while net/http
+// waits for a request on the connection, which ConnState tells. hs must
+// serve s, on the returned listener only.
+func (s *Server) GuardListener(ln net.Listener, hs *http.Server) net.Listener {
+	g := GuardListener(ln, hs.MaxHeaderBytes, hs.ReadHeaderTimeout).(*guardListener)
+	g.fast = s
+	g.idleTimeout = hs.IdleTimeout
+	if g.idleTimeout == 0 {
+		g.idleTimeout = hs.ReadTimeout // as net/http does
+	}
+	g.writeTimeout = hs.WriteTimeout
+	prev := hs.ConnState
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		if gc, ok := c.(*guardConn); ok {
+			// StateNew is set before the connection's goroutine starts,
+			// StateIdle on it: both happen before its next Read.
+			gc.idle = st == http.StateNew || st == http.StateIdle
+		}
+		if prev != nil {
+			prev(c, st)
+		}
+	}
+	return g
+}
+
+// fastResult is what the fast path did with a head.
+type fastResult uint8
+
+const (
+	fastNo     fastResult = iota // not answered: net/http answers it
+	fastServed                   // answered; the connection goes on
+	fastBroken                   // answered in part: the connection is done
+)
+
+// errFastWrite is what net/http reads after an answer the guard could not
+// write: a read error, on which it closes the connection quietly.
+var errFastWrite = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("the answer could not be written")}
+
+// tryFast answers the head just checked, buf[h.hs:h.hs+h.line], if it can:
+// only when net/http waits for a request and nothing before the head is
+// still to be delivered, so that answers keep the order of requests.
+func (c *guardConn) tryFast(hdr []byte, chunked bool, length int64) bool {
+	h := &c.head
+	if c.fast == nil || !c.idle || c.background || c.r != h.hs || chunked || length != 0 ||
+		h.repairs > 0 || c.escAt < c.escN || len(c.tail) > 0 || h.major != 1 || h.minor != 1 {
+		return false
+	}
+	line := c.buf[h.hs : h.hs+h.reqEnd]
+	if !bytes.HasPrefix(line, []byte("GET ")) {
+		return false
+	}
+	target := c.buf[h.hs+h.tStart : h.hs+h.tEnd]
+	switch c.fast.serveFast(c, target, hdr) {
+	case fastNo:
+		return false
+	case fastBroken:
+		c.stop(errFastWrite)
+		return true
+	}
+	c.r = h.hs + h.line
+	c.scan = c.r
+	c.startHead()
+	// Waiting for the next request is idle time, as net/http would have
+	// it after an answer.
+	if c.idleTimeout > 0 {
+		_ = c.SetReadDeadline(time.Now().Add(c.idleTimeout))
+	} else {
+		_ = c.SetReadDeadline(time.Time{})
+	}
+	return true
+}
+
+// fastHeaders are the request headers that cannot change a plain read's
+// answer, by lower-case name. Any other header sends the request to
+// net/http; so do Accept-Encoding accepting gzip, Connection other than
+// keep-alive, and Origin when CORS is not open to every origin.
+var fastHeaders = map[string]bool{
+	"host": true, "user-agent": true, "accept": true, "accept-language": true,
+	"accept-encoding": true, "connection": true, "origin": true, "referer": true,
+	"cache-control": true, "pragma": true, "dnt": true, "priority": true,
+	"sec-fetch-site": true, "sec-fetch-mode": true, "sec-fetch-dest": true,
+	"sec-fetch-user": true, "sec-ch-ua": true, "sec-ch-ua-mobile": true,
+	"sec-ch-ua-platform": true, "upgrade-insecure-requests": true,
+}
+
+// fastHeadersOK reports whether the header section hdr (lines already
+// checked by the guard) leaves a plain read's answer as the mock alone
+// makes it.
+func (s *Server) fastHeadersOK(hdr []byte) bool {
+	var name [32]byte
+	encodings := 0
+	for len(hdr) > 0 {
+		var l []byte
+		l, hdr = nextLine(hdr) // the guard refuses folded lines
+		k, v, _ := bytes.Cut(l, []byte(":"))
+		if len(k) > len(name) {
+			return false
+		}
+		n := name[:len(k)]
+		for i, b := range k {
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			n[i] = b
+		}
+		if !fastHeaders[string(n)] {
+			return false
+		}
+		v = trimOWS(v)
+		switch string(n) {
+		case "connection":
+			if !strings.EqualFold(string(v), "keep-alive") {
+				return false
+			}
+		case "accept-encoding":
+			encodings++
+			if encodings > 1 || acceptsGzip(string(v)) {
+				return false
+			}
+		case "origin":
+			if !s.corsAny {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// serveFast answers a GET of target when it is a plain read: see fast.go.
+func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
+	start := time.Now()
+	if len(target) != len("/mock/")+36 || !bytes.HasPrefix(target, []byte("/mock/")) ||
+		(s.cfg.ClientRateLimit != 0 && s.cfg.ClientLimiter != nil) || !s.fastHeadersOK(hdr) {
+		return fastNo
+	}
+	path := string(target)
+	id, ok := mockID(path)
+	if !ok || id != path[len("/mock/"):] {
+		return fastNo
+	}
+	written := false
+	defer func() {
+		if v := recover(); v != nil {
+			s.metrics.panics.Inc()
+			s.log.Error("panic serving request", "method", http.MethodGet, "path", path, "panic", v, "stack", string(debug.Stack()))
+			res = fastNo // net/http answers it
+			if written {
+				res = fastBroken
+			}
+		}
+	}()
+	ctx := context.Background()
+	e, err := s.cache.get(ctx, id)
+	if err != nil || e.mock.Private || e.mock.DelayMS > 0 || e.mock.EffectiveRateLimit(s.cfg.DefaultRateLimit) > 0 ||
+		e.mock.Status == http.StatusNoContent || e.mock.Status == http.StatusNotModified { // net/http sends no body
+		return fastNo
+	}
+	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
+	now := s.cfg.Now()
+	qctx, cancel := s.quotaContext(ctx, true)
+	used, served, err := s.cfg.Quota.ReserveQuota(qctx, id, decoy.Month(now), quotaLimit)
+	cancel()
+	if err != nil && quotaLimit == 0 && decoy.ErrorCode(err) == decoy.EUNAVAILABLE {
+		// Nowhere to count, and nothing to count against: serve, as
+		// serveMock does.
+		s.SharedFailed("quota", err)
+		used, served, err = 0, true, nil
+	}
+	if err != nil || !served {
+		// Nothing was counted: net/http answers, with the refusal or
+		// error serveMock makes of it.
+		return fastNo
+	}
+	s.cfg.Usage.Served(id, now)
+
+	status := e.mock.Status
+	head := c.fastHead[:0]
+	head = append(head, "HTTP/1.1 "...)
+	head = strconv.AppendInt(head, int64(status), 10)
+	head = append(head, ' ')
+	if text := http.StatusText(status); text != "" {
+		head = append(head, text...)
+	} else {
+		head = append(head, "status code "...)
+		head = strconv.AppendInt(head, int64(status), 10)
+	}
+	head = append(head, "\r\n"...)
+	// Sorted by name, as net/http writes them; Date last.
+	if s.corsAny {
+		head = append(head, "Access-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: "+exposedHeaders+"\r\n"...)
+	}
+	if e.mock.Private {
+		head = append(head, "Cache-Control: private, no-cache\r\n"...)
+	} else {
+		head = append(head, "Cache-Control: no-cache\r\n"...)
+	}
+	head = append(head, "Content-Length: "...)
+	head = strconv.AppendInt(head, int64(len(e.data)), 10)
+	head = append(head, "\r\n"...)
+	if e.doc == nil {
+		head = append(head, "Content-Security-Policy: sandbox\r\n"...)
+	}
+	head = appendHeader(head, "Content-Type", e.contentType[0])
+	if status >= 200 && status < 300 {
+		etag := e.mock.ETag
+		if etag == "" {
+			etag = etagOf(e.data)
+		}
+		head = appendHeader(head, "ETag", etag)
+	}
+	if !s.corsAny {
+		head = append(head, "Vary: Origin\r\n"...)
+	}
+	head = append(head, "Vary: Accept-Encoding\r\nX-Content-Type-Options: nosniff\r\n"...)
+	if quotaLimit > 0 {
+		head = append(head, "X-Quota-Limit: "...)
+		head = strconv.AppendInt(head, quotaLimit, 10)
+		head = append(head, "\r\nX-Quota-Remaining: "...)
+		head = strconv.AppendInt(head, max(quotaLimit-used, 0), 10)
+		head = append(head, "\r\n"...)
+	}
+	if e.isArray() {
+		head = append(head, "X-Total-Count: "...)
+		head = strconv.AppendInt(head, int64(e.doc.Len()), 10)
+		head = append(head, "\r\n"...)
+	}
+	head = append(head, "Date: "...)
+	head = append(head, httpDate()...)
+	head = append(head, "\r\n\r\n"...)
+	c.fastHead = head
+
+	written = true
+	s.fastAnswers.Add(1)
+	n, err := c.writeFast(head, e)
+	runtime.KeepAlive(e) // its mapped data, until written
+	s.fastLog(c, path, status, n, start)
+	if err != nil {
+		return fastBroken
+	}
+	return fastServed
+}
+
+// appendHeader appends a header line, its value cleaned as net/http cleans
+// values it writes.
+func appendHeader(b []byte, name, value string) []byte {
+	if strings.ContainsAny(value, "\r\n") {
+		value = strings.NewReplacer("\n", " ", "\r", " ").Replace(value)
+	}
+	b = append(b, name...)
+	b = append(b, ": "...)
+	b = append(b, textproto.TrimString(value)...)
+	return append(b, "\r\n"...)
+}
+
+// writeFast writes head and the stored document of e, as writeBody does
+// behind net/http, and returns the bytes of the body written.
+func (c *guardConn) writeFast(head []byte, e *entry) (int64, error) {
+	c.fastMu.Lock()
+	c.fastBusy = true
+	c.fastMu.Unlock()
+	defer c.endFast()
+	if c.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
+	raw := rawConn(c.Conn)
+	if len(e.data) >= spansMinSize {
+		if f := e.body.File(); f != nil {
+			if n, handled, err := sendFile(raw, head, f, 0, int64(len(e.data))); handled {
+				return n, err
+			}
+		}
+	}
+	bufs := net.Buffers{head, e.data}
+	n, err := bufs.WriteTo(raw)
+	return max(n-int64(len(head)), 0), err
+}
+
+// endFast ends an answer of the fast path, and closes the connection if
+// Close was called meanwhile (net/http closes idle connections when it
+// shuts down, and this one looks idle to it).
+func (c *guardConn) endFast() {
+	c.fastMu.Lock()
+	c.fastBusy = false
+	closeNow := c.closeAfter
+	c.fastMu.Unlock()
+	if closeNow {
+		_ = c.Close()
+	}
+}
+
+// fastLog records a fast answer as observe records net/http's.
+func (s *Server) fastLog(c *guardConn, path string, status int, n int64, start time.Time) {
+	elapsed := time.Since(start)
+	s.metrics.observe("mock", status, elapsed)
+	ctx := context.Background()
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	r := &http.Request{RemoteAddr: c.RemoteAddr().String(), Header: http.Header{}}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("method", http.MethodGet),
+		slog.String("path", path),
+		slog.String("query", ""),
+		slog.Int("status", status),
+		slog.Int64("bytes", n),
+		slog.Duration("duration", elapsed),
+		slog.String("client", s.clientAddr(r)),
+	)
+}
+
+// httpDate is the current time as the Date header has it, formatted once a
+// second.
+func httpDate() string {
+	now := time.Now()
+	if d := cachedDate.Load(); d != nil && d.sec == now.Unix() {
+		return d.text
+	}
+	d := &dateText{sec: now.Unix(), text: now.UTC().Format(http.TimeFormat)}
+	cachedDate.Store(d)
+	return d.text
+}
+
+type dateText struct {
+	sec  int64
+	text string
+}
+
+var cachedDate atomic.Pointer[dateText]
