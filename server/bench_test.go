@@ -1,10 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
@@ -49,6 +53,43 @@ func BenchmarkReadPath(b *testing.B) {
 				if rec.Code != 200 {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkWholeDocument reads the 1,000-user document (233 KiB) over
+// loopback, one keep-alive connection, answered by the guard (fast) or by
+// net/http (slow): the fixed cost of a request, next to the kernel's cost
+// of sending the file.
+func BenchmarkWholeDocument(b *testing.B) {
+	h := newHarness(b, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
+	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(1000)), client.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, url string }{{"fast", h.url}, {"slow", h.slowURL()}} {
+		b.Run(c.name, func(b *testing.B) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			br := bufio.NewReaderSize(conn, 64<<10)
+			req := []byte("GET /mock/" + m.ID + " HTTP/1.1\r\nHost: bench\r\n\r\n")
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := conn.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+					b.Fatalf("status %d, %v", resp.StatusCode, err)
+				}
+				resp.Body.Close()
 			}
 		})
 	}
