@@ -33,8 +33,13 @@ import (
 // with hs's MaxHeaderBytes and ReadHeaderTimeout, and lets the guard answer
 // plain whole-document reads itself (see fast.go). It sets hs.ConnState,
 // keeping any function already there: the guard answers only while net/http
-// waits for a request on the connection, which ConnState tells. hs must
-// serve s, on the returned listener only.
+// waits for a request on the connection, which ConnState tells. It
+// registers a function to run at hs.Shutdown, which closes connections
+// waiting for a request. hs must serve s, on the returned listener only.
+//
+// To net/http, a connection on which the guard is answering is idle: its
+// Shutdown and Close leave the answer to finish, and Shutdown may return
+// before it has. Call DrainFast after Shutdown.
 func (s *Server) GuardListener(ln net.Listener, hs *http.Server) net.Listener {
 	g := GuardListener(ln, hs.MaxHeaderBytes, hs.ReadHeaderTimeout).(*guardListener)
 	g.fast = s
@@ -42,19 +47,118 @@ func (s *Server) GuardListener(ln net.Listener, hs *http.Server) net.Listener {
 	if g.idleTimeout == 0 {
 		g.idleTimeout = hs.ReadTimeout // as net/http does
 	}
+	g.readTimeout = hs.ReadTimeout
 	g.writeTimeout = hs.WriteTimeout
 	prev := hs.ConnState
 	hs.ConnState = func(c net.Conn, st http.ConnState) {
 		if gc, ok := c.(*guardConn); ok {
 			// StateNew is set before the connection's goroutine starts,
 			// StateIdle on it: both happen before its next Read.
-			gc.idle = st == http.StateNew || st == http.StateIdle
+			gc.idle.Store(st == http.StateNew || st == http.StateIdle)
 		}
 		if prev != nil {
 			prev(c, st)
 		}
 	}
+	hs.RegisterOnShutdown(s.fastShutdown)
 	return g
+}
+
+// fastOpened and fastClosed keep the set of open connections of fast
+// listeners.
+func (s *Server) fastOpened(c *guardConn) {
+	s.fastMu.Lock()
+	defer s.fastMu.Unlock()
+	if s.fastConns == nil {
+		s.fastConns = map[*guardConn]struct{}{}
+	}
+	s.fastConns[c] = struct{}{}
+}
+
+func (s *Server) fastClosed(c *guardConn) {
+	s.fastMu.Lock()
+	defer s.fastMu.Unlock()
+	delete(s.fastConns, c)
+}
+
+// fastShutdown stops the fast path, so that net/http answers what comes
+// next (with Connection: close), and closes the connections that wait for
+// a request, as net/http closes its idle ones: those on which only the
+// guard answered are new to net/http, which would wait 5 s to close them.
+func (s *Server) fastShutdown() {
+	s.fastMu.Lock()
+	s.fastStopping = true
+	var waiting []*guardConn
+	for c := range s.fastConns {
+		if !c.fastBusy && c.idle.Load() {
+			waiting = append(waiting, c)
+		}
+	}
+	s.fastMu.Unlock()
+	for _, c := range waiting {
+		_ = c.Close()
+	}
+}
+
+// DrainFast waits until the answers the guard is giving are written, or ctx
+// ends; then it closes the connections of those still going and returns
+// ctx's error. Call it after http.Server.Shutdown, which does not wait for
+// them (see GuardListener).
+func (s *Server) DrainFast(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.fastMu.Lock()
+		busy := s.fastBusy
+		var cut []*guardConn
+		if busy > 0 && ctx.Err() != nil {
+			for c := range s.fastConns {
+				if c.fastBusy {
+					cut = append(cut, c)
+				}
+			}
+		}
+		s.fastMu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		if cut != nil {
+			for _, c := range cut {
+				_ = c.closeNow()
+			}
+			return ctx.Err()
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+}
+
+// fastBegin marks c as answering, unless the server is stopping.
+func (s *Server) fastBegin(c *guardConn) bool {
+	s.fastMu.Lock()
+	defer s.fastMu.Unlock()
+	if s.fastStopping || c.closeAfter {
+		return false
+	}
+	c.fastBusy = true
+	s.fastBusy++
+	return true
+}
+
+// fastEnd ends an answer, and closes c if Close came meanwhile; it reports
+// whether it did.
+func (s *Server) fastEnd(c *guardConn) bool {
+	s.fastMu.Lock()
+	c.fastBusy = false
+	s.fastBusy--
+	closeNow := c.closeAfter
+	s.fastMu.Unlock()
+	if closeNow {
+		_ = c.closeNow()
+	}
+	return closeNow
 }
 
 // fastResult is what the fast path did with a head.
@@ -75,7 +179,10 @@ var errFastWrite = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("the ans
 // still to be delivered, so that answers keep the order of requests.
 func (c *guardConn) tryFast(hdr []byte, chunked bool, length int64) bool {
 	h := &c.head
-	if c.fast == nil || !c.idle || c.background || c.r != h.hs || chunked || length != 0 ||
+	// After a POST, net/http skips blank lines before the next head, and
+	// knows the last method only from the heads it reads: the guard
+	// answers nothing until it has read another.
+	if c.fast == nil || !c.idle.Load() || c.background || c.lastPOST || c.r != h.hs || chunked || length != 0 ||
 		h.repairs > 0 || c.escAt < c.escN || len(c.tail) > 0 || h.major != 1 || h.minor != 1 {
 		return false
 	}
@@ -101,6 +208,9 @@ func (c *guardConn) tryFast(hdr []byte, chunked bool, length int64) bool {
 	} else {
 		_ = c.SetReadDeadline(time.Time{})
 	}
+	c.deadlineMu.Lock()
+	c.fastSince = true
+	c.deadlineMu.Unlock()
 	return true
 }
 
@@ -172,39 +282,49 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	if !ok || id != path[len("/mock/"):] {
 		return fastNo
 	}
-	written := false
+	// Quota counts that wait on a network (PostgreSQL, Redis) can fail or
+	// stall, and a request handed on after that would be counted again.
+	if mq, ok := s.cfg.Quota.(memoryQuota); !ok || !mq.CountsInMemory() {
+		return fastNo
+	}
+	// A mock not in memory, or one the guard does not answer, goes to
+	// net/http without a store call here.
+	if e := s.cache.peek(id); e == nil || !s.fastMock(e) {
+		return fastNo
+	}
+	if !s.fastBegin(c) {
+		return fastNo
+	}
+	defer func() {
+		if s.fastEnd(c) && res == fastNo {
+			res = fastBroken // closed meanwhile: nothing more is read
+		}
+	}()
+	counted := false
 	defer func() {
 		if v := recover(); v != nil {
 			s.metrics.panics.Inc()
 			s.log.Error("panic serving request", "method", http.MethodGet, "path", path, "panic", v, "stack", string(debug.Stack()))
 			res = fastNo // net/http answers it
-			if written {
-				res = fastBroken
+			if counted {
+				res = fastBroken // not twice
 			}
 		}
 	}()
 	ctx := context.Background()
 	e, err := s.cache.get(ctx, id)
-	if err != nil || e.mock.Private || e.mock.DelayMS > 0 || e.mock.EffectiveRateLimit(s.cfg.DefaultRateLimit) > 0 ||
-		e.mock.Status == http.StatusNoContent || e.mock.Status == http.StatusNotModified { // net/http sends no body
+	if err != nil || !s.fastMock(e) {
 		return fastNo
 	}
 	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
-	qctx, cancel := s.quotaContext(ctx, true)
-	used, served, err := s.cfg.Quota.ReserveQuota(qctx, id, decoy.Month(now), quotaLimit)
-	cancel()
-	if err != nil && quotaLimit == 0 && decoy.ErrorCode(err) == decoy.EUNAVAILABLE {
-		// Nowhere to count, and nothing to count against: serve, as
-		// serveMock does.
-		s.SharedFailed("quota", err)
-		used, served, err = 0, true, nil
-	}
+	used, served, err := s.cfg.Quota.ReserveQuota(ctx, id, decoy.Month(now), quotaLimit)
 	if err != nil || !served {
 		// Nothing was counted: net/http answers, with the refusal or
 		// error serveMock makes of it.
 		return fastNo
 	}
+	counted = true
 	s.cfg.Usage.Served(id, now)
 
 	status := e.mock.Status
@@ -263,7 +383,6 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	head = append(head, "\r\n\r\n"...)
 	c.fastHead = head
 
-	written = true
 	s.fastAnswers.Add(1)
 	n, err := c.writeFast(head, e)
 	runtime.KeepAlive(e) // its mapped data, until written
@@ -286,13 +405,17 @@ func appendHeader(b []byte, name, value string) []byte {
 	return append(b, "\r\n"...)
 }
 
+// fastMock reports whether the guard may answer plain reads of e: a public
+// mock with no rate limit and no delay, whose status has a body.
+func (s *Server) fastMock(e *entry) bool {
+	m := e.mock
+	return !m.Private && m.DelayMS == 0 && m.EffectiveRateLimit(s.cfg.DefaultRateLimit) == 0 &&
+		m.Status != http.StatusNoContent && m.Status != http.StatusNotModified // net/http sends no body
+}
+
 // writeFast writes head and the stored document of e, as writeBody does
 // behind net/http, and returns the bytes of the body written.
 func (c *guardConn) writeFast(head []byte, e *entry) (int64, error) {
-	c.fastMu.Lock()
-	c.fastBusy = true
-	c.fastMu.Unlock()
-	defer c.endFast()
 	if c.writeTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	}
@@ -307,19 +430,6 @@ func (c *guardConn) writeFast(head []byte, e *entry) (int64, error) {
 	bufs := net.Buffers{head, e.data}
 	n, err := bufs.WriteTo(raw)
 	return max(n-int64(len(head)), 0), err
-}
-
-// endFast ends an answer of the fast path, and closes the connection if
-// Close was called meanwhile (net/http closes idle connections when it
-// shuts down, and this one looks idle to it).
-func (c *guardConn) endFast() {
-	c.fastMu.Lock()
-	c.fastBusy = false
-	closeNow := c.closeAfter
-	c.fastMu.Unlock()
-	if closeNow {
-		_ = c.Close()
-	}
 }
 
 // fastLog records a fast answer as observe records net/http's.

@@ -316,8 +316,8 @@ func TestFastPathIdleTimeout(t *testing.T) {
 	}
 }
 
-// A graceful stop lets an answer the guard is writing finish, then closes
-// the connection.
+// A graceful stop (Shutdown, then DrainFast) lets an answer the guard is
+// writing finish, and returns only then; the connection is closed after it.
 func TestFastPathShutdown(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) {
 		c.DefaultRateLimit, c.DefaultMonthlyQuota, c.MaxDataBytes = 0, 0, 64<<20
@@ -356,9 +356,18 @@ func TestFastPathShutdown(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		stopped <- ts.Config.Shutdown(ctx)
+		err := ts.Config.Shutdown(ctx)
+		if err == nil {
+			err = h.srv.DrainFast(ctx)
+		}
+		stopped <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // Shutdown closes idle connections at once
+	time.Sleep(300 * time.Millisecond) // Shutdown closes idle connections at once
+	select {
+	case err := <-stopped:
+		t.Fatalf("the stop returned (%v) before the answer was written", err)
+	default:
+	}
 	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	resp, err = http.ReadResponse(br, nil)
 	if err != nil {
@@ -421,4 +430,139 @@ func exchangeAll(t *testing.T, url, raw string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// At Shutdown, a connection on which only the guard answered (new, to
+// net/http) and that waits for a request is closed at once, as net/http
+// closes its idle ones.
+func TestFastPathShutdownIdle(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
+	m := h.create(`[1]`, client.CreateOptions{})
+	ts := httptest.NewUnstartedServer(h.srv)
+	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
+	ts.Start()
+	defer ts.Close()
+	answers := exchange(t, ts.URL, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n", 1) // warms the cache
+	if len(answers) != 1 {
+		t.Fatal("no answer")
+	}
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if server.FastAnswers(h.srv) != 2 {
+		t.Fatalf("answered by the guard: %d, want 2", server.FastAnswers(h.srv))
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.Config.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after Shutdown: %v, want EOF", err)
+	}
+}
+
+// net/http times a connection's first request (ReadTimeout) from when it
+// began to read it; answers the guard gave meanwhile do not count against
+// the request net/http reads after them.
+func TestFastPathReadTimeout(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
+	m := h.create(`[1]`, client.CreateOptions{})
+	ts := httptest.NewUnstartedServer(h.srv)
+	ts.Config.ReadTimeout = 400 * time.Millisecond
+	ts.Config.IdleTimeout = 5 * time.Second
+	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
+	ts.Start()
+	defer ts.Close()
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 4 {
+		if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		time.Sleep(150 * time.Millisecond)
+	}
+	if server.FastAnswers(h.srv) != 4 {
+		t.Fatalf("answered by the guard: %d, want 4", server.FastAnswers(h.srv))
+	}
+	body := `[{"id":2}]`
+	if _, err := io.WriteString(c, "POST /admin/v1/mocks HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer "+adminToken+
+		"\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if _, err := io.WriteString(c, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("upload after the guard's answers: %d %s", resp.StatusCode, b)
+	}
+}
+
+// After a POST, the guard leaves the next request to net/http, which then
+// knows it was not a POST: a blank line before the request after it is an
+// error, as without the guard.
+func TestFastPathAfterPost(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
+	m := h.create(`[1]`, client.CreateOptions{})
+	slow := h.slowURL()
+	get := "GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n"
+	steps := []string{"POST /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n", get, "\r\n" + get}
+	talk := func(url string) string {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		var out strings.Builder
+		for _, step := range steps {
+			if _, err := io.WriteString(c, step); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			fmt.Fprintf(&out, "%d %s\n", resp.StatusCode, b)
+			time.Sleep(20 * time.Millisecond) // net/http ends its answer
+		}
+		return out.String()
+	}
+	want, got := talk(slow), talk(h.url)
+	if got != want {
+		t.Errorf("the guard answered\n%s\nnet/http answered\n%s", got, want)
+	}
 }

@@ -68,8 +68,8 @@ type guardListener struct {
 	headerTimeout time.Duration
 
 	// For the fast path (see fast.go): nil when it is off.
-	fast                      *Server
-	idleTimeout, writeTimeout time.Duration
+	fast                                   *Server
+	idleTimeout, readTimeout, writeTimeout time.Duration
 }
 
 // Accept implements net.Listener.
@@ -78,8 +78,12 @@ func (l *guardListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &guardConn{Conn: c, max: l.max, headerTimeout: l.headerTimeout,
-		fast: l.fast, idleTimeout: l.idleTimeout, writeTimeout: l.writeTimeout}, nil
+	gc := &guardConn{Conn: c, max: l.max, headerTimeout: l.headerTimeout,
+		fast: l.fast, idleTimeout: l.idleTimeout, readTimeout: l.readTimeout, writeTimeout: l.writeTimeout}
+	if l.fast != nil {
+		l.fast.fastOpened(gc)
+	}
+	return gc, nil
 }
 
 const (
@@ -185,15 +189,20 @@ type guardConn struct {
 	// The fast path (see fast.go): the server, nil when it is off;
 	// whether net/http waits for a request (set through ConnState); the
 	// timeouts net/http would apply; the head of the last answer, kept
-	// for the next. fastMu guards fastBusy (an answer is being written)
-	// and closeAfter (Close came meanwhile), since Close may come from
-	// any goroutine.
-	fast                      *Server
-	idle                      bool
-	idleTimeout, writeTimeout time.Duration
-	fastHead                  []byte
-	fastMu                    sync.Mutex
-	fastBusy, closeAfter      bool
+	// for the next. The server's fastMu guards fastBusy (an answer is
+	// being given) and closeAfter (Close came meanwhile).
+	fast                                   *Server
+	idle                                   atomic.Bool
+	idleTimeout, readTimeout, writeTimeout time.Duration
+	fastHead                               []byte
+	fastBusy, closeAfter                   bool
+	// Under deadlineMu: fastSince is set when the guard answered since
+	// net/http last set the read deadline; stretch, when a head was then
+	// handed to net/http, which times the whole request (ReadTimeout)
+	// from before the guard's answers: its next deadline is moved to
+	// stretchFrom (when the head began) plus ReadTimeout.
+	fastSince, stretch bool
+	stretchFrom        time.Time
 }
 
 // guardHead is the state of the head being read, at buf[hs:]. Offsets are
@@ -391,6 +400,12 @@ func (c *guardConn) limitHead() {
 func (c *guardConn) SetReadDeadline(t time.Time) error {
 	c.deadlineMu.Lock()
 	defer c.deadlineMu.Unlock()
+	if c.stretch && !t.IsZero() && c.readTimeout > 0 {
+		if d := c.stretchFrom.Add(c.readTimeout); t.Before(d) {
+			t = d
+		}
+	}
+	c.stretch, c.fastSince = false, false
 	c.readDeadline, c.capped = t, false
 	return c.Conn.SetReadDeadline(t)
 }
@@ -600,15 +615,25 @@ func byteSize(n int) string {
 // Close implements net.Conn. If net/http gave up on a refused head, the
 // refusal is answered first.
 func (c *guardConn) Close() error {
-	c.fastMu.Lock()
-	if c.fastBusy {
-		// net/http takes the connection for idle while the guard writes
-		// an answer: it is closed once the answer is written.
-		c.closeAfter = true
-		c.fastMu.Unlock()
-		return nil
+	if s := c.fast; s != nil {
+		s.fastMu.Lock()
+		if c.fastBusy {
+			// net/http takes the connection for idle while the guard
+			// answers: it is closed once the answer is written.
+			c.closeAfter = true
+			s.fastMu.Unlock()
+			return nil
+		}
+		s.fastMu.Unlock()
 	}
-	c.fastMu.Unlock()
+	return c.closeNow()
+}
+
+// closeNow closes the connection, answering a refused head first.
+func (c *guardConn) closeNow() error {
+	if s := c.fast; s != nil {
+		s.fastClosed(c)
+	}
 	c.closeOnce.Do(func() {
 		if c.replyOwed.Load() {
 			c.sendReply()
@@ -874,7 +899,16 @@ func (c *guardConn) acceptHead(hdr []byte) {
 	if c.tryFast(hdr, chunked, length) {
 		return
 	}
-	c.idle = false // net/http has a request to answer
+	if c.idle.Swap(false) { // net/http has a request to answer
+		c.deadlineMu.Lock()
+		if c.fastSince {
+			c.stretch, c.stretchFrom = true, c.headBegan
+			if c.stretchFrom.IsZero() {
+				c.stretchFrom = time.Now()
+			}
+		}
+		c.deadlineMu.Unlock()
+	}
 	c.scan = h.hs + h.line
 	if h.repairs > 0 {
 		c.ts, c.te = h.hs+h.tStart, h.hs+h.tEnd

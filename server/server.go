@@ -106,6 +106,14 @@ type Server struct {
 	studio       *studio.Handler // nil: the Studio is off
 	// fastAnswers counts the reads the guard answered itself (fast.go).
 	fastAnswers atomic.Int64
+	// fastMu guards the state of the fast path (fast.go): the open
+	// connections of fast listeners, the answers being given, whether
+	// the server is stopping, and each connection's fastBusy and
+	// closeAfter.
+	fastMu       sync.Mutex
+	fastConns    map[*guardConn]struct{}
+	fastBusy     int
+	fastStopping bool
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.

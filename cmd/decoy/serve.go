@@ -531,12 +531,19 @@ func (m *Main) Close() error {
 		m.log.Info("shutting down", "timeout", m.Config.ShutdownTimeout)
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		defer cancel()
-		if err := m.http.Shutdown(ctx); err != nil {
+		err := m.http.Shutdown(ctx)
+		if err == nil {
+			// Answers the guard gives itself are not net/http's to wait
+			// for (see server.GuardListener).
+			err = m.server.DrainFast(ctx)
+		}
+		if err != nil {
 			// Requests still running after the timeout (a client reading
 			// a large answer very slowly, say) are cut: the stop was
 			// asked for, and it is done.
 			m.log.Warn("connections still open after the shutdown timeout; closing them", "timeout", m.Config.ShutdownTimeout)
 			m.http.Close()
+			_ = m.server.DrainFast(ctx) // ctx has ended: this cuts them
 		}
 		if err := <-m.serving; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
