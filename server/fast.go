@@ -1,15 +1,29 @@
 package server
 
-// The fast path: the guard answers the plainest read itself, a GET of a
-// whole public mock with no query, no limits and no delay, instead of
-// handing it to net/http. Such an answer is the stored document after a
-// head that depends on the mock alone; net/http's per-request work (request
-// and response objects, a background read, contexts, deadlines, header
-// sorting) costs about as much CPU as sending a 200 KiB document with
-// sendfile. The answer, the quota count, the usage count, the metrics and
-// the access-log line are the ones net/http and serveMock give: fast_test.go
-// compares them byte for byte. Any request or mock outside that case, or any
-// doubt, goes to net/http as before.
+// The fast path: the guard answers the plainest read itself, instead of
+// handing it to net/http. That is a GET of /mock/{id} over HTTP/1.1, with no
+// query and only headers that cannot change the answer, of a public mock
+// already in memory, with no rate limit, no delay and a status with a body,
+// on a server with no per-client limit that counts quotas in memory (the
+// embedded store). Its answer is the stored document after a head that
+// depends on the mock alone; net/http's per-request work (request and
+// response objects, a background read, contexts, deadlines, header sorting)
+// costs about as much CPU as sending a 233 KiB document with sendfile.
+//
+// The answer, the quota count, the usage count, the metrics and the
+// access-log line are the ones net/http and serveMock give: fast_test.go
+// compares them byte for byte, and FuzzFastPath with arbitrary headers. Any
+// other request, or any doubt, goes to net/http as before, and so does every
+// request while net/http has one to answer on the connection (the guard
+// answers only when net/http waits for the next one, which keeps pipelined
+// answers in order) and the request after a POST (net/http remembers the
+// last method it read).
+//
+// To net/http the connection stays idle meanwhile. So the guard keeps its
+// deadlines as net/http would (the idle timeout after each answer, the write
+// timeout, ReadTimeout of the next request net/http reads counted from its
+// head), closes the connection after the answer when net/http closes it
+// during one, stops at Shutdown, and DrainFast waits for answers under way.
 
 import (
 	"bytes"
@@ -27,6 +41,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/query"
 )
 
 // GuardListener returns ln guarded as the package's GuardListener does,
@@ -273,11 +288,13 @@ func (s *Server) fastHeadersOK(hdr []byte) bool {
 // serveFast answers a GET of target when it is a plain read: see fast.go.
 func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	start := time.Now()
-	if len(target) != len("/mock/")+36 || !bytes.HasPrefix(target, []byte("/mock/")) ||
+	rawPath, rawQuery, hasQuery := bytes.Cut(target, []byte("?"))
+	if len(rawPath) != len("/mock/")+36 || !bytes.HasPrefix(rawPath, []byte("/mock/")) ||
+		hasQuery && len(rawQuery) == 0 || bytes.IndexByte(rawQuery, '#') >= 0 ||
 		(s.cfg.ClientRateLimit != 0 && s.cfg.ClientLimiter != nil) || !s.fastHeadersOK(hdr) {
 		return fastNo
 	}
-	path := string(target)
+	path := string(rawPath)
 	id, ok := mockID(path)
 	if !ok || id != path[len("/mock/"):] {
 		return fastNo
@@ -316,6 +333,30 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	if err != nil || !s.fastMock(e) {
 		return fastNo
 	}
+	// The query, as serveMock runs it: one that fails, or carries a token,
+	// goes to net/http.
+	var cq *compiledQuery
+	var records []int32
+	size, total, processed := len(e.data), -1, false
+	if e.isArray() {
+		total = e.doc.Len()
+		if hasQuery {
+			cq = s.queries.get(string(rawQuery))
+			if cq.err != nil || cq.params.AuthToken != "" {
+				return fastNo
+			}
+			if processed = cq.q != nil && cq.q.Processing(); processed {
+				res := cq.q.Run(e.doc)
+				records, total = res.Records, res.Total
+			}
+		}
+	}
+	etag := e.mock.ETag
+	if processed {
+		size, etag = arrayBody(e, records)
+	} else if etag == "" {
+		etag = etagOf(e.data)
+	}
 	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	used, served, err := s.cfg.Quota.ReserveQuota(ctx, id, decoy.Month(now), quotaLimit)
@@ -349,17 +390,13 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 		head = append(head, "Cache-Control: no-cache\r\n"...)
 	}
 	head = append(head, "Content-Length: "...)
-	head = strconv.AppendInt(head, int64(len(e.data)), 10)
+	head = strconv.AppendInt(head, int64(size), 10)
 	head = append(head, "\r\n"...)
 	if e.doc == nil {
 		head = append(head, "Content-Security-Policy: sandbox\r\n"...)
 	}
 	head = appendHeader(head, "Content-Type", e.contentType[0])
 	if status >= 200 && status < 300 {
-		etag := e.mock.ETag
-		if etag == "" {
-			etag = etagOf(e.data)
-		}
 		head = appendHeader(head, "ETag", etag)
 	}
 	if !s.corsAny {
@@ -373,9 +410,9 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 		head = strconv.AppendInt(head, max(quotaLimit-used, 0), 10)
 		head = append(head, "\r\n"...)
 	}
-	if e.isArray() {
+	if total >= 0 {
 		head = append(head, "X-Total-Count: "...)
-		head = strconv.AppendInt(head, int64(e.doc.Len()), 10)
+		head = strconv.AppendInt(head, int64(total), 10)
 		head = append(head, "\r\n"...)
 	}
 	head = append(head, "Date: "...)
@@ -384,9 +421,14 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	c.fastHead = head
 
 	s.fastAnswers.Add(1)
-	n, err := c.writeFast(head, e)
+	var n int64
+	if processed {
+		n, err = c.writeRecords(head, e, records, size)
+	} else {
+		n, err = c.writeFast(head, e)
+	}
 	runtime.KeepAlive(e) // its mapped data, until written
-	s.fastLog(c, path, status, n, start)
+	s.fastLog(c, path, string(rawQuery), status, n, start)
 	if err != nil {
 		return fastBroken
 	}
@@ -432,8 +474,35 @@ func (c *guardConn) writeFast(head []byte, e *entry) (int64, error) {
 	return max(n-int64(len(head)), 0), err
 }
 
+// writeRecords writes head and the answer of records (size bytes), as
+// write does behind net/http, and returns the bytes of the body written.
+func (c *guardConn) writeRecords(head []byte, e *entry, records []int32, size int) (int64, error) {
+	if c.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
+	raw := rawConn(c.Conn)
+	if size < spansMinSize {
+		// One write, as net/http's buffer makes of a small answer.
+		h := len(head)
+		head = append(head, '[')
+		for k, i := range records {
+			if k > 0 {
+				head = append(head, ',')
+			}
+			head = append(head, e.doc.Record(int(i))...)
+		}
+		head = append(head, ']')
+		c.fastHead = head
+		n, err := raw.Write(head)
+		return int64(max(n-h, 0)), err
+	}
+	body := recordsBody(e.doc, records)
+	defer body.release()
+	return body.writeTo(raw, head)
+}
+
 // fastLog records a fast answer as observe records net/http's.
-func (s *Server) fastLog(c *guardConn, path string, status int, n int64, start time.Time) {
+func (s *Server) fastLog(c *guardConn, path, rawQuery string, status int, n int64, start time.Time) {
 	elapsed := time.Since(start)
 	s.metrics.observe("mock", status, elapsed)
 	ctx := context.Background()
@@ -444,7 +513,7 @@ func (s *Server) fastLog(c *guardConn, path string, status int, n int64, start t
 	s.log.LogAttrs(ctx, slog.LevelInfo, "request",
 		slog.String("method", http.MethodGet),
 		slog.String("path", path),
-		slog.String("query", ""),
+		slog.String("query", query.RedactQuery(rawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
 		slog.Duration("duration", elapsed),

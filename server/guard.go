@@ -9,7 +9,9 @@ package server
 //     escapes or control bytes, so that the real handler answers them;
 //   - refuses the other heads net/http would refuse (and a few more, see
 //     checkHead), answering them itself in JSON;
-//   - passes everything else through byte for byte.
+//   - passes everything else through byte for byte;
+//   - on listeners made by Server.GuardListener, answers the plainest reads
+//     of whole mocks itself, as net/http and the handler would (fast.go).
 //
 // A refused head is never shown to net/http. Instead net/http reads a
 // harmless request line followed by a read error it treats as an ordinary
