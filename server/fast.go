@@ -1,14 +1,16 @@
 package server
 
-// The fast path: the guard answers the plainest read itself, instead of
-// handing it to net/http. That is a GET of /mock/{id} over HTTP/1.1, with no
-// query and only headers that cannot change the answer, of a public mock
+// The fast path: the guard answers the plainest reads itself, instead of
+// handing them to net/http. That is a GET of /mock/{id} over HTTP/1.1, with
+// only headers that cannot change the answer (no gzip, no If-None-Match, no
+// token) and a query that compiles and carries no token, of a public mock
 // already in memory, with no rate limit, no delay and a status with a body,
 // on a server with no per-client limit that counts quotas in memory (the
-// embedded store). Its answer is the stored document after a head that
-// depends on the mock alone; net/http's per-request work (request and
-// response objects, a background read, contexts, deadlines, header sorting)
-// costs about as much CPU as sending a 233 KiB document with sendfile.
+// embedded store). Its answer is the stored document, or the records the
+// query selects, after a head made here; net/http's per-request work
+// (request and response objects, a background read, contexts, deadlines,
+// header sorting) costs about as much CPU as sending a 233 KiB document
+// with sendfile, and more than a query with a small answer.
 //
 // The answer, the quota count, the usage count, the metrics and the
 // access-log line are the ones net/http and serveMock give: fast_test.go
@@ -285,7 +287,8 @@ func (s *Server) fastHeadersOK(hdr []byte) bool {
 	return true
 }
 
-// serveFast answers a GET of target when it is a plain read: see fast.go.
+// serveFast answers a GET of target (path and query, as in the request
+// line) when it is a plain read: see fast.go.
 func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	start := time.Now()
 	rawPath, rawQuery, hasQuery := bytes.Cut(target, []byte("?"))
