@@ -31,7 +31,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -220,14 +219,11 @@ func (c *guardConn) tryFast(hdr []byte, chunked bool, length int64) bool {
 	c.startHead()
 	// Waiting for the next request is idle time, as net/http would have
 	// it after an answer.
+	var idle time.Time
 	if c.idleTimeout > 0 {
-		_ = c.SetReadDeadline(time.Now().Add(c.idleTimeout))
-	} else {
-		_ = c.SetReadDeadline(time.Time{})
+		idle = time.Now().Add(c.idleTimeout)
 	}
-	c.deadlineMu.Lock()
-	c.fastSince = true
-	c.deadlineMu.Unlock()
+	_ = c.setReadDeadline(idle, true)
 	return true
 }
 
@@ -338,28 +334,15 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	}
 	// The query, as serveMock runs it: one that fails, or carries a token,
 	// goes to net/http.
-	var cq *compiledQuery
-	var records []int32
-	size, total, processed := len(e.data), -1, false
-	if e.isArray() {
-		total = e.doc.Len()
-		if hasQuery {
-			cq = s.queries.get(string(rawQuery))
-			if cq.err != nil || cq.params.AuthToken != "" {
-				return fastNo
-			}
-			if processed = cq.q != nil && cq.q.Processing(); processed {
-				res := cq.q.Run(e.doc)
-				records, total = res.Records, res.Total
-			}
+	var q *query.Query
+	if e.isArray() && hasQuery {
+		cq := s.queries.get(string(rawQuery))
+		if cq.err != nil || cq.params.AuthToken != "" {
+			return fastNo
 		}
+		q = cq.q
 	}
-	etag := e.mock.ETag
-	if processed {
-		size, etag = arrayBody(e, records)
-	} else if etag == "" {
-		etag = etagOf(e.data)
-	}
+	a := prepare(e, q, "", "") // gzip and If-None-Match go to net/http
 	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	used, served, err := s.cfg.Quota.ReserveQuota(ctx, id, decoy.Month(now), quotaLimit)
@@ -371,7 +354,7 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	counted = true
 	s.cfg.Usage.Served(id, now)
 
-	status := e.mock.Status
+	status := a.status
 	head := c.fastHead[:0]
 	head = append(head, "HTTP/1.1 "...)
 	head = strconv.AppendInt(head, int64(status), 10)
@@ -393,14 +376,14 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 		head = append(head, "Cache-Control: no-cache\r\n"...)
 	}
 	head = append(head, "Content-Length: "...)
-	head = strconv.AppendInt(head, int64(size), 10)
+	head = strconv.AppendInt(head, int64(a.size), 10)
 	head = append(head, "\r\n"...)
 	if e.doc == nil {
 		head = append(head, "Content-Security-Policy: sandbox\r\n"...)
 	}
 	head = appendHeader(head, "Content-Type", e.contentType[0])
-	if status >= 200 && status < 300 {
-		head = appendHeader(head, "ETag", etag)
+	if a.etag != "" {
+		head = appendHeader(head, "ETag", a.etag)
 	}
 	if !s.corsAny {
 		head = append(head, "Vary: Origin\r\n"...)
@@ -413,9 +396,9 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 		head = strconv.AppendInt(head, max(quotaLimit-used, 0), 10)
 		head = append(head, "\r\n"...)
 	}
-	if total >= 0 {
+	if a.total >= 0 {
 		head = append(head, "X-Total-Count: "...)
-		head = strconv.AppendInt(head, int64(total), 10)
+		head = strconv.AppendInt(head, int64(a.total), 10)
 		head = append(head, "\r\n"...)
 	}
 	head = append(head, "Date: "...)
@@ -424,14 +407,12 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	c.fastHead = head
 
 	s.fastAnswers.Add(1)
-	var n int64
-	if processed {
-		n, err = c.writeRecords(head, e, records, size)
-	} else {
-		n, err = c.writeFast(head, e)
-	}
+	n, err := c.writeAnswer(head, e, a)
 	runtime.KeepAlive(e) // its mapped data, until written
-	s.fastLog(c, path, string(rawQuery), status, n, start)
+	if c.peer == nil {
+		c.peer = &http.Request{RemoteAddr: c.RemoteAddr().String(), Header: http.Header{}}
+	}
+	s.record(ctx, "mock", http.MethodGet, path, string(rawQuery), status, n, time.Since(start), c.peer)
 	if err != nil {
 		return fastBroken
 	}
@@ -458,70 +439,35 @@ func (s *Server) fastMock(e *entry) bool {
 		m.Status != http.StatusNoContent && m.Status != http.StatusNotModified // net/http sends no body
 }
 
-// writeFast writes head and the stored document of e, as writeBody does
-// behind net/http, and returns the bytes of the body written.
-func (c *guardConn) writeFast(head []byte, e *entry) (int64, error) {
+// writeAnswer writes head and the body of a, as write and writeBody do
+// behind net/http: a small body in one write with the head, a larger one
+// with sendfile or writev. It returns the bytes of the body written.
+func (c *guardConn) writeAnswer(head []byte, e *entry, a answer) (int64, error) {
 	if c.writeTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	}
 	raw := rawConn(c.Conn)
-	if len(e.data) >= spansMinSize {
-		if f := e.body.File(); f != nil {
-			if n, handled, err := sendFile(raw, head, f, 0, int64(len(e.data))); handled {
-				return n, err
-			}
-		}
-	}
-	bufs := net.Buffers{head, e.data}
-	n, err := bufs.WriteTo(raw)
-	return max(n-int64(len(head)), 0), err
-}
-
-// writeRecords writes head and the answer of records (size bytes), as
-// write does behind net/http, and returns the bytes of the body written.
-func (c *guardConn) writeRecords(head []byte, e *entry, records []int32, size int) (int64, error) {
-	if c.writeTimeout > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
-	}
-	raw := rawConn(c.Conn)
-	if size < spansMinSize {
-		// One write, as net/http's buffer makes of a small answer.
+	if a.size < spansMinSize {
 		h := len(head)
-		head = append(head, '[')
-		for k, i := range records {
-			if k > 0 {
-				head = append(head, ',')
-			}
-			head = append(head, e.doc.Record(int(i))...)
+		if a.processed {
+			buf := bytes.NewBuffer(head)
+			writeArray(buf, e, a.records)
+			head = buf.Bytes()
+		} else {
+			head = append(head, e.data...)
 		}
-		head = append(head, ']')
 		c.fastHead = head
 		n, err := raw.Write(head)
 		return int64(max(n-h, 0)), err
 	}
-	body := recordsBody(e.doc, records)
-	defer body.release()
-	return body.writeTo(raw, head)
-}
-
-// fastLog records a fast answer as observe records net/http's.
-func (s *Server) fastLog(c *guardConn, path, rawQuery string, status int, n int64, start time.Time) {
-	elapsed := time.Since(start)
-	s.metrics.observe("mock", status, elapsed)
-	ctx := context.Background()
-	if !s.log.Enabled(ctx, slog.LevelInfo) {
-		return
+	var body *spansBody
+	if a.processed {
+		body = recordsBody(e.doc, a.records)
+	} else {
+		body = bytesBody(e.data, e.body.File())
 	}
-	r := &http.Request{RemoteAddr: c.RemoteAddr().String(), Header: http.Header{}}
-	s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-		slog.String("method", http.MethodGet),
-		slog.String("path", path),
-		slog.String("query", query.RedactQuery(rawQuery)),
-		slog.Int("status", status),
-		slog.Int64("bytes", n),
-		slog.Duration("duration", elapsed),
-		slog.String("client", s.clientAddr(r)),
-	)
+	defer body.release()
+	return body.sendAfter(raw, head)
 }
 
 // httpDate is the current time as the Date header has it, formatted once a

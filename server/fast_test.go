@@ -80,6 +80,64 @@ func comparable(answer string) string {
 	return quotaLeft.ReplaceAllString(answer, "$1 -\r\n")
 }
 
+// fastServer starts a server for h.srv behind its fast guard, configure
+// setting its http.Server first.
+func fastServer(t *testing.T, h *harness, configure func(*http.Server)) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h.srv)
+	if configure != nil {
+		configure(ts.Config)
+	}
+	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// rawClient is one keep-alive connection, written to as given.
+type rawClient struct {
+	t  *testing.T
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t *testing.T, url string) *rawClient {
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+func (rc *rawClient) send(raw string) {
+	rc.t.Helper()
+	if _, err := io.WriteString(rc.c, raw); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// answer reads the next answer whole.
+func (rc *rawClient) answer() (*http.Response, []byte, error) {
+	resp, err := http.ReadResponse(rc.br, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp, body, err
+}
+
+// do sends raw and reads its answer whole.
+func (rc *rawClient) do(raw string) (*http.Response, []byte) {
+	rc.t.Helper()
+	rc.send(raw)
+	resp, body, err := rc.answer()
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	return resp, body
+}
+
 // The guard answers a plain read of a whole public mock itself (fast.go),
 // and every such answer is the one net/http and serveMock give, byte for
 // byte; every other request, or any mock with limits, a delay or a token,
@@ -274,22 +332,9 @@ func TestFastPathPipelined(t *testing.T) {
 	// Once net/http has answered, the guard answers plain reads on the
 	// same connection again. (A request that comes while net/http is still
 	// ending its answer goes to net/http: the pause leaves it time.)
-	c, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for i, suffix := range []string{"", "?limit=1", "", "?offset=2", ""} {
-		if _, err := io.WriteString(c, get(suffix)); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	rc := dialRaw(t, h.url)
+	for _, suffix := range []string{"", "?limit=1", "", "?offset=2", ""} {
+		rc.do(get(suffix))
 		time.Sleep(20 * time.Millisecond)
 	}
 	if n := server.FastAnswers(h.srv); n != 4 {
@@ -302,31 +347,17 @@ func TestFastPathPipelined(t *testing.T) {
 func TestFastPathIdleTimeout(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
 	m := h.create(`[1]`, client.CreateOptions{})
-	ts := httptest.NewUnstartedServer(h.srv)
-	ts.Config.IdleTimeout = 300 * time.Millisecond
-	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
-	ts.Start()
-	defer ts.Close()
-	c, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	ts := fastServer(t, h, func(hs *http.Server) { hs.IdleTimeout = 300 * time.Millisecond })
+	rc := dialRaw(t, ts.URL)
 	for i := range 8 {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
+		rc.send("GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n")
+		if _, _, err := rc.answer(); err != nil {
 			t.Fatalf("request %d, %v after start: %v", i, time.Duration(i+1)*100*time.Millisecond, err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := br.ReadByte(); err != io.EOF {
+	_ = rc.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rc.br.ReadByte(); err != io.EOF {
 		t.Errorf("idle connection: %v, want EOF", err)
 	}
 }
@@ -339,32 +370,15 @@ func TestFastPathShutdown(t *testing.T) {
 	})
 	doc := `[` + strings.Repeat(`"0123456789abcdef0123456789abcdef",`, 1<<18) + `0]` // 9 MiB
 	m := h.create(doc, client.CreateOptions{})
-	ts := httptest.NewUnstartedServer(h.srv)
-	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
-	ts.Start()
-	defer ts.Close()
-	c, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ts := fastServer(t, h, nil)
 	// net/http answers a first request, and then takes the connection
 	// for idle, as it is while the guard answers the second: Shutdown
 	// closes idle connections at once.
-	br := bufio.NewReader(c)
-	if _, err := io.WriteString(c, "GET /mock/"+m.ID+"?limit=1 HTTP/1.1\r\nHost: d\r\nIf-None-Match: \"other\"\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	rc := dialRaw(t, ts.URL)
+	rc.do("GET /mock/" + m.ID + "?limit=1 HTTP/1.1\r\nHost: d\r\nIf-None-Match: \"other\"\r\n\r\n")
 	time.Sleep(20 * time.Millisecond)
-	if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := br.Peek(1); err != nil { // the answer has begun; the rest waits on the reader
+	rc.send("GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n")
+	if _, err := rc.br.Peek(1); err != nil { // the answer has begun; the rest waits on the reader
 		t.Fatal(err)
 	}
 	stopped := make(chan error, 1)
@@ -383,16 +397,12 @@ func TestFastPathShutdown(t *testing.T) {
 		t.Fatalf("the stop returned (%v) before the answer was written", err)
 	default:
 	}
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
+	_ = rc.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, body, err := rc.answer()
+	if err != nil || len(body) != len(doc) {
+		t.Fatalf("body: %d bytes of %d, %v", len(body), len(doc), err)
 	}
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err != nil || n != int64(len(doc)) {
-		t.Fatalf("body: %d bytes of %d, %v", n, len(doc), err)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if _, err := rc.br.ReadByte(); err != io.EOF {
 		t.Errorf("after the answer: %v, want EOF", err)
 	}
 	if err := <-stopped; err != nil {
@@ -453,28 +463,13 @@ func exchangeAll(t *testing.T, url, raw string) string {
 func TestFastPathShutdownIdle(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
 	m := h.create(`[1]`, client.CreateOptions{})
-	ts := httptest.NewUnstartedServer(h.srv)
-	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
-	ts.Start()
-	defer ts.Close()
+	ts := fastServer(t, h, nil)
 	answers := exchange(t, ts.URL, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n", 1) // warms the cache
 	if len(answers) != 1 {
 		t.Fatal("no answer")
 	}
-	c, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
-	if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	rc := dialRaw(t, ts.URL)
+	rc.do("GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n")
 	if server.FastAnswers(h.srv) != 2 {
 		t.Fatalf("answered by the guard: %d, want 2", server.FastAnswers(h.srv))
 	}
@@ -487,8 +482,8 @@ func TestFastPathShutdownIdle(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Shutdown took %v", d)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := br.ReadByte(); err != io.EOF {
+	_ = rc.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rc.br.ReadByte(); err != io.EOF {
 		t.Errorf("after Shutdown: %v, want EOF", err)
 	}
 }
@@ -499,46 +494,20 @@ func TestFastPathShutdownIdle(t *testing.T) {
 func TestFastPathReadTimeout(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
 	m := h.create(`[1]`, client.CreateOptions{})
-	ts := httptest.NewUnstartedServer(h.srv)
-	ts.Config.ReadTimeout = 400 * time.Millisecond
-	ts.Config.IdleTimeout = 5 * time.Second
-	ts.Listener = h.srv.GuardListener(ts.Listener, ts.Config)
-	ts.Start()
-	defer ts.Close()
-	c, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for i := range 4 {
-		if _, err := io.WriteString(c, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: d\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+	ts := fastServer(t, h, func(hs *http.Server) { hs.ReadTimeout, hs.IdleTimeout = 400*time.Millisecond, 5*time.Second })
+	rc := dialRaw(t, ts.URL)
+	for range 4 {
+		rc.do("GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n")
 		time.Sleep(150 * time.Millisecond)
 	}
 	if server.FastAnswers(h.srv) != 4 {
 		t.Fatalf("answered by the guard: %d, want 4", server.FastAnswers(h.srv))
 	}
 	body := `[{"id":2}]`
-	if _, err := io.WriteString(c, "POST /admin/v1/mocks HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer "+adminToken+
-		"\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	rc.send("POST /admin/v1/mocks HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer " + adminToken +
+		"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
 	time.Sleep(30 * time.Millisecond)
-	if _, err := io.WriteString(c, body); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := rc.do(body)
 	if resp.StatusCode != http.StatusCreated {
 		t.Errorf("upload after the guard's answers: %d %s", resp.StatusCode, b)
 	}
@@ -554,23 +523,11 @@ func TestFastPathAfterPost(t *testing.T) {
 	get := "GET /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\n\r\n"
 	steps := []string{"POST /mock/" + m.ID + " HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n", get, "\r\n" + get}
 	talk := func(url string) string {
-		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-		br := bufio.NewReader(c)
+		rc := dialRaw(t, url)
+		_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
 		var out strings.Builder
 		for _, step := range steps {
-			if _, err := io.WriteString(c, step); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
+			resp, b := rc.do(step)
 			fmt.Fprintf(&out, "%d %s\n", resp.StatusCode, b)
 			time.Sleep(20 * time.Millisecond) // net/http ends its answer
 		}

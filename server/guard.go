@@ -197,6 +197,7 @@ type guardConn struct {
 	idle                                   atomic.Bool
 	idleTimeout, readTimeout, writeTimeout time.Duration
 	fastHead                               []byte
+	peer                                   *http.Request // the client, for access logs
 	fastBusy, closeAfter                   bool
 	// Under deadlineMu: fastSince is set when the guard answered since
 	// net/http last set the read deadline; stretch, when a head was then
@@ -399,7 +400,11 @@ func (c *guardConn) limitHead() {
 }
 
 // SetReadDeadline implements net.Conn.
-func (c *guardConn) SetReadDeadline(t time.Time) error {
+func (c *guardConn) SetReadDeadline(t time.Time) error { return c.setReadDeadline(t, false) }
+
+// setReadDeadline sets the read deadline; fast says whether the guard sets
+// it after an answer of its own (see fastSince).
+func (c *guardConn) setReadDeadline(t time.Time, fast bool) error {
 	c.deadlineMu.Lock()
 	defer c.deadlineMu.Unlock()
 	if c.stretch && !t.IsZero() && c.readTimeout > 0 {
@@ -407,7 +412,7 @@ func (c *guardConn) SetReadDeadline(t time.Time) error {
 			t = d
 		}
 	}
-	c.stretch, c.fastSince = false, false
+	c.stretch, c.fastSince = false, fast
 	c.readDeadline, c.capped = t, false
 	return c.Conn.SetReadDeadline(t)
 }

@@ -111,7 +111,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// requests stay cheap.
 	var a answer
 	if qerr == nil {
-		a = prepare(r, e, q)
+		a = prepare(e, q, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a
@@ -391,11 +391,12 @@ type answer struct {
 // writeData writes the answer: the stored data unchanged, or, for an array
 // with processing, the selected elements each as stored.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	s.write(w, r, e, prepare(r, e, q))
+	s.write(w, r, e, prepare(e, q, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
 }
 
-// prepare runs the query and decides the answer, writing nothing.
-func prepare(r *http.Request, e *entry, q *query.Query) answer {
+// prepare runs the query and decides the answer, for a request with those
+// Accept-Encoding and If-None-Match headers, writing nothing.
+func prepare(e *entry, q *query.Query, acceptEncoding, ifNoneMatch string) answer {
 	a := answer{status: e.mock.Status, processed: q != nil && q.Processing(), size: len(e.data), total: -1}
 	etag := e.mock.ETag
 	if e.isArray() {
@@ -409,13 +410,13 @@ func prepare(r *http.Request, e *entry, q *query.Query) answer {
 	if etag == "" {
 		etag = etagOf(e.data)
 	}
-	a.gzip = a.size >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding"))
+	a.gzip = a.size >= gzipMinSize && acceptsGzip(acceptEncoding)
 	if a.gzip {
 		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
 	}
 	if a.status >= 200 && a.status < 300 {
 		a.etag = etag
-		a.notModified = a.status == http.StatusOK && etagMatches(r.Header.Get("If-None-Match"), etag)
+		a.notModified = a.status == http.StatusOK && etagMatches(ifNoneMatch, etag)
 	}
 	return a
 }

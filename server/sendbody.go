@@ -188,6 +188,21 @@ func (b *spansBody) writeTo(c net.Conn, head []byte) (int64, error) {
 	return total - int64(len(head)), nil
 }
 
+// sendAfter writes head, then the rest of the body, to c: a file body with
+// sendfile (its pages go to the socket without a copy through this
+// process), any other with writev. It returns the bytes of the body
+// written.
+func (b *spansBody) sendAfter(c net.Conn, head []byte) (int64, error) {
+	if b.file != nil && b.k < b.n {
+		off := int64(b.off)
+		if n, handled, err := sendFile(c, head, b.file, off, int64(len(b.data))-off); handled {
+			b.k, b.off = b.n, 0
+			return n, err
+		}
+	}
+	return b.writeTo(c, head)
+}
+
 // sendSpans writes body as the answer's body, without copies where the
 // connection allows.
 func sendSpans(w http.ResponseWriter, r *http.Request, body *spansBody) {
@@ -248,16 +263,7 @@ func (c *guardConn) ReadFrom(src io.Reader) (int64, error) {
 	raw := rawConn(c.Conn)
 	if body, ok := src.(*spansBody); ok {
 		defer func() { c.held = c.held[:0] }()
-		if body.file != nil && body.k < body.n {
-			// What is left of the data, from the file: the pages go to
-			// the socket without a copy through this process.
-			off := int64(body.off)
-			if n, handled, err := sendFile(raw, c.held, body.file, off, int64(len(body.data))-off); handled {
-				body.k, body.off = body.n, 0
-				return n, err
-			}
-		}
-		return body.writeTo(raw, c.held)
+		return body.sendAfter(raw, c.held)
 	}
 	if err := c.releaseWrites(); err != nil {
 		return 0, err

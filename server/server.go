@@ -433,24 +433,28 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 	if rec.status == 0 {
 		rec.status = 499 // the client went away before an answer
 	}
-	elapsed := time.Since(start)
-	rt := route(r.URL.Path)
-	s.metrics.observe(rt, rec.status, elapsed)
+	s.record(r.Context(), route(r.URL.Path), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, time.Since(start), r)
+}
+
+// record counts an answer in the metrics and writes its access-log line
+// (path escaped, query raw; client is read for its address only).
+func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, status int, n int64, elapsed time.Duration, client *http.Request) {
+	s.metrics.observe(rt, status, elapsed)
 	level := slog.LevelInfo
 	if rt == "healthz" || rt == "readyz" || rt == "metrics" {
 		level = slog.LevelDebug
 	}
-	if !s.log.Enabled(r.Context(), level) {
+	if !s.log.Enabled(ctx, level) {
 		return // not written: do not build its fields (query redaction, client address)
 	}
-	s.log.LogAttrs(r.Context(), level, "request",
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.EscapedPath()),
-		slog.String("query", query.RedactQuery(r.URL.RawQuery)),
-		slog.Int("status", rec.status),
-		slog.Int64("bytes", rec.bytes),
+	s.log.LogAttrs(ctx, level, "request",
+		slog.String("method", method),
+		slog.String("path", path),
+		slog.String("query", query.RedactQuery(rawQuery)),
+		slog.Int("status", status),
+		slog.Int64("bytes", n),
 		slog.Duration("duration", elapsed),
-		slog.String("client", s.clientAddr(r)),
+		slog.String("client", s.clientAddr(client)),
 	)
 }
 

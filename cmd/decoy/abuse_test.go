@@ -202,6 +202,63 @@ func TestSIGTERMDuringDelayedResponse(t *testing.T) {
 	}
 }
 
+// On SIGTERM, a whole document the guard is sending itself (a plain read of
+// a mock with no rate limit) is sent to its end before the process exits,
+// as net/http's answers are.
+func TestSIGTERMDuringGuardAnswer(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken, "--rate-limit", "0")
+	doc := `[` + strings.Repeat(`"0123456789abcdef0123456789abcdef",`, 1<<18) + `0]` // 9 MiB
+	m := createMock(t, p, doc, client.CreateOptions{})
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(c)
+	read := func() (int, []byte) {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("body: %d bytes, %v", len(body), err)
+		}
+		return resp.StatusCode, body
+	}
+	// net/http answers the first request (If-None-Match goes to it), so
+	// that it takes the connection for idle while the guard answers the
+	// second; the client reads nothing of that one yet.
+	fmt.Fprintf(c, "GET /mock/%s?limit=1 HTTP/1.1\r\nHost: d\r\nIf-None-Match: \"x\"\r\n\r\n", m.ID)
+	if status, _ := read(); status != 200 {
+		t.Fatalf("first request: %d", status)
+	}
+	time.Sleep(50 * time.Millisecond)
+	fmt.Fprintf(c, "GET /mock/%s HTTP/1.1\r\nHost: d\r\n\r\n", m.ID)
+	if _, err := br.Peek(1); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("exited (%v) with the answer unsent", err)
+	default:
+	}
+	if status, body := read(); status != 200 || string(body) != doc {
+		t.Errorf("answer in flight: %d, %d bytes of %d", status, len(body), len(doc))
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for stop, at cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit after the answer was sent")
+	}
+}
+
 // Stored HTML is served sandboxed, so its scripts cannot run in Decoy's
 // origin; JSON is served as is.
 func TestStoredHTMLIsSandboxed(t *testing.T) {
