@@ -24,16 +24,11 @@ import (
 // as sent. It reads until want answers have come, or the server closes.
 func exchange(t *testing.T, url, raw string, want int) []string {
 	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
+	rc := dialRaw(t, url)
+	defer rc.c.Close()
+	_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	rc.send(raw)
+	br := rc.br
 	var out []string
 	for len(out) < want {
 		var head bytes.Buffer
@@ -440,17 +435,12 @@ func FuzzFastPath(f *testing.F) {
 // exchangeAll sends raw on a new connection to url, ends its input, and
 // returns all that comes back.
 func exchangeAll(t *testing.T, url, raw string) string {
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.(*net.TCPConn).CloseWrite()
-	b, err := io.ReadAll(c)
+	rc := dialRaw(t, url)
+	defer rc.c.Close()
+	_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	rc.send(raw)
+	_ = rc.c.(*net.TCPConn).CloseWrite()
+	b, err := io.ReadAll(rc.br)
 	if err != nil {
 		t.Fatal(err)
 	}
