@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,34 @@ func TestLoadStretchesTheWindowForASlowServer(t *testing.T) {
 	res := l.run(context.Background())
 	if res.OK < 2 || res.Elapsed < 300*time.Millisecond {
 		t.Errorf("ok %d over %v: want the window stretched to two answers", res.OK, res.Elapsed)
+	}
+}
+
+// An answer longer than the window counts for the part of it read inside the
+// window: with whole answers only, each connection here ends one answer in
+// the window and reads most of a second one.
+func TestLoadCountsAnswersCutByTheWindow(t *testing.T) {
+	const chunks, chunk = 10, 10_000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(chunks*chunk))
+		for range chunks {
+			w.Write(make([]byte, chunk))
+			w.(http.Flusher).Flush()
+			time.Sleep(30 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), target: "/", conns: 2,
+		warmup: 100 * time.Millisecond, duration: 450 * time.Millisecond, timeout: 5 * time.Second}
+	res := l.run(context.Background())
+	if res.OK == 0 || res.Bytes != res.OK*chunks*chunk {
+		t.Fatalf("ok %d, bytes %d", res.OK, res.Bytes)
+	}
+	if res.InWindow <= res.Bytes {
+		t.Errorf("bytes read in the window %d, not more than the %d of whole answers", res.InWindow, res.Bytes)
+	}
+	whole := float64(res.OK) / res.Elapsed.Seconds()
+	if got, want := res.rate(), float64(res.InWindow)/(chunks*chunk)/res.Elapsed.Seconds(); got <= whole || got-want > 1e-9 || want-got > 1e-9 {
+		t.Errorf("rate %.3f, want %.3f (whole answers only: %.3f)", got, want, whole)
 	}
 }
