@@ -34,6 +34,8 @@ type entry struct {
 	contentType []string
 	// doc is the parsed data when the content type is JSON, else nil.
 	doc *jsondoc.Document
+	// built keeps large answers of queries over doc, when doc is an array.
+	built *builtAnswers
 
 	gzipOnce  sync.Once
 	gzipped   []byte
@@ -45,7 +47,8 @@ type entry struct {
 	// used is the cache's epoch when the entry was last read (see
 	// cache.enforce).
 	used atomic.Int64
-	// onGrow is told when the entry grows (its gzipped copy).
+	// onGrow is told when the entry grows (its gzipped copy, the answers
+	// built keeps) or shrinks.
 	onGrow atomic.Pointer[func(int64)]
 }
 
@@ -55,6 +58,9 @@ func (e *entry) footprint() int64 {
 	n := int64(len(e.data)) + e.gzipBytes.Load()
 	if e.doc != nil {
 		n += e.doc.MemoryBytes()
+	}
+	if e.built != nil {
+		n += e.built.footprint()
 	}
 	return n
 }
@@ -79,13 +85,16 @@ func newEntry(m *decoy.Mock, body *docfile.Doc) (*entry, error) {
 			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: %v", err)
 		}
 		e.doc = doc
+		if doc.IsArray() {
+			e.built = newBuiltAnswers(len(data))
+		}
 	}
 	return e, nil
 }
 
 // withMock returns a copy of e with new settings and the same data.
 func (e *entry) withMock(m *decoy.Mock) *entry {
-	ne := &entry{mock: m, body: e.body, data: e.data, doc: e.doc, contentType: []string{m.ContentType}}
+	ne := &entry{mock: m, body: e.body, data: e.data, doc: e.doc, built: e.built, contentType: []string{m.ContentType}}
 	ne.used.Store(e.used.Load())
 	ne.onGrow.Store(e.onGrow.Load())
 	return ne
@@ -116,11 +125,17 @@ func (e *entry) gzip() []byte {
 		zw.Close()
 		e.gzipped = b.Bytes()
 		e.gzipBytes.Store(int64(len(e.gzipped)))
-		if f := e.onGrow.Load(); f != nil {
-			(*f)(int64(len(e.gzipped)))
-		}
+		e.grew(int64(len(e.gzipped)))
 	})
 	return e.gzipped
+}
+
+// grew tells the cache, if it counts, that the entry grew by n bytes (or
+// shrank, when n is negative).
+func (e *entry) grew(n int64) {
+	if f := e.onGrow.Load(); f != nil {
+		(*f)(n)
+	}
 }
 
 // isJSON reports whether a media type is JSON: application/json or a +json

@@ -342,7 +342,7 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 		}
 		q = cq.q
 	}
-	a := prepare(e, q, "", "") // gzip and If-None-Match go to net/http
+	a := prepare(e, q, true, "", "") // gzip and If-None-Match go to net/http
 	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	used, served, err := s.cfg.Quota.ReserveQuota(ctx, id, decoy.Month(now), quotaLimit)
@@ -461,9 +461,12 @@ func (c *guardConn) writeAnswer(head []byte, e *entry, a answer) (int64, error) 
 		return int64(max(n-h, 0)), err
 	}
 	var body *spansBody
-	if a.processed {
+	switch {
+	case a.built != nil:
+		body = bytesBody(a.built.body, nil)
+	case a.processed:
 		body = recordsBody(e.doc, a.records)
-	} else {
+	default:
 		body = bytesBody(e.data, e.body.File())
 	}
 	defer body.release()

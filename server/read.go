@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
@@ -111,7 +112,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// requests stay cheap.
 	var a answer
 	if qerr == nil {
-		a = prepare(e, q, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
+		a = prepare(e, q, params.AuthToken == "", r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a
@@ -383,28 +384,38 @@ type answer struct {
 	total       int     // X-Total-Count, or -1 when the data is not an array
 	notModified bool    // If-None-Match matched: answer 304
 	processed   bool    // built from the selected records, not the stored bytes
-	records     []int32 // the selected records, when processed
-	size        int     // of the identity body
+	records     []int32 // the selected records, when processed and not built
+	built       *builtAnswer
+	size        int // of the identity body
 	gzip        bool
 }
 
 // writeData writes the answer: the stored data unchanged, or, for an array
 // with processing, the selected elements each as stored.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	s.write(w, r, e, prepare(e, q, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
+	s.write(w, r, e, prepare(e, q, false, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
 }
 
 // prepare runs the query and decides the answer, for a request with those
-// Accept-Encoding and If-None-Match headers, writing nothing.
-func prepare(e *entry, q *query.Query, acceptEncoding, ifNoneMatch string) answer {
+// Accept-Encoding and If-None-Match headers, writing nothing. shared is
+// whether q comes from the query cache (see builtAnswers).
+func prepare(e *entry, q *query.Query, shared bool, acceptEncoding, ifNoneMatch string) answer {
 	a := answer{status: e.mock.Status, processed: q != nil && q.Processing(), size: len(e.data), total: -1}
 	etag := e.mock.ETag
 	if e.isArray() {
 		a.total = e.doc.Len()
-		if a.processed {
+		if a.processed && shared && e.built != nil {
+			if a.built = e.built.lookup(q); a.built != nil {
+				a.size, a.total, etag = len(a.built.body), a.built.total, a.built.etag
+			}
+		}
+		if a.processed && a.built == nil {
 			res := q.Run(e.doc)
 			a.records, a.total = res.Records, res.Total
 			a.size, etag = arrayBody(e, a.records)
+			if shared && e.built != nil {
+				a.built = e.built.offer(q, a.size, a.total, etag, func(b *bytes.Buffer) { writeArray(b, e, a.records) }, e.grew)
+			}
 		}
 	}
 	if etag == "" {
@@ -466,6 +477,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 		if !head {
 			writeBody(w, r, e.data, e.body.File())
 		}
+	case a.gzip && a.built != nil:
+		gz := a.built.gzipped(e.grew)
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Content-Length", strconv.Itoa(len(gz)))
+		w.WriteHeader(a.status)
+		if !head {
+			writeBody(w, r, gz, nil)
+		}
 	case a.gzip:
 		h.Set("Content-Encoding", "gzip")
 		w.WriteHeader(a.status)
@@ -481,6 +500,10 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 		h["Content-Length"] = one(strconv.Itoa(a.size))
 		w.WriteHeader(a.status)
 		if head {
+			break
+		}
+		if a.built != nil {
+			writeBody(w, r, a.built.body, nil)
 			break
 		}
 		if a.size < spansMinSize {
