@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/decoy-mock/decoy/query"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -15,17 +14,17 @@ import (
 // request (the city filter at 100k records: 8,432 records, 2 MiB); a kept
 // body leaves as one contiguous slice, and the query is not run again.
 //
-// A document never changes (a new version is a new entry), so a kept body
-// is right for as long as the entry lives. Answers are keyed by their
-// compiled query, shared through the server's query cache: a query string
-// with a token in it is compiled afresh each time and is never kept. The
-// bodies count in the entry's footprint, so --max-cache-bytes bounds them
-// with the rest, and each document keeps at most builtMaxAnswers of them,
-// holding at most a quarter of its size (builtMinBudget for small ones);
-// the least recently sent leave first.
+// A document never changes (a new version is a new entry, and settings
+// changed keep it: see entry.withMock), and a query's answer depends on the
+// document and the query string alone, so a kept body is right for as long
+// as the document lives. Answers are keyed by their query string; one with
+// a token in it is never kept (the caller passes no key). The bodies count
+// in the entry's footprint, so --max-cache-bytes bounds them with the rest,
+// and each document keeps at most builtMaxAnswers of them, holding at most
+// its budget (see newBuiltAnswers); the least recently sent leave first.
 type builtAnswers struct {
 	mu    sync.RWMutex
-	m     map[*query.Query]*builtAnswer
+	m     map[string]*builtAnswer
 	bytes int64 // of the bodies kept
 	clock atomic.Int64
 	// budget is the most bytes of bodies kept.
@@ -61,19 +60,26 @@ const (
 	// builtMaxSeen bounds the queries seen once and remembered, per
 	// document; past it, they are forgotten together.
 	builtMaxSeen = 64
-	// builtMinBudget is the bytes of bodies a document of less than four
-	// times that may keep anyway.
+	// builtMinBudget is the bytes a document of less than four times that
+	// may keep, if it is at least that large.
 	builtMinBudget = 4 << 20
+	// builtMaxKey is the longest query string kept.
+	builtMaxKey = 2 << 10
 )
 
+// newBuiltAnswers returns the kept answers of a document of docSize bytes:
+// their bodies and gzipped copies hold at most a quarter of its size, or
+// its size up to builtMinBudget for a smaller one. A single answer's
+// gzipped copy may pass that, when it alone is kept.
 func newBuiltAnswers(docSize int) *builtAnswers {
-	return &builtAnswers{budget: max(int64(docSize)/4, builtMinBudget)}
+	n := int64(docSize)
+	return &builtAnswers{budget: max(n/4, min(n, builtMinBudget))}
 }
 
-// lookup returns q's kept answer, or nil.
-func (b *builtAnswers) lookup(q *query.Query) *builtAnswer {
+// lookup returns the kept answer of the query string key, or nil.
+func (b *builtAnswers) lookup(key string) *builtAnswer {
 	b.mu.RLock()
-	ba := b.m[q]
+	ba := b.m[key]
 	b.mu.RUnlock()
 	if ba == nil || ba.body == nil {
 		return nil
@@ -82,24 +88,26 @@ func (b *builtAnswers) lookup(q *query.Query) *builtAnswer {
 	return ba
 }
 
-// offer is told the answer q gave, of size bytes: the second time a large
-// answer is offered, its body is built with write (which must write size
-// bytes) and kept, and returned; else offer returns nil. grew is told how
-// many bytes the kept bodies grew or shrank by.
-func (b *builtAnswers) offer(q *query.Query, size, total int, etag string, write func(*bytes.Buffer), grew func(int64)) *builtAnswer {
-	if size < builtMinSize || int64(size) > b.budget {
+// offer is told the answer the query string key gave, of size bytes: the
+// second time a large answer is offered, its body is built with write
+// (which must write size bytes) and kept, and returned; else offer returns
+// nil. grew is told the bytes kept grew by (not when they shrink: the
+// cache's count may stay above what is held, never below, until it next
+// counts).
+func (b *builtAnswers) offer(key string, size, total int, etag string, write func(*bytes.Buffer), grew func(int64)) *builtAnswer {
+	if size < builtMinSize || int64(size) > b.budget || len(key) > builtMaxKey {
 		return nil
 	}
 	b.mu.RLock()
-	ba := b.m[q]
+	ba := b.m[key]
 	b.mu.RUnlock()
 	if ba == nil {
 		b.mu.Lock()
 		if b.m == nil || len(b.m) >= builtMaxSeen+builtMaxAnswers {
 			b.forgetSeenLocked()
 		}
-		if b.m[q] == nil {
-			b.m[q] = &builtAnswer{total: total, etag: etag}
+		if b.m[key] == nil {
+			b.m[key] = &builtAnswer{}
 		}
 		b.mu.Unlock()
 		return nil
@@ -112,22 +120,30 @@ func (b *builtAnswers) offer(q *query.Query, size, total int, etag string, write
 	buf.Grow(size)
 	write(&buf)
 	if buf.Len() != size {
+		ba.building.Store(false)
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cur := b.m[q]; cur != ba || ba.body != nil {
-		return nil
+	if cur := b.m[key]; cur != ba {
+		return nil // forgotten meanwhile
 	}
-	freed := b.makeRoomLocked(int64(size))
 	built := &builtAnswer{body: buf.Bytes(), total: total, etag: etag, owner: b}
-	built.used.Store(b.clock.Add(1))
-	b.m[q] = built
-	b.bytes += int64(size)
-	if grew != nil {
-		grew(int64(size) - freed)
-	}
+	b.keepLocked(key, built, int64(size), grew)
 	return built
+}
+
+// keepLocked counts n more bytes kept for key's answer ba, first dropping
+// the least recently sent other answers until they fit, and puts ba under
+// key.
+func (b *builtAnswers) keepLocked(key string, ba *builtAnswer, n int64, grew func(int64)) {
+	freed := b.makeRoomLocked(n, key)
+	ba.used.Store(b.clock.Add(1))
+	b.m[key] = ba
+	b.bytes += n
+	if grew != nil && n > freed {
+		grew(n - freed)
+	}
 }
 
 // gzipped returns the body gzipped, making it once; grew is told the bytes
@@ -146,13 +162,10 @@ func (ba *builtAnswer) gzipped(grew func(int64)) []byte {
 		b := ba.owner
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		for _, cur := range b.m {
+		for key, cur := range b.m {
 			if cur == ba { // still kept: count it
 				ba.gzBytes = int64(len(ba.gz))
-				b.bytes += ba.gzBytes
-				if grew != nil {
-					grew(ba.gzBytes)
-				}
+				b.keepLocked(key, ba, ba.gzBytes, grew)
 				break
 			}
 		}
@@ -162,7 +175,7 @@ func (ba *builtAnswer) gzipped(grew func(int64)) []byte {
 
 // forgetSeenLocked drops the queries seen once, keeping the built answers.
 func (b *builtAnswers) forgetSeenLocked() {
-	kept := make(map[*query.Query]*builtAnswer, builtMaxAnswers)
+	kept := make(map[string]*builtAnswer, builtMaxAnswers)
 	for q, ba := range b.m {
 		if ba.body != nil {
 			kept[q] = ba
@@ -171,24 +184,28 @@ func (b *builtAnswers) forgetSeenLocked() {
 	b.m = kept
 }
 
-// makeRoomLocked drops the least recently sent bodies until one of size
-// bytes fits the bounds, and returns the bytes it freed.
-func (b *builtAnswers) makeRoomLocked(size int64) int64 {
+// makeRoomLocked drops the least recently sent answers other than key's
+// until size more bytes fit the budget and the others are fewer than
+// builtMaxAnswers, and returns the bytes it freed.
+func (b *builtAnswers) makeRoomLocked(size int64, key string) int64 {
 	var freed int64
 	for {
 		n := 0
-		var oldest *query.Query
+		oldest, found := "", false
 		var oldestUsed int64
-		for q, ba := range b.m {
+		for k, ba := range b.m {
 			if ba.body == nil {
 				continue
 			}
+			if k == key {
+				continue // stays
+			}
 			n++
-			if u := ba.used.Load(); oldest == nil || u < oldestUsed {
-				oldest, oldestUsed = q, u
+			if u := ba.used.Load(); !found || u < oldestUsed {
+				oldest, oldestUsed, found = k, u, true
 			}
 		}
-		if oldest == nil || n < builtMaxAnswers && b.bytes+size <= b.budget {
+		if !found || n < builtMaxAnswers && b.bytes+size <= b.budget {
 			return freed
 		}
 		gone := int64(len(b.m[oldest].body)) + b.m[oldest].gzBytes

@@ -3,14 +3,14 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
-
-	"github.com/decoy-mock/decoy/query"
 )
 
 // etagHeader is the header's name as the server sets it (and as the
@@ -45,7 +45,7 @@ func TestBuiltAnswers(t *testing.T) {
 		if e == nil || e.built == nil {
 			t.Fatal("no entry, or no kept answers for an array")
 		}
-		return e.built.lookup(s.queries.get(raw).q)
+		return e.built.lookup(raw)
 	}
 	heads := []string{"Content-Length", "Content-Type", "ETag", "X-Total-Count", "Content-Encoding", "Vary", "Cache-Control"}
 	same := func(what string, got, want *httptest.ResponseRecorder) {
@@ -59,6 +59,12 @@ func TestBuiltAnswers(t *testing.T) {
 			}
 		}
 	}
+	// Room for every answer here at once (a document of this size keeps
+	// one: see newBuiltAnswers).
+	if get("").Code != http.StatusOK {
+		t.Fatal("not served")
+	}
+	s.cache.peek(id).built.budget = 1 << 30
 	gzipped := map[string][]byte{}
 	for _, tc := range []struct {
 		raw   string
@@ -111,8 +117,8 @@ func TestBuiltAnswers(t *testing.T) {
 				if grew := s.cache.peek(id).footprint() - before; tc.keep && grew != int64(gz.Body.Len()) {
 					t.Errorf("footprint grew by %d with the gzipped copy, want its %d bytes", grew, gz.Body.Len())
 				}
-				if cl := gz.Header().Get("Content-Length"); tc.keep && cl != strconv.Itoa(gz.Body.Len()) {
-					t.Errorf("gzip Content-Length %q for %d bytes", cl, gz.Body.Len())
+				if cl := gz.Header().Get("Content-Length"); cl != "" {
+					t.Errorf("gzip Content-Length %q: not sent when gzipped on the fly", cl)
 				}
 				if again := get("?"+tc.raw, "Accept-Encoding", "gzip"); !bytes.Equal(again.Body.Bytes(), gz.Body.Bytes()) {
 					t.Error("gzip: a different answer the second time")
@@ -153,15 +159,15 @@ func TestBuiltAnswersBounds(t *testing.T) {
 	fill := func(n int) func(*bytes.Buffer) {
 		return func(buf *bytes.Buffer) { buf.Write(bytes.Repeat([]byte{'x'}, n)) }
 	}
-	offerTwice := func(q *query.Query, size int) *builtAnswer {
+	offerTwice := func(q string, size int) *builtAnswer {
 		if ba := b.offer(q, size, 1, `"e"`, fill(size), grew); ba != nil {
 			t.Fatal("kept the first time it was offered")
 		}
 		return b.offer(q, size, 1, `"e"`, fill(size), grew)
 	}
-	qs := make([]*query.Query, builtMaxAnswers+2)
+	qs := make([]string, builtMaxAnswers+2)
 	for i := range qs {
-		qs[i] = new(query.Query)
+		qs[i] = fmt.Sprintf("limit=%d", i)
 	}
 	if offerTwice(qs[0], builtMinSize-1) != nil {
 		t.Error("kept an answer smaller than builtMinSize")
@@ -177,23 +183,26 @@ func TestBuiltAnswersBounds(t *testing.T) {
 			t.Fatalf("answer %d not kept", i)
 		}
 	}
-	// 3 gets a gzipped copy, which counts; then 1 is sent: 2 is the least
-	// recently sent, then 3.
-	if gz := b.lookup(qs[3]).gzipped(grew); len(gz) == 0 || b.footprint() != 3*builtMinSize+int64(len(gz)) {
-		t.Fatalf("footprint %d with a gzipped copy of %d bytes", b.footprint(), len(gz))
-	}
+	// 1 is sent, then 3 gets a gzipped copy, which needs room: 2, the
+	// least recently sent, leaves.
 	b.lookup(qs[1])
-	// 4 needs room for its body: 2 leaves, and 3, with its gzipped copy.
+	gz := b.lookup(qs[3]).gzipped(grew)
+	if len(gz) == 0 || b.footprint() != 2*builtMinSize+int64(len(gz)) || b.lookup(qs[2]) != nil {
+		t.Fatalf("footprint %d with a gzipped copy of %d bytes; 2 kept: %v", b.footprint(), len(gz), b.lookup(qs[2]) != nil)
+	}
+	// 4 needs room for its body: 1 leaves, 3 (with its copy) stays.
 	if offerTwice(qs[4], builtMinSize) == nil {
 		t.Fatal("answer 4 not kept")
 	}
-	for i, want := range []bool{false, true, false, false, true} {
+	for i, want := range []bool{false, false, false, true, true} {
 		if got := b.lookup(qs[i]) != nil; got != want {
 			t.Errorf("answer %d kept: %v, want %v", i, got, want)
 		}
 	}
-	if grown != 2*builtMinSize || b.footprint() != grown {
-		t.Errorf("grew by %d, footprint %d, want %d", grown, b.footprint(), 2*builtMinSize)
+	// Growth is told, not shrinking: the count stays at or above what is
+	// kept.
+	if want := 2*builtMinSize + int64(len(gz)); b.footprint() != want || grown < want {
+		t.Errorf("told of %d bytes, footprint %d, want %d", grown, b.footprint(), want)
 	}
 
 	// By count: a large budget, more queries than builtMaxAnswers.
@@ -207,15 +216,72 @@ func TestBuiltAnswersBounds(t *testing.T) {
 			n++
 		}
 	}
-	if n != builtMaxAnswers || grown != int64(n)*builtMinSize || b.footprint() != grown {
+	if n != builtMaxAnswers || b.footprint() != int64(n)*builtMinSize || grown < b.footprint() {
 		t.Errorf("%d kept, grew by %d, footprint %d; want %d kept", n, grown, b.footprint(), builtMaxAnswers)
 	}
 
 	// Many queries seen once are forgotten, the kept answers stay.
-	for range 4 * builtMaxSeen {
-		b.offer(new(query.Query), builtMinSize, 1, `"e"`, fill(builtMinSize), grew)
+	for i := range 4 * builtMaxSeen {
+		b.offer(fmt.Sprintf("offset=%d", i), builtMinSize, 1, `"e"`, fill(builtMinSize), grew)
 	}
 	if len(b.m) > builtMaxSeen+builtMaxAnswers || b.footprint() != int64(n)*builtMinSize {
 		t.Errorf("%d queries remembered, %d bytes kept", len(b.m), b.footprint())
+	}
+}
+
+// Offers, lookups and gzipped copies from many requests at once keep the
+// count of bytes kept exact and within the bounds (run with -race).
+func TestBuiltAnswersConcurrent(t *testing.T) {
+	b := &builtAnswers{budget: 4 * builtMinSize}
+	body := func(k int) func(*bytes.Buffer) {
+		return func(buf *bytes.Buffer) { buf.Write(bytes.Repeat([]byte{byte('a' + k)}, builtMinSize+k)) }
+	}
+	var told atomic.Int64
+	grew := func(n int64) {
+		if n < 0 {
+			t.Errorf("told of %d bytes: shrinking is not told", n)
+		}
+		told.Add(n)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				k := (g*7 + i) % 12
+				key := fmt.Sprintf("k=%d", k)
+				ba := b.lookup(key)
+				if ba == nil {
+					ba = b.offer(key, builtMinSize+k, k, `"e"`, body(k), grew)
+				}
+				if ba == nil {
+					continue
+				}
+				if len(ba.body) != builtMinSize+k || ba.body[0] != byte('a'+k) || ba.total != k {
+					t.Errorf("%s: a body of %d bytes of %q, total %d", key, len(ba.body), ba.body[0], ba.total)
+					return
+				}
+				if i%3 == 0 && len(ba.gzipped(grew)) == 0 {
+					t.Error("empty gzipped copy")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var sum, n int64
+	for _, ba := range b.m {
+		if ba.body != nil {
+			sum += int64(len(ba.body)) + ba.gzBytes
+			n++
+		}
+	}
+	if sum != b.bytes || n > builtMaxAnswers || told.Load() < sum {
+		t.Errorf("kept %d answers of %d bytes, counted %d, told %d", n, sum, b.bytes, told.Load())
+	}
+	if bodies := sum; bodies > b.budget+builtMinSize { // a copy of an answer alone may pass it
+		t.Errorf("kept %d bytes for a budget of %d", bodies, b.budget)
 	}
 }

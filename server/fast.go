@@ -335,14 +335,16 @@ func (s *Server) serveFast(c *guardConn, target, hdr []byte) (res fastResult) {
 	// The query, as serveMock runs it: one that fails, or carries a token,
 	// goes to net/http.
 	var q *query.Query
+	var key string
 	if e.isArray() && hasQuery {
-		cq := s.queries.get(string(rawQuery))
+		key = string(rawQuery)
+		cq := s.queries.get(key)
 		if cq.err != nil || cq.params.AuthToken != "" {
 			return fastNo
 		}
 		q = cq.q
 	}
-	a := prepare(e, q, true, "", "") // gzip and If-None-Match go to net/http
+	a := prepare(e, q, key, "", "") // gzip and If-None-Match go to net/http
 	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	used, served, err := s.cfg.Quota.ReserveQuota(ctx, id, decoy.Month(now), quotaLimit)

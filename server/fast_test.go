@@ -537,3 +537,54 @@ func TestFastPathAfterPost(t *testing.T) {
 		t.Errorf("the guard answered\n%s\nnet/http answered\n%s", got, want)
 	}
 }
+
+// A kept answer (built.go) follows its mock: settings changed keep the
+// document and its kept answers, with the new settings in the answer; data
+// replaced, or the mock deleted and created again under its id, drops them.
+// Through the guard and through net/http alike.
+func TestKeptAnswersFollowTheMock(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
+	slow := h.slowURL()
+	doc := func(name string) string {
+		return fmt.Sprintf(`[%s{"id":0}]`, strings.Repeat(`{"id":1,"name":"`+name+`"},`, 3000))
+	}
+	m := h.create(doc("first"), client.CreateOptions{ID: "00000000-0000-4000-8000-0000000000aa"})
+	target := "/mock/" + m.ID + "?filters=id%3D1&order_by=name"
+	get := func(url string) (*http.Response, string) {
+		t.Helper()
+		rc := dialRaw(t, url)
+		resp, body := rc.do("GET " + target + " HTTP/1.1\r\nHost: decoy.test\r\n\r\n")
+		return resp, string(body)
+	}
+	check := func(when string, status int, name string) {
+		t.Helper()
+		for i := range 3 {
+			for _, url := range []string{h.url, slow} {
+				resp, body := get(url)
+				if resp.StatusCode != status || resp.Header.Get("X-Total-Count") != "3000" ||
+					strings.Count(body, `"name":"`+name+`"`) != 3000 || strings.Contains(body, `"id":0`) {
+					t.Fatalf("%s, read %d: %d, X-Total-Count %q, %d bytes: %.80s", when, i, resp.StatusCode,
+						resp.Header.Get("X-Total-Count"), len(body), body)
+				}
+			}
+		}
+		if n := server.KeptAnswers(h.srv, m.ID); n != 1 {
+			t.Fatalf("%s: %d answers kept, want 1", when, n)
+		}
+	}
+	ctx := context.Background()
+	check("created", 200, "first")
+	if _, err := h.admin.UpdateMock(ctx, m.ID, map[string]any{"status": 201}); err != nil {
+		t.Fatal(err)
+	}
+	check("status changed", 201, "first")
+	if _, err := h.admin.ReplaceData(ctx, m.ID, strings.NewReader(doc("second")), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	check("data replaced", 201, "second")
+	if err := h.admin.DeleteMock(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.create(doc("third"), client.CreateOptions{ID: m.ID})
+	check("created again", 200, "third")
+}

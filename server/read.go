@@ -112,7 +112,11 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// requests stay cheap.
 	var a answer
 	if qerr == nil {
-		a = prepare(e, q, params.AuthToken == "", r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
+		key := r.URL.RawQuery
+		if params.AuthToken != "" {
+			key = "" // never kept
+		}
+		a = prepare(e, q, key, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a
@@ -393,19 +397,21 @@ type answer struct {
 // writeData writes the answer: the stored data unchanged, or, for an array
 // with processing, the selected elements each as stored.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	s.write(w, r, e, prepare(e, q, false, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
+	s.write(w, r, e, prepare(e, q, "", r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
 }
 
 // prepare runs the query and decides the answer, for a request with those
-// Accept-Encoding and If-None-Match headers, writing nothing. shared is
-// whether q comes from the query cache (see builtAnswers).
-func prepare(e *entry, q *query.Query, shared bool, acceptEncoding, ifNoneMatch string) answer {
+// Accept-Encoding and If-None-Match headers, writing nothing. key is the
+// query string q was compiled from, under which its answer may be kept
+// (see builtAnswers); "" keeps nothing (a query string with a token).
+func prepare(e *entry, q *query.Query, key, acceptEncoding, ifNoneMatch string) answer {
 	a := answer{status: e.mock.Status, processed: q != nil && q.Processing(), size: len(e.data), total: -1}
+	keep := a.processed && key != "" && e.built != nil
 	etag := e.mock.ETag
 	if e.isArray() {
 		a.total = e.doc.Len()
-		if a.processed && shared && e.built != nil {
-			if a.built = e.built.lookup(q); a.built != nil {
+		if keep {
+			if a.built = e.built.lookup(key); a.built != nil {
 				a.size, a.total, etag = len(a.built.body), a.built.total, a.built.etag
 			}
 		}
@@ -413,11 +419,11 @@ func prepare(e *entry, q *query.Query, shared bool, acceptEncoding, ifNoneMatch 
 			res := q.Run(e.doc)
 			a.records, a.total = res.Records, res.Total
 			a.size, etag = arrayBody(e, a.records)
-			if shared && e.built != nil {
-				a.built = e.built.offer(q, a.size, a.total, etag, func(b *bytes.Buffer) { writeArray(b, e, a.records) }, e.grew)
-			}
+		} else {
+			keep = false // kept already
 		}
 	}
+	tag := etag // of the identity body
 	if etag == "" {
 		etag = etagOf(e.data)
 	}
@@ -428,6 +434,9 @@ func prepare(e *entry, q *query.Query, shared bool, acceptEncoding, ifNoneMatch 
 	if a.status >= 200 && a.status < 300 {
 		a.etag = etag
 		a.notModified = a.status == http.StatusOK && etagMatches(ifNoneMatch, etag)
+	}
+	if keep && !a.notModified {
+		a.built = e.built.offer(key, a.size, a.total, tag, func(b *bytes.Buffer) { writeArray(b, e, a.records) }, e.grew)
 	}
 	return a
 }
@@ -478,12 +487,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 			writeBody(w, r, e.data, e.body.File())
 		}
 	case a.gzip && a.built != nil:
-		gz := a.built.gzipped(e.grew)
+		// Without Content-Length, as when gzipped on the fly: the same
+		// headers whether the answer was kept or not.
 		h.Set("Content-Encoding", "gzip")
-		h.Set("Content-Length", strconv.Itoa(len(gz)))
 		w.WriteHeader(a.status)
 		if !head {
-			writeBody(w, r, gz, nil)
+			_, _ = w.Write(a.built.gzipped(e.grew))
 		}
 	case a.gzip:
 		h.Set("Content-Encoding", "gzip")
