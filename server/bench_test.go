@@ -20,14 +20,7 @@ import (
 // (middleware, cache, limits, quota count in SQLite, query, answer) on a
 // 10,000-record document, with the rate limit and quota set to unlimited.
 func BenchmarkReadPath(b *testing.B) {
-	h := newHarness(b, func(c *server.Config) {
-		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
-		c.MaxDataBytes = 64 << 20
-	})
-	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(10000)), client.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, m := usersServer(b, 10000)
 	tiny, err := h.admin.CreateMock(context.Background(), bytes.NewReader([]byte(`[{"a":1},{"a":2}]`)), client.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -66,11 +59,7 @@ func BenchmarkReadPath(b *testing.B) {
 // net/http (slow): the fixed cost of a request, next to the kernel's cost
 // of sending the file.
 func BenchmarkWholeDocument(b *testing.B) {
-	h := newHarness(b, func(c *server.Config) { c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0 })
-	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(1000)), client.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, m := usersServer(b, 1000)
 	for _, c := range []struct{ name, url string }{{"fast", h.url}, {"slow", h.slowURL()}} {
 		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, c.url, "/mock/"+m.ID) })
 	}
@@ -82,20 +71,27 @@ func BenchmarkWholeDocument(b *testing.B) {
 // records each time (not-kept: a query string with a token is never kept,
 // and goes through net/http; see built.go).
 func BenchmarkLargeAnswer(b *testing.B) {
-	h := newHarness(b, func(c *server.Config) {
-		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
-		c.MaxDataBytes = 64 << 20
-	})
-	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(100000)), client.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, m := usersServer(b, 100000)
 	for _, c := range []struct{ name, query string }{
 		{"kept", "filters=address.city%3DParis"},
 		{"not-kept", "auth_token=x&filters=address.city%3DParis"},
 	} {
 		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+m.ID+"?"+c.query) })
 	}
+}
+
+// usersServer starts a server with no rate limit or quota, holding a mock of
+// n benchmark users.
+func usersServer(b *testing.B, n int) (*harness, *client.Mock) {
+	h := newHarness(b, func(c *server.Config) {
+		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
+		c.MaxDataBytes = 64 << 20
+	})
+	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(n)), client.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, m
 }
 
 // readOverLoopback GETs target on one keep-alive connection to url, b.N

@@ -25,9 +25,9 @@ import (
 type builtAnswers struct {
 	mu    sync.RWMutex
 	m     map[string]*builtAnswer
-	bytes int64 // of the bodies kept
+	bytes int64 // of the bodies kept and their gzipped copies
 	clock atomic.Int64
-	// budget is the most bytes of bodies kept.
+	// budget is the most bytes kept (see newBuiltAnswers).
 	budget int64
 }
 
@@ -45,7 +45,9 @@ type builtAnswer struct {
 	gzOnce  sync.Once
 	gz      []byte
 	gzBytes int64
-	owner   *builtAnswers
+	// owner keeps it, under key.
+	owner *builtAnswers
+	key   string
 	// building is set by the request that builds the body of a query
 	// seen once; others meanwhile send theirs from the records.
 	building atomic.Bool
@@ -128,7 +130,7 @@ func (b *builtAnswers) offer(key string, size, total int, etag string, write fun
 	if cur := b.m[key]; cur != ba {
 		return nil // forgotten meanwhile
 	}
-	built := &builtAnswer{body: buf.Bytes(), total: total, etag: etag, owner: b}
+	built := &builtAnswer{body: buf.Bytes(), total: total, etag: etag, owner: b, key: key}
 	b.keepLocked(key, built, int64(size), grew)
 	return built
 }
@@ -162,12 +164,9 @@ func (ba *builtAnswer) gzipped(grew func(int64)) []byte {
 		b := ba.owner
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		for key, cur := range b.m {
-			if cur == ba { // still kept: count it
-				ba.gzBytes = int64(len(ba.gz))
-				b.keepLocked(key, ba, ba.gzBytes, grew)
-				break
-			}
+		if b.m[ba.key] == ba { // still kept: count it
+			ba.gzBytes = int64(len(ba.gz))
+			b.keepLocked(ba.key, ba, ba.gzBytes, grew)
 		}
 	})
 	return ba.gz

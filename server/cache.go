@@ -48,7 +48,7 @@ type entry struct {
 	// cache.enforce).
 	used atomic.Int64
 	// onGrow is told when the entry grows (its gzipped copy, the answers
-	// built keeps) or shrinks.
+	// built keeps).
 	onGrow atomic.Pointer[func(int64)]
 }
 
@@ -130,8 +130,7 @@ func (e *entry) gzip() []byte {
 	return e.gzipped
 }
 
-// grew tells the cache, if it counts, that the entry grew by n bytes (or
-// shrank, when n is negative).
+// grew tells the cache, if it counts, that the entry grew by n bytes.
 func (e *entry) grew(n int64) {
 	if f := e.onGrow.Load(); f != nil {
 		(*f)(n)

@@ -413,14 +413,13 @@ func prepare(e *entry, q *query.Query, key, acceptEncoding, ifNoneMatch string) 
 		if keep {
 			if a.built = e.built.lookup(key); a.built != nil {
 				a.size, a.total, etag = len(a.built.body), a.built.total, a.built.etag
+				keep = false // kept already
 			}
 		}
 		if a.processed && a.built == nil {
 			res := q.Run(e.doc)
 			a.records, a.total = res.Records, res.Total
 			a.size, etag = arrayBody(e, a.records)
-		} else {
-			keep = false // kept already
 		}
 	}
 	tag := etag // of the identity body
