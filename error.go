@@ -1,6 +1,8 @@
 package decoy
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -59,4 +61,16 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "Internal server error"
+}
+
+// ErrorJSON returns the body of every error answer: {"error":msg} and a
+// newline.
+func ErrorJSON(msg string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Error string `json:"error"`
+	}{msg}) // a struct of one string always encodes
+	return b.Bytes()
 }

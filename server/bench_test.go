@@ -54,29 +54,44 @@ func BenchmarkReadPath(b *testing.B) {
 	}
 }
 
-// BenchmarkWholeDocument reads the 1,000-user document (233 KiB) over
-// loopback, one keep-alive connection, answered by the guard (fast) or by
-// net/http (slow): the fixed cost of a request, next to the kernel's cost
-// of sending the file.
-func BenchmarkWholeDocument(b *testing.B) {
-	h, m := usersServer(b, 1000)
-	for _, c := range []struct{ name, url string }{{"fast", h.url}, {"slow", h.slowURL()}} {
-		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, c.url, "/mock/"+m.ID) })
+// BenchmarkClients reads the 1,000-user document (233 KiB) and a small
+// query over it (10 records) over loopback, one keep-alive connection, as
+// real clients send them: plain, accepting gzip as browsers, Node fetch and
+// axios do, with a token on a private mock, and on a mock whose rate limit
+// is counted on every request.
+func BenchmarkClients(b *testing.B) {
+	h, open := usersServer(b, 1000)
+	users := dataset.Users(1000)
+	private := h.create(string(users), client.CreateOptions{Private: true})
+	limited := h.create(string(users), client.CreateOptions{RateLimit: ptr(int64(1 << 40))})
+	const gzip = "Accept-Encoding: gzip, deflate, br\r\n"
+	for _, c := range []struct{ name, id, header string }{
+		{"plain", open.ID, ""},
+		{"gzip", open.ID, gzip},
+		{"token+gzip", private.ID, gzip + "decoyauthtoken: " + private.Token + "\r\n"},
+		{"rate-limited+gzip", limited.ID, gzip},
+	} {
+		for _, q := range []struct{ name, query string }{
+			{"whole", ""},
+			{"limit-10", "?order_by=age&limit=10"},
+		} {
+			b.Run(c.name+"/"+q.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+c.id+q.query, c.header) })
+		}
 	}
 }
 
 // BenchmarkLargeAnswer reads the city filter of the 100,000-user document
-// (8,432 records, 2 MiB) over loopback, answered by the guard: sent from
+// (8,432 records, 2 MiB) over loopback: sent from
 // the body kept after the second request (kept), or built from the scattered
-// records each time (not-kept: a query string with a token is never kept,
-// and goes through net/http; see built.go).
+// records each time (not-kept: a query string with a token is never kept;
+// see built.go).
 func BenchmarkLargeAnswer(b *testing.B) {
 	h, m := usersServer(b, 100000)
 	for _, c := range []struct{ name, query string }{
 		{"kept", "filters=address.city%3DParis"},
 		{"not-kept", "auth_token=x&filters=address.city%3DParis"},
 	} {
-		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+m.ID+"?"+c.query) })
+		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+m.ID+"?"+c.query, "") })
 	}
 }
 
@@ -94,9 +109,9 @@ func usersServer(b *testing.B, n int) (*harness, *client.Mock) {
 	return h, m
 }
 
-// readOverLoopback GETs target on one keep-alive connection to url, b.N
-// times, reading each answer whole.
-func readOverLoopback(b *testing.B, url, target string) {
+// readOverLoopback GETs target with the header lines given on one
+// keep-alive connection to url, b.N times, reading each answer whole.
+func readOverLoopback(b *testing.B, url, target, header string) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		b.Fatal(err)
@@ -104,7 +119,7 @@ func readOverLoopback(b *testing.B, url, target string) {
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
 	buf := make([]byte, 256<<10)
-	req := []byte("GET " + target + " HTTP/1.1\r\nHost: bench\r\n\r\n")
+	req := []byte("GET " + target + " HTTP/1.1\r\nHost: bench\r\n" + header + "\r\n")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := conn.Write(req); err != nil {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/decoy-mock/decoy/transport"
 )
 
 // clientAddr is the address of the client behind a request: the one failed
@@ -76,7 +78,7 @@ func parseHop(hop string) (netip.Addr, bool) {
 func (s *Server) limitKey(r *http.Request) string {
 	addr := s.clientAddr(r)
 	if a, err := netip.ParseAddr(addr); err == nil {
-		return clientKey(a).String()
+		return transport.ClientKey(a).String()
 	}
 	return addr
 }

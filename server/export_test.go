@@ -1,8 +1,5 @@
 package server
 
-// FastAnswers is how many reads the guard answered itself (see fast.go).
-func FastAnswers(s *Server) int64 { return s.fastAnswers.Load() }
-
 // KeptAnswers returns how many answers the mock id, if in memory, keeps
 // (see built.go).
 func KeptAnswers(s *Server, id string) int {

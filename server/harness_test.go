@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -81,30 +80,18 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	for _, f := range configure {
 		f(&cfg)
 	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	// Served as decoy serve serves: by Open, behind the connection caps
+	// and the JSON rewrite of net/http's own error answers.
 	srv := server.New(cfg)
-	// Served as decoy serve serves: behind the connection limits and the
-	// guard, with the connection in the context (answers then leave as
-	// spans, see sendbody.go).
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.MaxHeaderBytes = 64 << 10
-	ts.Config.ReadHeaderTimeout = 10 * time.Second
-	ts.Config.ConnContext = server.ConnContext
-	ts.Listener = srv.GuardListener(server.LimitConnections(ts.Listener, 0, 0, srv.TrustedProxy), ts.Config)
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return &harness{t: t, srv: srv, url: ts.URL, admin: client.New(ts.URL, adminToken), clock: c, logs: logs, store: store}
-}
-
-// slowURL starts another listener on the same server, guarded without the
-// fast path (see fast.go): every request there goes through net/http.
-func (h *harness) slowURL() string {
-	h.t.Helper()
-	ts := httptest.NewUnstartedServer(h.srv)
-	ts.Listener = server.GuardListener(server.LimitConnections(ts.Listener, 0, 0, h.srv.TrustedProxy), 64<<10, 10*time.Second)
-	ts.Config.ConnContext = server.ConnContext
-	ts.Start()
-	h.t.Cleanup(ts.Close)
-	return ts.URL
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + srv.Addr().String()
+	return &harness{t: t, srv: srv, url: url, admin: client.New(url, adminToken), clock: c, logs: logs, store: store}
 }
 
 // create stores a mock through the admin API.

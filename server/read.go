@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -477,13 +476,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 		h.Set("Content-Length", strconv.Itoa(len(gz)))
 		w.WriteHeader(a.status)
 		if !head {
-			writeBody(w, r, gz, nil)
+			_, _ = w.Write(gz)
 		}
 	case !a.processed:
 		h["Content-Length"] = one(strconv.Itoa(len(e.data)))
 		w.WriteHeader(a.status)
 		if !head {
-			writeBody(w, r, e.data, e.body.File())
+			_, _ = w.Write(e.data)
 		}
 	case a.gzip && a.built != nil:
 		// Without Content-Length, as when gzipped on the fly: the same
@@ -507,37 +506,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 	default:
 		h["Content-Length"] = one(strconv.Itoa(a.size))
 		w.WriteHeader(a.status)
-		if head {
-			break
-		}
-		if a.built != nil {
-			writeBody(w, r, a.built.body, nil)
-			break
-		}
-		if a.size < spansMinSize {
+		switch {
+		case head:
+		case a.built != nil:
+			_, _ = w.Write(a.built.body)
+		default:
 			writeArray(w, e, a.records)
-			break
 		}
-		body := recordsBody(e.doc, a.records)
-		sendSpans(w, r, body)
-		body.release()
 	}
-}
-
-// spansMinSize is the smallest answer sent as spans (see sendbody.go);
-// a smaller one leaves in one write with its head anyway.
-const spansMinSize = 3 << 10
-
-// writeBody writes stored bytes as the body; file, when not nil, holds
-// them from its start.
-func writeBody(w http.ResponseWriter, r *http.Request, data []byte, file *os.File) {
-	if len(data) < spansMinSize {
-		_, _ = w.Write(data)
-		return
-	}
-	body := bytesBody(data, file)
-	sendSpans(w, r, body)
-	body.release()
 }
 
 var gzipWriters = sync.Pool{New: func() any {

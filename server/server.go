@@ -9,15 +9,14 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -86,6 +85,19 @@ type Config struct {
 	Sessions decoy.SessionStore
 	Usage    *usage.Recorder
 
+	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
+	Addr string
+	// MaxConns and MaxClientConns cap the connections open at once, in
+	// all and from one client address (trusted proxies excepted); 0: no
+	// cap.
+	MaxConns, MaxClientConns int
+	// ReadHeaderTimeout cuts a client that takes longer to send a
+	// request's head (default 10 s).
+	ReadHeaderTimeout time.Duration
+	// ShutdownTimeout bounds how long Close lets requests in flight
+	// finish before it cuts them (default 35 s).
+	ShutdownTimeout time.Duration
+
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	// Now returns the current time. Tests replace it.
@@ -104,22 +116,18 @@ type Server struct {
 	handler      http.Handler
 	queries      queryCache
 	studio       *studio.Handler // nil: the Studio is off
-	// fastAnswers counts the reads the guard answered itself (fast.go).
-	fastAnswers atomic.Int64
-	// fastMu guards the state of the fast path (fast.go): the open
-	// connections of fast listeners, the answers being given, whether
-	// the server is stopping, and each connection's fastBusy and
-	// closeAfter.
-	fastMu       sync.Mutex
-	fastConns    map[*guardConn]struct{}
-	fastBusy     int
-	fastStopping bool
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
 	limiter, authLimiter *fallbackLimiter
 	// failLogged holds, per use, when SharedFailed last logged.
 	failLogged sync.Map
+
+	// http serves the listener of Open; serving receives what its Serve
+	// returned.
+	http    *http.Server
+	ln      net.Listener
+	serving chan error
 
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
@@ -393,23 +401,6 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += int64(n)
-	return n, err
-}
-
-// ReadFrom passes a body on to the response's own ReadFrom, which hands
-// it to the connection (see sendbody.go).
-func (rec *recorder) ReadFrom(src io.Reader) (int64, error) {
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	rf, ok := rec.ResponseWriter.(io.ReaderFrom)
-	if !ok {
-		n, err := io.Copy(writerOnly{rec.ResponseWriter}, src)
-		rec.bytes += n
-		return n, err
-	}
-	n, err := rf.ReadFrom(src)
-	rec.bytes += n
 	return n, err
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,9 +27,6 @@ import (
 	readusage "github.com/decoy-mock/decoy/usage"
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// maxHeaderBytes caps the request line and headers of a request.
-const maxHeaderBytes = 64 << 10
 
 // adminTokenPrefix starts generated admin tokens, so they are not mistaken
 // for mock tokens.
@@ -82,10 +78,9 @@ type Main struct {
 	// stop ends the background work (listening for other replicas'
 	// changes, flushing quota counts); done is closed when it has ended.
 	stop    context.CancelFunc
-	done    chan struct{}
-	http    *http.Server
-	ln      net.Listener
-	serving chan error
+	done chan struct{}
+	// serving is set once the server listens.
+	serving bool
 }
 
 // NewMain returns a Main that writes to stdout and stderr.
@@ -237,6 +232,10 @@ func (m *Main) Run(ctx context.Context) error {
 		CORSOrigins:         c.CORSOrigins,
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
+		Addr:                c.Addr,
+		MaxConns:            c.MaxConns,
+		MaxClientConns:      c.MaxClientConns,
+		ShutdownTimeout:     c.ShutdownTimeout,
 		Logger:              m.log,
 	}
 	m.usage = readusage.NewRecorder(m.store, m.log)
@@ -297,32 +296,13 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
+	if err := m.server.Open(); err != nil {
 		return err
 	}
-	m.http = &http.Server{
-		Handler: m.server,
-		// A client that sends its headers slowly is cut after 10 s. The
-		// whole request, body included, may take 2 min (a 64 MiB upload
-		// at 1 MB/s), and so may the answer: a response delay of up to
-		// 30 s, then a large document to a slow client.
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ConnContext:       server.ConnContext,
-		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
-	}
-	m.serving = make(chan error, 1)
-	// The guard answers malformed request heads in JSON before net/http
-	// would answer them in plain text, and bounds every head's time.
-	limited := server.LimitConnections(m.ln, c.MaxConns, c.MaxClientConns, m.server.TrustedProxy)
-	guarded := m.server.GuardListener(limited, m.http)
-	go func() { m.serving <- m.http.Serve(guarded) }()
+	m.serving = true
 
 	base := m.BaseURL()
-	m.log.Info("listening", "addr", m.ln.Addr().String())
+	m.log.Info("listening", "addr", m.server.Addr().String())
 	fmt.Fprintf(m.Stdout, "Decoy %s serving on %s\n", Version(), base)
 	if c.Studio {
 		fmt.Fprintf(m.Stdout, "Decoy Studio: %s/ (sign in with the admin token)\n", base)
@@ -455,7 +435,7 @@ func (m *Main) BaseURL() string {
 	if m.Config.PublicURL != "" {
 		return strings.TrimRight(m.Config.PublicURL, "/")
 	}
-	addr := m.ln.Addr().(*net.TCPAddr)
+	addr := m.server.Addr().(*net.TCPAddr)
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
@@ -527,25 +507,9 @@ func (m *Main) seed(ctx context.Context) ([]*decoy.Mock, error) {
 // the shutdown timeout), and closes the store.
 func (m *Main) Close() error {
 	var errs []error
-	if m.http != nil {
+	if m.serving {
 		m.log.Info("shutting down", "timeout", m.Config.ShutdownTimeout)
-		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
-		defer cancel()
-		err := m.http.Shutdown(ctx)
-		if err == nil {
-			// Answers the guard gives itself are not net/http's to wait
-			// for (see server.GuardListener).
-			err = m.server.DrainFast(ctx)
-		}
-		if err != nil {
-			// Requests still running after the timeout (a client reading
-			// a large answer very slowly, say) are cut: the stop was
-			// asked for, and it is done.
-			m.log.Warn("connections still open after the shutdown timeout; closing them", "timeout", m.Config.ShutdownTimeout)
-			m.http.Close()
-			_ = m.server.DrainFast(ctx) // ctx has ended: this cuts them
-		}
-		if err := <-m.serving; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.server.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server_test
+package transport_test
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/transport"
 )
 
 // A client over its connection cap gets a JSON 503 and is hung up on;
@@ -32,7 +32,7 @@ func TestLimitConnections(t *testing.T) {
 			}
 			exempt := func(netip.Addr) bool { return tc.exempt }
 			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
-			go srv.Serve(server.LimitConnections(ln, tc.total, tc.perClient, exempt))
+			go srv.Serve(transport.LimitConnections(ln, tc.total, tc.perClient, exempt))
 			t.Cleanup(func() { srv.Close() })
 
 			var conns []net.Conn

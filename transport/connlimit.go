@@ -1,9 +1,9 @@
-package server
+package transport
 
 import (
 	"net"
+	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -64,12 +64,12 @@ func (l *connLimiter) key(c net.Conn) (netip.Addr, bool) {
 	if l.exempt != nil && l.exempt(a) {
 		return a, false
 	}
-	return clientKey(a), true
+	return ClientKey(a), true
 }
 
-// clientKey is the address a client's connections and requests are counted
+// ClientKey is the address a client's connections and requests are counted
 // under: an IPv4 address, or the /64 of an IPv6 one.
-func clientKey(a netip.Addr) netip.Addr {
+func ClientKey(a netip.Addr) netip.Addr {
 	a = a.Unmap().WithZone("")
 	if a.Is6() {
 		p, _ := a.Prefix(64)
@@ -89,15 +89,12 @@ func (l *connLimiter) release(key netip.Addr, counted bool) {
 	}
 }
 
-const connRefusal = `{"error":"Too many connections; try again later"}` + "\n"
-
 // refuseConn answers a connection over a cap and closes it, without reading
 // what it sent.
 func refuseConn(c net.Conn) {
 	defer c.Close()
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = c.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
-		strconv.Itoa(len(connRefusal)) + "\r\n\r\n" + connRefusal))
+	_, _ = c.Write(Reply(http.StatusServiceUnavailable, "Too many connections; try again later", "Retry-After: 1"))
 }
 
 // limitedConn gives its place back when closed.
@@ -122,3 +119,6 @@ func (c *limitedConn) CloseWrite() error {
 	}
 	return nil
 }
+
+// NetConn returns the connection under the limit.
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/decoy-mock/decoy/transport"
+)
+
+// MaxHeaderBytes caps the request line and headers of a request.
+const MaxHeaderBytes = 64 << 10
+
+const (
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultShutdownTimeout   = 35 * time.Second
+)
+
+// Open listens on the configured address and serves there until Close:
+// behind the connection caps, with net/http's own error answers rewritten
+// as JSON errors (see package transport).
+func (s *Server) Open() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	headerTimeout := s.cfg.ReadHeaderTimeout
+	if headerTimeout <= 0 {
+		headerTimeout = defaultReadHeaderTimeout
+	}
+	s.ln = ln
+	s.http = &http.Server{
+		Handler: s,
+		// A client that sends its headers slowly is cut. The whole
+		// request, body included, may take 2 min (a 64 MiB upload at
+		// 1 MB/s), and so may the answer: a response delay of up to 30 s,
+		// then a large document to a slow client.
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	var l net.Listener = transport.LimitConnections(ln, s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
+	l = transport.JSONErrors(l, MaxHeaderBytes)
+	s.serving = make(chan error, 1)
+	go func() { s.serving <- s.http.Serve(l) }()
+	return nil
+}
+
+// Addr returns the address Open listens on, or nil before Open.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops accepting connections and lets the requests in flight finish,
+// for at most the shutdown timeout; requests still running then (a client
+// reading a large answer very slowly, say) are cut.
+func (s *Server) Close() error {
+	if s.http == nil {
+		return nil
+	}
+	timeout := s.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultShutdownTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := s.http.Shutdown(ctx); err != nil {
+		s.log.Warn("connections still open after the shutdown timeout; closing them", "timeout", timeout)
+		s.http.Close()
+	}
+	if err := <-s.serving; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// JSONErrors returns ln with each connection's writes watched for the
+// plain-text answers net/http writes itself, before any handler runs, to
+// requests it cannot parse (a bad escape in the target, a malformed header,
+// a head over maxHeaderBytes): each is replaced by the same status with
+// Decoy's JSON error body. Every other write passes through unchanged.
+//
+// maxHeaderBytes is the http.Server's MaxHeaderBytes, named in the 431
+// answer. Wrap the listener net/http serves: under TLS, the connections
+// that carry HTTP/1.x (see TLS).
+func JSONErrors(ln net.Listener, maxHeaderBytes int) net.Listener {
+	if maxHeaderBytes <= 0 {
+		maxHeaderBytes = http.DefaultMaxHeaderBytes
+	}
+	return &jsonErrorsListener{Listener: ln, maxHeader: maxHeaderBytes}
+}
+
+type jsonErrorsListener struct {
+	net.Listener
+	maxHeader int
+}
+
+// Accept implements net.Listener.
+func (l *jsonErrorsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &errorConn{Conn: c, maxHeader: l.maxHeader}, nil
+}
+
+// errorConn rewrites net/http's fixed error answers as they are written.
+// net/http writes each in one call to the connection (fmt.Fprintf on it,
+// not through the response's buffer), so one Write holds one whole answer.
+type errorConn struct {
+	net.Conn
+	maxHeader int
+}
+
+// Write implements net.Conn.
+func (c *errorConn) Write(p []byte) (int, error) {
+	if reply, ok := Rewrite(p, c.maxHeader); ok {
+		if _, err := c.Conn.Write(reply); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// ReadFrom lets net/http hand a response body to the connection's own
+// ReadFrom (sendfile for a file), as it does on a *net.TCPConn. Bodies are
+// never net/http's error answers, which it writes with Write.
+func (c *errorConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{c.Conn}, r)
+}
+
+// CloseWrite lets net/http half-close the connection, as on *net.TCPConn:
+// it does so after a 431, so that the client reads the answer.
+func (c *errorConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// NetConn returns the connection underneath.
+func (c *errorConn) NetConn() net.Conn { return c.Conn }
+
+// writerOnly hides every method of a writer but Write, so that io.Copy
+// copies through it rather than calling ReadFrom again.
+type writerOnly struct{ io.Writer }
+
+// net/http's error answers, as net/http 1.22 and later write them: a status
+// line, these headers, then a short text.
+const (
+	errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+	// tlsRefusal is written on the connection under TLS to a client that
+	// sent plain HTTP to the HTTPS port.
+	tlsRefusal = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+	// maxErrorAnswer bounds what is taken for an error answer: net/http's
+	// texts are a few dozen bytes.
+	maxErrorAnswer = 512
+)
+
+const genericMalformed = "Malformed request: the request line or a header cannot be parsed (is every % in the URL followed by two hex digits?)"
+
+// Rewrite returns the JSON answer that replaces p when p is one of
+// net/http's plain-text error answers, whole; else it returns false.
+func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
+	if len(p) > maxErrorAnswer || !bytes.HasPrefix(p, []byte("HTTP/1.")) {
+		return nil, false
+	}
+	if string(p) == tlsRefusal {
+		return Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://"), true
+	}
+	// "HTTP/1.1 NNN Text[: detail]" errorHeaders body
+	line, body, ok := bytes.Cut(p, []byte(errorHeaders))
+	if !ok || len(line) < len("HTTP/1.1 NNN ") || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) || line[12] != ' ' {
+		return nil, false
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	text := http.StatusText(status)
+	if err != nil || status < 400 || text == "" || !bytes.HasPrefix(line[13:], []byte(text)) {
+		return nil, false
+	}
+	detail := string(line[13+len(text):])
+	switch {
+	case detail == "" && string(body) == string(line[9:]):
+	case detail == "" && status == http.StatusNotImplemented && string(body) == "Unsupported transfer encoding":
+	case len(detail) > 2 && detail[:2] == ": " && string(body) == string(line[9:]):
+		detail = detail[2:]
+	default:
+		return nil, false
+	}
+	return Reply(status, errorMessage(status, detail, maxHeaderBytes)), true
+}
+
+// errorMessage is the message of the JSON answer that replaces net/http's
+// answer of status, whose text went on with detail.
+func errorMessage(status int, detail string, maxHeaderBytes int) string {
+	switch status {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return "Request headers too large (at most " + byteSize(maxHeaderBytes) + ")"
+	case http.StatusHTTPVersionNotSupported:
+		return "HTTP version not supported"
+	case http.StatusNotImplemented:
+		return "Unsupported Transfer-Encoding: only chunked is supported"
+	}
+	if detail == "" {
+		// net/http gives no reason for these: a target that is not a
+		// URL (a bad %-escape, a control byte), a method, version or
+		// header line it cannot read.
+		return genericMalformed
+	}
+	return "Malformed request: " + detail
+}
+
+// Reply is a whole HTTP/1.1 answer carrying a JSON error, for answers
+// written on a connection rather than through net/http, with extra header
+// lines ("Retry-After: 1"). The connection is closed after it.
+func Reply(status int, msg string, header ...string) []byte {
+	body := decoy.ErrorJSON(msg)
+	b := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\n"+
+		"Content-Type: application/json\r\n"+
+		"Content-Length: %d\r\n"+
+		"Cache-Control: no-store\r\n"+
+		"X-Content-Type-Options: nosniff\r\n"+
+		"Connection: close\r\n",
+		status, http.StatusText(status), len(body))
+	for _, h := range header {
+		b = append(append(b, h...), "\r\n"...)
+	}
+	return append(append(b, "\r\n"...), body...)
+}
+
+// byteSize formats n for people: 64 KiB, 1 MiB, 1000 bytes.
+func byteSize(n int) string {
+	switch {
+	case n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
