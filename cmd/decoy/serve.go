@@ -77,7 +77,7 @@ type Main struct {
 	server  *server.Server
 	// stop ends the background work (listening for other replicas'
 	// changes, flushing quota counts); done is closed when it has ended.
-	stop    context.CancelFunc
+	stop context.CancelFunc
 	done chan struct{}
 	// serving is set once the server listens.
 	serving bool
