@@ -18,6 +18,8 @@ type Result struct {
 	// Total is the number of elements that passed the filters, before
 	// offset and limit.
 	Total int
+
+	doc *jsondoc.Document
 }
 
 // Run applies the query to the elements of an array document: filter, then
@@ -29,6 +31,12 @@ type Result struct {
 // records it returns, and no allocation proportional to the document besides
 // the answer.
 func (q *Query) Run(d *jsondoc.Document) Result {
+	res := q.run(d)
+	res.doc = d
+	return res
+}
+
+func (q *Query) run(d *jsondoc.Document) Result {
 	n := d.Len()
 	sel := q.selectRecords(d)
 	defer sel.release()

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/google/uuid"
 )
 
@@ -212,8 +214,8 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	defer up.discard()
 	m.ContentType = up.contentType
-	m.ETag = etagOf(up.doc.Bytes())
-	e, err := newEntry(m, up.doc)
+	m.ETag = jsondoc.ETag(up.doc.Bytes())
+	e, err := mockcache.NewEntry(m, up.doc)
 	if err != nil {
 		return err
 	}
@@ -228,15 +230,15 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	gen := s.cache.generation()
+	gen := s.cache.Generation()
 	created, err := s.cfg.Store.CreateMock(ctx, m, up.data())
 	s.announce(ctx, m.ID)
 	if err != nil {
-		s.cache.remove(m.ID)
+		s.cache.Remove(m.ID)
 		return err
 	}
-	e.mock = created
-	s.cache.putAt(e, gen)
+	e.Mock = created
+	s.cache.PutAt(e, gen)
 	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
 	writeJSON(w, http.StatusCreated, s.view(r, created, token))
 	return nil
@@ -318,20 +320,20 @@ func (s *Server) getMock(w http.ResponseWriter, r *http.Request, id string) erro
 }
 
 func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) error {
-	e, err := s.cache.get(r.Context(), id)
+	e, err := s.cache.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Set("Content-Type", e.mock.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.data)))
-	setHeader(h, "ETag", e.mock.ETag)
+	h.Set("Content-Type", e.Mock.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
+	setHeader(h, "ETag", e.Mock.ETag)
 	h.Set("X-Content-Type-Options", "nosniff")
-	if e.doc == nil {
+	if e.Doc == nil {
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.data)
+	_, _ = w.Write(e.Data)
 	runtime.KeepAlive(e) // its mapping, until written
 	return nil
 }
@@ -342,8 +344,8 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 		return err
 	}
 	defer up.discard()
-	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: etagOf(up.doc.Bytes())}
-	e, err := newEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
+	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
+	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {
 		return err
 	}
@@ -351,15 +353,15 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	gen := s.cache.generation()
+	gen := s.cache.Generation()
 	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
 	s.announce(ctx, id)
 	if err != nil {
-		s.cache.remove(id)
+		s.cache.Remove(id)
 		return err
 	}
-	e.mock = m
-	s.cache.putAt(e, gen)
+	e.Mock = m
+	s.cache.PutAt(e, gen)
 	writeJSON(w, http.StatusOK, s.view(r, m, ""))
 	return nil
 }
@@ -418,11 +420,11 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 	if err != nil {
 		return err
 	}
-	gen := s.cache.generation()
+	gen := s.cache.Generation()
 	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
 	s.announce(ctx, id)
 	if err != nil {
-		s.cache.remove(id)
+		s.cache.Remove(id)
 		return err
 	}
 	s.refresh(m, gen)
@@ -493,11 +495,11 @@ func decodeField[T any](name string, raw json.RawMessage, what string, valid fun
 // refresh puts new settings of a mock into the cache, keeping its parsed
 // data when cached, and otherwise leaving the next read to load it.
 func (s *Server) refresh(m *decoy.Mock, gen uint64) {
-	if e := s.cache.peek(m.ID); e != nil {
-		s.cache.putAt(e.withMock(m), gen)
+	if e := s.cache.Peek(m.ID); e != nil {
+		s.cache.PutAt(e.WithMock(m), gen)
 		return
 	}
-	s.cache.remove(m.ID)
+	s.cache.Remove(m.ID)
 }
 
 func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
@@ -543,10 +545,10 @@ func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) e
 	err := s.cfg.Store.DeleteMock(ctx, id)
 	s.announce(ctx, id)
 	if err != nil {
-		s.cache.remove(id)
+		s.cache.Remove(id)
 		return err
 	}
-	s.cache.remove(id)
+	s.cache.Remove(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

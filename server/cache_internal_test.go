@@ -11,6 +11,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/sqlite"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -41,11 +42,11 @@ func boundedServer(t *testing.T, docs map[string][]byte) *Server {
 	}
 	t.Cleanup(func() { store.Close() })
 	for id, doc := range docs {
-		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, decoy.Data{Bytes: doc}); err != nil {
+		if _, err := store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: jsondoc.ETag(doc)}, decoy.Data{Bytes: doc}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return New(Config{Store: store, Quota: store, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+	return New(Config{Store: store, Quota: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
 		MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 40, Registry: prometheus.NewRegistry()})
 }
 
@@ -76,7 +77,7 @@ func TestCacheBound(t *testing.T) {
 	cached := func() string {
 		var in []string
 		for _, tag := range []string{"a", "b", "c"} {
-			if s.cache.peek(idOf(tag)) != nil {
+			if s.cache.Peek(idOf(tag)) != nil {
 				in = append(in, tag)
 			}
 		}
@@ -92,12 +93,12 @@ func TestCacheBound(t *testing.T) {
 
 	get("a", "")
 	get("b", "")
-	fa, fb := s.cache.peek(idOf("a")).footprint(), s.cache.peek(idOf("b")).footprint()
+	fa, fb := s.cache.Peek(idOf("a")).Footprint(), s.cache.Peek(idOf("b")).Footprint()
 	if fa < int64(len(docs["a"])) || fb < int64(len(docs["b"])) {
 		t.Fatalf("footprints %d and %d, less than the documents (%d, %d)", fa, fb, len(docs["a"]), len(docs["b"]))
 	}
 	// Room for two of the three: c coming in drops a, read least recently.
-	s.cache.maxBytes = fa + fb + fb/2
+	s.cache.SetMaxBytes(fa + fb + fb/2)
 	get("c", "")
 	if got := cached(); got != "b,c" {
 		t.Errorf("cached after reading a, b, c within two: %s, want b,c", got)
@@ -110,10 +111,10 @@ func TestCacheBound(t *testing.T) {
 	// b and c both read since c came in: the next read of c drops b.
 	get("b", "")
 	get("c", "")
-	s.cache.maxBytes = s.cache.footprint() + 16
-	before := s.cache.peek(idOf("c")).footprint()
+	s.cache.SetMaxBytes(s.cache.Footprint() + 16)
+	before := s.cache.Peek(idOf("c")).Footprint()
 	get("c", "?order_by=age&limit=5")
-	if after := s.cache.peek(idOf("c")).footprint(); after <= before+16 {
+	if after := s.cache.Peek(idOf("c")).Footprint(); after <= before+16 {
 		t.Fatalf("c's footprint went from %d to %d with a sort order: not counted", before, after)
 	}
 	get("c", "")
@@ -128,14 +129,14 @@ func TestCacheBound(t *testing.T) {
 
 	// A bound smaller than any document: the one coming in is kept and
 	// served; the others go.
-	s.cache.maxBytes = 1
+	s.cache.SetMaxBytes(1)
 	if rec := get("b", "?limit=2"); !strings.Contains(rec.Body.String(), `"tag":"b"`) {
 		t.Errorf("b over the bound answered %s", rec.Body)
 	}
 	if got := cached(); got != "b" {
 		t.Errorf("cached with a bound of 1 byte: %s, want b", got)
 	}
-	if fp := s.cache.footprint(); fp != s.cache.peek(idOf("b")).footprint() {
+	if fp := s.cache.Footprint(); fp != s.cache.Peek(idOf("b")).Footprint() {
 		t.Errorf("cache footprint %d, want b's alone", fp)
 	}
 }
@@ -158,14 +159,15 @@ func TestCacheBoundCountsGzip(t *testing.T) {
 	}
 	get(ids[0])
 	get(ids[1])
-	s.cache.maxBytes = s.cache.footprint() + 64
+	s.cache.SetMaxBytes(s.cache.Footprint() + 64)
+	before := s.cache.Peek(ids[1]).Footprint()
 	get(ids[1], "Accept-Encoding", "gzip")
-	if n := s.cache.peek(ids[1]).gzipBytes.Load(); n <= 64 {
+	if n := s.cache.Peek(ids[1]).Footprint() - before; n <= 64 {
 		t.Fatalf("gzipped copy of %d bytes", n)
 	}
 	get(ids[1])
-	if s.cache.peek(ids[0]) != nil || s.cache.peek(ids[1]) == nil {
+	if s.cache.Peek(ids[0]) != nil || s.cache.Peek(ids[1]) == nil {
 		t.Errorf("after b's gzipped copy passed the bound: a cached %v, b cached %v, want only b",
-			s.cache.peek(ids[0]) != nil, s.cache.peek(ids[1]) != nil)
+			s.cache.Peek(ids[0]) != nil, s.cache.Peek(ids[1]) != nil)
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 )
 
@@ -26,12 +28,12 @@ func FuzzQuery(f *testing.F) {
 	f.Add([]byte(`[]`), "filters=a%5B%24gt%5D%3D1", true)
 	s := New(Config{})
 	f.Fuzz(func(t *testing.T, doc []byte, rawQuery string, acceptGzip bool) {
-		e, err := newEntry(&decoy.Mock{ContentType: "application/json", Status: 200, ETag: etagOf(doc)}, docfile.FromBytes(doc))
+		e, err := mockcache.NewEntry(&decoy.Mock{ContentType: "application/json", Status: 200, ETag: jsondoc.ETag(doc)}, docfile.FromBytes(doc))
 		if err != nil {
 			return // not JSON: refused at write time
 		}
 		var q *query.Query
-		if e.isArray() {
+		if e.IsArray() {
 			if q, err = query.Compile(query.ParseParams(rawQuery)); err != nil {
 				return // a 400
 			}
@@ -41,7 +43,7 @@ func FuzzQuery(f *testing.F) {
 			req.Header.Set("Accept-Encoding", "gzip")
 		}
 		rec := httptest.NewRecorder()
-		s.writeData(rec, req, e, q)
+		s.write(rec, req, e, e.Answer(q, "", acceptGzip, ""))
 		if rec.Code != 200 {
 			t.Fatalf("status %d", rec.Code)
 		}
@@ -69,8 +71,8 @@ func FuzzQuery(f *testing.F) {
 			t.Fatalf("body %q is not a JSON array: %v", body, err)
 		}
 		total, _ := strconv.Atoi(rec.Header().Get("X-Total-Count"))
-		if total > e.doc.Len() || len(elems) > total {
-			t.Fatalf("%d elements, total %d, document has %d", len(elems), total, e.doc.Len())
+		if total > e.Doc.Len() || len(elems) > total {
+			t.Fatalf("%d elements, total %d, document has %d", len(elems), total, e.Doc.Len())
 		}
 		if q.Limit >= 0 && int64(len(elems)) > q.Limit {
 			t.Fatalf("%d elements past limit %d", len(elems), q.Limit)
@@ -78,8 +80,8 @@ func FuzzQuery(f *testing.F) {
 		seen := map[int]bool{}
 		for _, el := range elems {
 			found := false
-			for i := 0; i < e.doc.Len(); i++ {
-				if !seen[i] && bytes.Equal(el, e.doc.Record(i)) {
+			for i := 0; i < e.Doc.Len(); i++ {
+				if !seen[i] && bytes.Equal(el, e.Doc.Record(i)) {
 					seen[i], found = true, true
 					break
 				}

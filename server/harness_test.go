@@ -66,6 +66,7 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	cfg := server.Config{
 		Store:               store,
 		Quota:               store,
+		QuotaInMemory:       true,
 		Limiter:             limiter,
 		AuthFailures:        failures,
 		AdminTokenHash:      server.HashToken(adminToken),

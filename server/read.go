@@ -1,27 +1,18 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
-	"io"
 	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/google/uuid"
-	"github.com/klauspost/compress/gzip"
 )
-
-// gzipMinSize is the smallest body worth compressing.
-const gzipMinSize = 1024
 
 // exposedHeaders are the response headers a browser app may read.
 const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining"
@@ -55,16 +46,16 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	e, err := s.cache.get(ctx, id)
+	e, err := s.cache.Get(ctx, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	cq := s.queries.get(r.URL.RawQuery)
-	params := cq.params
+	cq := s.queries.Get(r.URL.RawQuery)
+	params := cq.Params
 
 	// 3. Authentication, for private mocks only.
-	if e.mock.Private && !s.authenticate(w, r, e, params) {
+	if e.Mock.Private && !s.authenticate(w, r, e, params) {
 		return
 	}
 
@@ -72,13 +63,13 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// request that will fail them never reserves quota.
 	var q *query.Query
 	var qerr error
-	if e.isArray() {
-		q, qerr = cq.q, cq.err
+	if e.IsArray() {
+		q, qerr = cq.Query, cq.Err
 	}
 
 	// 4. Rate limit.
-	rateLimit := e.mock.EffectiveRateLimit(s.cfg.DefaultRateLimit)
-	quotaLimit := e.mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
+	rateLimit := e.Mock.EffectiveRateLimit(s.cfg.DefaultRateLimit)
+	quotaLimit := e.Mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	month := decoy.Month(now)
 	var rate *decoy.RateResult
@@ -109,13 +100,13 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// The answer is worked out before the quota step, so that one that will
 	// be a 304 never reserves quota; after the rate limit, so that refused
 	// requests stay cheap.
-	var a answer
+	var a mockcache.Answer
 	if qerr == nil {
 		key := r.URL.RawQuery
 		if params.AuthToken != "" {
 			key = "" // never kept
 		}
-		a = prepare(e, q, key, r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match"))
+		a = e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), r.Header.Get("If-None-Match"))
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a
@@ -124,7 +115,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	// client: once the store has counted it, the server must know.
 	var used int64
 	var served bool
-	reserve := qerr == nil && r.Method != http.MethodHead && !a.notModified
+	reserve := qerr == nil && r.Method != http.MethodHead && !a.NotModified
 	if reserve {
 		qctx, cancel := s.quotaContext(ctx, true)
 		used, served, err = s.cfg.Quota.ReserveQuota(qctx, id, month, quotaLimit)
@@ -171,7 +162,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// 7. Delay, then the answer.
-	if d := e.mock.DelayMS; d > 0 {
+	if d := e.Mock.DelayMS; d > 0 {
 		t := time.NewTimer(time.Duration(d) * time.Millisecond)
 		select {
 		case <-t.C:
@@ -214,15 +205,11 @@ func one(v string) []string { return []string{v} }
 // Redis must not hold reads that can be answered from memory.
 const quotaTimeout = 2 * time.Second
 
-// memoryQuota is a QuotaCounter that counts in this process's memory
-// (sqlite's): it never waits on a network.
-type memoryQuota interface{ CountsInMemory() bool }
-
 // quotaContext returns the context of a quota call: detached from the
 // client when the call must finish whatever the client does, and bounded
 // by quotaTimeout unless the counter counts in memory.
 func (s *Server) quotaContext(ctx context.Context, detached bool) (context.Context, context.CancelFunc) {
-	if mq, ok := s.cfg.Quota.(memoryQuota); ok && mq.CountsInMemory() {
+	if s.cfg.QuotaInMemory {
 		if detached {
 			return context.Background(), noCancel
 		}
@@ -254,7 +241,7 @@ func mockID(path string) (string, bool) {
 
 // authenticate checks the token of a private mock; it answers and returns
 // false when the request may not go on.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, p query.Params) bool {
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *mockcache.Entry, p query.Params) bool {
 	key := "mock-token:" + s.limitKey(r)
 	if s.authBlocked(w, r, key) {
 		return false
@@ -264,7 +251,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *entry, 
 		writeError(w, http.StatusUnauthorized, "Auth token not found")
 		return false
 	}
-	if tokenMatches(token, e.mock.TokenHash) {
+	if tokenMatches(token, e.Mock.TokenHash) {
 		return true
 	}
 	s.authFailed(w, r, key, "Invalid auth token")
@@ -380,69 +367,10 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// answer is a read answer, worked out but not yet written.
-type answer struct {
-	status      int
-	etag        string  // set for 2xx answers
-	total       int     // X-Total-Count, or -1 when the data is not an array
-	notModified bool    // If-None-Match matched: answer 304
-	processed   bool    // built from the selected records, not the stored bytes
-	records     []int32 // the selected records, when processed and not built
-	built       *builtAnswer
-	size        int // of the identity body
-	gzip        bool
-}
-
-// writeData writes the answer: the stored data unchanged, or, for an array
-// with processing, the selected elements each as stored.
-func (s *Server) writeData(w http.ResponseWriter, r *http.Request, e *entry, q *query.Query) {
-	s.write(w, r, e, prepare(e, q, "", r.Header.Get("Accept-Encoding"), r.Header.Get("If-None-Match")))
-}
-
-// prepare runs the query and decides the answer, for a request with those
-// Accept-Encoding and If-None-Match headers, writing nothing. key is the
-// query string q was compiled from, under which its answer may be kept
-// (see builtAnswers); "" keeps nothing (a query string with a token).
-func prepare(e *entry, q *query.Query, key, acceptEncoding, ifNoneMatch string) answer {
-	a := answer{status: e.mock.Status, processed: q != nil && q.Processing(), size: len(e.data), total: -1}
-	keep := a.processed && key != "" && e.built != nil
-	etag := e.mock.ETag
-	if e.isArray() {
-		a.total = e.doc.Len()
-		if keep {
-			if a.built = e.built.lookup(key); a.built != nil {
-				a.size, a.total, etag = len(a.built.body), a.built.total, a.built.etag
-				keep = false // kept already
-			}
-		}
-		if a.processed && a.built == nil {
-			res := q.Run(e.doc)
-			a.records, a.total = res.Records, res.Total
-			a.size, etag = arrayBody(e, a.records)
-		}
-	}
-	tag := etag // of the identity body
-	if etag == "" {
-		etag = etagOf(e.data)
-	}
-	a.gzip = a.size >= gzipMinSize && acceptsGzip(acceptEncoding)
-	if a.gzip {
-		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
-	}
-	if a.status >= 200 && a.status < 300 {
-		a.etag = etag
-		a.notModified = a.status == http.StatusOK && etagMatches(ifNoneMatch, etag)
-	}
-	if keep && !a.notModified {
-		a.built = e.built.offer(key, a.size, a.total, tag, func(b *bytes.Buffer) { writeArray(b, e, a.records) }, e.grew)
-	}
-	return a
-}
-
-// write sets the headers of a prepared answer and writes it.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answer) {
+// write sets the headers of an answer and writes it.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entry, a mockcache.Answer) {
 	h := w.Header()
-	if e.mock.Private {
+	if e.Mock.Private {
 		h["Cache-Control"] = valPrivateNoCache
 	} else {
 		h["Cache-Control"] = valNoCache
@@ -452,119 +380,32 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, a answe
 	} else {
 		h["Vary"] = valVary
 	}
-	if a.total >= 0 {
-		h["X-Total-Count"] = one(strconv.Itoa(a.total))
+	if a.Total >= 0 {
+		h["X-Total-Count"] = one(strconv.Itoa(a.Total))
 	}
-	if a.etag != "" {
-		h["ETag"] = one(a.etag)
+	if a.ETag != "" {
+		h["ETag"] = one(a.ETag)
 	}
-	if a.notModified {
+	if a.NotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h["Content-Type"] = e.contentType
-	if e.doc == nil {
+	h["Content-Type"] = e.ContentType
+	if e.Doc == nil {
 		// Stored content that is not JSON (HTML, say) must not run scripts
 		// in the service's origin.
 		h.Set("Content-Security-Policy", "sandbox")
 	}
-	head := r.Method == http.MethodHead
-	switch {
-	case !a.processed && a.gzip:
-		gz := e.gzip()
+	if a.Gzip {
 		h.Set("Content-Encoding", "gzip")
-		h.Set("Content-Length", strconv.Itoa(len(gz)))
-		w.WriteHeader(a.status)
-		if !head {
-			_, _ = w.Write(gz)
-		}
-	case !a.processed:
-		h["Content-Length"] = one(strconv.Itoa(len(e.data)))
-		w.WriteHeader(a.status)
-		if !head {
-			_, _ = w.Write(e.data)
-		}
-	case a.gzip && a.built != nil:
-		// Without Content-Length, as when gzipped on the fly: the same
-		// headers whether the answer was kept or not.
-		h.Set("Content-Encoding", "gzip")
-		w.WriteHeader(a.status)
-		if !head {
-			_, _ = w.Write(a.built.gzipped(e.grew))
-		}
-	case a.gzip:
-		h.Set("Content-Encoding", "gzip")
-		w.WriteHeader(a.status)
-		if !head {
-			zw := gzipWriters.Get().(*gzip.Writer)
-			zw.Reset(w)
-			writeArray(zw, e, a.records)
-			zw.Close()
-			zw.Reset(nil) // drop the reference to w before pooling
-			gzipWriters.Put(zw)
-		}
-	default:
-		h["Content-Length"] = one(strconv.Itoa(a.size))
-		w.WriteHeader(a.status)
-		switch {
-		case head:
-		case a.built != nil:
-			_, _ = w.Write(a.built.body)
-		default:
-			writeArray(w, e, a.records)
-		}
 	}
-}
-
-var gzipWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return zw
-}}
-
-var bufWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
-
-// arrayBody returns the size and entity tag of the array of records. The
-// tag is a digest of the body that costs a word per record: the sequence of
-// the records' own digests, cached with the document, hashed in blocks. The
-// body is '[', the records joined by ',', then ']', so the same records give
-// the same body and the same tag, whatever query selected them; a byte of a
-// record changed changes its digest.
-func arrayBody(e *entry, records []int32) (int, string) {
-	sums := e.doc.RecordSums()
-	d := xxhash.New()
-	var block [64 * 8]byte
-	n := 0
-	size := 1 + len(records) // '[', the commas and ']'
-	if len(records) == 0 {
-		size = 2
+	if a.Length >= 0 {
+		h["Content-Length"] = one(strconv.Itoa(a.Length))
 	}
-	for _, i := range records {
-		size += e.doc.RecordLen(int(i))
-		binary.LittleEndian.PutUint64(block[n:], sums[i])
-		if n += 8; n == len(block) {
-			d.Write(block[:])
-			n = 0
-		}
+	w.WriteHeader(a.Status)
+	if r.Method != http.MethodHead {
+		a.WriteBody(w)
 	}
-	d.Write(block[:n])
-	return size, etagFromDigest(d)
-}
-
-// writeArray writes '[', the stored text of each record joined by ',', ']'.
-func writeArray(w io.Writer, e *entry, records []int32) {
-	bw := bufWriters.Get().(*bufio.Writer)
-	bw.Reset(w)
-	bw.WriteByte('[')
-	for k, i := range records {
-		if k > 0 {
-			bw.WriteByte(',')
-		}
-		bw.Write(e.doc.Record(int(i)))
-	}
-	bw.WriteByte(']')
-	bw.Flush()
-	bw.Reset(nil)
-	bufWriters.Put(bw)
 }
 
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (named,
@@ -596,19 +437,4 @@ func acceptsGzip(header string) bool {
 		return ok
 	}
 	return star
-}
-
-// etagMatches reports whether an If-None-Match header matches etag (weak
-// comparison, as RFC 9110 wants for If-None-Match).
-func etagMatches(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }

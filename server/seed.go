@@ -7,6 +7,8 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
 )
 
 // Seed stores data as the open JSON mock called name, under decoy.SeedID(name).
@@ -17,8 +19,8 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	if int64(len(data)) > s.cfg.MaxDataBytes {
 		return nil, false, decoy.Errorf(decoy.ETOOLARGE, "larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
 	}
-	m := &decoy.Mock{ID: id, Name: name, ContentType: "application/json", Status: 200, ETag: etagOf(data)}
-	e, err := newEntry(m, docfile.FromBytes(data))
+	m := &decoy.Mock{ID: id, Name: name, ContentType: "application/json", Status: 200, ETag: jsondoc.ETag(data)}
+	e, err := mockcache.NewEntry(m, docfile.FromBytes(data))
 	if err != nil {
 		return nil, false, err
 	}
@@ -27,11 +29,11 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		var created *decoy.Mock
-		gen := s.cache.generation()
+		gen := s.cache.Generation()
 		created, err = s.cfg.Store.CreateMock(ctx, m, decoy.Data{Bytes: data})
 		if err == nil {
-			e.mock = created
-			s.cache.putAt(e, gen)
+			e.Mock = created
+			s.cache.PutAt(e, gen)
 			s.announce(ctx, id)
 			return created, true, nil
 		}
@@ -51,20 +53,20 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	if same && cur.ContentType == m.ContentType {
 		return cur, false, nil
 	}
-	gen := s.cache.generation()
+	gen := s.cache.Generation()
 	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: decoy.Data{Bytes: data}, ETag: m.ETag})
 	if err != nil {
 		return nil, false, err
 	}
-	e.mock = updated
-	s.cache.putAt(e, gen)
+	e.Mock = updated
+	s.cache.PutAt(e, gen)
 	s.announce(ctx, id)
 	return updated, true, nil
 }
 
 // sameData reports whether the data a store returned holds b.
 func sameData(stored decoy.Data, b []byte) (bool, error) {
-	doc, err := docOf(stored)
+	doc, err := mockcache.DocOf(stored)
 	if err != nil {
 		return false, err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
 	"github.com/decoy-mock/decoy/usage"
@@ -30,6 +31,10 @@ import (
 type Config struct {
 	Store decoy.Store
 	Quota decoy.QuotaCounter
+	// QuotaInMemory is set when Quota counts in this process's memory
+	// (the embedded store's journal): its calls never wait on a network,
+	// so they are not bounded by a timeout.
+	QuotaInMemory bool
 	// Limiter counts each mock's requests per sliding minute.
 	Limiter decoy.Limiter
 	// AuthFailures counts failed authentication attempts per client address.
@@ -107,14 +112,14 @@ type Config struct {
 // Server serves Decoy over HTTP. It implements http.Handler.
 type Server struct {
 	cfg          Config
-	cache        *cache
+	cache        *mockcache.Cache
 	metrics      *metrics
 	log          *slog.Logger
 	tokenHeaders []string
 	corsAny      bool
 	corsOrigins  map[string]bool
 	handler      http.Handler
-	queries      queryCache
+	queries      mockcache.Queries
 	studio       *studio.Handler // nil: the Studio is off
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
@@ -147,23 +152,27 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:          cfg,
-		cache:        newCache(cfg.Store, cfg.SharedStore, cfg.Now),
 		metrics:      newMetrics(cfg.Registry),
 		log:          cfg.Logger,
 		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
 		corsOrigins:  map[string]bool{},
 	}
-	s.cache.maxBytes = cfg.MaxCacheBytes
-	s.cache.onEvict = func(n int) { s.metrics.cacheEvictions.Add(float64(n)) }
+	s.cache = mockcache.New(mockcache.Config{
+		Store:    cfg.Store,
+		Shared:   cfg.SharedStore,
+		MaxBytes: cfg.MaxCacheBytes,
+		Now:      cfg.Now,
+		OnEvict:  func(n int) { s.metrics.cacheEvictions.Add(float64(n)) },
+		OnStale: func(id string, err error) {
+			s.metrics.sharedErrors.WithLabelValues("store").Inc()
+			s.log.Warn("store unreachable; serving the cached mock unchecked", "mock", id, "err", err)
+		},
+	})
 	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "decoy_cache_bytes",
 		Help: "Memory held by the mocks kept ready to serve: their documents and the columns, indexes and gzipped copies built over them (an estimate).",
-	}, func() float64 { return float64(s.cache.footprint()) }))
-	s.cache.onStale = func(id string, err error) {
-		s.metrics.sharedErrors.WithLabelValues("store").Inc()
-		s.log.Warn("store unreachable; serving the cached mock unchecked", "mock", id, "err", err)
-	}
-	if !s.cache.trusted() {
+	}, func() float64 { return float64(s.cache.Footprint()) }))
+	if !s.cache.Trusted() {
 		s.metrics.cacheTrusted.Set(0)
 	}
 	if cfg.LocalLimiter != nil {
@@ -277,7 +286,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rd := readiness{Status: "ready", Cache: "trusted"}
-	if !s.cache.trusted() {
+	if !s.cache.Trusted() {
 		rd.Cache = "revalidating"
 	}
 	if s.limiter != nil {

@@ -34,24 +34,21 @@ type listener Server
 
 func (l *listener) Listening() {
 	s := (*Server)(l)
-	// Announcements made while not listening were missed: forget
-	// everything, then trust what is loaded from now on.
-	s.cache.flush()
-	s.cache.listening.Store(true)
+	s.cache.Listening()
 	s.metrics.cacheTrusted.Set(1)
 	s.log.Info("listening for changes from other replicas")
 }
 
 func (l *listener) Lost(err error) {
 	s := (*Server)(l)
-	s.cache.listening.Store(false)
+	s.cache.Lost()
 	s.metrics.cacheTrusted.Set(0)
 	s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
 	s.log.Warn("lost the channel of changes from other replicas; checking the store on every read until it is back", "err", err)
 }
 
 func (l *listener) Invalidated(id string) {
-	(*Server)(l).cache.remove(id)
+	(*Server)(l).cache.Remove(id)
 }
 
 // announce tells the other replicas that mock id changed, right after the

@@ -70,17 +70,3 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 	}
 	return u, nil
 }
-
-// docOf returns data from a store as a document: a file is mapped (and
-// taken over), bytes are kept as they are.
-func docOf(d decoy.Data) (*docfile.Doc, error) {
-	if d.File == nil {
-		return docfile.FromBytes(d.Bytes), nil
-	}
-	doc, err := docfile.Map(d.File)
-	if err != nil {
-		d.File.Close()
-		return nil, err
-	}
-	return doc, nil
-}

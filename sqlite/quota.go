@@ -432,10 +432,6 @@ func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
 	return n, err
 }
 
-// CountsInMemory reports that quota calls never wait on a network: the
-// server needs no timeout around them.
-func (db *DB) CountsInMemory() bool { return true }
-
 // forgetCounts drops the counts of a deleted mock, after its rows went from
 // SQLite, and journals the deletion, so that a replay does not count what
 // came before it against a mock made again under the same id.

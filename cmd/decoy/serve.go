@@ -216,6 +216,7 @@ func (m *Main) Run(ctx context.Context) error {
 	cfg := server.Config{
 		Store:               m.store,
 		Quota:               m.store,
+		QuotaInMemory:       c.DatabaseURL == "", // SQLite's journal
 		Limiter:             inmem.NewLimiter(),
 		AuthFailures:        inmem.NewLimiter(),
 		ClientLimiter:       inmem.NewLimiter(),
@@ -245,7 +246,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.redis != nil {
 		m.quota = redis.NewQuota(m.redis, c.RedisKeyPrefix, m.store)
-		cfg.Quota = m.quota
+		cfg.Quota, cfg.QuotaInMemory = m.quota, false
 		cfg.Limiter = redis.NewLimiter(m.redis, c.RedisKeyPrefix)
 		cfg.AuthFailures = cfg.Limiter
 		cfg.LocalLimiter = inmem.NewLimiter()

@@ -1,4 +1,4 @@
-package server
+package mockcache
 
 import (
 	"bytes"
@@ -219,4 +219,25 @@ func (b *builtAnswers) footprint() int64 {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.bytes
+}
+
+// Kept returns the body kept for the query string key, or nil.
+func (e *Entry) Kept(key string) []byte {
+	if e.built == nil {
+		return nil
+	}
+	if ba := e.built.lookup(key); ba != nil {
+		return ba.body
+	}
+	return nil
+}
+
+// SetKeepBudget changes how many bytes of kept answers the entry may hold
+// (see newBuiltAnswers for the default).
+func (e *Entry) SetKeepBudget(n int64) {
+	if e.built != nil {
+		e.built.mu.Lock()
+		e.built.budget = n
+		e.built.mu.Unlock()
+	}
 }

@@ -1,165 +1,25 @@
-package server
+// Package mockcache keeps mocks ready to serve: each document parsed once
+// and mapped from its file, the queries compiled from recent query strings,
+// the large answers that repeated queries asked for, and the coherence of
+// all that with the store when other replicas write to it. It bounds the
+// memory they hold. It knows bytes, not HTTP: the handlers turn its
+// answers into responses.
+package mockcache
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/hex"
-	"errors"
-	"mime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy"
-	"github.com/decoy-mock/decoy/docfile"
-	"github.com/decoy-mock/decoy/jsondoc"
-	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/singleflight"
 )
 
-// entry is a mock ready to serve: its settings and its data, parsed once.
-// Its data is mapped from a file (see docfile): what uses data, or slices
-// of it, keeps the entry reachable until done.
-type entry struct {
-	mock *decoy.Mock
-	body *docfile.Doc
-	data []byte // body.Bytes()
-	// contentType is mock.ContentType as a header value, made once.
-	contentType []string
-	// doc is the parsed data when the content type is JSON, else nil.
-	doc *jsondoc.Document
-	// built keeps large answers of queries over doc, when doc is an array.
-	built *builtAnswers
-
-	gzipOnce  sync.Once
-	gzipped   []byte
-	gzipBytes atomic.Int64 // len(gzipped), once made
-
-	// checked is when the entry was last known to match the store (Unix
-	// nanoseconds), for replicas that share the store.
-	checked atomic.Int64
-	// used is the cache's epoch when the entry was last read (see
-	// cache.enforce).
-	used atomic.Int64
-	// onGrow is told when the entry grows (its gzipped copy, the answers
-	// built keeps).
-	onGrow atomic.Pointer[func(int64)]
-}
-
-// footprint is about how much memory the entry holds: its document, what
-// was built over it, and its gzipped copy.
-func (e *entry) footprint() int64 {
-	n := int64(len(e.data)) + e.gzipBytes.Load()
-	if e.doc != nil {
-		n += e.doc.MemoryBytes()
-	}
-	if e.built != nil {
-		n += e.built.footprint()
-	}
-	return n
-}
-
-// newEntry parses data when ct is a JSON type. A JSON type with data that
-// does not parse is an EINVALID error naming the line and column.
-func newEntry(m *decoy.Mock, body *docfile.Doc) (*entry, error) {
-	data := body.Bytes()
-	e := &entry{mock: m, body: body, data: data, contentType: []string{m.ContentType}}
-	if isJSON(m.ContentType) {
-		if !utf8.Valid(data) {
-			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
-			// that cannot decode them.
-			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
-		}
-		doc, err := jsondoc.Parse(data)
-		var se *jsondoc.SyntaxError
-		switch {
-		case errors.As(err, &se) && se.TooDeep:
-			return nil, decoy.Errorf(decoy.EINVALID, "JSON nested too deeply: Decoy accepts at most %d levels of arrays and objects (line %d, column %d)", jsondoc.MaxDepth, se.Line, se.Column)
-		case err != nil:
-			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: %v", err)
-		}
-		e.doc = doc
-		if doc.IsArray() {
-			e.built = newBuiltAnswers(len(data))
-		}
-	}
-	return e, nil
-}
-
-// withMock returns a copy of e with new settings and the same data.
-func (e *entry) withMock(m *decoy.Mock) *entry {
-	ne := &entry{mock: m, body: e.body, data: e.data, doc: e.doc, built: e.built, contentType: []string{m.ContentType}}
-	ne.used.Store(e.used.Load())
-	ne.onGrow.Store(e.onGrow.Load())
-	return ne
-}
-
-// sameMock reports whether m is the stored version of the mock e holds: the
-// same version of the same mock, not of one deleted and created again under
-// its id (versions start again at 1).
-func (e *entry) sameMock(m *decoy.Mock) bool {
-	return m.Version == e.mock.Version && m.CreatedAt.Equal(e.mock.CreatedAt)
-}
-
-// sameData reports whether m describes the data e holds.
-func (e *entry) sameData(m *decoy.Mock) bool {
-	return m.ETag == e.mock.ETag && m.ContentType == e.mock.ContentType && m.Size == int64(len(e.data)) &&
-		m.CreatedAt.Equal(e.mock.CreatedAt)
-}
-
-// isArray reports whether query parameters apply to the data.
-func (e *entry) isArray() bool { return e.doc != nil && e.doc.IsArray() }
-
-// gzip returns the stored data gzipped, computing it once.
-func (e *entry) gzip() []byte {
-	e.gzipOnce.Do(func() {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
-		zw.Write(e.data)
-		zw.Close()
-		e.gzipped = b.Bytes()
-		e.gzipBytes.Store(int64(len(e.gzipped)))
-		e.grew(int64(len(e.gzipped)))
-	})
-	return e.gzipped
-}
-
-// grew tells the cache, if it counts, that the entry grew by n bytes.
-func (e *entry) grew(n int64) {
-	if f := e.onGrow.Load(); f != nil {
-		(*f)(n)
-	}
-}
-
-// isJSON reports whether a media type is JSON: application/json or a +json
-// type.
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
-}
-
-// etagOf returns the strong entity tag of a body.
-func etagOf(body []byte) string {
-	d := xxhash.New()
-	d.Write(body)
-	return etagFromDigest(d)
-}
-
-func etagFromDigest(d *xxhash.Digest) string {
-	var sum [8]byte
-	return `"` + hex.EncodeToString(d.Sum(sum[:0])) + `"`
-}
-
-// cache keeps every mock that was read or written, parsed. Reads take an
+// Cache keeps every mock that was read or written, parsed. Reads take an
 // entry under a read lock; admin writes replace it at once. gen changes on
 // every write, so that a load that raced with a write does not put back what
 // the write replaced.
@@ -170,10 +30,10 @@ func etagFromDigest(d *xxhash.Digest) string {
 // while the others are not (its own changes then go unheard) is caught by
 // that check. Otherwise every read first asks the store for the mock's
 // version, and reloads when it changed.
-type cache struct {
+type Cache struct {
 	store   decoy.Store
 	mu      sync.RWMutex
-	entries map[string]*entry
+	entries map[string]*Entry
 	gen     uint64
 	loads   singleflight.Group
 
@@ -197,7 +57,7 @@ type cache struct {
 	// grew since (what left is not taken off): never less than the
 	// footprint, so that while it is within the bound, so are the
 	// entries. scanned is approx after the last count, which could not
-	// get within the bound: until approx changes, counting again is
+	// Get within the bound: until approx changes, counting again is
 	// useless.
 	approx, scanned atomic.Int64
 	enforceMu       sync.Mutex
@@ -216,16 +76,37 @@ const storeCheckTimeout = time.Second
 // storeLoadTimeout bounds the load of a mock, which may be large.
 const storeLoadTimeout = 30 * time.Second
 
-func newCache(store decoy.Store, shared bool, now func() time.Time) *cache {
-	return &cache{store: store, entries: make(map[string]*entry), shared: shared, now: now}
+// Config is what a Cache needs.
+type Config struct {
+	Store decoy.Store
+	// Shared is set when other replicas may change the store.
+	Shared bool
+	// MaxBytes bounds the footprint of the entries (0: no bound).
+	MaxBytes int64
+	// OnEvict, when set, is told how many entries the bound dropped.
+	OnEvict func(n int)
+	// OnStale, when set, is told when an entry is served unchecked
+	// because the store could not be asked.
+	OnStale func(id string, err error)
+	// Now is the clock of the checks against a shared store.
+	Now func() time.Time
 }
 
-// trusted reports whether cached entries can be served without asking the
-// store whether they are current.
-func (c *cache) trusted() bool { return !c.shared || c.listening.Load() }
+// New returns an empty cache.
+func New(cfg Config) *Cache {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), shared: cfg.Shared, now: cfg.Now,
+		maxBytes: cfg.MaxBytes, onEvict: cfg.OnEvict, onStale: cfg.OnStale}
+}
 
-// get returns the entry of a mock, loading it from the store on a miss.
-func (c *cache) get(ctx context.Context, id string) (*entry, error) {
+// Trusted reports whether cached entries can be served without asking the
+// store whether they are current.
+func (c *Cache) Trusted() bool { return !c.shared || c.listening.Load() }
+
+// Get returns the entry of a mock, loading it from the store on a miss.
+func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	c.mu.RLock()
 	e, gen := c.entries[id], c.gen
 	c.mu.RUnlock()
@@ -259,27 +140,27 @@ func (c *cache) get(ctx context.Context, id string) (*entry, error) {
 // e with new settings when only they changed, and the stored mock when its
 // data changed. When the store cannot be asked, e is served as it is: a
 // possibly stale answer is better than none while the database is down.
-func (c *cache) revalidate(ctx context.Context, e *entry, gen uint64) (*entry, error) {
+func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, error) {
 	sctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
-	m, err := c.store.FindMock(sctx, e.mock.ID)
+	m, err := c.store.FindMock(sctx, e.Mock.ID)
 	cancel()
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
-		c.remove(e.mock.ID)
+		c.Remove(e.Mock.ID)
 		return nil, err
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, err
 		}
 		if c.onStale != nil {
-			c.onStale(e.mock.ID, err)
+			c.onStale(e.Mock.ID, err)
 		}
 		return e, nil
 	case e.sameMock(m):
 		e.checked.Store(c.now().UnixNano())
 		return e, nil
 	case e.sameData(m):
-		fresh := e.withMock(m)
+		fresh := e.WithMock(m)
 		fresh.checked.Store(c.now().UnixNano())
 		c.mu.Lock()
 		if c.gen == gen && c.entries[m.ID] == e {
@@ -288,13 +169,13 @@ func (c *cache) revalidate(ctx context.Context, e *entry, gen uint64) (*entry, e
 		c.mu.Unlock()
 		return fresh, nil
 	}
-	c.remove(e.mock.ID)
-	return c.load(ctx, e.mock.ID)
+	c.Remove(e.Mock.ID)
+	return c.load(ctx, e.Mock.ID)
 }
 
 // load reads a mock from the store, once for all the callers that want it
 // at the same time, and caches it.
-func (c *cache) load(ctx context.Context, id string) (*entry, error) {
+func (c *Cache) load(ctx context.Context, id string) (*Entry, error) {
 	c.mu.RLock()
 	gen := c.gen
 	c.mu.RUnlock()
@@ -310,20 +191,20 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := docOf(data)
+		body, err := DocOf(data)
 		if err != nil {
 			return nil, err
 		}
-		e, err := newEntry(m, body)
+		e, err := NewEntry(m, body)
 		if err != nil {
 			// Stored under a JSON type but not JSON (written by hand?):
 			// serve it unchanged rather than not at all.
-			e = &entry{mock: m, body: body, data: body.Bytes(), contentType: []string{m.ContentType}}
+			e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
 		}
 		e.checked.Store(c.now().UnixNano())
 		c.track(e)
 		c.mu.Lock()
-		var old *entry
+		var old *Entry
 		if c.gen == gen {
 			old = c.entries[id]
 			c.entries[id] = e
@@ -336,49 +217,49 @@ func (c *cache) load(ctx context.Context, id string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.(*entry), nil
+	return v.(*Entry), nil
 }
 
-// peek returns the cached entry of a mock, or nil.
-func (c *cache) peek(id string) *entry {
+// Peek returns the cached entry of a mock, or nil.
+func (c *Cache) Peek(id string) *Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.entries[id]
 }
 
-// generation returns the current generation, to be given to putAt.
-func (c *cache) generation() uint64 {
+// Generation returns the current generation, to be given to putAt.
+func (c *Cache) Generation() uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.gen
 }
 
-// putAt puts the entry a write produced, unless the cache changed since
-// generation gen was taken before the write: then another replica's change,
+// PutAt puts the entry a write produced, unless the cache changed since
+// Generation gen was taken before the write: then another replica's change,
 // heard meanwhile, may be newer than this one, and the entry is dropped
 // instead, for the next read to load what the store holds.
-func (c *cache) putAt(e *entry, gen uint64) {
+func (c *Cache) PutAt(e *Entry, gen uint64) {
 	c.track(e)
 	defer c.admitted(e)
 	c.mu.Lock()
-	old := c.entries[e.mock.ID]
+	old := c.entries[e.Mock.ID]
 	if c.gen != gen {
-		delete(c.entries, e.mock.ID)
+		delete(c.entries, e.Mock.ID)
 		defer replaced(e, nil)
 	} else {
 		e.checked.Store(c.now().UnixNano())
-		c.entries[e.mock.ID] = e
+		c.entries[e.Mock.ID] = e
 	}
 	c.gen++
 	c.mu.Unlock()
-	replaced(old, c.peek(e.mock.ID))
+	replaced(old, c.Peek(e.Mock.ID))
 }
 
-// flush forgets every mock, for when changes may have been missed.
-func (c *cache) flush() {
+// Flush forgets every mock, for when changes may have been missed.
+func (c *Cache) Flush() {
 	c.mu.Lock()
 	old := c.entries
-	c.entries = make(map[string]*entry)
+	c.entries = make(map[string]*Entry)
 	c.gen++
 	c.mu.Unlock()
 	for _, e := range old {
@@ -386,9 +267,9 @@ func (c *cache) flush() {
 	}
 }
 
-// remove forgets a mock after a write, or after a write that failed and may
+// Remove forgets a mock after a write, or after a write that failed and may
 // or may not have changed the store.
-func (c *cache) remove(id string) {
+func (c *Cache) Remove(id string) {
 	c.mu.Lock()
 	old := c.entries[id]
 	delete(c.entries, id)
@@ -400,26 +281,26 @@ func (c *cache) remove(id string) {
 // track readies an entry about to come into the cache: it starts a new
 // epoch, in which the entry counts as read, and has the entry and its
 // document report their growth.
-func (c *cache) track(e *entry) {
+func (c *Cache) track(e *Entry) {
 	if c.maxBytes <= 0 {
 		return
 	}
 	e.used.Store(c.epoch.Add(1))
 	grew := func(n int64) { c.approx.Add(n) }
 	e.onGrow.Store(&grew)
-	if e.doc != nil {
-		e.doc.OnGrow(grew)
+	if e.Doc != nil {
+		e.Doc.OnGrow(grew)
 	}
 }
 
 // admitted counts an entry come into the cache (or not, if a write
 // overtook it: it is then counted until the next count), and drops others
 // if the bound is passed.
-func (c *cache) admitted(e *entry) {
+func (c *Cache) admitted(e *Entry) {
 	if c.maxBytes <= 0 {
 		return
 	}
-	c.approx.Add(e.footprint())
+	c.approx.Add(e.Footprint())
 	c.enforceMu.Lock()
 	defer c.enforceMu.Unlock()
 	c.enforceLocked(e)
@@ -432,26 +313,26 @@ func (c *cache) admitted(e *entry) {
 // stays, however large. It runs under enforceMu: when an entry comes in,
 // and on a read once what was built over the documents (columns, indexes,
 // gzipped copies) passed the bound.
-func (c *cache) enforceLocked(keep *entry) {
+func (c *Cache) enforceLocked(keep *Entry) {
 	a0 := c.approx.Load()
 	if a0 <= c.maxBytes || a0 == c.scanned.Load() {
 		return
 	}
 	c.epoch.Add(1) // reads from now on are more recent than any counted here
 	type candidate struct {
-		e          *entry
+		e          *Entry
 		used, size int64
 	}
 	c.mu.RLock()
 	list := make([]candidate, 0, len(c.entries))
 	var total int64
 	for _, e := range c.entries {
-		size := e.footprint()
+		size := e.Footprint()
 		total += size
 		list = append(list, candidate{e, e.used.Load(), size})
 	}
 	c.mu.RUnlock()
-	var dropped []*entry
+	var dropped []*Entry
 	var freed int64
 	if total > c.maxBytes {
 		slices.SortFunc(list, func(a, b candidate) int { return cmp.Compare(a.used, b.used) })
@@ -461,10 +342,10 @@ func (c *cache) enforceLocked(keep *entry) {
 			if total-freed <= goal {
 				break
 			}
-			if x.e == keep || c.entries[x.e.mock.ID] != x.e {
+			if x.e == keep || c.entries[x.e.Mock.ID] != x.e {
 				continue // being read, or replaced or removed meanwhile
 			}
-			delete(c.entries, x.e.mock.ID)
+			delete(c.entries, x.e.Mock.ID)
 			freed += x.size
 			dropped = append(dropped, x.e)
 		}
@@ -480,13 +361,13 @@ func (c *cache) enforceLocked(keep *entry) {
 	}
 }
 
-// footprint returns the footprint of the entries.
-func (c *cache) footprint() int64 {
+// Footprint returns the footprint of the entries.
+func (c *Cache) Footprint() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var n int64
 	for _, e := range c.entries {
-		n += e.footprint()
+		n += e.Footprint()
 	}
 	return n
 }
@@ -497,9 +378,29 @@ func (c *cache) footprint() int64 {
 // which with a small heap may be minutes away, holding a replaced
 // document's size twice. Readers still writing it read it again from the
 // file.
-func replaced(old, now *entry) {
+func replaced(old, now *Entry) {
 	if old == nil || old.body == nil || now != nil && now.body == old.body {
 		return
 	}
 	old.body.Evict()
+}
+
+// Listening is told that every change other replicas announce from now on
+// will be heard. Announcements made while not listening were missed: the
+// cache forgets everything, then trusts what it loads from now on.
+func (c *Cache) Listening() {
+	c.Flush()
+	c.listening.Store(true)
+}
+
+// Lost is told that announcements may be missed from now on: until the next
+// Listening, each read checks the store for a newer version.
+func (c *Cache) Lost() { c.listening.Store(false) }
+
+// SetMaxBytes changes the bound of the entries' footprint (0: none); it is
+// enforced as entries come in and grow.
+func (c *Cache) SetMaxBytes(n int64) {
+	c.enforceMu.Lock()
+	c.maxBytes = n
+	c.enforceMu.Unlock()
 }

@@ -1,0 +1,133 @@
+package mockcache
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/query"
+	"github.com/klauspost/compress/gzip"
+)
+
+// gzipMinSize is the smallest body worth compressing.
+const gzipMinSize = 1024
+
+// Answer is a read answer, worked out but not yet written: what its head
+// says, and where its body comes from.
+type Answer struct {
+	Status int
+	// ETag is set for 2xx answers: of the body as sent (gzipped or not).
+	ETag string
+	// Total is X-Total-Count: the records that passed the filters, or -1
+	// when the data is not an array.
+	Total int
+	// NotModified is set when If-None-Match matched: answer 304.
+	NotModified bool
+	// Gzip is set when the body is sent gzipped.
+	Gzip bool
+	// Length is the length of the body as sent, or -1 when it is only
+	// known once written (gzipped on the fly).
+	Length int
+
+	e         *Entry
+	processed bool         // built from the selected records, not the stored bytes
+	res       query.Result // the selected records, when processed and not built
+	built     *builtAnswer
+}
+
+// Answer runs the query (nil: none) and decides the answer for a client
+// that accepts gzip or not and sent ifNoneMatch, writing nothing. key is
+// the query string q was compiled from, under which its answer may be kept
+// (see builtAnswers); "" keeps nothing (a query string with a token).
+func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch string) Answer {
+	a := Answer{Status: e.Mock.Status, e: e, processed: q != nil && q.Processing(), Total: -1}
+	size := len(e.Data)
+	keep := a.processed && key != "" && e.built != nil
+	etag := e.Mock.ETag
+	if e.IsArray() {
+		a.Total = e.Doc.Len()
+		if keep {
+			if a.built = e.built.lookup(key); a.built != nil {
+				size, a.Total, etag = len(a.built.body), a.built.total, a.built.etag
+				keep = false // kept already
+			}
+		}
+		if a.processed && a.built == nil {
+			a.res = q.Run(e.Doc)
+			a.Total = a.res.Total
+			size, etag = a.res.Size(), a.res.ETag()
+		}
+	}
+	tag := etag // of the identity body
+	if etag == "" {
+		etag = jsondoc.ETag(e.Data)
+	}
+	a.Gzip = size >= gzipMinSize && acceptsGzip
+	if a.Gzip {
+		etag = strings.TrimSuffix(etag, `"`) + `-gzip"`
+	}
+	if a.Status >= 200 && a.Status < 300 {
+		a.ETag = etag
+		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
+	}
+	if keep && !a.NotModified {
+		a.built = e.built.offer(key, size, a.Total, tag, func(b *bytes.Buffer) { a.res.WriteTo(b) }, e.grew)
+	}
+	switch {
+	case !a.Gzip:
+		a.Length = size
+	case !a.processed:
+		a.Length = len(e.Gzip())
+	default:
+		// Without Content-Length, as when gzipped on the fly: the same
+		// head whether the answer was kept or not.
+		a.Length = -1
+	}
+	return a
+}
+
+// WriteBody writes the answer's body to w.
+func (a *Answer) WriteBody(w io.Writer) {
+	e := a.e
+	switch {
+	case !a.processed && a.Gzip:
+		_, _ = w.Write(e.Gzip())
+	case !a.processed:
+		_, _ = w.Write(e.Data)
+	case a.Gzip && a.built != nil:
+		_, _ = w.Write(a.built.gzipped(e.grew))
+	case a.Gzip:
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(w)
+		a.res.WriteTo(zw)
+		zw.Close()
+		zw.Reset(nil) // drop the reference to w before pooling
+		gzipWriters.Put(zw)
+	case a.built != nil:
+		_, _ = w.Write(a.built.body)
+	default:
+		a.res.WriteTo(w)
+	}
+}
+
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+// etagMatches reports whether an If-None-Match header matches etag (weak
+// comparison, as RFC 9110 wants for If-None-Match).
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package mockcache
+
+import (
+	"bytes"
+	"errors"
+	"mime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/klauspost/compress/gzip"
+)
+
+// Entry is a mock ready to serve: its settings and its data, parsed once.
+// Its data is mapped from a file (see docfile): what uses Data, or slices
+// of it, keeps the entry reachable until done.
+type Entry struct {
+	Mock *decoy.Mock
+	// Data is the stored document.
+	Data []byte
+	// ContentType is Mock.ContentType as a header value, made once.
+	ContentType []string
+	// Doc is the parsed data when the content type is JSON, else nil.
+	Doc *jsondoc.Document
+
+	body *docfile.Doc
+	// built keeps large answers of queries over Doc, when Doc is an array.
+	built *builtAnswers
+
+	gzipOnce  sync.Once
+	gzipped   []byte
+	gzipBytes atomic.Int64 // len(gzipped), once made
+
+	// checked is when the entry was last known to match the store (Unix
+	// nanoseconds), for replicas that share the store.
+	checked atomic.Int64
+	// used is the cache's epoch when the entry was last read (see
+	// Cache.enforceLocked).
+	used atomic.Int64
+	// onGrow is told when the entry grows (its gzipped copy, the answers
+	// built keeps).
+	onGrow atomic.Pointer[func(int64)]
+}
+
+// Footprint is about how much memory the entry holds: its document, what
+// was built over it, and its gzipped copy.
+func (e *Entry) Footprint() int64 {
+	n := int64(len(e.Data)) + e.gzipBytes.Load()
+	if e.Doc != nil {
+		n += e.Doc.MemoryBytes()
+	}
+	if e.built != nil {
+		n += e.built.footprint()
+	}
+	return n
+}
+
+// NewEntry returns the entry of mock m with the document body, parsed when
+// the content type is JSON. A JSON type with data that does not parse is an
+// EINVALID error naming the line and column.
+func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
+	data := body.Bytes()
+	e := &Entry{Mock: m, body: body, Data: data, ContentType: []string{m.ContentType}}
+	if IsJSON(m.ContentType) {
+		if !utf8.Valid(data) {
+			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
+			// that cannot decode them.
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
+		}
+		doc, err := jsondoc.Parse(data)
+		var se *jsondoc.SyntaxError
+		switch {
+		case errors.As(err, &se) && se.TooDeep:
+			return nil, decoy.Errorf(decoy.EINVALID, "JSON nested too deeply: Decoy accepts at most %d levels of arrays and objects (line %d, column %d)", jsondoc.MaxDepth, se.Line, se.Column)
+		case err != nil:
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: %v", err)
+		}
+		e.Doc = doc
+		if doc.IsArray() {
+			e.built = newBuiltAnswers(len(data))
+		}
+	}
+	return e, nil
+}
+
+// WithMock returns a copy of e with new settings and the same data.
+func (e *Entry) WithMock(m *decoy.Mock) *Entry {
+	ne := &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, built: e.built, ContentType: []string{m.ContentType}}
+	ne.used.Store(e.used.Load())
+	ne.onGrow.Store(e.onGrow.Load())
+	return ne
+}
+
+// sameMock reports whether m is the stored version of the mock e holds: the
+// same version of the same mock, not of one deleted and created again under
+// its id (versions start again at 1).
+func (e *Entry) sameMock(m *decoy.Mock) bool {
+	return m.Version == e.Mock.Version && m.CreatedAt.Equal(e.Mock.CreatedAt)
+}
+
+// sameData reports whether m describes the data e holds.
+func (e *Entry) sameData(m *decoy.Mock) bool {
+	return m.ETag == e.Mock.ETag && m.ContentType == e.Mock.ContentType && m.Size == int64(len(e.Data)) &&
+		m.CreatedAt.Equal(e.Mock.CreatedAt)
+}
+
+// IsArray reports whether query parameters apply to the data.
+func (e *Entry) IsArray() bool { return e.Doc != nil && e.Doc.IsArray() }
+
+// Gzip returns the stored data gzipped, computing it once.
+func (e *Entry) Gzip() []byte {
+	e.gzipOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+		zw.Write(e.Data)
+		zw.Close()
+		e.gzipped = b.Bytes()
+		e.gzipBytes.Store(int64(len(e.gzipped)))
+		e.grew(int64(len(e.gzipped)))
+	})
+	return e.gzipped
+}
+
+// grew tells the cache, if it counts, that the entry grew by n bytes.
+func (e *Entry) grew(n int64) {
+	if f := e.onGrow.Load(); f != nil {
+		(*f)(n)
+	}
+}
+
+// IsJSON reports whether a media type is JSON: application/json or a +json
+// type.
+func IsJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// DocOf returns data from a store as a document: a file is mapped (and
+// taken over), bytes are kept as they are.
+func DocOf(d decoy.Data) (*docfile.Doc, error) {
+	if d.File == nil {
+		return docfile.FromBytes(d.Bytes), nil
+	}
+	doc, err := docfile.Map(d.File)
+	if err != nil {
+		d.File.Close()
+		return nil, err
+	}
+	return doc, nil
+}

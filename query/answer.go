@@ -1,0 +1,72 @@
+package query
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy/jsondoc"
+)
+
+// A Result's answer is '[', the stored text of each selected record joined
+// by ',', then ']': the records byte for byte as stored, never re-encoded.
+
+// Size returns the length of the answer in bytes.
+func (r Result) Size() int {
+	if len(r.Records) == 0 {
+		return 2
+	}
+	size := 1 + len(r.Records) // '[', the commas and ']'
+	for _, i := range r.Records {
+		size += r.doc.RecordLen(int(i))
+	}
+	return size
+}
+
+// ETag returns the strong entity tag of the answer. It costs a word per
+// record rather than a pass over the bytes: it digests the sequence of the
+// records' own digests, cached with the document, hashed in blocks. The
+// same records give the same answer and the same tag, whatever query
+// selected them; a byte of a record changed changes its digest.
+func (r Result) ETag() string {
+	sums := r.doc.RecordSums()
+	d := xxhash.New()
+	var block [64 * 8]byte
+	n := 0
+	for _, i := range r.Records {
+		binary.LittleEndian.PutUint64(block[n:], sums[i])
+		if n += 8; n == len(block) {
+			d.Write(block[:])
+			n = 0
+		}
+	}
+	d.Write(block[:n])
+	return jsondoc.ETagOfDigest(d)
+}
+
+// WriteTo writes the answer to w, through a buffer: records are small, and
+// a write each would cost a system call each.
+func (r Result) WriteTo(w io.Writer) (int64, error) {
+	bw := bufWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	bw.WriteByte('[')
+	for k, i := range r.Records {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(r.doc.Record(int(i)))
+	}
+	bw.WriteByte(']')
+	err := bw.Flush()
+	n := int64(r.Size())
+	bw.Reset(nil)
+	bufWriters.Put(bw)
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+var bufWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
