@@ -53,10 +53,10 @@ type adminHandler func(w http.ResponseWriter, r *http.Request, id string) error
 
 // serveAdmin routes /admin/v1. Authentication comes first, so that nothing
 // about the API shows without the admin token.
-func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
-	if !s.adminAuthorized(w, r) {
-		return
+	if err := s.adminAuthorized(w, r); err != nil {
+		return err
 	}
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
 	var routes map[string]adminHandler
@@ -67,8 +67,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case len(segs) >= 2 && segs[0] == "mocks":
 		u, err := uuid.Parse(segs[1])
 		if err != nil || len(segs[1]) != 36 {
-			writeError(w, http.StatusNotFound, "Mock api not found")
-			return
+			return errMockNotFound
 		}
 		id = u.String()
 		switch {
@@ -85,8 +84,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if routes == nil {
-		writeError(w, http.StatusNotFound, "Not found")
-		return
+		return errNotFound
 	}
 	h, ok := routes[r.Method]
 	if !ok {
@@ -96,39 +94,32 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 				allow = append(allow, m)
 			}
 		}
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeError(w, http.StatusMethodNotAllowed, "Method not allowed")
-		return
+		return errorAnswer(http.StatusMethodNotAllowed, "Method not allowed", "Allow", strings.Join(allow, ", "))
 	}
-	if err := h(w, r, id); err != nil {
-		s.fail(w, r, err)
-	}
+	return h(w, r, id)
 }
 
-// adminAuthorized checks the bearer token; it answers and returns false when
-// the request may not go on. Wrong tokens count as failed attempts, as for
-// mock tokens, but apart from them: guessing one never locks out the other.
-func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	if ok, done := s.studioAuthorized(w, r); done {
-		return ok
+// adminAuthorized checks the bearer token: nil when the request may go on.
+// Wrong tokens count as failed attempts, as for mock tokens, but apart from
+// them: guessing one never locks out the other.
+func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) error {
+	if err, done := s.studioAuthorized(w, r); done {
+		return err
 	}
 	key := "admin-token:" + s.limitKey(r)
-	if s.authBlocked(w, r, key) {
-		return false
+	if err := s.authBlocked(r, key); err != nil {
+		return err
 	}
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="decoy-admin"`)
-		writeError(w, http.StatusUnauthorized, "Admin token required")
-		return false
+		return errorAnswer(http.StatusUnauthorized, "Admin token required", "WWW-Authenticate", `Bearer realm="decoy-admin"`)
 	}
 	if tokenMatches(token, s.cfg.AdminTokenHash) {
-		return true
+		return nil
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
-	s.authFailed(w, r, key, "Invalid admin token")
-	return false
+	return s.authFailed(r, key, errorAnswer(http.StatusUnauthorized, "Invalid admin token",
+		"WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`))
 }
 
 // writeContext is the context of admin writes. A write, once started,

@@ -97,26 +97,24 @@ func (s *Server) trusted(a netip.Addr) bool {
 	return false
 }
 
-// limitClient answers 429 and returns true when the client behind r made
-// more than ClientRateLimit requests in the last minute. Health, readiness
-// and metrics are not limited, so monitoring is never locked out.
-func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) bool {
+// limitClient returns a 429 when the client behind r made more than
+// ClientRateLimit requests in the last minute. Health, readiness and
+// metrics are not limited, so monitoring is never locked out.
+func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.ClientRateLimit == 0 || s.cfg.ClientLimiter == nil {
-		return false
+		return nil
 	}
 	switch route(r.URL.Path) {
 	case "healthz", "readyz", "metrics":
-		return false
+		return nil
 	}
 	res, err := s.cfg.ClientLimiter.Allow(r.Context(), "client:"+s.limitKey(r), s.cfg.ClientRateLimit)
 	if err != nil || res.Allowed {
-		return false // a limiter that fails lets requests through to the other limits
+		return nil // a limiter that fails lets requests through to the other limits
 	}
 	s.metrics.refusals.WithLabelValues(refusedClient).Inc()
-	h := w.Header()
-	s.setCORS(h, r)
-	h.Set("Retry-After", seconds(res.RetryAfter))
-	h.Set("Connection", "close") // a flood of connections is not kept open either
-	writeError(w, http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.")
-	return true
+	s.setCORS(w.Header(), r)
+	return errorAnswer(http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.",
+		"Retry-After", seconds(res.RetryAfter),
+		"Connection", "close") // a flood of connections is not kept open either
 }

@@ -19,7 +19,7 @@ const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-R
 
 // serveMock is GET /mock/{id} and GET /api/{id}. The checks run in the order
 // of the contract; the first that fails answers and nothing after it runs.
-func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	s.setCORS(h, r)
 	h["X-Content-Type-Options"] = valNosniff
@@ -30,33 +30,31 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	case http.MethodOptions:
 		if r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 			s.preflight(w, r)
-			return
+			return nil
 		}
 		fallthrough
 	default:
-		h.Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "Invalid Method")
-		return
+		return errorAnswer(http.StatusMethodNotAllowed, "Invalid Method", "Allow", "GET, HEAD")
 	}
 
 	// 2. Id.
 	id, ok := mockID(r.URL.Path)
 	if !ok {
-		writeError(w, http.StatusNotFound, "Mock api not found")
-		return
+		return errMockNotFound
 	}
 	ctx := r.Context()
 	e, err := s.cache.Get(ctx, id)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	cq := s.queries.Get(r.URL.RawQuery)
 	params := cq.Params
 
 	// 3. Authentication, for private mocks only.
-	if e.Mock.Private && !s.authenticate(w, r, e, params) {
-		return
+	if e.Mock.Private {
+		if err := s.authenticate(r, e, params); err != nil {
+			return err
+		}
 	}
 
 	// Query parameters are checked at step 6, but compiled now so that a
@@ -76,8 +74,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	if rateLimit > 0 {
 		res, err := s.cfg.Limiter.Allow(ctx, "mock:"+id, rateLimit)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		rate = &res
 		if !res.Allowed {
@@ -89,11 +86,10 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 				s.log.Warn("quota count unavailable", "mock", id, "err", err)
 			}
 			s.limitHeaders(h, rate, quotaLimit, used)
-			h.Set("Retry-After", seconds(res.RetryAfter))
 			s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
 			s.cfg.Usage.Refused(id, now)
-			writeError(w, http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.")
-			return
+			return errorAnswer(http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.",
+				"Retry-After", seconds(res.RetryAfter))
 		}
 	}
 
@@ -140,25 +136,21 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.undoRate(ctx, id, rate)
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if !served {
 		// Refused with 429, so the request gives back its rate-limit slot.
 		s.undoRate(ctx, id, rate)
 		s.limitHeaders(h, rate, quotaLimit, used)
-		h.Set("Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 		s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
 		s.cfg.Usage.Refused(id, now)
-		writeError(w, http.StatusTooManyRequests, "Monthly request quota exceeded")
-		return
+		return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 	}
 	s.limitHeaders(h, rate, quotaLimit, used)
 
 	// 6. Query parameters.
 	if qerr != nil {
-		s.fail(w, r, qerr)
-		return
+		return qerr
 	}
 
 	// 7. Delay, then the answer.
@@ -184,6 +176,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) {
 	s.cfg.Usage.Served(id, now)
 	s.write(w, r, e, a)
 	runtime.KeepAlive(e) // its mapped data, until written
+	return nil
 }
 
 // Header values of every answer, shared: set by map assignment under
@@ -239,65 +232,58 @@ func mockID(path string) (string, bool) {
 	return u.String(), true
 }
 
-// authenticate checks the token of a private mock; it answers and returns
-// false when the request may not go on.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, e *mockcache.Entry, p query.Params) bool {
+// authenticate checks the token of a private mock: nil when the request
+// may go on.
+func (s *Server) authenticate(r *http.Request, e *mockcache.Entry, p query.Params) error {
 	key := "mock-token:" + s.limitKey(r)
-	if s.authBlocked(w, r, key) {
-		return false
+	if err := s.authBlocked(r, key); err != nil {
+		return err
 	}
 	token := s.token(r, p)
 	if token == "" {
-		writeError(w, http.StatusUnauthorized, "Auth token not found")
-		return false
+		return errorAnswer(http.StatusUnauthorized, "Auth token not found")
 	}
 	if tokenMatches(token, e.Mock.TokenHash) {
-		return true
+		return nil
 	}
-	s.authFailed(w, r, key, "Invalid auth token")
-	return false
+	return s.authFailed(r, key, errorAnswer(http.StatusUnauthorized, "Invalid auth token"))
 }
 
-// authBlocked answers 429 and returns true when the client behind key
-// failed to authenticate too often in the last minute. Until that window
-// frees, even a right token is refused, so guessing reveals nothing.
-func (s *Server) authBlocked(w http.ResponseWriter, r *http.Request, key string) bool {
+// authBlocked returns a 429 when the client behind key failed to
+// authenticate too often in the last minute. Until that window frees, even
+// a right token is refused, so guessing reveals nothing.
+func (s *Server) authBlocked(r *http.Request, key string) error {
 	if s.cfg.AuthFailureLimit <= 0 {
-		return false
+		return nil
 	}
 	st, err := s.cfg.AuthFailures.Peek(r.Context(), key, s.cfg.AuthFailureLimit)
 	if err != nil {
-		s.fail(w, r, err)
-		return true
+		return err
 	}
 	if !st.Allowed {
-		s.tooManyFailures(w, st.Reset)
-		return true
+		return s.tooManyFailures(st.Reset)
 	}
-	return false
+	return nil
 }
 
-// authFailed counts a wrong token for key and answers 401 with msg, or 429
+// authFailed counts a wrong token for key and returns refusal, or a 429
 // when this failure is past the limit.
-func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, key, msg string) {
+func (s *Server) authFailed(r *http.Request, key string, refusal *Error) error {
 	if s.cfg.AuthFailureLimit > 0 {
 		res, err := s.cfg.AuthFailures.Allow(r.Context(), key, s.cfg.AuthFailureLimit)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		if !res.Allowed {
-			s.tooManyFailures(w, res.RetryAfter)
-			return
+			return s.tooManyFailures(res.RetryAfter)
 		}
 	}
-	writeError(w, http.StatusUnauthorized, msg)
+	return refusal
 }
 
-func (s *Server) tooManyFailures(w http.ResponseWriter, retry time.Duration) {
-	w.Header().Set("Retry-After", seconds(max(retry, time.Second)))
+func (s *Server) tooManyFailures(retry time.Duration) error {
 	s.metrics.refusals.WithLabelValues(refusedAuthFailures).Inc()
-	writeError(w, http.StatusTooManyRequests, "Too many failed authentication attempts")
+	return errorAnswer(http.StatusTooManyRequests, "Too many failed authentication attempts", "Retry-After", seconds(max(retry, time.Second)))
 }
 
 // token returns the mock token of a request: the first non-empty token

@@ -204,7 +204,11 @@ func New(cfg Config) *Server {
 		s.corsAny = true
 	}
 	s.studio = s.newStudio()
-	s.handler = s.observe(s.recover(http.HandlerFunc(s.route)))
+	s.handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.route(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})))
 	return s
 }
 
@@ -228,7 +232,7 @@ func route(path string) string {
 	return "other"
 }
 
-func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
 		// A body the handler may not read all of (an upload refused for
 		// its token, a body sent to a read): close the connection after
@@ -236,27 +240,28 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		// client's pace, holding a graceful stop.
 		w.Header().Set("Connection", "close")
 	}
-	if s.limitClient(w, r) {
-		return
+	if err := s.limitClient(w, r); err != nil {
+		return err
 	}
 	switch route(r.URL.Path) {
 	case "mock":
-		s.serveMock(w, r)
+		return s.serveMock(w, r)
 	case "admin":
-		s.serveAdmin(w, r)
+		return s.serveAdmin(w, r)
 	case "healthz":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case "readyz":
-		s.ready(w, r)
+		return s.ready(w, r)
 	case "metrics":
 		s.metrics.handler.ServeHTTP(w, r)
 	case "openapi.json":
 		serveOpenAPI(w, r)
 	case "studio":
-		s.serveStudio(w, r)
+		return s.serveStudio(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "Not found")
+		return errNotFound
 	}
+	return nil
 }
 
 // sharedLimitsUp reports whether both shared limiters work.
@@ -279,11 +284,10 @@ type readiness struct {
 // ready answers /readyz: ready while the store can be reached. Shared limits
 // failing does not make the server unready, since it goes on without them;
 // the answer says so.
-func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Store.Ping(r.Context()); err != nil {
 		s.log.Warn("store not ready", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "Store unavailable")
-		return
+		return errorAnswer(http.StatusServiceUnavailable, "Store unavailable")
 	}
 	rd := readiness{Status: "ready", Cache: "trusted"}
 	if !s.cache.Trusted() {
@@ -296,39 +300,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, rd)
-}
-
-// statusOf maps error codes to HTTP statuses: the one table.
-var statusOf = map[string]int{
-	decoy.ECONFLICT:     http.StatusConflict,
-	decoy.EINTERNAL:     http.StatusInternalServerError,
-	decoy.EINVALID:      http.StatusBadRequest,
-	decoy.ENOTFOUND:     http.StatusNotFound,
-	decoy.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	decoy.EUNAUTHORIZED: http.StatusUnauthorized,
-	decoy.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	decoy.ERATELIMIT:    http.StatusTooManyRequests,
-	decoy.EMETHOD:       http.StatusMethodNotAllowed,
-	decoy.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
-	decoy.EFORBIDDEN:    http.StatusForbidden,
-}
-
-// fail writes err as a JSON error. Internal errors are logged and answered
-// with a generic message.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	code := decoy.ErrorCode(err)
-	status, ok := statusOf[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	if code == decoy.EINTERNAL {
-		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	writeError(w, status, decoy.ErrorMessage(err))
-}
-
-type errorBody struct {
-	Error string `json:"error"`
+	return nil
 }
 
 // setHeader sets a header under exactly the name given. net/http would
@@ -343,14 +315,6 @@ func setHeader(h http.Header, name, value string) {
 func delHeader(h http.Header, name string) {
 	delete(h, name)
 	delete(h, http.CanonicalHeaderKey(name))
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	h := w.Header()
-	h.Del("Content-Encoding")
-	delHeader(h, "ETag")
-	h.Set("Cache-Control", "no-store")
-	writeJSON(w, status, errorBody{Error: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -472,7 +436,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 			s.metrics.panics.Inc()
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
-				writeError(w, http.StatusInternalServerError, "Internal server error")
+				s.writeError(w, r, errorAnswer(http.StatusInternalServerError, "Internal server error"))
 			}
 		}()
 		next.ServeHTTP(w, r)

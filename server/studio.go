@@ -21,7 +21,7 @@ func (s *Server) newStudio() *studio.Handler {
 		Sessions:        s.cfg.Sessions,
 		AdminTokenHash:  s.cfg.AdminTokenHash,
 		CheckAdminToken: s.checkAdminToken,
-		Fail:            s.fail,
+		Fail:            s.writeError,
 		PublicURL:       s.cfg.PublicURL,
 		Now:             s.cfg.Now,
 	})
@@ -29,37 +29,36 @@ func (s *Server) newStudio() *studio.Handler {
 
 // serveStudio serves the Studio's routes; with the Studio off they are
 // unknown paths, as any other.
-func (s *Server) serveStudio(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveStudio(w http.ResponseWriter, r *http.Request) error {
 	if s.studio == nil {
-		writeError(w, http.StatusNotFound, "Not found")
-		return
+		return errNotFound
 	}
 	s.studio.ServeHTTP(w, r)
+	return nil
 }
 
 // checkAdminToken checks the admin token given at a Studio sign-in, exactly
 // as the bearer token of the admin API is checked: a wrong one counts as a
 // failed attempt of the client, and a client past the limit is refused
-// even the right one. It answers when it returns false.
-func (s *Server) checkAdminToken(w http.ResponseWriter, r *http.Request, token string) bool {
+// even the right one.
+func (s *Server) checkAdminToken(r *http.Request, token string) error {
 	key := "admin-token:" + s.limitKey(r)
-	if s.authBlocked(w, r, key) {
-		return false
+	if err := s.authBlocked(r, key); err != nil {
+		return err
 	}
 	if tokenMatches(token, s.cfg.AdminTokenHash) {
-		return true
+		return nil
 	}
-	s.authFailed(w, r, key, "Invalid admin token")
-	return false
+	return s.authFailed(r, key, errorAnswer(http.StatusUnauthorized, "Invalid admin token"))
 }
 
 // studioAuthorized authorizes an admin API request that carries a Studio
 // session cookie and no bearer token: the session must be live and the
 // X-CSRF-Token header right. done is false when the request is not the
 // Studio's, and the bearer token decides.
-func (s *Server) studioAuthorized(w http.ResponseWriter, r *http.Request) (ok, done bool) {
+func (s *Server) studioAuthorized(w http.ResponseWriter, r *http.Request) (err error, done bool) {
 	if s.studio == nil || r.Header.Get("Authorization") != "" || !studio.HasSession(r) {
-		return false, false
+		return nil, false
 	}
 	return s.studio.Authorize(w, r), true
 }

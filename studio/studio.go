@@ -50,8 +50,8 @@ type Config struct {
 	AdminTokenHash []byte
 	// CheckAdminToken checks the admin token given at sign-in against the
 	// server's, counting a wrong one against the failed-authentication
-	// limit; when it returns false it has answered.
-	CheckAdminToken func(w http.ResponseWriter, r *http.Request, token string) bool
+	// limit; it returns the error to answer with, or nil.
+	CheckAdminToken func(r *http.Request, token string) error
 	// Fail answers with an error, as the server does: the message of a
 	// *decoy.Error, a generic one (logged) for any other.
 	Fail func(w http.ResponseWriter, r *http.Request, err error)
@@ -114,19 +114,18 @@ func HasSession(r *http.Request) bool {
 }
 
 // Authorize checks the session cookie and the CSRF header of an admin API
-// request. It answers 401 for a cookie that opens no live session and 403
-// for a missing or wrong CSRF token, and returns false; true lets the
-// request through.
-func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) bool {
-	o, ok := h.session(w, r)
-	if !ok {
-		return false
+// request: it returns a 401 error for a cookie that opens no live session
+// (clearing it), a 403 one for a missing or wrong CSRF token, and nil to
+// let the request through.
+func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) error {
+	o, err := h.lookup(w, r)
+	if err != nil {
+		return err
 	}
 	if !CheckCSRF(r.Header.Get(CSRFHeader), o.secret) {
-		h.cfg.Fail(w, r, errCSRF)
-		return false
+		return errCSRF
 	}
-	return true
+	return nil
 }
 
 var errCSRF = decoy.Errorf(decoy.EFORBIDDEN, "Missing or invalid CSRF token: send the X-CSRF-Token header that GET "+SessionPath+" gives")
@@ -217,7 +216,8 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, decoy.Errorf(decoy.EINVALID, "Sign in with a JSON body: {\"token\": \"<admin token>\"}"))
 		return
 	}
-	if !h.cfg.CheckAdminToken(w, r, in.Token) {
+	if err := h.cfg.CheckAdminToken(r, in.Token); err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	// A session the browser still had ends: one browser, one session.

@@ -125,15 +125,18 @@ func newHandler(t *testing.T) *studio.Handler {
 	return studio.New(studio.Config{
 		Sessions:       &memSessions{m: map[string]decoy.Session{}},
 		AdminTokenHash: []byte("hash"),
-		CheckAdminToken: func(w http.ResponseWriter, r *http.Request, token string) bool {
+		CheckAdminToken: func(r *http.Request, token string) error {
 			if token == "admin" {
-				return true
+				return nil
 			}
-			http.Error(w, "no", http.StatusUnauthorized)
-			return false
+			return decoy.Errorf(decoy.EUNAUTHORIZED, "no")
 		},
 		Fail: func(w http.ResponseWriter, r *http.Request, err error) {
-			http.Error(w, decoy.ErrorMessage(err), http.StatusBadRequest)
+			status := http.StatusBadRequest
+			if decoy.ErrorCode(err) == decoy.EUNAUTHORIZED {
+				status = http.StatusUnauthorized
+			}
+			http.Error(w, decoy.ErrorMessage(err), status)
 		},
 	})
 }
