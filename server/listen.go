@@ -64,6 +64,11 @@ func (s *Server) Addr() net.Addr {
 // for at most the shutdown timeout; requests still running then (a client
 // reading a large answer very slowly, say) are cut.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	if s.http == nil {
 		return nil
 	}

@@ -130,9 +130,11 @@ type Server struct {
 
 	// http serves the listener of Open; serving receives what its Serve
 	// returned.
-	http    *http.Server
-	ln      net.Listener
-	serving chan error
+	http      *http.Server
+	ln        net.Listener
+	serving   chan error
+	closeOnce sync.Once
+	closeErr  error
 
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.

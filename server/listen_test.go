@@ -1,0 +1,63 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+)
+
+// Close lets a read in its response delay finish and answers it whole,
+// then accepts no more connections.
+func TestCloseDuringDelay(t *testing.T) {
+	h := newHarness(t)
+	m := h.create(`[{"slow":true}]`, client.CreateOptions{DelayMS: 700})
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.Get(h.url + "/mock/" + m.ID)
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- answer{resp.StatusCode, string(b), err}
+	}()
+	// The quota is reserved before the delay: once it is counted, the
+	// read is waiting out its delay.
+	month := decoy.Month(h.clock.Now())
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if n, _ := h.store.QuotaUsed(context.Background(), m.ID, month); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the read never reached its delay")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	addr := strings.TrimPrefix(h.url, "http://")
+	closed := make(chan error, 1)
+	go func() { closed <- h.srv.Close() }()
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Had Close not waited, the connection would have been cut.
+	if a := <-got; a.err != nil || a.status != 200 || a.body != `[{"slow":true}]` {
+		t.Fatalf("delayed read: %d %q %v", a.status, a.body, a.err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("a connection was accepted after Close")
+	}
+}
