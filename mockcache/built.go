@@ -8,14 +8,17 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// builtAnswers keeps, for one document, the bodies of the large processed
-// answers that queries asked for more than once. Sending such a body from
-// the document's records gathers thousands of scattered spans on every
-// request (the city filter at 100k records: 8,432 records, 2 MiB); a kept
-// body leaves as one contiguous slice, and the query is not run again.
+// builtAnswers keeps, for one document, the bodies of the processed answers
+// that queries asked for more than once, and their gzipped copies, at any
+// size. Sending a large body from the document's records gathers thousands
+// of scattered spans on every request (the city filter at 100k records:
+// 8,432 records, 2 MiB); a kept body leaves as one contiguous slice, and
+// the query is not run again. A small one costs little to gather, but
+// compressing it for every client that accepts gzip (every browser) cost a
+// third of the request; its gzipped copy is made once.
 //
 // A document never changes (a new version is a new entry, and settings
-// changed keep it: see entry.withMock), and a query's answer depends on the
+// changed keep it: see Entry.WithMock), and a query's answer depends on the
 // document and the query string alone, so a kept body is right for as long
 // as the document lives. Answers are keyed by their query string; one with
 // a token in it is never kept (the caller passes no key). The bodies count
@@ -54,11 +57,8 @@ type builtAnswer struct {
 }
 
 const (
-	// builtMinSize is the smallest answer kept: below it, gathering the
-	// records costs little next to a request's fixed cost.
-	builtMinSize = 64 << 10
 	// builtMaxAnswers bounds the answers kept per document.
-	builtMaxAnswers = 8
+	builtMaxAnswers = 32
 	// builtMaxSeen bounds the queries seen once and remembered, per
 	// document; past it, they are forgotten together.
 	builtMaxSeen = 64
@@ -97,7 +97,7 @@ func (b *builtAnswers) lookup(key string) *builtAnswer {
 // cache's count may stay above what is held, never below, until it next
 // counts).
 func (b *builtAnswers) offer(key string, size, total int, etag string, write func(*bytes.Buffer), grew func(int64)) *builtAnswer {
-	if size < builtMinSize || int64(size) > b.budget || len(key) > builtMaxKey {
+	if int64(size) > b.budget || len(key) > builtMaxKey {
 		return nil
 	}
 	b.mu.RLock()

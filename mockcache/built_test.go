@@ -8,11 +8,31 @@ import (
 	"testing"
 )
 
+// unit is the size of the answers offered in these tests.
+const unit = 64 << 10
+
+// A small answer asked for again is kept as a large one is: its gzipped
+// copy then costs nothing more to send.
+func TestBuiltAnswersSmall(t *testing.T) {
+	b := newBuiltAnswers(1 << 20)
+	write := func(buf *bytes.Buffer) { buf.WriteString(`[{"a":1}]`) }
+	if b.offer("limit=1", 9, 1, `"e"`, write, nil) != nil {
+		t.Fatal("kept the first time it was offered")
+	}
+	ba := b.offer("limit=1", 9, 1, `"e"`, write, nil)
+	if ba == nil || string(ba.body) != `[{"a":1}]` || b.lookup("limit=1") != ba {
+		t.Fatal("a small answer asked for twice is not kept")
+	}
+	if gz := ba.gzipped(nil); len(gz) == 0 || b.footprint() != int64(9+len(gz)) {
+		t.Errorf("footprint %d with a gzipped copy of %d bytes", b.footprint(), len(gz))
+	}
+}
+
 // Each document keeps at most builtMaxAnswers answers holding at most its
 // budget; the least recently sent leave first, and the growth reported
 // always adds up to what is kept.
 func TestBuiltAnswersBounds(t *testing.T) {
-	b := &builtAnswers{budget: 3 * builtMinSize}
+	b := &builtAnswers{budget: 3 * unit}
 	var grown int64
 	grew := func(n int64) { grown += n }
 	fill := func(n int) func(*bytes.Buffer) {
@@ -28,17 +48,14 @@ func TestBuiltAnswersBounds(t *testing.T) {
 	for i := range qs {
 		qs[i] = fmt.Sprintf("limit=%d", i)
 	}
-	if offerTwice(qs[0], builtMinSize-1) != nil {
-		t.Error("kept an answer smaller than builtMinSize")
-	}
-	if offerTwice(qs[0], 4*builtMinSize) != nil {
+	if offerTwice(qs[0], 4*unit) != nil {
 		t.Error("kept an answer larger than the budget")
 	}
-	if b.offer(qs[0], builtMinSize, 1, `"e"`, fill(builtMinSize-1), grew) != nil {
+	if b.offer(qs[0], unit, 1, `"e"`, fill(unit-1), grew) != nil {
 		t.Error("kept a body of the wrong size")
 	}
 	for i := 1; i <= 3; i++ {
-		if offerTwice(qs[i], builtMinSize) == nil {
+		if offerTwice(qs[i], unit) == nil {
 			t.Fatalf("answer %d not kept", i)
 		}
 	}
@@ -46,11 +63,11 @@ func TestBuiltAnswersBounds(t *testing.T) {
 	// least recently sent, leaves.
 	b.lookup(qs[1])
 	gz := b.lookup(qs[3]).gzipped(grew)
-	if len(gz) == 0 || b.footprint() != 2*builtMinSize+int64(len(gz)) || b.lookup(qs[2]) != nil {
+	if len(gz) == 0 || b.footprint() != 2*unit+int64(len(gz)) || b.lookup(qs[2]) != nil {
 		t.Fatalf("footprint %d with a gzipped copy of %d bytes; 2 kept: %v", b.footprint(), len(gz), b.lookup(qs[2]) != nil)
 	}
 	// 4 needs room for its body: 1 leaves, 3 (with its copy) stays.
-	if offerTwice(qs[4], builtMinSize) == nil {
+	if offerTwice(qs[4], unit) == nil {
 		t.Fatal("answer 4 not kept")
 	}
 	for i, want := range []bool{false, false, false, true, true} {
@@ -60,14 +77,14 @@ func TestBuiltAnswersBounds(t *testing.T) {
 	}
 	// Growth is told, not shrinking: the count stays at or above what is
 	// kept.
-	if want := 2*builtMinSize + int64(len(gz)); b.footprint() != want || grown < want {
+	if want := 2*unit + int64(len(gz)); b.footprint() != want || grown < want {
 		t.Errorf("told of %d bytes, footprint %d, want %d", grown, b.footprint(), want)
 	}
 
 	// By count: a large budget, more queries than builtMaxAnswers.
 	b, grown = &builtAnswers{budget: 1 << 40}, 0
 	for _, q := range qs {
-		offerTwice(q, builtMinSize)
+		offerTwice(q, unit)
 	}
 	n := 0
 	for _, q := range qs {
@@ -75,15 +92,15 @@ func TestBuiltAnswersBounds(t *testing.T) {
 			n++
 		}
 	}
-	if n != builtMaxAnswers || b.footprint() != int64(n)*builtMinSize || grown < b.footprint() {
+	if n != builtMaxAnswers || b.footprint() != int64(n)*unit || grown < b.footprint() {
 		t.Errorf("%d kept, grew by %d, footprint %d; want %d kept", n, grown, b.footprint(), builtMaxAnswers)
 	}
 
 	// Many queries seen once are forgotten, the kept answers stay.
 	for i := range 4 * builtMaxSeen {
-		b.offer(fmt.Sprintf("offset=%d", i), builtMinSize, 1, `"e"`, fill(builtMinSize), grew)
+		b.offer(fmt.Sprintf("offset=%d", i), unit, 1, `"e"`, fill(unit), grew)
 	}
-	if len(b.m) > builtMaxSeen+builtMaxAnswers || b.footprint() != int64(n)*builtMinSize {
+	if len(b.m) > builtMaxSeen+builtMaxAnswers || b.footprint() != int64(n)*unit {
 		t.Errorf("%d queries remembered, %d bytes kept", len(b.m), b.footprint())
 	}
 }
@@ -91,9 +108,9 @@ func TestBuiltAnswersBounds(t *testing.T) {
 // Offers, lookups and gzipped copies from many requests at once keep the
 // count of bytes kept exact and within the bounds (run with -race).
 func TestBuiltAnswersConcurrent(t *testing.T) {
-	b := &builtAnswers{budget: 4 * builtMinSize}
+	b := &builtAnswers{budget: 4 * unit}
 	body := func(k int) func(*bytes.Buffer) {
-		return func(buf *bytes.Buffer) { buf.Write(bytes.Repeat([]byte{byte('a' + k)}, builtMinSize+k)) }
+		return func(buf *bytes.Buffer) { buf.Write(bytes.Repeat([]byte{byte('a' + k)}, unit+k)) }
 	}
 	var told atomic.Int64
 	grew := func(n int64) {
@@ -112,12 +129,12 @@ func TestBuiltAnswersConcurrent(t *testing.T) {
 				key := fmt.Sprintf("k=%d", k)
 				ba := b.lookup(key)
 				if ba == nil {
-					ba = b.offer(key, builtMinSize+k, k, `"e"`, body(k), grew)
+					ba = b.offer(key, unit+k, k, `"e"`, body(k), grew)
 				}
 				if ba == nil {
 					continue
 				}
-				if len(ba.body) != builtMinSize+k || ba.body[0] != byte('a'+k) || ba.total != k {
+				if len(ba.body) != unit+k || ba.body[0] != byte('a'+k) || ba.total != k {
 					t.Errorf("%s: a body of %d bytes of %q, total %d", key, len(ba.body), ba.body[0], ba.total)
 					return
 				}
@@ -140,7 +157,7 @@ func TestBuiltAnswersConcurrent(t *testing.T) {
 	if sum != b.bytes || n > builtMaxAnswers || told.Load() < sum {
 		t.Errorf("kept %d answers of %d bytes, counted %d, told %d", n, sum, b.bytes, told.Load())
 	}
-	if bodies := sum; bodies > b.budget+builtMinSize { // a copy of an answer alone may pass it
+	if bodies := sum; bodies > b.budget+unit { // a copy of an answer alone may pass it
 		t.Errorf("kept %d bytes for a budget of %d", bodies, b.budget)
 	}
 }
