@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/fallback"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
@@ -124,7 +125,7 @@ type Server struct {
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
-	limiter, authLimiter *fallbackLimiter
+	limiter, authLimiter *fallback.Limiter
 	// failLogged holds, per use, when SharedFailed last logged.
 	failLogged sync.Map
 
@@ -178,8 +179,12 @@ func New(cfg Config) *Server {
 		s.metrics.cacheTrusted.Set(0)
 	}
 	if cfg.LocalLimiter != nil {
-		s.limiter = &fallbackLimiter{shared: cfg.Limiter, local: cfg.LocalLimiter, s: s, use: "rate_limit"}
-		s.authLimiter = &fallbackLimiter{shared: cfg.AuthFailures, local: cfg.LocalLimiter, s: s, use: "auth_failures"}
+		newLimiter := func(shared decoy.Limiter, use string) *fallback.Limiter {
+			return fallback.NewLimiter(fallback.Config{Shared: shared, Local: cfg.LocalLimiter, Use: use, Logger: s.log, Now: cfg.Now,
+				OnFail: func() { s.metrics.sharedErrors.WithLabelValues(use).Inc() }})
+		}
+		s.limiter = newLimiter(cfg.Limiter, "rate_limit")
+		s.authLimiter = newLimiter(cfg.AuthFailures, "auth_failures")
 		s.cfg.Limiter, s.cfg.AuthFailures = s.limiter, s.authLimiter
 	}
 	if s.limiter != nil {
@@ -268,7 +273,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 
 // sharedLimitsUp reports whether both shared limiters work.
 func (s *Server) sharedLimitsUp(ctx context.Context) bool {
-	return s.limiter.up(ctx) && s.authLimiter.up(ctx)
+	return s.limiter.Up(ctx) && s.authLimiter.Up(ctx)
 }
 
 // readiness is the answer of /readyz.

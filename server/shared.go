@@ -4,18 +4,12 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"github.com/decoy-mock/decoy"
 )
 
 // This file is what the server does when it shares its store, limits and
 // quotas with other replicas: it announces its changes, listens for theirs,
 // and degrades to what one replica can do alone when the shared services
 // fail.
-
-// sharedRetry is how long limiting stays per replica after the shared
-// limiter failed, before the shared one is tried again.
-const sharedRetry = time.Second
 
 // Listen receives other replicas' changes from the Invalidator until ctx
 // ends, dropping the cached copies they make stale. Until the Invalidator
@@ -91,75 +85,3 @@ func (s *Server) SharedFailed(use string, err error) {
 
 // failureLogInterval is how often a failing shared backend is logged.
 const failureLogInterval = 10 * time.Second
-
-// fallbackLimiter uses the shared limiter, and the local one while the
-// shared one fails: reads go on, limited per replica, and shared limiting
-// comes back as soon as the shared limiter answers again, which is tried
-// at most once per sharedRetry while it is down.
-//
-// Events admitted by the local limiter are told apart by a negative Event,
-// so that Undo goes to the limiter that admitted it.
-type fallbackLimiter struct {
-	shared, local decoy.Limiter
-	s             *Server
-	use           string
-	// retryAt is when to try the shared limiter again (Unix nanoseconds);
-	// zero while it works.
-	retryAt atomic.Int64
-}
-
-func (f *fallbackLimiter) Allow(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
-	return f.do(ctx, key, limit, decoy.Limiter.Allow)
-}
-
-func (f *fallbackLimiter) Peek(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
-	return f.do(ctx, key, limit, decoy.Limiter.Peek)
-}
-
-func (f *fallbackLimiter) do(ctx context.Context, key string, limit int64,
-	call func(decoy.Limiter, context.Context, string, int64) (decoy.RateResult, error)) (decoy.RateResult, error) {
-	now := f.s.cfg.Now().UnixNano()
-	// While the shared limiter is down, one request per sharedRetry probes
-	// it (the one that moves retryAt on); the others stay local and do not
-	// wait on it.
-	if at := f.retryAt.Load(); at == 0 || now >= at && f.retryAt.CompareAndSwap(at, now+int64(sharedRetry)) {
-		r, err := call(f.shared, ctx, key, limit)
-		if err == nil {
-			if f.retryAt.Swap(0) != 0 {
-				f.s.log.Info("shared limits are back", "use", f.use)
-			}
-			return r, nil
-		}
-		if ctx.Err() != nil && at == 0 {
-			return r, err // the client left; the shared limiter is not at fault
-		}
-		if f.retryAt.Swap(now+int64(sharedRetry)) == 0 {
-			f.s.log.Warn("shared limiter failed; limiting per replica until it is back", "use", f.use, "err", err)
-		}
-		f.s.metrics.sharedErrors.WithLabelValues(f.use).Inc()
-		if ctx.Err() != nil {
-			return r, err
-		}
-	}
-	r, err := call(f.local, ctx, key, limit)
-	r.Event = -r.Event
-	return r, err
-}
-
-func (f *fallbackLimiter) Undo(ctx context.Context, key string, r decoy.RateResult) error {
-	if r.Event < 0 {
-		r.Event = -r.Event
-		return f.local.Undo(ctx, key, r)
-	}
-	return f.shared.Undo(ctx, key, r)
-}
-
-// up reports whether limits are shared with the other replicas now. When
-// the shared limiter is due to be tried again, it is tried first, so that
-// /readyz and metrics recover without waiting for a request that needs it.
-func (f *fallbackLimiter) up(ctx context.Context) bool {
-	if at := f.retryAt.Load(); at != 0 && f.s.cfg.Now().UnixNano() >= at {
-		f.Peek(ctx, "readyz:probe", 1)
-	}
-	return f.retryAt.Load() == 0
-}

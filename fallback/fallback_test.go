@@ -1,0 +1,92 @@
+package fallback_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/fallback"
+	"github.com/decoy-mock/decoy/inmem"
+)
+
+// switchable is a limiter that fails while down is set.
+type switchable struct {
+	decoy.Limiter
+	down bool
+}
+
+var errDown = errors.New("shared limiter down")
+
+func (s *switchable) Allow(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
+	if s.down {
+		return decoy.RateResult{}, errDown
+	}
+	return s.Limiter.Allow(ctx, key, limit)
+}
+
+func (s *switchable) Peek(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
+	if s.down {
+		return decoy.RateResult{}, errDown
+	}
+	return s.Limiter.Peek(ctx, key, limit)
+}
+
+// While the shared limiter fails, events are limited by the local one; it
+// is tried again once a second, and used again as soon as it answers;
+// Undo goes to the limiter that admitted the event.
+func TestFallback(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	sharedMem, local := inmem.NewLimiter(), inmem.NewLimiter()
+	sharedMem.Now, local.Now = clock, clock
+	shared := &switchable{Limiter: sharedMem}
+	fails := 0
+	f := fallback.NewLimiter(fallback.Config{Shared: shared, Local: local, Use: "test", Now: clock, OnFail: func() { fails++ }})
+
+	steps := []struct {
+		name      string
+		down      bool
+		advance   time.Duration
+		wantUp    bool
+		wantFails int
+		// used counts of each limiter after one more Allow
+		wantShared, wantLocal int64
+	}{
+		{"shared works", false, 0, true, 0, 1, 0},
+		{"shared fails: local", true, 0, false, 1, 1, 1},
+		{"within the retry: local, shared not asked", true, 500 * time.Millisecond, false, 1, 1, 2},
+		{"retry due, still down", true, time.Second, false, 2, 1, 3},
+		{"retry due, back", false, time.Second, true, 2, 2, 3},
+	}
+	var last decoy.RateResult
+	for _, st := range steps {
+		shared.down = st.down
+		now = now.Add(st.advance)
+		r, err := f.Allow(ctx, "k", 100)
+		if err != nil || !r.Allowed {
+			t.Fatalf("%s: Allow: %v %+v", st.name, err, r)
+		}
+		last = r
+		if fails != st.wantFails {
+			t.Errorf("%s: %d failures told, want %d", st.name, fails, st.wantFails)
+		}
+		s, _ := sharedMem.Peek(ctx, "k", 100)
+		l, _ := local.Peek(ctx, "k", 100)
+		if s.Used != st.wantShared || l.Used != st.wantLocal {
+			t.Errorf("%s: shared used %d, local %d; want %d, %d", st.name, s.Used, l.Used, st.wantShared, st.wantLocal)
+		}
+		if up := f.Up(ctx); up != st.wantUp {
+			t.Errorf("%s: Up %v, want %v", st.name, up, st.wantUp)
+		}
+	}
+	// The last event was the shared limiter's: Undo gives it back there.
+	if err := f.Undo(ctx, "k", last); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := sharedMem.Peek(ctx, "k", 100); s.Used != 1 {
+		t.Errorf("shared used %d after Undo, want 1", s.Used)
+	}
+}
