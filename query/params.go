@@ -95,18 +95,36 @@ func unhex(c byte) byte {
 	return c - '0'
 }
 
-// RedactQuery returns rawQuery with the value of every auth_token parameter
-// replaced by REDACTED, for logging.
-func RedactQuery(rawQuery string) string {
-	if !strings.Contains(rawQuery, "auth") && !strings.Contains(rawQuery, "%") {
-		return rawQuery
+// Redact returns a request's escaped path or raw query string, for logging,
+// with the value of every parameter whose name holds "token" in any letter
+// case (auth_token, AUTH_TOKEN, auth%5Ftoken, a mistyped auth_token+)
+// replaced by REDACTED. It errs on the side of hiding: parameters are taken
+// to end at '&', ';' or '/', although the read endpoint splits only on '&',
+// so that x=1;auth_token=… and a path segment ;auth_token=… are hidden too.
+func Redact(raw string) string {
+	if !strings.ContainsAny(raw, "kK%") { // no "token" can be spelled
+		return raw
 	}
-	parts := strings.Split(rawQuery, "&")
-	for i, piece := range parts {
-		k, _, _ := strings.Cut(piece, "=")
-		if Unescape(k, true) == "auth_token" {
-			parts[i] = k + "=REDACTED"
+	var b strings.Builder
+	start, changed := 0, false
+	for i := 0; i <= len(raw); i++ {
+		if i < len(raw) && raw[i] != '&' && raw[i] != ';' && raw[i] != '/' {
+			continue
 		}
+		piece := raw[start:i]
+		if name, _, _ := strings.Cut(piece, "="); strings.Contains(strings.ToLower(Unescape(name, true)), "token") {
+			b.WriteString(name + "=REDACTED")
+			changed = true
+		} else {
+			b.WriteString(piece)
+		}
+		if i < len(raw) {
+			b.WriteByte(raw[i])
+		}
+		start = i + 1
 	}
-	return strings.Join(parts, "&")
+	if !changed {
+		return raw
+	}
+	return b.String()
 }

@@ -315,16 +315,27 @@ func TestParseParams(t *testing.T) {
 	}
 }
 
-func TestRedactQuery(t *testing.T) {
+func TestRedact(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
 		{"auth_token=secret&limit=1", "auth_token=REDACTED&limit=1"},
 		{"limit=1&auth%5Ftoken=secret", "limit=1&auth%5Ftoken=REDACTED"},
 		{"auth_token", "auth_token=REDACTED"},
 		{"limit=1", "limit=1"},
 		{"x=auth_token", "x=auth_token"},
+		{"AUTH_TOKEN=secret", "AUTH_TOKEN=REDACTED"},
+		{"Auth_Token=secret&limit=2", "Auth_Token=REDACTED&limit=2"},
+		{"auth_token+=secret", "auth_token+=REDACTED"},
+		{"x=1;auth_token=secret&y=2", "x=1;auth_token=REDACTED&y=2"},
+		{"token=a&refresh_token=b&tokens=c", "token=REDACTED&refresh_token=REDACTED&tokens=REDACTED"},
+		{"auth%5FTOKEN=secret", "auth%5FTOKEN=REDACTED"},
+		{"/mock/0b0c;auth_token=secret", "/mock/0b0c;auth_token=REDACTED"},
+		{"/mock/0b0c;auth_token=secret/x", "/mock/0b0c;auth_token=REDACTED/x"},
+		{"/mock/0b0c", "/mock/0b0c"},
+		{"filters=a%3D1&order_by=k", "filters=a%3D1&order_by=k"},
+		{"", ""},
 	} {
-		if got := query.RedactQuery(tc.raw); got != tc.want {
-			t.Errorf("RedactQuery(%q) = %q, want %q", tc.raw, got, tc.want)
+		if got := query.Redact(tc.raw); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.raw, got, tc.want)
 		}
 	}
 }

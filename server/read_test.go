@@ -604,6 +604,12 @@ func TestAccessLogRedactsTokens(t *testing.T) {
 	m := h.create(`[]`, client.CreateOptions{Private: true})
 	h.get("/mock/" + m.ID + "?limit=1&auth_token=" + m.Token)
 	h.get("/mock/"+m.ID, "serviceauthtoken", m.Token)
+	// Mistyped token parameters, which the endpoint does not read, are
+	// hidden all the same.
+	h.get("/mock/" + m.ID + "?AUTH_TOKEN=" + m.Token)
+	h.get("/mock/" + m.ID + "?auth_token+=" + m.Token)
+	h.get("/mock/" + m.ID + "?x=1;auth_token=" + m.Token)
+	h.get("/mock/" + m.ID + ";auth_token=" + m.Token)
 	logs := h.logs.String()
 	if strings.Contains(logs, m.Token) || strings.Contains(logs, adminToken) {
 		t.Fatalf("a secret reached the logs:\n%s", logs)
