@@ -79,6 +79,9 @@ type Config struct {
 
 	// CORSOrigins are the allowed origins; empty or "*" allows any.
 	CORSOrigins []string
+	// AllowedHosts are Host names the Studio and the admin API accept,
+	// besides loopback ones, when Addr is a loopback address.
+	AllowedHosts []string
 	// TokenHeader is an extra header name that carries mock tokens.
 	TokenHeader string
 	// PublicURL is the base URL mock URLs are given under; empty: derived
@@ -122,6 +125,9 @@ type Server struct {
 	handler      http.Handler
 	queries      mockcache.Queries
 	studio       *studio.Handler // nil: the Studio is off
+	// hosts are the names accepted besides loopback ones; nil: any (see
+	// host.go).
+	hosts map[string]bool
 
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
@@ -211,6 +217,7 @@ func New(cfg Config) *Server {
 		s.corsAny = true
 	}
 	s.studio = s.newStudio()
+	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)
 	s.handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.route(w, r); err != nil {
 			s.writeError(w, r, err)
@@ -250,7 +257,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limitClient(w, r); err != nil {
 		return err
 	}
-	switch route(r.URL.Path) {
+	rt := route(r.URL.Path)
+	if rt == "admin" || rt == "studio" {
+		if err := s.checkHost(r); err != nil {
+			return err
+		}
+	}
+	switch rt {
 	case "mock":
 		return s.serveMock(w, r)
 	case "admin":

@@ -113,9 +113,9 @@ func TestHostileRequestsGetJSONErrors(t *testing.T) {
 		{"headers over 64 KiB", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", 431},
 		{"NUL in a header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400},
 		{"header without colon", "GET /healthz HTTP/1.1\r\nHost: x\r\nnonsense\r\n\r\n", 400},
-		{"upload over --max-data-bytes", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Length: 5000\r\n\r\n" + "[" + strings.Repeat(" ", 4998) + "]", 413},
-		{"chunked upload over the cap", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n1400\r\n" + strings.Repeat(" ", 0x1400) + "\r\n0\r\n\r\n", 413},
-		{"nesting too deep", "POST /admin/v1/mocks HTTP/1.1\r\nHost: x\r\n" + auth + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(deep)) + deep, 400},
+		{"upload over --max-data-bytes", "POST /admin/v1/mocks HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Length: 5000\r\n\r\n" + "[" + strings.Repeat(" ", 4998) + "]", 413},
+		{"chunked upload over the cap", "POST /admin/v1/mocks HTTP/1.1\r\nHost: localhost\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n1400\r\n" + strings.Repeat(" ", 0x1400) + "\r\n0\r\n\r\n", 413},
+		{"nesting too deep", "POST /admin/v1/mocks HTTP/1.1\r\nHost: localhost\r\n" + auth + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(deep)) + deep, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, ct, body := raw(t, p.url, tc.request)

@@ -47,6 +47,7 @@ type Config struct {
 	MaxCacheBytes    boundSize
 	Seed             string
 	CORSOrigins      listFlag
+	AllowedHosts     listFlag
 	TokenHeader      string
 	AuthFailureLimit int64
 	ClientRateLimit  int64
@@ -108,6 +109,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
+	fs.Var(&c.AllowedHosts, "allowed-hosts", "extra Host names, comma-separated, that the Studio and the admin API accept when listening on a loopback address (others are refused, against DNS rebinding)")
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
 	fs.Int64Var(&c.AuthFailureLimit, "auth-failure-limit", 30, "failed authentication attempts per client address and minute; 0 = unlimited")
 	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
@@ -231,6 +233,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		UploadDir:           m.uploads,
 		CORSOrigins:         c.CORSOrigins,
+		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
 		Addr:                c.Addr,
@@ -280,6 +283,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"max_cache_bytes", formatSize(int64(c.MaxCacheBytes)),
 		"seed", c.Seed,
 		"cors_origins", c.CORSOrigins.String(),
+		"allowed_hosts", c.AllowedHosts.String(),
 		"token_header", c.TokenHeader,
 		"auth_failure_limit", c.AuthFailureLimit,
 		"client_rate_limit", c.ClientRateLimit,
