@@ -21,8 +21,16 @@ const (
 
 // Open listens on the configured address and serves there until Close:
 // behind the connection caps, with net/http's own error answers rewritten
-// as JSON errors (see package transport).
+// as JSON errors, over TLS when a certificate is configured (see package
+// transport). A certificate that cannot be read is an error here.
 func (s *Server) Open() error {
+	var cert *transport.Certificate
+	if s.cfg.TLSCert != "" || s.cfg.TLSKey != "" {
+		var err error
+		if cert, err = transport.LoadCertificate(s.cfg.TLSCert, s.cfg.TLSKey, s.log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return err
@@ -46,7 +54,16 @@ func (s *Server) Open() error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	var l net.Listener = transport.LimitConnections(ln, s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
-	l = transport.JSONErrors(l, MaxHeaderBytes)
+	if cert != nil {
+		config := cert.TLSConfig()
+		// Offering "h2", it tells Serve to set up HTTP/2. A copy, since
+		// setting it up writes to it.
+		s.http.TLSConfig = config.Clone()
+		// The handshake gets the time a request's head gets.
+		l = transport.TLS(l, config, headerTimeout, MaxHeaderBytes)
+	} else {
+		l = transport.JSONErrors(l, MaxHeaderBytes)
+	}
 	s.serving = make(chan error, 1)
 	go func() { s.serving <- s.http.Serve(l) }()
 	return nil

@@ -96,6 +96,10 @@ type Config struct {
 
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
+	// TLSCert and TLSKey, when set, are the PEM files of the certificate
+	// (with its chain) and private key that Open serves HTTPS and HTTP/2
+	// with; the pair is read again when the files change.
+	TLSCert, TLSKey string
 	// MaxConns and MaxClientConns cap the connections open at once, in
 	// all and from one client address (trusted proxies excepted); 0: no
 	// cap.

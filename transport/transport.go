@@ -3,6 +3,9 @@
 // requests it cannot parse rewritten as Decoy's JSON errors, and TLS.
 //
 // net/http reads and parses every request; nothing here reads a byte of a
-// request. The one thing written here is the rewrite of net/http's fixed
-// error answers, recognised on their way out.
+// request. The TLS handshake is done here, before net/http is handed the
+// connection, so that a connection that chose HTTP/2 goes to net/http's
+// HTTP/2 server as it is and one that speaks HTTP/1.x goes with its error
+// answers rewritten. The one thing written here is the rewrite of
+// net/http's fixed error answers, recognised on their way out.
 package transport

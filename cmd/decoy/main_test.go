@@ -71,7 +71,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-var servingLine = regexp.MustCompile(`serving on (http://\S+)`)
+var servingLine = regexp.MustCompile(`serving on (https?://\S+)`)
 
 // start runs decoy serve on a free port with dataDir and waits until it
 // listens.

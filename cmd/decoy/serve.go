@@ -36,6 +36,8 @@ const adminTokenPrefix = "dcy_admin_"
 // variables.
 type Config struct {
 	Addr             string
+	TLSCert          string
+	TLSKey           string
 	DataDir          string
 	DatabaseURL      string
 	RedisURL         string
@@ -98,6 +100,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("decoy serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM file of the certificate (and its chain) to serve HTTPS and HTTP/2 with; read again when it changes")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM file of the private key of --tls-cert")
 	fs.StringVar(&c.DataDir, "data-dir", "./decoy-data", "directory of the embedded store (SQLite) and state")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... to keep the store in PostgreSQL instead of SQLite, shared by replicas")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://..., rediss://..., redis+cluster://... or redis+sentinel://... to share rate limits, quotas and cache invalidation between replicas")
@@ -150,6 +154,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--database-url must be a postgres:// or postgresql:// URL")
 	case strings.ContainsAny(c.RedisKeyPrefix, "{}"):
 		return fmt.Errorf("--redis-key-prefix must not contain { or }: they choose the Redis Cluster hash slot")
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return fmt.Errorf("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
 	case c.TokenHeader != "" && !validHeaderName(c.TokenHeader):
 		return fmt.Errorf("--token-header %q is not a valid header name", c.TokenHeader)
 	}
@@ -237,6 +243,8 @@ func (m *Main) Run(ctx context.Context) error {
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
 		Addr:                c.Addr,
+		TLSCert:             c.TLSCert,
+		TLSKey:              c.TLSKey,
 		MaxConns:            c.MaxConns,
 		MaxClientConns:      c.MaxClientConns,
 		ShutdownTimeout:     c.ShutdownTimeout,
@@ -273,6 +281,8 @@ func (m *Main) Run(ctx context.Context) error {
 	m.log.Info("config",
 		"version", Version(),
 		"addr", c.Addr,
+		"tls_cert", c.TLSCert,
+		"tls_key", c.TLSKey,
 		"store", storeName(c),
 		"redis_url", redactURL(c.RedisURL),
 		"redis_key_prefix", c.RedisKeyPrefix,
@@ -435,7 +445,8 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
-// BaseURL is the address the server can be reached at.
+// BaseURL is the address the server can be reached at: https:// when it
+// serves TLS.
 func (m *Main) BaseURL() string {
 	if m.Config.PublicURL != "" {
 		return strings.TrimRight(m.Config.PublicURL, "/")
@@ -445,7 +456,11 @@ func (m *Main) BaseURL() string {
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+	scheme := "http"
+	if m.Config.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 }
 
 // adminToken returns the hash of the admin token, the token when it was
