@@ -57,6 +57,10 @@ type SessionStore interface {
 	// DeleteExpiredSessions deletes the sessions that expired at now or
 	// were last seen at or before idleBefore, and returns how many.
 	DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
+
+	// DeleteSessionsNotOf deletes the sessions whose AdminHash is not
+	// adminHash (opened under another admin token), and returns how many.
+	DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error)
 }
 
 // UsageCount is the count of one mock's reads in one minute, added to what

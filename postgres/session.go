@@ -69,6 +69,15 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return tag.RowsAffected(), nil
 }
 
+// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> $1`, adminHash)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // dayOf returns the Unix seconds of the UTC midnight that starts t's day.
 func dayOf(t time.Time) int64 {
 	t = t.UTC()

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 const MaxHeaderBytes = 64 << 10
 
 const (
+	// startTimeout bounds the store calls of Open.
+	startTimeout             = 30 * time.Second
 	defaultReadHeaderTimeout = 10 * time.Second
 	defaultShutdownTimeout   = 35 * time.Second
 )
@@ -29,6 +32,17 @@ func (s *Server) Open() error {
 		var err error
 		if cert, err = transport.LoadCertificate(s.cfg.TLSCert, s.cfg.TLSKey, s.log); err != nil {
 			return err
+		}
+	}
+	if s.studio != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		n, err := s.studio.EndStaleSessions(ctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("end the Studio sessions of another admin token: %w", err)
+		}
+		if n > 0 {
+			s.log.Info("ended the Studio sessions of another admin token", "sessions", n)
 		}
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)

@@ -224,6 +224,25 @@ func TestStudioSessionEndsWithAdminToken(t *testing.T) {
 	if rec.Code != 401 {
 		t.Errorf("session of the old admin token: %d %s", rec.Code, rec.Body.String())
 	}
+	// Ended for good: back under the token it was opened with, it stays
+	// ended.
+	if rec := h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", studio.CSRFHeader, csrf); rec.status != 401 {
+		t.Errorf("the session came back under its own token: %d %s", rec.status, rec.body)
+	}
+
+	// A server started with another token ends the sessions of the old
+	// one at once, without waiting for them to be used.
+	cookie, csrf, _ = h.signIn(adminToken)
+	restarted := server.New(server.Config{
+		Addr: "127.0.0.1:0", Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: server.HashToken("another token"),
+	})
+	if err := restarted.Open(); err != nil {
+		t.Fatal(err)
+	}
+	restarted.Close()
+	if rec := h.studioReq("GET", "/admin/v1/mocks", cookie.Value, "", studio.CSRFHeader, csrf); rec.status != 401 {
+		t.Errorf("a session survived a start with another token: %d %s", rec.status, rec.body)
+	}
 }
 
 func TestStudioSignInRefusals(t *testing.T) {

@@ -81,6 +81,17 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return res.RowsAffected()
 }
 
+// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> ?`, adminHash)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // dayOf returns the Unix seconds of the UTC midnight that starts t's day.
 func dayOf(t time.Time) int64 {
 	t = t.UTC()

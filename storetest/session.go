@@ -21,6 +21,7 @@ type StudioBackend interface {
 func RunStudio(t *testing.T, open func(t *testing.T) StudioBackend) {
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
 	t.Run("SessionExpiry", func(t *testing.T) { testSessionExpiry(t, open(t)) })
+	t.Run("SessionsOfAnotherAdminToken", func(t *testing.T) { testSessionsNotOf(t, open(t)) })
 	t.Run("UsageHistory", func(t *testing.T) { testUsageHistory(t, open(t)) })
 	t.Run("UsagePrune", func(t *testing.T) { testUsagePrune(t, open(t)) })
 	t.Run("UsageConcurrent", func(t *testing.T) { testUsageConcurrent(t, open(t)) })
@@ -96,6 +97,26 @@ func testSessionExpiry(t *testing.T, s StudioBackend) {
 		_, err := s.FindSession(ctx, id)
 		wantCode(t, err, decoy.ENOTFOUND)
 	}
+}
+
+func testSessionsNotOf(t *testing.T, s StudioBackend) {
+	ctx := context.Background()
+	mine, other := session("mine", t0), session("other", t0)
+	other.AdminHash = []byte("another admin")
+	for _, x := range []*decoy.Session{mine, other} {
+		if err := s.CreateSession(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.DeleteSessionsNotOf(ctx, []byte("admin"))
+	if err != nil || n != 1 {
+		t.Fatalf("deleted %d, %v; want 1", n, err)
+	}
+	if _, err := s.FindSession(ctx, "mine"); err != nil {
+		t.Errorf("a session of the admin token in force was deleted: %v", err)
+	}
+	_, err = s.FindSession(ctx, "other")
+	wantCode(t, err, decoy.ENOTFOUND)
 }
 
 func bucketsOf(bs []decoy.UsageBucket) map[time.Time][2]int64 {

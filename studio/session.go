@@ -146,11 +146,16 @@ func (s *sessions) check(ctx context.Context, cookie string) (*opened, error) {
 		return nil, err
 	}
 	now := s.now()
-	switch {
-	case subtle.ConstantTimeCompare(hash(secret), sess.SecretHash) != 1,
-		subtle.ConstantTimeCompare(sess.AdminHash, s.adminHash) != 1,
-		!now.Before(sess.ExpiresAt),
-		!now.Before(sess.LastSeenAt.Add(IdleTimeout)):
+	if subtle.ConstantTimeCompare(hash(secret), sess.SecretHash) != 1 {
+		return nil, errSession
+	}
+	if subtle.ConstantTimeCompare(sess.AdminHash, s.adminHash) != 1 ||
+		!now.Before(sess.ExpiresAt) || !now.Before(sess.LastSeenAt.Add(IdleTimeout)) {
+		// Over for good: a session of another admin token must not come
+		// back when that token is in force again.
+		if err := s.store.DeleteSession(ctx, id); err != nil {
+			return nil, err
+		}
 		return nil, errSession
 	}
 	if now.Sub(sess.LastSeenAt) >= touchEvery {
@@ -159,6 +164,12 @@ func (s *sessions) check(ctx context.Context, cookie string) (*opened, error) {
 		}
 	}
 	return &opened{session: sess, secret: secret}, nil
+}
+
+// endStale deletes the sessions opened under another admin token than the
+// one in force, and returns how many.
+func (s *sessions) endStale(ctx context.Context) (int64, error) {
+	return s.store.DeleteSessionsNotOf(ctx, s.adminHash)
 }
 
 // end deletes the session of a cookie value, if it is one.

@@ -10,6 +10,7 @@
 package studio
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -92,6 +93,14 @@ func New(cfg Config) *Handler {
 // its session endpoint.
 func IsRoute(path string) bool {
 	return path == "/" || path == SessionPath || strings.HasPrefix(path, AssetPrefix)
+}
+
+// EndStaleSessions ends, for good, the sessions opened under another admin
+// token than the one in force: a server restarted with a new token signs
+// everyone out, and one restarted with the old token again signs nobody
+// back in. It returns how many ended.
+func (h *Handler) EndStaleSessions(ctx context.Context) (int64, error) {
+	return h.sessions.endStale(ctx)
 }
 
 // ServeHTTP serves a path of which IsRoute is true.

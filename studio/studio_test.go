@@ -1,6 +1,7 @@
 package studio_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"io"
@@ -118,6 +119,16 @@ func (s *memSessions) TouchSession(_ context.Context, id string, t time.Time) er
 func (s *memSessions) DeleteSession(_ context.Context, id string) error { delete(s.m, id); return nil }
 func (s *memSessions) DeleteExpiredSessions(context.Context, time.Time, time.Time) (int64, error) {
 	return 0, nil
+}
+func (s *memSessions) DeleteSessionsNotOf(_ context.Context, adminHash []byte) (int64, error) {
+	var n int64
+	for id, x := range s.m {
+		if !bytes.Equal(x.AdminHash, adminHash) {
+			delete(s.m, id)
+			n++
+		}
+	}
+	return n, nil
 }
 
 func newHandler(t *testing.T) *studio.Handler {
