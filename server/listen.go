@@ -67,7 +67,7 @@ func (s *Server) Open() error {
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	var l net.Listener = transport.LimitConnections(ln, s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
+	var l net.Listener = transport.LimitConnections(transport.SendBuffer(ln, transport.SendBufferSize), s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
 	if cert != nil {
 		config := cert.TLSConfig()
 		// Offering "h2", it tells Serve to set up HTTP/2. A copy, since
