@@ -235,7 +235,7 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 	peakReset := p.resetPeak()
 	sampler := sampleRSS(p)
 	cpu0 := takeCPU(p.pids())
-	lr := load{addr: addr, target: r.Target, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
+	lr := load{addr: addr, targets: []string{r.Target}, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
 		duration: b.cfg.Duration, timeout: b.cfg.Timeout}.run(ctx)
 	use := cpu0.since()
 	r.ServerCPU, r.LoadCPU, r.OtherCPU, r.IOWait = use.server, use.me, use.others, use.iowait
