@@ -81,7 +81,7 @@ func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Durat
 	sampler := sampleRSS(p)
 	t0 := time.Now()
 	for _, d := range data {
-		if err := uploadMock(sctx, addr, d); err != nil {
+		if _, err := uploadMock(sctx, addr, d, false); err != nil {
 			sampler.stop()
 			fail(err)
 			return
