@@ -78,7 +78,7 @@ func (l load) run(ctx context.Context) *loadResult {
 
 	window, closeWindow := context.WithCancel(ctx)
 	defer closeWindow()
-	var ended atomic.Int64 // successful answers in the window so far
+	var ended atomic.Int64 // 2xx and 429 answers in the window so far
 	results := make([]*loadResult, l.conns)
 	var wg sync.WaitGroup
 	for i := range results {
@@ -221,7 +221,10 @@ func (l load) connection(window context.Context, rot *rotation, measureFrom time
 				w.hist.record(done.Sub(began))
 				ended.Add(1)
 			} else if resp.StatusCode == http.StatusTooManyRequests {
+				// An answer too, and a quick one: a server refusing
+				// most requests is not slow, and gets no stretched window.
 				w.Limited++
+				ended.Add(1)
 			} else {
 				w.Errors++
 				if w.FirstErr == "" {

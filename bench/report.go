@@ -85,7 +85,7 @@ func notes(cfg *config) []string {
 		"p50 and p99: from a log-linear histogram of every counted request (error under 0.4%).",
 		"Peak RSS: VmHWM of the server's process tree (nginx: master and workers; Node servers: the node process), reset through /proc/PID/clear_refs before each query, so it is that query's peak; at least the largest VmRSS sampled every 50 ms. Memory right after start-up is in the start-up table.",
 		"On this machine the load generator needs about a core for small answers at tens of thousands of requests a second: there nginx's numbers are the most the machine can measure, not nginx's limit, so Decoy/nginx-same-bytes is if anything too kind to Decoy.",
-		fmt.Sprintf("CPU: the cores the server's processes used during the measured window (read as it opens and closes, the warm-up left out), of %d shared with the load generator (whose share is in results.json). CPU µs/req is that CPU time divided by the requests answered in the window (cores ÷ req/s), with its ratio to nginx's in the same table. ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
+		fmt.Sprintf("CPU: the cores the server's processes used during the measured window (read as it opens and closes, the warm-up left out), of %d shared with the load generator (whose share is in results.json). CPU µs/req is that CPU time divided by the requests answered in the window (cores ÷ answers a second, the 2xx of req/s and any 429s), with its ratio to nginx's in the same table. ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
 		"Ratios are Decoy's value divided by the other server's, from the same run: for req/s above 1× means Decoy serves more; for p50, p99, peak RSS and CPU µs/req below 1× means Decoy is quicker, smaller or cheaper.",
 		"nginx serves, for each query and client, the exact bytes Decoy answered, as a static file (sendfile on with no chunk limit, access_log off, worker_processes auto): the floor, what it costs just to send the answer. Decoy's gzipped answer is written beside the plain one as NAME.gz and served by `gzip_static on` to the clients that accept gzip (an answer Decoy sends uncompressed, under 1 KiB, has no .gz). For the whole document the plain bytes are the stored document. nginx checks no token: for the private variant it is the floor all the same.",
 		"Decoy over each dataset: `decoy serve --rate-limit 0 --monthly-quota 0 --log-level warn` with its SQLite store in a temporary folder, emptied at each start; the dataset uploaded with the admin API; queries `filters=address.city%3DParis`, `filters=status%5B%24eqi%5D%3Dactive&order_by=age&order_direction=desc&limit=10`, `order_by=createdAt&limit=100`.",
@@ -402,6 +402,25 @@ func formatMicros(v float64) string {
 	}
 }
 
+// rateLimitReached says whether the many-mocks phase's rate limit refused
+// any request, and how it compares with the default.
+func rateLimitReached(r *report) string {
+	var limited int64
+	for _, x := range r.Rotation {
+		if x.Load != nil {
+			limited += x.Load.Limited
+		}
+	}
+	s := "reached by no mock in this run"
+	if limited > 0 {
+		s = fmt.Sprintf("reached: %s requests were refused with 429", commas(limited))
+	}
+	if r.Config.RotateRateLimit == defaultRateLimit {
+		return "the default; " + s
+	}
+	return fmt.Sprintf("the default is %d; %s", defaultRateLimit, s)
+}
+
 // writeRotation writes the many-mocks phase.
 func writeRotation(w io.Writer, r *report) {
 	qs := r.rotateQueries()
@@ -410,8 +429,8 @@ func writeRotation(w io.Writer, r *report) {
 	}
 	c := r.Config
 	fmt.Fprintf(w, "## %s mocks of %d records each, read round-robin\n\n", commas(int64(c.RotateMocks)), c.RotateRecords)
-	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` (per mock and minute, never reached here; the default is 100, which %s mocks would exhaust within a measurement) and the default monthly quota of %s a mock, every answer checked for both in its X-RateLimit-Limit and X-Quota-Limit headers, on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
-		c.RotateRateLimit, commas(int64(c.RotateMocks)), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
+	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock, every answer checked for both in its X-RateLimit-Limit and X-Quota-Limit headers, on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
+		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
 	for _, q := range qs {
 		var rows []*result
 		for _, s := range serverNames {

@@ -30,9 +30,12 @@ import (
 // gets a Decoy started on an empty data folder, so that no quota count
 // carries over; 429s are counted apart from the answers all the same.
 
-// defaultMonthlyQuota is Decoy's default monthly quota per mock, which the
-// many-mocks phase checks is in force.
-const defaultMonthlyQuota = 50_000
+// Decoy's defaults per mock: requests a minute, answers a month. The
+// many-mocks phase checks that the quota is in force.
+const (
+	defaultRateLimit    = 100
+	defaultMonthlyQuota = 50_000
+)
 
 // rotateQuery is the many-mocks query as client c asks it.
 func rotateQuery(cfg *config, c client) query {

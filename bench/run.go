@@ -321,6 +321,8 @@ func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []str
 	switch {
 	case lr.OK == 0 && lr.Timeouts > 0:
 		r.Status = "timeout"
+	case lr.OK == 0 && lr.Limited > 0 && lr.Errors == 0:
+		r.Status = "limited"
 	case lr.OK == 0:
 		r.Status = "failed"
 		if lr.Errors+lr.Limited == 0 {
@@ -332,7 +334,7 @@ func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []str
 		r.Status = "limited"
 	}
 	if lr.Limited > 0 {
-		r.Note = join(r.Note, fmt.Sprintf("%d answers were 429 (rate limit or quota) beside %d 2xx; req/s counts the 2xx only", lr.Limited, lr.OK))
+		r.Note = join(r.Note, fmt.Sprintf("%s answers were 429 (rate limit or quota) beside %s 2xx; req/s counts the 2xx only, CPU µs/req both", commas(lr.Limited), commas(lr.OK)))
 	}
 	if lr.Errors+lr.Timeouts > 0 {
 		r.Note = join(r.Note, fmt.Sprintf("%d errors, %d timeouts of %d (first: %s)",
@@ -347,14 +349,25 @@ func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []str
 // cpuPerRequest is the server's CPU time per request answered, in µs: its
 // cores over the window divided by the requests it answered a second over
 // the same window.
-func cpuPerRequest(cores, reqPerSec float64) float64 {
-	if cores <= 0 || reqPerSec <= 0 {
+func cpuPerRequest(cores, answeredPerSec float64) float64 {
+	if cores <= 0 || answeredPerSec <= 0 {
 		return 0
 	}
-	return cores / reqPerSec * 1e6
+	return cores / answeredPerSec * 1e6
 }
 
-func (x *result) cpuPerRequest() float64 { return cpuPerRequest(x.ServerCPU, x.ReqPerSec) }
+// answeredPerSec is req/s and the 429s a second: a refusal is an answer
+// the server spent CPU on, and a row of mostly 429s divided by its few 2xx
+// would show a cost per answer no request had.
+func (x *result) answeredPerSec() float64 {
+	v := x.ReqPerSec
+	if l := x.Load; l != nil && l.Limited > 0 && l.Elapsed > 0 {
+		v += float64(l.Limited) / l.Elapsed.Seconds()
+	}
+	return v
+}
+
+func (x *result) cpuPerRequest() float64 { return cpuPerRequest(x.ServerCPU, x.answeredPerSec()) }
 
 // waitQuiet waits, up to -wait-quiet, until the rest of the machine uses
 // less than busyCores, so that the measurement does not compete with it.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gzipped(t *testing.T, b []byte) []byte {
@@ -68,6 +69,30 @@ func TestCPUPerRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cpuPerRequest(tc.cores, tc.reqPerSec); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("cpuPerRequest(%v, %v) = %v µs, want %v", tc.cores, tc.reqPerSec, got, tc.want)
+			}
+		})
+	}
+}
+
+// 429s are answers the server spent CPU on: a row's CPU per request
+// divides by them too.
+func TestResultCPUPerRequestCounts429s(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		x       result
+		wantRPS float64
+		wantUS  float64
+	}{
+		{"no load recorded", result{ServerCPU: 1, ReqPerSec: 10_000}, 10_000, 100},
+		{"no 429s", result{ServerCPU: 1, ReqPerSec: 10_000, Load: &loadResult{OK: 20_000, Elapsed: 2 * time.Second}}, 10_000, 100},
+		{"mostly 429s", result{ServerCPU: 0.8, ReqPerSec: 50, Load: &loadResult{OK: 100, Limited: 39_900, Elapsed: 2 * time.Second}}, 20_000, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.x.answeredPerSec(); math.Abs(got-tc.wantRPS) > 1e-9 {
+				t.Errorf("answered %v a second, want %v", got, tc.wantRPS)
+			}
+			if got := tc.x.cpuPerRequest(); math.Abs(got-tc.wantUS) > 1e-9 {
+				t.Errorf("%v µs a request, want %v", got, tc.wantUS)
 			}
 		})
 	}
