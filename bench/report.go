@@ -92,7 +92,7 @@ func notes(cfg *config) []string {
 		"json-server 0.17.4 (`--quiet`, serving db.json `{\"users\":[...]}`): `/users?address.city=Paris`, `/users?_sort=createdAt&_limit=100`. It has no case-insensitive equality: the closest is `status_like=%5Eactive%24`, a case-insensitive regular expression anchored at both ends, which selects the same records as Decoy's `status[$eqi]=active` (the data holds both `active` and `Active`). It pretty-prints its JSON (2-space indent), so its answers are larger.",
 		"Mockoon CLI 9: a CRUD route `/users` over a data bucket holding the array; Mockoon's CRUD GET filters with `path_eq` / `path_like` (a case-insensitive regular expression, used as for json-server), sorts with `sort` and `order` (top-level fields only; strings compared lower-cased) and pages with `limit` and `page` (default 1): `/users?address.city_eq=Paris`, `/users?status_like=%5Eactive%24&sort=age&order=desc&limit=10`, `/users?sort=createdAt&limit=100`. It re-serialises answers with JSON.stringify. Run with `--disable-log-to-file --disable-admin-api --max-transaction-logs 1`: it still logs one line per request to standard output (no flag turns that off) and copies each response body into its transaction log.",
 		manyMocksNote(cfg),
-		"Answers are checked before loading: `records` is the number of records in one answer; ✓ means the same record ids in the same order as Decoy's answer, ✗ different.",
+		"Answers are checked before loading: `records` is the number of records in one answer; ✓ means the same record ids in the same order as Decoy's answer (for a client accepting gzip, also the same encoding and as many bytes on the wire; in the many-mocks phase, every mock's answer byte for byte), ✗ different.",
 	}, func(s string) bool { return s == "" })
 }
 
@@ -429,7 +429,7 @@ func writeRotation(w io.Writer, r *report) {
 	}
 	c := r.Config
 	fmt.Fprintf(w, "## %s mocks of %d records each, read round-robin\n\n", commas(int64(c.RotateMocks)), c.RotateRecords)
-	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock, every answer checked for both in its X-RateLimit-Limit and X-Quota-Limit headers, on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
+	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
 		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
 	for _, q := range qs {
 		var rows []*result

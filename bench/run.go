@@ -39,12 +39,12 @@ type result struct {
 	Server    string      `json:"server"`
 	Query     string      `json:"query"`
 	Target    string      `json:"target"`
-	Status    string      `json:"status"` // ok, errors, timeout, failed
+	Status    string      `json:"status"` // ok, limited (429s), errors, timeout, failed
 	Note      string      `json:"note,omitempty"`
 	Records   int         `json:"records"`              // records in the answer
 	BodyBytes int64       `json:"body_bytes"`           // size of the answer, uncompressed
 	WireBytes int64       `json:"wire_bytes,omitempty"` // size of the answer as the client got it, when compressed
-	SameAsRef *bool       `json:"same_records"`         // same ids in the same order as Decoy's answer
+	SameAsRef *bool       `json:"same_records"`         // same ids in the same order as Decoy's answer (and, gzipped, as many bytes)
 	ReqPerSec float64     `json:"req_per_sec"`
 	P50       float64     `json:"p50_ms"`
 	P99       float64     `json:"p99_ms"`
