@@ -50,17 +50,115 @@ func sizeLabel(n int) string {
 }
 
 // query is one of the benchmark's questions; every server asks it in its own
-// query language (see target in servers.go).
+// query language (see target in servers.go). A plain query is asked by a
+// client that sends no Accept-Encoding; its variants ask the same question
+// as another client does (Base is the plain query, Client the client).
 type query struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Base   string `json:"base,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 var queries = []query{
-	{"whole", "whole document"},
-	{"city", "address.city = Paris"},
-	{"status-age", "status $eqi active, order_by age desc, limit 10"},
-	{"created", "order_by createdAt, limit 100"},
+	{ID: "whole", Title: "whole document"},
+	{ID: "city", Title: "address.city = Paris"},
+	{ID: "status-age", Title: "status $eqi active, order_by age desc, limit 10"},
+	{ID: "created", Title: "order_by createdAt, limit 100"},
+}
+
+// client is how a request is sent: the headers that browsers, Node's fetch
+// and axios send change what a server has to do (compress, check a token).
+type client struct {
+	ID    string
+	Title string
+	Gzip  bool // Accept-Encoding: gzip, deflate, br
+	Token bool // a private mock, its token in the decoyauthtoken header
+}
+
+// browserAcceptEncoding is what browsers, Node's fetch and axios send.
+const browserAcceptEncoding = "gzip, deflate, br"
+
+// tokenHeader is the header Decoy reads a private mock's token from.
+const tokenHeader = "decoyauthtoken"
+
+var clients = []client{
+	{ID: "plain", Title: "no Accept-Encoding"},
+	{ID: "gzip", Title: "Accept-Encoding: gzip", Gzip: true},
+	{ID: "private", Title: "private mock, token header, Accept-Encoding: gzip", Gzip: true, Token: true},
+}
+
+func clientByID(id string) (client, bool) {
+	if id == "" {
+		id = "plain"
+	}
+	for _, c := range clients {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return client{}, false
+}
+
+// headers are the request headers the client adds, in order.
+func (c client) headers(token string) [][2]string {
+	var h [][2]string
+	if c.Gzip {
+		h = append(h, [2]string{"Accept-Encoding", browserAcceptEncoding})
+	}
+	if c.Token {
+		h = append(h, [2]string{tokenHeader, token})
+	}
+	return h
+}
+
+// headerLines spells headers as lines of an HTTP/1.1 request.
+func headerLines(h [][2]string) string {
+	var b strings.Builder
+	for _, kv := range h {
+		b.WriteString(kv[0] + ": " + kv[1] + "\r\n")
+	}
+	return b.String()
+}
+
+// variant is q asked by client c.
+func variant(q query, c client) query {
+	if c.ID == "plain" {
+		return q
+	}
+	return query{ID: q.ID + "." + c.ID, Title: q.Title + ", " + c.ID, Base: q.ID, Client: c.ID}
+}
+
+// base is the plain query q asks again.
+func (q query) base() string {
+	if q.Base == "" {
+		return q.ID
+	}
+	return q.Base
+}
+
+func (q query) client() client {
+	c, _ := clientByID(q.Client)
+	return c
+}
+
+// allQueries is every query with every client of ids, client by client:
+// the plain ones first, then their variants.
+func allQueries(ids []string) []query {
+	if len(ids) == 0 {
+		ids = []string{"plain"}
+	}
+	var qs []query
+	for _, id := range ids {
+		c, ok := clientByID(id)
+		if !ok {
+			continue
+		}
+		for _, q := range queries {
+			qs = append(qs, variant(q, c))
+		}
+	}
+	return qs
 }
 
 // dataFiles is one size's users document, written in the shape each server
@@ -75,18 +173,21 @@ type dataFiles struct {
 	mockoon string // Mockoon environment with the array in a data bucket
 	bytes   int64
 	mockID  string // Decoy's mock id, the same on every run
+	// privateID is the id of the same document stored as a private mock.
+	privateID string
 }
 
 // writeDataFiles generates the document once and writes the files that the
 // selected servers read.
 func writeDataFiles(dir string, sz size, servers []string) (*dataFiles, error) {
 	d := &dataFiles{
-		size:    sz,
-		dir:     dir,
-		users:   filepath.Join(dir, "users.json"),
-		db:      filepath.Join(dir, "db.json"),
-		mockoon: filepath.Join(dir, "mockoon.json"),
-		mockID:  uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://decoy.invalid/bench/users-"+sz.Label)).String(),
+		size:      sz,
+		dir:       dir,
+		users:     filepath.Join(dir, "users.json"),
+		db:        filepath.Join(dir, "db.json"),
+		mockoon:   filepath.Join(dir, "mockoon.json"),
+		mockID:    benchID("users-" + sz.Label),
+		privateID: benchID("users-" + sz.Label + "-private"),
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -113,6 +214,35 @@ func writeDataFiles(dir string, sz size, servers []string) (*dataFiles, error) {
 		}
 	}
 	return d, nil
+}
+
+// benchID is a mock id that is the same on every run.
+func benchID(name string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://decoy.invalid/bench/"+name)).String()
+}
+
+// splitRecords cuts a JSON array into arrays of per records each (the last
+// may hold fewer), each record's bytes unchanged.
+func splitRecords(doc []byte, per int) ([][]byte, error) {
+	if per < 1 {
+		return nil, fmt.Errorf("records per document must be positive, not %d", per)
+	}
+	var recs []json.RawMessage
+	if err := json.Unmarshal(doc, &recs); err != nil {
+		return nil, err
+	}
+	var docs [][]byte
+	for i := 0; i < len(recs); i += per {
+		b := []byte{'['}
+		for j, r := range recs[i:min(i+per, len(recs))] {
+			if j > 0 {
+				b = append(b, ',', '\n')
+			}
+			b = append(b, r...)
+		}
+		docs = append(docs, append(b, ']'))
+	}
+	return docs, nil
 }
 
 // mockoonEnvironment is a Mockoon environment with one data bucket holding

@@ -16,15 +16,20 @@ import (
 	"time"
 )
 
-// load is one measurement: conns connections, each sending GET target over
+// load is one measurement: conns connections, each sending GETs over
 // keep-alive HTTP/1.1, one request at a time, for warmup then duration.
 type load struct {
-	addr     string // host:port
-	target   string // path and query
+	addr     string   // host:port
+	targets  []string // paths and queries, asked in turn
+	header   string   // more request header lines, each ending in \r\n
 	conns    int
 	warmup   time.Duration
 	duration time.Duration
 	timeout  time.Duration // per request
+	// onOpen and onClose, if set, run as the measured window opens and
+	// closes (before the connections are closed), on run's goroutine: the
+	// server's CPU time is read there, so that it covers the window alone.
+	onOpen, onClose func()
 }
 
 // loadResult counts the answers that ended inside the measured window, and
@@ -37,7 +42,8 @@ type load struct {
 // window.
 type loadResult struct {
 	OK       int64         `json:"ok"`
-	Errors   int64         `json:"errors"` // non-2xx answers and broken connections
+	Limited  int64         `json:"limited"` // 429 answers: a rate limit or quota refused the request
+	Errors   int64         `json:"errors"`  // other non-2xx answers and broken connections
 	Timeouts int64         `json:"timeouts"`
 	FirstErr string        `json:"first_error,omitempty"`
 	Bytes    int64         `json:"bytes"`        // bodies of the answers counted in OK
@@ -68,12 +74,11 @@ func (l load) run(ctx context.Context) *loadResult {
 	start := time.Now()
 	measureFrom := start.Add(l.warmup)
 	stopAt := measureFrom.Add(l.duration)
-	req := []byte("GET " + l.target + " HTTP/1.1\r\nHost: " + l.addr +
-		"\r\nUser-Agent: decoy-bench\r\nAccept: application/json\r\n\r\n")
+	rot := newRotation(l.addr, l.header, l.targets)
 
 	window, closeWindow := context.WithCancel(ctx)
 	defer closeWindow()
-	var ended atomic.Int64 // successful answers in the window so far
+	var ended atomic.Int64 // 2xx and 429 answers in the window so far
 	results := make([]*loadResult, l.conns)
 	var wg sync.WaitGroup
 	for i := range results {
@@ -81,8 +86,16 @@ func (l load) run(ctx context.Context) *loadResult {
 		wg.Add(1)
 		go func(w *loadResult) {
 			defer wg.Done()
-			l.connection(window, req, measureFrom, w, &ended)
+			l.connection(window, rot, measureFrom, w, &ended)
 		}(results[i])
+	}
+
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(measureFrom)):
+	}
+	if l.onOpen != nil {
+		l.onOpen()
 	}
 
 	var end time.Time
@@ -98,12 +111,16 @@ func (l load) run(ctx context.Context) *loadResult {
 		}
 	}
 	tick.Stop()
+	if l.onClose != nil {
+		l.onClose()
+	}
 	closeWindow()
 	wg.Wait()
 
 	total := &loadResult{Elapsed: end.Sub(measureFrom)}
 	for _, w := range results {
 		total.OK += w.OK
+		total.Limited += w.Limited
 		total.Errors += w.Errors
 		total.Timeouts += w.Timeouts
 		total.Bytes += w.Bytes
@@ -120,7 +137,7 @@ func (l load) run(ctx context.Context) *loadResult {
 // until the window closes (which also breaks off the request in flight, not
 // counted). It reconnects when the server closes or an error breaks the
 // connection.
-func (l load) connection(window context.Context, req []byte, measureFrom time.Time, w *loadResult, ended *atomic.Int64) {
+func (l load) connection(window context.Context, rot *rotation, measureFrom time.Time, w *loadResult, ended *atomic.Int64) {
 	var (
 		mu   sync.Mutex
 		conn net.Conn
@@ -178,7 +195,7 @@ func (l load) connection(window context.Context, req []byte, measureFrom time.Ti
 		}
 		_ = conn.SetDeadline(began.Add(l.timeout))
 		mu.Unlock()
-		if _, err := conn.Write(req); err != nil {
+		if _, err := conn.Write(rot.take()); err != nil {
 			fail(err)
 			continue
 		}
@@ -203,6 +220,11 @@ func (l load) connection(window context.Context, req []byte, measureFrom time.Ti
 				w.Bytes += n
 				w.hist.record(done.Sub(began))
 				ended.Add(1)
+			} else if resp.StatusCode == http.StatusTooManyRequests {
+				// An answer too, and a quick one: a server refusing
+				// most requests is not slow, and gets no stretched window.
+				w.Limited++
+				ended.Add(1)
 			} else {
 				w.Errors++
 				if w.FirstErr == "" {
@@ -214,6 +236,32 @@ func (l load) connection(window context.Context, req []byte, measureFrom time.Ti
 			setConn(nil)
 		}
 	}
+}
+
+// rotation hands out the requests, one target after the other, to every
+// connection from one shared counter: each target is asked as often as the
+// others (to within one) whatever the connections' speeds, so that with
+// many mocks none gets more than its share of the rate limit.
+type rotation struct {
+	reqs [][]byte
+	next atomic.Uint64
+}
+
+func newRotation(addr, header string, targets []string) *rotation {
+	r := &rotation{reqs: make([][]byte, len(targets))}
+	for i, t := range targets {
+		r.reqs[i] = []byte("GET " + t + " HTTP/1.1\r\nHost: " + addr +
+			"\r\nUser-Agent: decoy-bench\r\nAccept: application/json\r\n" + header + "\r\n")
+	}
+	return r
+}
+
+// take is the next request to send.
+func (r *rotation) take() []byte {
+	if len(r.reqs) == 1 {
+		return r.reqs[0] // no shared counter for the connections to fight over
+	}
+	return r.reqs[(r.next.Add(1)-1)%uint64(len(r.reqs))]
 }
 
 // inWindow discards what it is given, and counts it in n when count is set

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,7 +61,7 @@ func TestLoadCountsAnswersAndErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	l := load{addr: addr, target: "/", conns: 4, warmup: 50 * time.Millisecond,
+	l := load{addr: addr, targets: []string{"/"}, conns: 4, warmup: 50 * time.Millisecond,
 		duration: 200 * time.Millisecond, timeout: time.Second}
 	res := l.run(context.Background())
 	if res.OK == 0 || res.Errors != 0 || res.Bytes != res.OK*100_000 {
@@ -68,7 +70,7 @@ func TestLoadCountsAnswersAndErrors(t *testing.T) {
 	if res.hist.quantile(0.5) <= 0 {
 		t.Error("no latency recorded")
 	}
-	l.target = "/?fail"
+	l.targets = []string{"/?fail"}
 	if res := l.run(context.Background()); res.OK != 0 || res.Errors == 0 {
 		t.Errorf("errors not counted: ok %d, errors %d", res.OK, res.Errors)
 	}
@@ -79,7 +81,7 @@ func TestLoadStretchesTheWindowForASlowServer(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}))
 	defer srv.Close()
-	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), target: "/", conns: 2,
+	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), targets: []string{"/"}, conns: 2,
 		warmup: 0, duration: 100 * time.Millisecond, timeout: 2 * time.Second}
 	res := l.run(context.Background())
 	if res.OK < 2 || res.Elapsed < 300*time.Millisecond {
@@ -101,7 +103,7 @@ func TestLoadCountsAnswersCutByTheWindow(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), target: "/", conns: 2,
+	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), targets: []string{"/"}, conns: 2,
 		warmup: 100 * time.Millisecond, duration: 450 * time.Millisecond, timeout: 5 * time.Second}
 	res := l.run(context.Background())
 	if res.OK == 0 || res.Bytes != res.OK*chunks*chunk {
@@ -113,5 +115,117 @@ func TestLoadCountsAnswersCutByTheWindow(t *testing.T) {
 	whole := float64(res.OK) / res.Elapsed.Seconds()
 	if got, want := res.rate(), float64(res.InWindow)/(chunks*chunk)/res.Elapsed.Seconds(); got <= whole || got-want > 1e-9 || want-got > 1e-9 {
 		t.Errorf("rate %.3f, want %.3f (whole answers only: %.3f)", got, want, whole)
+	}
+}
+
+func TestRotationTakesEachTargetInTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		targets, takes int
+		workers        int
+	}{
+		{"one target", 1, 100, 4},
+		{"three targets, one worker", 3, 300, 1},
+		{"1,000 targets, 32 workers", 1000, 32_000, 32},
+		{"takes not a multiple of the targets", 7, 100, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			targets := make([]string, tc.targets)
+			index := map[string]int{}
+			for i := range targets {
+				targets[i] = "/mock/" + strconv.Itoa(i)
+				index[string(newRotation("h", "", targets[i:i+1]).take())] = i
+			}
+			rot := newRotation("h", "", targets)
+			counts := make([]int, tc.targets)
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			per := tc.takes / tc.workers
+			for w := range tc.workers {
+				n := per
+				if w == 0 {
+					n += tc.takes - per*tc.workers
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					local := make([]int, tc.targets)
+					for range n {
+						local[index[string(rot.take())]]++
+					}
+					mu.Lock()
+					for i, c := range local {
+						counts[i] += c
+					}
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			lo, hi := tc.takes/tc.targets, (tc.takes+tc.targets-1)/tc.targets
+			for i, c := range counts {
+				if c < lo || c > hi {
+					t.Fatalf("target %d taken %d times of %d, want %d to %d", i, c, tc.takes, lo, hi)
+				}
+			}
+		})
+	}
+}
+
+func TestRotationRequestCarriesTheHeaders(t *testing.T) {
+	h := headerLines(clients[2].headers("dcy_secret"))
+	got := string(newRotation("127.0.0.1:1", h, []string{"/mock/x?limit=1"}).take())
+	want := "GET /mock/x?limit=1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: decoy-bench\r\nAccept: application/json\r\n" +
+		"Accept-Encoding: gzip, deflate, br\r\ndecoyauthtoken: dcy_secret\r\n\r\n"
+	if got != want {
+		t.Errorf("request\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A server that refuses some mocks with 429: those are counted apart from
+// the answers and the errors, and the rotation reaches every target.
+func TestLoadCounts429sApartAndRotates(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var badHeader atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path]++
+		mu.Unlock()
+		if r.Header.Get("Accept-Encoding") != browserAcceptEncoding || r.Header.Get(tokenHeader) != "tok" {
+			badHeader.Store(true)
+		}
+		if r.URL.Path == "/limited" {
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(strings.Repeat("x", 1000)))
+	}))
+	defer srv.Close()
+	var opened, closed time.Time
+	start := time.Now()
+	l := load{addr: strings.TrimPrefix(srv.URL, "http://"), targets: []string{"/a", "/b", "/limited"},
+		header: headerLines(clients[2].headers("tok")), conns: 3, warmup: 50 * time.Millisecond,
+		duration: 200 * time.Millisecond, timeout: time.Second,
+		onOpen: func() { opened = time.Now() }, onClose: func() { closed = time.Now() }}
+	res := l.run(context.Background())
+	if res.OK == 0 || res.Limited == 0 || res.Errors != 0 {
+		t.Errorf("ok %d, limited %d, errors %d: want answers and 429s, no errors", res.OK, res.Limited, res.Errors)
+	}
+	if res.Bytes != res.OK*1000 {
+		t.Errorf("bytes %d for %d answers: 429 bodies counted", res.Bytes, res.OK)
+	}
+	if r := float64(res.Limited) / float64(res.OK+res.Limited); r < 0.2 || r > 0.45 {
+		t.Errorf("429s are %.2f of the answers, want about a third", r)
+	}
+	for _, p := range []string{"/a", "/b", "/limited"} {
+		if seen[p] == 0 {
+			t.Errorf("%s never asked", p)
+		}
+	}
+	if badHeader.Load() {
+		t.Error("a request came without the client's headers")
+	}
+	if opened.Sub(start) < l.warmup || !closed.After(opened) {
+		t.Errorf("window opened %v after the start and closed %v after it opened", opened.Sub(start), closed.Sub(opened))
 	}
 }

@@ -30,21 +30,27 @@ import (
 
 // config is what the flags set.
 type config struct {
-	Sizes        []size        `json:"sizes"`
-	Servers      []string      `json:"servers"`
-	OthersMax    size          `json:"others_max"`
-	Memory       []size        `json:"memory_sizes"`
-	MemoryEach   time.Duration `json:"memory_per_query_ns"`
-	Duration     time.Duration `json:"duration_ns"`
-	Warmup       time.Duration `json:"warmup_ns"`
-	Conns        int           `json:"conns"`
-	Timeout      time.Duration `json:"request_timeout_ns"`
-	StartTimeout time.Duration `json:"start_timeout_ns"`
-	WaitQuiet    time.Duration `json:"wait_quiet_ns"`
-	Out          string        `json:"-"`
-	Tools        string        `json:"-"`
-	Keep         bool          `json:"-"`
-	From         string        `json:"-"`
+	Sizes   []size   `json:"sizes"`
+	Servers []string `json:"servers"`
+	Clients []string `json:"clients,omitempty"`
+	// The many-mocks phase: RotateMocks mocks of RotateRecords records
+	// each, on a Decoy whose per-mock rate limit is RotateRateLimit.
+	RotateMocks     int           `json:"rotate_mocks,omitempty"`
+	RotateRecords   int           `json:"rotate_records,omitempty"`
+	RotateRateLimit int64         `json:"rotate_rate_limit,omitempty"`
+	OthersMax       size          `json:"others_max"`
+	Memory          []size        `json:"memory_sizes"`
+	MemoryEach      time.Duration `json:"memory_per_query_ns"`
+	Duration        time.Duration `json:"duration_ns"`
+	Warmup          time.Duration `json:"warmup_ns"`
+	Conns           int           `json:"conns"`
+	Timeout         time.Duration `json:"request_timeout_ns"`
+	StartTimeout    time.Duration `json:"start_timeout_ns"`
+	WaitQuiet       time.Duration `json:"wait_quiet_ns"`
+	Out             string        `json:"-"`
+	Tools           string        `json:"-"`
+	Keep            bool          `json:"-"`
+	From            string        `json:"-"`
 }
 
 // serverNames lists the servers in the order they run and are reported.
@@ -96,10 +102,13 @@ func run(args []string) error {
 			break
 		}
 	}
+	if cfg.RotateMocks > 0 && ctx.Err() == nil {
+		b.runRotation(ctx)
+	}
 	if len(cfg.Memory) > 0 && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
 		b.runMemory(ctx, cfg.Memory, cfg.MemoryEach)
 	}
-	if len(b.results) > 0 || b.memory != nil {
+	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil {
 		// Also when interrupted: what was measured is reported.
 		if err := writeReport(cfg, b.report()); err != nil {
 			return err
@@ -114,7 +123,11 @@ func parseFlags(args []string) (*config, error) {
 	servers := fs.String("servers", strings.Join(serverNames, ","), "servers to run, comma-separated")
 	othersMax := fs.String("others-max", "100k", "largest dataset json-server and Mockoon are run on (they take minutes a request beyond)")
 	memory := fs.String("memory", "10k,100k", "datasets one Decoy loads together for the memory measurement, comma-separated; empty: none")
+	clientList := fs.String("clients", "plain,gzip,private", "how Decoy and nginx are asked, comma-separated: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip, deflate, br), private (a private mock, its token header and gzip)")
 	cfg := &config{}
+	fs.IntVar(&cfg.RotateMocks, "rotate-mocks", 1000, "mocks read round-robin in the many-mocks phase; 0: no such phase")
+	fs.IntVar(&cfg.RotateRecords, "rotate-records", 20, "records in each mock of the many-mocks phase")
+	fs.Int64Var(&cfg.RotateRateLimit, "rotate-rate-limit", 100_000, "Decoy's --rate-limit (per mock and minute) in the many-mocks phase; its monthly quota is the default")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
 	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
@@ -161,6 +174,20 @@ func parseFlags(args []string) (*config, error) {
 		if !slices.Contains(cfg.Servers, s) {
 			cfg.Servers = append(cfg.Servers, s)
 		}
+	}
+	for _, s := range strings.Split(*clientList, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if _, ok := clientByID(s); !ok {
+			return nil, fmt.Errorf("-clients: unknown client %q (known: plain, gzip, private)", s)
+		}
+		if !slices.Contains(cfg.Clients, s) {
+			cfg.Clients = append(cfg.Clients, s)
+		}
+	}
+	if cfg.RotateMocks < 0 || cfg.RotateRecords < 1 || cfg.RotateRateLimit < 1 {
+		return nil, errors.New("-rotate-mocks must not be negative, -rotate-records and -rotate-rate-limit must be positive (a rate limit of 0 is none)")
 	}
 	if cfg.Conns < 1 || cfg.Duration <= 0 || cfg.Warmup < 0 || cfg.Timeout <= 0 {
 		return nil, errors.New("-conns, -duration and -timeout must be positive, -warmup not negative")

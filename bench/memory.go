@@ -81,7 +81,7 @@ func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Durat
 	sampler := sampleRSS(p)
 	t0 := time.Now()
 	for _, d := range data {
-		if err := uploadMock(sctx, addr, d); err != nil {
+		if _, err := uploadMock(sctx, addr, d, false); err != nil {
 			sampler.stop()
 			fail(err)
 			return
@@ -95,7 +95,7 @@ func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Durat
 				sampler.stop()
 				return
 			}
-			lr := load{addr: addr, target: target("decoy", q, d), conns: b.cfg.Conns, warmup: 0,
+			lr := load{addr: addr, targets: []string{target("decoy", q, d)}, conns: b.cfg.Conns, warmup: 0,
 				duration: perQuery, timeout: b.cfg.Timeout}.run(ctx)
 			if lr.OK == 0 || lr.Errors+lr.Timeouts > 0 {
 				m.Status = "errors"

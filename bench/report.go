@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ type report struct {
 	Notes    []string          `json:"notes"`
 	Startups []startup         `json:"startups"`
 	Results  []result          `json:"results"`
+	Rotation []result          `json:"rotation,omitempty"`
 	Memory   *memoryResult     `json:"memory,omitempty"`
 }
 
@@ -43,6 +45,8 @@ var displayNames = map[string]string{
 	"json-server": "json-server",
 	"mockoon":     "Mockoon",
 	"nginx":       "nginx, Decoy's bytes",
+	// A start-up row: the Decoy that holds the private copy.
+	"decoy-private": "Decoy, private mock",
 }
 
 // busyCores is how much CPU other processes may use during a measurement
@@ -66,6 +70,7 @@ func (b *bench) report() *report {
 		Notes:    notes(b.cfg),
 		Startups: b.starts,
 		Results:  b.results,
+		Rotation: b.rotation,
 		Memory:   b.memory,
 	}
 }
@@ -73,20 +78,29 @@ func (b *bench) report() *report {
 // notes say how the numbers were taken and where the servers' queries
 // differ; they head results.md.
 func notes(cfg *config) []string {
-	return []string{
-		fmt.Sprintf("Load: the same generator for every server: %d keep-alive HTTP/1.1 connections, one request at a time on each, %v of warm-up (not counted) then %v measured, per server and query. Every answer is read to its end. No Accept-Encoding is sent, so every server answers uncompressed. The generator runs on the same machine as the server and competes with it for the CPU.", cfg.Conns, cfg.Warmup, cfg.Duration),
-		fmt.Sprintf("req/s is the 2xx answer bytes read inside the measured window, divided by the answer's size, per second: an answer cut by the window's start or end counts for the part read inside it (counting only whole answers would jump by up to the number of connections when large answers end together). p50 and p99 are the latencies of the answers that ended inside the window. When fewer answers than connections have ended by the window's end (a server slower than the window), the window is stretched under the same load until that many have, or for at most the request timeout (%v), and the rate is taken over the longer window. Non-2xx answers and broken connections are errors; requests over the timeout are timeouts.", cfg.Timeout),
+	return slices.DeleteFunc([]string{
+		fmt.Sprintf("Load: the same generator for every server: %d keep-alive HTTP/1.1 connections, one request at a time on each, %v of warm-up (not counted) then %v measured, per server and query. Every answer is read to its end, as it was sent: a gzipped one is counted in compressed bytes and never decompressed under load. The generator runs on the same machine as the server and competes with it for the CPU.", cfg.Conns, cfg.Warmup, cfg.Duration),
+		"Clients: a plain query sends no Accept-Encoding, so every server answers uncompressed. Its `gzip` variant sends `Accept-Encoding: gzip, deflate, br`, as browsers, Node's fetch and axios do; its `private` variant reads a copy of the document stored as a private mock (created with `private=true` through the admin API, on a Decoy of its own), its token in the `decoyauthtoken` header, with the same Accept-Encoding. Before loading, each gzip answer is fetched once and checked to decompress to the plain answer. json-server and Mockoon are asked the plain queries only.",
+		fmt.Sprintf("req/s is the 2xx answer bytes read inside the measured window, divided by the answer's size, per second: an answer cut by the window's start or end counts for the part read inside it (counting only whole answers would jump by up to the number of connections when large answers end together). p50 and p99 are the latencies of the answers that ended inside the window. When fewer answers than connections have ended by the window's end (a server slower than the window), the window is stretched under the same load until that many have, or for at most the request timeout (%v), and the rate is taken over the longer window. 429 answers (a rate limit or quota) are counted apart, not in req/s; other non-2xx answers and broken connections are errors; requests over the timeout are timeouts.", cfg.Timeout),
 		"p50 and p99: from a log-linear histogram of every counted request (error under 0.4%).",
 		"Peak RSS: VmHWM of the server's process tree (nginx: master and workers; Node servers: the node process), reset through /proc/PID/clear_refs before each query, so it is that query's peak; at least the largest VmRSS sampled every 50 ms. Memory right after start-up is in the start-up table.",
 		"On this machine the load generator needs about a core for small answers at tens of thousands of requests a second: there nginx's numbers are the most the machine can measure, not nginx's limit, so Decoy/nginx-same-bytes is if anything too kind to Decoy.",
-		fmt.Sprintf("CPU: the cores the server's processes used during the load, of %d shared with the load generator (whose share is in results.json). ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
-		"Ratios are Decoy's value divided by the other server's, from the same run: for req/s above 1× means Decoy serves more; for p50, p99 and peak RSS below 1× means Decoy is quicker or smaller.",
-		"nginx serves, for each query, the exact bytes Decoy answered, as a static file (sendfile on with no chunk limit, access_log off, worker_processes auto): the floor, what it costs just to send the answer. For the whole document those bytes are the stored document.",
-		"Decoy: `decoy serve --rate-limit 0 --monthly-quota 0 --log-level warn` with its SQLite store in a temporary folder; the dataset uploaded with the admin API; queries `filters=address.city%3DParis`, `filters=status%5B%24eqi%5D%3Dactive&order_by=age&order_direction=desc&limit=10`, `order_by=createdAt&limit=100`.",
+		fmt.Sprintf("CPU: the cores the server's processes used during the measured window (read as it opens and closes, the warm-up left out), of %d shared with the load generator (whose share is in results.json). CPU µs/req is that CPU time divided by the requests answered in the window (cores ÷ answers a second, the 2xx of req/s and any 429s), with its ratio to nginx's in the same table. ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
+		"Ratios are Decoy's value divided by the other server's, from the same run: for req/s above 1× means Decoy serves more; for p50, p99, peak RSS and CPU µs/req below 1× means Decoy is quicker, smaller or cheaper.",
+		"nginx serves, for each query and client, the exact bytes Decoy answered, as a static file (sendfile on with no chunk limit, access_log off, worker_processes auto): the floor, what it costs just to send the answer. Decoy's gzipped answer is written beside the plain one as NAME.gz and served by `gzip_static on` to the clients that accept gzip (an answer Decoy sends uncompressed, under 1 KiB, has no .gz). For the whole document the plain bytes are the stored document. nginx checks no token: for the private variant it is the floor all the same.",
+		"Decoy over each dataset: `decoy serve --rate-limit 0 --monthly-quota 0 --log-level warn` with its SQLite store in a temporary folder, emptied at each start; the dataset uploaded with the admin API; queries `filters=address.city%3DParis`, `filters=status%5B%24eqi%5D%3Dactive&order_by=age&order_direction=desc&limit=10`, `order_by=createdAt&limit=100`.",
 		"json-server 0.17.4 (`--quiet`, serving db.json `{\"users\":[...]}`): `/users?address.city=Paris`, `/users?_sort=createdAt&_limit=100`. It has no case-insensitive equality: the closest is `status_like=%5Eactive%24`, a case-insensitive regular expression anchored at both ends, which selects the same records as Decoy's `status[$eqi]=active` (the data holds both `active` and `Active`). It pretty-prints its JSON (2-space indent), so its answers are larger.",
 		"Mockoon CLI 9: a CRUD route `/users` over a data bucket holding the array; Mockoon's CRUD GET filters with `path_eq` / `path_like` (a case-insensitive regular expression, used as for json-server), sorts with `sort` and `order` (top-level fields only; strings compared lower-cased) and pages with `limit` and `page` (default 1): `/users?address.city_eq=Paris`, `/users?status_like=%5Eactive%24&sort=age&order=desc&limit=10`, `/users?sort=createdAt&limit=100`. It re-serialises answers with JSON.stringify. Run with `--disable-log-to-file --disable-admin-api --max-transaction-logs 1`: it still logs one line per request to standard output (no flag turns that off) and copies each response body into its transaction log.",
-		"Answers are checked before loading: `records` is the number of records in one answer; ✓ means the same record ids in the same order as Decoy's answer, ✗ different.",
+		manyMocksNote(cfg),
+		"Answers are checked before loading: `records` is the number of records in one answer; ✓ means the same record ids in the same order as Decoy's answer (for a client accepting gzip, also the same encoding and as many bytes on the wire; in the many-mocks phase, every mock's answer byte for byte), ✗ different.",
+	}, func(s string) bool { return s == "" })
+}
+
+func manyMocksNote(cfg *config) string {
+	if cfg.RotateMocks == 0 {
+		return ""
 	}
+	return fmt.Sprintf("Many mocks: %d mocks of %d records (cut from one users document), read round-robin by the plain and gzip clients, on a Decoy with `--rate-limit %d` and the default monthly quota (%d), a fresh one for each measurement; nginx serves each mock's answer as a file, rotated the same way.", cfg.RotateMocks, cfg.RotateRecords, cfg.RotateRateLimit, defaultMonthlyQuota)
 }
 
 func currentMachine() machine {
@@ -182,11 +196,16 @@ func writeMarkdown(w io.Writer, r *report) {
 
 	for _, sz := range r.Config.Sizes {
 		p("## %s records\n\n", sz.Label)
-		for _, q := range queries {
-			writeQueryTable(w, r, sz, q)
+		for _, q := range r.queries() {
+			var rows []*result
+			for _, s := range serverNames {
+				rows = append(rows, r.find(sz, s, q.ID))
+			}
+			writeQueryTable(w, sz.Label+" records: "+q.Title, rows)
 		}
 		writeStartups(w, r, sz)
 	}
+	writeRotation(w, r)
 	writeGrowth(w, r)
 
 	p("## How the numbers were taken\n\n")
@@ -206,6 +225,32 @@ func (r *report) find(sz size, server, q string) *result {
 	return nil
 }
 
+// findRotation returns a server's result in the many-mocks phase, if it ran.
+func (r *report) findRotation(server, q string) *result {
+	for i := range r.Rotation {
+		x := &r.Rotation[i]
+		if x.Server == server && x.Query == q {
+			return x
+		}
+	}
+	return nil
+}
+
+// queries are the run's queries over each dataset, every client's.
+func (r *report) queries() []query { return allQueries(r.Config.Clients) }
+
+// rotateQueries are the queries of the many-mocks phase, if it ran.
+func (r *report) rotateQueries() []query {
+	if len(r.Rotation) == 0 {
+		return nil
+	}
+	var qs []query
+	for _, c := range rotateClients(r.Config) {
+		qs = append(qs, rotateQuery(r.Config, c))
+	}
+	return qs
+}
+
 func (x *result) measured() bool { return x != nil && x.ReqPerSec > 0 }
 
 func writeSummary(w io.Writer, r *report) {
@@ -218,23 +263,46 @@ func writeSummary(w io.Writer, r *report) {
 	if !hasServer(r, "decoy") || len(others) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Summary: Decoy's throughput relative to the others\n\nDecoy's req/s divided by the other server's (above 1×: Decoy serves more).\n\n| records | query |")
+	withNginx := slices.Contains(others, "nginx")
+	fmt.Fprintf(w, "## Summary: Decoy's throughput relative to the others\n\nDecoy's req/s divided by the other server's (above 1×: Decoy serves more)")
+	if withNginx {
+		fmt.Fprintf(w, "; last, Decoy's CPU time per request divided by nginx's (above 1×: Decoy spends more)")
+	}
+	fmt.Fprintf(w, ".\n\n| records | query |")
 	for _, o := range others {
 		fmt.Fprintf(w, " ÷ %s |", displayNames[o])
 	}
-	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("--:|", len(others)))
+	if withNginx {
+		fmt.Fprintf(w, " CPU µs/req ÷ nginx |")
+	}
+	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("--:|", len(others)+btoi(withNginx)))
+	line := func(label, title string, find func(server string) *result) {
+		d := find("decoy")
+		fmt.Fprintf(w, "| %s | %s |", label, title)
+		for _, o := range others {
+			fmt.Fprintf(w, " %s |", ratioOf(d, find(o), func(x *result) float64 { return x.ReqPerSec }))
+		}
+		if withNginx {
+			fmt.Fprintf(w, " %s |", ratioOf(d, find("nginx"), (*result).cpuPerRequest))
+		}
+		fmt.Fprintln(w)
+	}
 	for _, sz := range r.Config.Sizes {
-		for _, q := range queries {
-			d := r.find(sz, "decoy", q.ID)
-			fmt.Fprintf(w, "| %s | %s |", sz.Label, q.Title)
-			for _, o := range others {
-				x := r.find(sz, o, q.ID)
-				fmt.Fprintf(w, " %s |", ratioOf(d, x, func(x *result) float64 { return x.ReqPerSec }))
-			}
-			fmt.Fprintln(w)
+		for _, q := range r.queries() {
+			line(sz.Label, q.Title, func(s string) *result { return r.find(sz, s, q.ID) })
 		}
 	}
+	for _, q := range r.rotateQueries() {
+		line(sizeLabel(r.Config.RotateRecords)+" each", q.Title, func(s string) *result { return r.findRotation(s, q.ID) })
+	}
 	fmt.Fprintln(w)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func hasServer(r *report, s string) bool {
@@ -246,12 +314,22 @@ func hasServer(r *report, s string) bool {
 	return false
 }
 
-func writeQueryTable(w io.Writer, r *report, sz size, q query) {
-	fmt.Fprintf(w, "### %s records: %s\n\n", sz.Label, q.Title)
-	fmt.Fprintf(w, "| server | req/s | p50 | p99 | peak RSS | CPU | answer | status |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
+// writeQueryTable writes one query's table: rows are the servers' results
+// in serverNames order (nil: not run), then Decoy's ratios to the others.
+func writeQueryTable(w io.Writer, title string, rows []*result) {
+	var d, nginx *result
+	for _, x := range rows {
+		if x != nil && x.Server == "decoy" {
+			d = x
+		}
+		if x != nil && x.Server == "nginx" {
+			nginx = x
+		}
+	}
+	fmt.Fprintf(w, "### %s\n\n", title)
+	fmt.Fprintf(w, "| server | req/s | p50 | p99 | peak RSS | CPU | CPU µs/req (÷ nginx) | answer | status |\n|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	var notes []string
-	for _, s := range serverNames {
-		x := r.find(sz, s, q.ID)
+	for _, x := range rows {
 		if x == nil {
 			continue
 		}
@@ -261,28 +339,33 @@ func writeQueryTable(w io.Writer, r *report, sz size, q query) {
 			note = join(note, fmt.Sprintf("meanwhile other processes on the machine used %.2f cores, and %.2f cores sat waiting on the disk", x.OtherCPU, x.IOWait))
 		}
 		if note != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", displayNames[s], note))
+			notes = append(notes, fmt.Sprintf("%s: %s", displayNames[x.Server], note))
 			status += fmt.Sprintf(" (%d)", len(notes))
 		}
 		if !x.measured() {
-			fmt.Fprintf(w, "| %s | – | – | – | – | – | %s | %s |\n", displayNames[s], answerCell(x), status)
+			fmt.Fprintf(w, "| %s | – | – | – | – | – | – | %s | %s |\n", displayNames[x.Server], answerCell(x), status)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %s |\n", displayNames[s], formatRate(x.ReqPerSec),
-			formatMs(x.P50), formatMs(x.P99), formatBytes(x.PeakRSS), x.ServerCPU, answerCell(x), status)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", displayNames[x.Server], formatRate(x.ReqPerSec),
+			formatMs(x.P50), formatMs(x.P99), formatBytes(x.PeakRSS), x.ServerCPU, cpuCell(x, nginx), answerCell(x), status)
 	}
-	d := r.find(sz, "decoy", q.ID)
 	if d != nil {
 		for _, rr := range ratioRows {
-			o := r.find(sz, rr.other, q.ID)
+			var o *result
+			for _, x := range rows {
+				if x != nil && x.Server == rr.other {
+					o = x
+				}
+			}
 			if o == nil {
 				continue
 			}
-			fmt.Fprintf(w, "| *%s* | %s | %s | %s | %s | | | |\n", rr.label,
+			fmt.Fprintf(w, "| *%s* | %s | %s | %s | %s | | %s | | |\n", rr.label,
 				ratioOf(d, o, func(x *result) float64 { return x.ReqPerSec }),
 				ratioOf(d, o, func(x *result) float64 { return x.P50 }),
 				ratioOf(d, o, func(x *result) float64 { return x.P99 }),
-				ratioOf(d, o, func(x *result) float64 { return float64(x.PeakRSS) }))
+				ratioOf(d, o, func(x *result) float64 { return float64(x.PeakRSS) }),
+				ratioOf(d, o, (*result).cpuPerRequest))
 		}
 	}
 	fmt.Fprintln(w)
@@ -291,6 +374,69 @@ func writeQueryTable(w io.Writer, r *report, sz size, q query) {
 		if i == len(notes)-1 {
 			fmt.Fprintln(w)
 		}
+	}
+}
+
+// cpuCell is a row's CPU time per request, and its ratio to nginx's from
+// the same table.
+func cpuCell(x, nginx *result) string {
+	v := x.cpuPerRequest()
+	if v <= 0 {
+		return "–"
+	}
+	s := formatMicros(v)
+	if x != nginx && nginx != nil && nginx.cpuPerRequest() > 0 {
+		s += " (" + ratioOf(x, nginx, (*result).cpuPerRequest) + ")"
+	}
+	return s
+}
+
+func formatMicros(v float64) string {
+	switch {
+	case v >= 1000:
+		return commas(int64(math.Round(v)))
+	case v >= 10:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+// rateLimitReached says whether the many-mocks phase's rate limit refused
+// any request, and how it compares with the default.
+func rateLimitReached(r *report) string {
+	var limited int64
+	for _, x := range r.Rotation {
+		if x.Load != nil {
+			limited += x.Load.Limited
+		}
+	}
+	s := "reached by no mock in this run"
+	if limited > 0 {
+		s = fmt.Sprintf("reached: %s requests were refused with 429", commas(limited))
+	}
+	if r.Config.RotateRateLimit == defaultRateLimit {
+		return "the default; " + s
+	}
+	return fmt.Sprintf("the default is %d; %s", defaultRateLimit, s)
+}
+
+// writeRotation writes the many-mocks phase.
+func writeRotation(w io.Writer, r *report) {
+	qs := r.rotateQueries()
+	if len(qs) == 0 {
+		return
+	}
+	c := r.Config
+	fmt.Fprintf(w, "## %s mocks of %d records each, read round-robin\n\n", commas(int64(c.RotateMocks)), c.RotateRecords)
+	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
+		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
+	for _, q := range qs {
+		var rows []*result
+		for _, s := range serverNames {
+			rows = append(rows, r.findRotation(s, q.ID))
+		}
+		writeQueryTable(w, q.Title, rows)
 	}
 }
 
@@ -305,7 +451,11 @@ func answerCell(x *result) string {
 			mark = " ✗"
 		}
 	}
-	return fmt.Sprintf("%d records, %s%s", x.Records, formatBytes(x.BodyBytes), mark)
+	wire := ""
+	if x.WireBytes > 0 {
+		wire = ", " + formatBytes(x.WireBytes) + " gzipped"
+	}
+	return fmt.Sprintf("%d records, %s%s%s", x.Records, formatBytes(x.BodyBytes), wire, mark)
 }
 
 func ratioOf(a, b *result, f func(*result) float64) string {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,11 @@ type bench struct {
 	starts  []startup
 	memory  *memoryResult
 	started time.Time
+	// rotation holds the rows of the many-mocks phase (see rotate.go).
+	rotation []result
+	// tokens are the private mocks' tokens, by dataset label: nginx's load
+	// sends the same header as Decoy's.
+	tokens map[string]string
 }
 
 // result is one server answering one query over one dataset.
@@ -33,16 +39,17 @@ type result struct {
 	Server    string      `json:"server"`
 	Query     string      `json:"query"`
 	Target    string      `json:"target"`
-	Status    string      `json:"status"` // ok, errors, timeout, failed
+	Status    string      `json:"status"` // ok, limited (429s), errors, timeout, failed
 	Note      string      `json:"note,omitempty"`
-	Records   int         `json:"records"`      // records in the answer
-	BodyBytes int64       `json:"body_bytes"`   // size of the answer
-	SameAsRef *bool       `json:"same_records"` // same ids in the same order as Decoy's answer
+	Records   int         `json:"records"`              // records in the answer
+	BodyBytes int64       `json:"body_bytes"`           // size of the answer, uncompressed
+	WireBytes int64       `json:"wire_bytes,omitempty"` // size of the answer as the client got it, when compressed
+	SameAsRef *bool       `json:"same_records"`         // same ids in the same order as Decoy's answer (and, gzipped, as many bytes)
 	ReqPerSec float64     `json:"req_per_sec"`
 	P50       float64     `json:"p50_ms"`
 	P99       float64     `json:"p99_ms"`
 	PeakRSS   int64       `json:"peak_rss_bytes"`   // VmHWM over the query, summed over the process tree
-	ServerCPU float64     `json:"server_cpu_cores"` // CPU the server used during the load, in cores
+	ServerCPU float64     `json:"server_cpu_cores"` // CPU the server used during the measured window, in cores
 	LoadCPU   float64     `json:"load_generator_cpu_cores"`
 	OtherCPU  float64     `json:"other_cpu_cores"` // CPU used meanwhile by other processes than the server and this program
 	IOWait    float64     `json:"iowait_cores"`    // the machine's CPUs waiting on the disk meanwhile
@@ -66,7 +73,7 @@ func newBench(ctx context.Context, cfg *config, work string) (*bench, error) {
 	if err := os.MkdirAll(filepath.Join(work, "logs"), 0o755); err != nil {
 		return nil, err
 	}
-	b := &bench{cfg: cfg, work: work, started: time.Now()}
+	b := &bench{cfg: cfg, work: work, started: time.Now(), tokens: map[string]string{}}
 	b.tools = setupTools(ctx, cfg, work)
 	for _, s := range cfg.Servers {
 		if err := b.tools.missing[s]; err != nil {
@@ -106,16 +113,50 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		b.runServer(ctx, server, d, ref, measure)
+		qs := b.queriesFor(server)
+		if len(qs) == 0 {
+			continue
+		}
+		if server != "decoy" {
+			b.runServer(ctx, server, d, ref, measure, qs, false)
+			continue
+		}
+		// The private mock gets a Decoy of its own: one holding both
+		// copies of the document would show twice its memory in every row.
+		var public, private []query
+		for _, q := range qs {
+			if q.client().Token {
+				private = append(private, q)
+			} else {
+				public = append(public, q)
+			}
+		}
+		for i, group := range [][]query{public, private} {
+			if len(group) > 0 && ctx.Err() == nil {
+				b.runServer(ctx, server, d, ref, measure, group, i == 1)
+			}
+		}
 	}
 	return nil
 }
 
-// runServer starts one server, checks its answer to each query against
-// Decoy's, and measures it under load.
-func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref map[string]*answer, measure bool) {
+// queriesFor lists the queries a server is asked over each dataset:
+// json-server and Mockoon only the plain ones (they are compared with Decoy
+// on its query work), Decoy and nginx every client's.
+func (b *bench) queriesFor(server string) []query {
+	qs := allQueries(b.cfg.Clients)
+	if server == "decoy" || server == "nginx" {
+		return qs
+	}
+	return slices.DeleteFunc(qs, func(q query) bool { return q.Client != "" })
+}
+
+// runServer starts one server, checks its answer to each query of qs
+// against Decoy's, and measures it under load. private: Decoy holds the
+// document as a private mock, read with its token.
+func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref map[string]*answer, measure bool, qs []query, private bool) {
 	failAll := func(status, note string) {
-		for _, q := range queries {
+		for _, q := range qs {
 			if measure {
 				b.results = append(b.results, result{Size: d.size, Server: server, Query: q.ID,
 					Target: target(server, q, d), Status: status, Note: note})
@@ -134,8 +175,11 @@ func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref 
 	}
 	logf("   %s: starting", server)
 	t0 := time.Now()
-	p, err := b.start(ctx, server, d, port)
+	p, token, err := b.start(ctx, server, d, port, private)
 	st := startup{Size: d.size, Server: server, Status: "ok", Seconds: time.Since(t0).Seconds()}
+	if private {
+		st.Server = "decoy-private"
+	}
 	if err != nil {
 		st.Status, st.Note = "failed", err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -155,7 +199,7 @@ func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref 
 	logf("   %s: ready after %.1f s, RSS %s", server, st.Seconds, formatBytes(st.RSS))
 
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for i, q := range queries {
+	for i, q := range qs {
 		if ctx.Err() != nil {
 			return
 		}
@@ -165,28 +209,36 @@ func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref 
 			// requests (or dead) would spoil this one: give it one request
 			// timeout to answer its probe, else start it afresh.
 			sctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-			err := waitReady(sctx, p, "http://"+addr+probePath(server, d))
+			err := waitReady(sctx, p, "http://"+addr+probePath(server))
 			cancel()
 			if err != nil && ctx.Err() == nil {
 				logf("   %s: restarting: %v", server, err)
 				p.stop()
-				if p, err = b.start(ctx, server, d, port); err != nil {
+				if p, token, err = b.start(ctx, server, d, port, private); err != nil {
 					failAll("failed", "could not restart: "+err.Error())
 					return
 				}
 				r.Note = "server restarted first: it was still busy with the previous query"
 			}
 		}
-		b.runQuery(ctx, p, addr, q, d, ref, measure, &r)
+		if server == "nginx" {
+			token = b.tokens[d.size.Label] // ignored, but sent as the client sends it
+		}
+		b.runQuery(ctx, p, addr, q, d, ref, measure, &r, token)
 		if measure {
 			b.results = append(b.results, r)
-			logf("   %-11s %-10s %-7s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %9s  CPU %.2f (load %.2f, others %.2f, iowait %.2f)  %s",
-				server, q.ID, r.Status, r.ReqPerSec, r.P50, r.P99, formatBytes(r.PeakRSS), r.ServerCPU, r.LoadCPU, r.OtherCPU, r.IOWait, r.Note)
+			logResult(&r)
 		}
 	}
 }
 
-func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *dataFiles, ref map[string]*answer, measure bool, r *result) {
+func logResult(r *result) {
+	logf("   %-11s %-18s %-7s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %9s  CPU %.2f, %.1f µs/req (load %.2f, others %.2f, iowait %.2f)  %s",
+		r.Server, r.Query, r.Status, r.ReqPerSec, r.P50, r.P99, formatBytes(r.PeakRSS), r.ServerCPU,
+		r.cpuPerRequest(), r.LoadCPU, r.OtherCPU, r.IOWait, r.Note)
+}
+
+func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *dataFiles, ref map[string]*answer, measure bool, r *result, token string) {
 	if done, err := p.exited(); done {
 		r.Status, r.Note = "failed", join(r.Note, fmt.Sprintf("server %v earlier: %s", err, p.logTail()))
 		return
@@ -195,8 +247,9 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 		r.Status, r.Note = "failed", join(r.Note, "no answer from Decoy to serve")
 		return
 	}
-	// One request first: is the answer right, and how big is it?
-	a, err := fetch(ctx, "http://"+addr+r.Target, b.cfg.Timeout, r.Server == "decoy" && slices.Contains(b.cfg.Servers, "nginx"))
+	c := q.client()
+	keep := r.Server == "decoy" && slices.Contains(b.cfg.Servers, "nginx")
+	a, err := checkAnswer(ctx, "http://"+addr+r.Target, b.cfg.Timeout, c, token, keep)
 	if err != nil {
 		r.Status, r.Note = "failed", join(r.Note, err.Error())
 		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
@@ -208,36 +261,53 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 		return
 	}
 	r.Records, r.BodyBytes = len(a.ids), a.size
+	if a.encoding != "" {
+		r.WireBytes = a.wireSize
+	}
 	if r.Server == "decoy" {
 		ref[q.ID] = a
 		if a.body != nil {
-			if err := saveFloor(b.work, d, q, a.body); err != nil {
+			if err := saveFloor(filepath.Join(b.work, "www"), floorPath(q, d), a.body, a.wire); err != nil {
 				r.Status, r.Note = "failed", join(r.Note, err.Error())
 				return
 			}
-			if q.ID == "whole" && !sameFile(d.users, a.body) {
+			if q.base() == "whole" && !sameFile(d.users, a.body) {
 				r.Note = join(r.Note, "whole answer differs from the stored document")
 			}
-			a.body = nil
+			a.body, a.wire = nil, nil
 		}
 	} else if want := ref[q.ID]; want != nil {
 		same := slices.Equal(a.ids, want.ids)
-		r.SameAsRef = &same
 		if !same {
 			r.Note = join(r.Note, fmt.Sprintf("different records from Decoy's (%d vs %d)", len(a.ids), len(want.ids)))
 		}
+		if c.Gzip && (a.encoding != want.encoding || a.wireSize != want.wireSize) {
+			same = false
+			r.Note = join(r.Note, fmt.Sprintf("sent %s, Decoy %s", a.describeWire(), want.describeWire()))
+		}
+		r.SameAsRef = &same
 	}
 	if !measure {
 		return
 	}
+	b.measure(ctx, p, addr, []string{r.Target}, headerLines(c.headers(token)), r)
+}
 
+// measure puts the server under load and fills in r's numbers.
+func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []string, header string, r *result) {
 	b.waitQuiet(ctx)
 	peakReset := p.resetPeak()
 	sampler := sampleRSS(p)
-	cpu0 := takeCPU(p.pids())
-	lr := load{addr: addr, target: r.Target, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
-		duration: b.cfg.Duration, timeout: b.cfg.Timeout}.run(ctx)
-	use := cpu0.since()
+	pids := p.pids()
+	var (
+		cpu0 cpuSnapshot
+		use  cpuUse
+	)
+	lr := load{addr: addr, targets: targets, header: header, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
+		duration: b.cfg.Duration, timeout: b.cfg.Timeout,
+		onOpen:  func() { cpu0 = takeCPU(pids) },
+		onClose: func() { use = cpu0.since() },
+	}.run(ctx)
 	r.ServerCPU, r.LoadCPU, r.OtherCPU, r.IOWait = use.server, use.me, use.others, use.iowait
 	r.MaxRSS = sampler.stop()
 	r.PeakRSS = max(p.memory("VmHWM"), r.MaxRSS)
@@ -251,23 +321,53 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 	switch {
 	case lr.OK == 0 && lr.Timeouts > 0:
 		r.Status = "timeout"
+	case lr.OK == 0 && lr.Limited > 0 && lr.Errors == 0:
+		r.Status = "limited"
 	case lr.OK == 0:
 		r.Status = "failed"
-		if lr.Errors == 0 {
+		if lr.Errors+lr.Limited == 0 {
 			r.Note = join(r.Note, fmt.Sprintf("no answer ended within %v", lr.Elapsed.Round(time.Millisecond)))
 		}
 	case lr.Errors+lr.Timeouts > 0:
 		r.Status = "errors"
+	case lr.Limited > 0:
+		r.Status = "limited"
+	}
+	if lr.Limited > 0 {
+		r.Note = join(r.Note, fmt.Sprintf("%s answers were 429 (rate limit or quota) beside %s 2xx; req/s counts the 2xx only, CPU µs/req both", commas(lr.Limited), commas(lr.OK)))
 	}
 	if lr.Errors+lr.Timeouts > 0 {
 		r.Note = join(r.Note, fmt.Sprintf("%d errors, %d timeouts of %d (first: %s)",
-			lr.Errors, lr.Timeouts, lr.OK+lr.Errors+lr.Timeouts, lr.FirstErr))
+			lr.Errors, lr.Timeouts, lr.OK+lr.Limited+lr.Errors+lr.Timeouts, lr.FirstErr))
 	}
 	if done, err := p.exited(); done {
 		r.Status = "failed"
 		r.Note = join(r.Note, fmt.Sprintf("server %v: %s", err, p.logTail()))
 	}
 }
+
+// cpuPerRequest is the server's CPU time per request answered, in µs: its
+// cores over the window divided by the requests it answered a second over
+// the same window.
+func cpuPerRequest(cores, answeredPerSec float64) float64 {
+	if cores <= 0 || answeredPerSec <= 0 {
+		return 0
+	}
+	return cores / answeredPerSec * 1e6
+}
+
+// answeredPerSec is req/s and the 429s a second: a refusal is an answer
+// the server spent CPU on, and a row of mostly 429s divided by its few 2xx
+// would show a cost per answer no request had.
+func (x *result) answeredPerSec() float64 {
+	v := x.ReqPerSec
+	if l := x.Load; l != nil && l.Limited > 0 && l.Elapsed > 0 {
+		v += float64(l.Limited) / l.Elapsed.Seconds()
+	}
+	return v
+}
+
+func (x *result) cpuPerRequest() float64 { return cpuPerRequest(x.ServerCPU, x.answeredPerSec()) }
 
 // waitQuiet waits, up to -wait-quiet, until the rest of the machine uses
 // less than busyCores, so that the measurement does not compete with it.
@@ -294,32 +394,29 @@ func (b *bench) waitQuiet(ctx context.Context) {
 
 // answer is one server's answer to one query, reduced to what is compared.
 type answer struct {
-	size int64
-	ids  []int64 // ids of the records, in order
-	body []byte  // kept only when nginx needs it
+	size     int64   // uncompressed
+	ids      []int64 // ids of the records, in order
+	encoding string  // Content-Encoding the client got ("": none)
+	wireSize int64   // as the client got it
+	body     []byte  // uncompressed; kept only when nginx needs it
+	wire     []byte  // as the client got it, when compressed and nginx needs it
 }
 
-// fetch gets one answer, uncompressed, and reads the ids out of it.
-func fetch(ctx context.Context, url string, timeout time.Duration, keep bool) (*answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func (a *answer) describeWire() string {
+	if a.encoding == "" {
+		return fmt.Sprintf("%d bytes uncompressed", a.wireSize)
+	}
+	return fmt.Sprintf("%d bytes of %s", a.wireSize, a.encoding)
+}
+
+// checkAnswer gets one answer as a client without Accept-Encoding, reads
+// the ids out of it and, for a client that accepts gzip, gets it again as
+// that client and checks that a gzipped answer decompresses to the first.
+// That check runs here, once, so that the load generator never decompresses.
+func checkAnswer(ctx context.Context, url string, timeout time.Duration, c client, token string, keep bool) (*answer, error) {
+	body, _, err := fetch(ctx, url, timeout, client{Token: c.Token}.headers(token))
 	if err != nil {
 		return nil, err
-	}
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
 	}
 	var recs []struct {
 		ID int64 `json:"id"`
@@ -327,9 +424,23 @@ func fetch(ctx context.Context, url string, timeout time.Duration, keep bool) (*
 	if err := json.Unmarshal(body, &recs); err != nil {
 		return nil, fmt.Errorf("answer is not a JSON array of records: %w", err)
 	}
-	a := &answer{size: int64(len(body)), ids: make([]int64, len(recs))}
+	a := &answer{size: int64(len(body)), wireSize: int64(len(body)), ids: make([]int64, len(recs))}
 	for i, r := range recs {
 		a.ids[i] = r.ID
+	}
+	if c.Gzip {
+		wire, h, err := fetch(ctx, url, timeout, c.headers(token))
+		if err != nil {
+			return nil, err
+		}
+		enc := h.Get("Content-Encoding")
+		if err := verifyEncoded(enc, wire, body); err != nil {
+			return nil, err
+		}
+		a.encoding, a.wireSize = enc, int64(len(wire))
+		if keep && enc != "" {
+			a.wire = wire
+		}
 	}
 	if keep {
 		a.body = body
@@ -337,13 +448,93 @@ func fetch(ctx context.Context, url string, timeout time.Duration, keep bool) (*
 	return a, nil
 }
 
-// saveFloor writes Decoy's answer where nginx serves it.
-func saveFloor(work string, d *dataFiles, q query, body []byte) error {
-	dir := filepath.Join(work, "www", "floor", d.size.Label)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// verifyEncoded checks that an answer sent with Content-Encoding enc holds
+// the plain answer.
+func verifyEncoded(enc string, wire, plain []byte) error {
+	switch enc {
+	case "":
+		if !bytes.Equal(wire, plain) {
+			return fmt.Errorf("the uncompressed answer to a client accepting gzip (%d bytes) differs from the plain one (%d bytes)", len(wire), len(plain))
+		}
+		return nil
+	case "gzip":
+		return verifyGzip(wire, plain)
+	}
+	return fmt.Errorf("answered with Content-Encoding %q, which the benchmark does not check", enc)
+}
+
+// verifyGzip checks that a gzip body decompresses to the plain answer.
+func verifyGzip(gz, plain []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return fmt.Errorf("gzip answer: %w", err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		return fmt.Errorf("gzip answer: %w", err)
+	}
+	if !bytes.Equal(got, plain) {
+		return fmt.Errorf("the gzip answer decompresses to %d bytes that differ from the %d-byte plain answer", len(got), len(plain))
+	}
+	return nil
+}
+
+// fetch gets one answer with the given request headers: its body as it was
+// sent (never decompressed), and its headers.
+func fetch(ctx context.Context, url string, timeout time.Duration, headers [][2]string) ([]byte, http.Header, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, kv := range headers {
+		req.Header.Set(kv[0], kv[1])
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
+	}
+	return body, resp.Header, nil
+}
+
+// floorPath is where, under the floor folder, nginx serves the answer to q:
+// the plain query's file for the plain and gzip clients (nginx's gzip_static
+// picks the .gz beside it for the one that accepts gzip), another for the
+// private mock's answers.
+func floorPath(q query, d *dataFiles) string {
+	name := q.base() + ".json"
+	if q.client().Token {
+		name = "private/" + name
+	}
+	return "floor/" + d.size.Label + "/" + name
+}
+
+// saveFloor writes an answer where nginx serves it, under www: the plain
+// bytes, and the gzipped ones beside them as NAME.gz when the server sent
+// them gzipped (gzip_static serves that file to a client accepting gzip).
+func saveFloor(www, rel string, plain, gz []byte) error {
+	path := filepath.Join(www, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, q.ID+".json"), body, 0o644)
+	if err := os.WriteFile(path, plain, 0o644); err != nil {
+		return err
+	}
+	if gz == nil {
+		return nil
+	}
+	return os.WriteFile(path+".gz", gz, 0o644)
 }
 
 func sameFile(path string, b []byte) bool {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -40,7 +41,8 @@ const (
 //     exactly the records Decoy's status[$eqi]=active does.
 //   - Mockoon CRUD route: path_eq, path_like (a case-insensitive regular
 //     expression, as json-server's), sort, order, limit (with page, default 1).
-//   - nginx: Decoy's answer to the same query, as a static file.
+//
+// nginx serves Decoy's answer to the same query as a static file (target).
 var targets = map[string]map[string]string{
 	"decoy": {
 		"whole":      "/mock/{id}",
@@ -60,16 +62,20 @@ var targets = map[string]map[string]string{
 		"status-age": "/users?status_like=%5Eactive%24&sort=age&order=desc&limit=10",
 		"created":    "/users?sort=createdAt&limit=100",
 	},
-	"nginx": {
-		"whole":      "/floor/{size}/whole.json",
-		"city":       "/floor/{size}/city.json",
-		"status-age": "/floor/{size}/status-age.json",
-		"created":    "/floor/{size}/created.json",
-	},
 }
 
+// target is the path and query a server is asked q at. nginx serves the
+// floor file Decoy's answer was written to (see floorPath); Decoy's private
+// variants read the private copy of the document.
 func target(server string, q query, d *dataFiles) string {
-	return strings.NewReplacer("{id}", d.mockID, "{size}", d.size.Label).Replace(targets[server][q.ID])
+	if server == "nginx" {
+		return "/" + floorPath(q, d)
+	}
+	id := d.mockID
+	if q.client().Token {
+		id = d.privateID
+	}
+	return strings.Replace(targets[server][q.base()], "{id}", id, 1)
 }
 
 // tools are the programs the benchmark runs, built, found or installed once.
@@ -247,7 +253,10 @@ func lastLines(b []byte, n int) string {
 }
 
 // start runs one server over one dataset and returns once it answers.
-func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int) (*proc, error) {
+// Decoy starts on an empty data folder and gets the document through its
+// admin API, as a private mock when private is set: then start returns the
+// mock's token.
+func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int, private bool) (*proc, string, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(b.work, "logs", server+"-"+d.size.Label+".log")
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.StartTimeout)
@@ -258,7 +267,16 @@ func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int
 	)
 	switch server {
 	case "decoy":
-		dataDir := filepath.Join(b.work, "decoy-data-"+d.size.Label)
+		name := "decoy-data-" + d.size.Label
+		if private {
+			name += "-private"
+			logPath = strings.TrimSuffix(logPath, ".log") + "-private.log"
+		}
+		// Empty, also when restarted: the mock is created again.
+		dataDir := filepath.Join(b.work, name)
+		if err := os.RemoveAll(dataDir); err != nil {
+			return nil, "", err
+		}
 		p, err = startProc(server, logPath, b.work, b.tools.decoy, "serve", "--addr", addr,
 			"--data-dir", dataDir, "--admin-token", adminToken, "--rate-limit", "0",
 			"--monthly-quota", "0", "--max-data-bytes", "1GiB", "--log-level", "warn")
@@ -274,36 +292,40 @@ func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int
 	case "nginx":
 		conf, cerr := b.nginxConfig(port)
 		if cerr != nil {
-			return nil, cerr
+			return nil, "", cerr
 		}
 		p, err = startProc(server, logPath, b.work, b.tools.nginx, "-p", filepath.Dir(conf), "-c", conf,
 			"-e", filepath.Join(filepath.Dir(conf), "error.log"))
 	default:
-		return nil, fmt.Errorf("unknown server %q", server)
+		return nil, "", fmt.Errorf("unknown server %q", server)
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if err := waitReady(ctx, p, "http://"+addr+probePath(server, d)); err != nil {
+	if err := waitReady(ctx, p, "http://"+addr+probePath(server)); err != nil {
 		p.stop()
-		return nil, err
+		return nil, "", err
 	}
+	token := ""
 	if server == "decoy" {
-		if err := uploadMock(ctx, addr, d); err != nil {
+		if token, err = uploadMock(ctx, addr, d, private); err != nil {
 			p.stop()
-			return nil, err
+			return nil, "", err
+		}
+		if private {
+			b.tokens[d.size.Label] = token
 		}
 	}
-	return p, nil
+	return p, token, nil
 }
 
 // probePath is a cheap request that a server answers once it is ready.
-func probePath(server string, d *dataFiles) string {
+func probePath(server string) string {
 	switch server {
 	case "decoy":
 		return "/readyz"
 	case "nginx":
-		return "/floor/" + d.size.Label + "/created.json"
+		return "/" + nginxReady
 	}
 	return "/users/1" // json-server and Mockoon: one record by id
 }
@@ -331,34 +353,66 @@ func waitReady(ctx context.Context, p *proc, url string) error {
 	}
 }
 
-// uploadMock stores the users array as an open mock with the dataset's
-// fixed id, through the admin API.
-func uploadMock(ctx context.Context, addr string, d *dataFiles) error {
+// uploadMock stores the dataset's users array as its mock, or as its
+// private mock, and returns the private mock's token.
+func uploadMock(ctx context.Context, addr string, d *dataFiles, private bool) (string, error) {
+	id, name := d.mockID, "users-"+d.size.Label
+	if private {
+		id, name = d.privateID, name+"-private"
+	}
 	f, err := os.Open(d.users)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
-	url := fmt.Sprintf("http://%s/admin/v1/mocks?id=%s&name=users-%s", addr, d.mockID, d.size.Label)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, f)
+	token, err := createMock(ctx, addr, id, name, private, f, d.bytes)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("uploading the dataset to Decoy: %w", err)
 	}
-	req.ContentLength = d.bytes
+	return token, nil
+}
+
+// createMock stores a document as a mock with a fixed id, through the
+// admin API with the settings' defaults, private when asked; it returns the
+// token of a private mock, from the create answer.
+func createMock(ctx context.Context, addr, id, name string, private bool, body io.Reader, n int64) (string, error) {
+	url := fmt.Sprintf("http://%s/admin/v1/mocks?id=%s&name=%s", addr, id, name)
+	if private {
+		url += "&private=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
+	if err != nil {
+		return "", err
+	}
+	req.ContentLength = n
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("uploading the dataset to Decoy: %w", err)
+		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		var body bytes.Buffer
-		_, _ = body.ReadFrom(resp.Body)
-		return fmt.Errorf("uploading the dataset to Decoy: %s: %s", resp.Status, body.String())
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
 	}
-	return nil
+	if resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("creating mock %s: %s: %.300s", id, resp.Status, answer)
+	}
+	var created struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(answer, &created); err != nil {
+		return "", fmt.Errorf("creating mock %s: %w", id, err)
+	}
+	if private && created.Token == "" {
+		return "", fmt.Errorf("creating private mock %s: no token in the answer", id)
+	}
+	return created.Token, nil
 }
+
+// nginxReady is the file nginx's readiness is probed with, under www.
+const nginxReady = "ready.json"
 
 // nginxConfig writes the configuration of an nginx that serves the floor
 // files under b.work/www, in the foreground, with everything it writes kept
@@ -391,6 +445,9 @@ http {
     sendfile_max_chunk 0; # nginx 1.22 caps each call at 2m: slower for big files
     tcp_nopush on;
     tcp_nodelay on;
+    # NAME.gz beside NAME, for a client that accepts gzip: Decoy's own
+    # gzipped answer, precompressed.
+    gzip_static on;
     keepalive_timeout 75s;
     keepalive_requests 10000000;
     types { application/json json; }
@@ -407,6 +464,13 @@ http {
 }
 `, userLine, filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log"),
 		tmp, tmp, tmp, tmp, tmp, port, filepath.Join(b.work, "www"))
+	www := filepath.Join(b.work, "www")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(www, nginxReady), []byte("[]"), 0o644); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, "nginx.conf")
 	return path, os.WriteFile(path, []byte(conf), 0o644)
 }

@@ -1,0 +1,112 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNginxFloor(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  float64
+	}{
+		{0, 0.6},
+		{2_333, 0.6},
+		{64<<10 - 1, 0.6},
+		{64 << 10, 1.0},
+		{238_619, 1.0},
+		{247_000_000, 1.0},
+	} {
+		if got := nginxFloor(tc.bytes); got != tc.want {
+			t.Errorf("nginxFloor(%d) = %v, want %v", tc.bytes, got, tc.want)
+		}
+	}
+}
+
+func TestVsNginx(t *testing.T) {
+	row := func(server string, rate float64, body int64, status string) *result {
+		return &result{Server: server, ReqPerSec: rate, BodyBytes: body, Status: status}
+	}
+	for _, tc := range []struct {
+		name       string
+		d, n       *result
+		ok, met    bool
+		measured   string
+		wantInWhat string
+	}{
+		{"large answer at nginx's rate", row("decoy", 1000, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), true, true, "1.00×", "≥ 1.0× nginx"},
+		{"large answer just under", row("decoy", 999, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), true, false, "1.00×", "≥ 1.0× nginx"},
+		{"small answer at 0.61×", row("decoy", 610, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), true, true, "0.61×", "≥ 0.6× nginx"},
+		{"small answer at 0.59×", row("decoy", 590, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), true, false, "0.59×", "≥ 0.6× nginx"},
+		{"fast, but with 429s", row("decoy", 2000, 4_900, "limited"), row("nginx", 1000, 4_900, "ok"), true, false, "2.00× (Decoy: limited)", "≥ 0.6× nginx"},
+		{"nginx not measured", row("decoy", 1000, 4_900, "ok"), row("nginx", 0, 4_900, "failed"), false, false, "", ""},
+		{"Decoy not run", nil, row("nginx", 1000, 4_900, "ok"), false, false, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := vsNginx("1k records, q", tc.d, tc.n)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			if got.met != tc.met || got.measured != tc.measured || !strings.Contains(got.what, tc.wantInWhat) {
+				t.Errorf("%+v, want met %v, measured %q, target saying %q", got, tc.met, tc.measured, tc.wantInWhat)
+			}
+		})
+	}
+}
+
+// The targets of a whole run: every Decoy row against nginx, by its answer's
+// size, the many-mocks rows, json-server and Mockoon on 100k, and nothing
+// for a row nginx did not serve.
+func TestTargetRows(t *testing.T) {
+	k1, k100 := size{N: 1000, Label: "1k"}, size{N: 100_000, Label: "100k"}
+	res := func(sz size, server, q string, rate float64, body int64) result {
+		return result{Size: sz, Server: server, Query: q, Status: "ok", ReqPerSec: rate, BodyBytes: body}
+	}
+	r := &report{
+		Config: &config{Sizes: []size{k1, k100}, Clients: []string{"plain", "gzip"}, RotateMocks: 1000, RotateRecords: 20},
+		Results: []result{
+			res(k1, "decoy", "whole", 900, 238_619), res(k1, "nginx", "whole", 1000, 238_619),
+			res(k1, "decoy", "whole.gzip", 1100, 238_619), res(k1, "nginx", "whole.gzip", 1000, 238_619),
+			res(k1, "decoy", "city", 700, 19_510), res(k1, "nginx", "city", 1000, 19_510),
+			res(k1, "decoy", "city.gzip", 500, 19_510), res(k1, "nginx", "city.gzip", 1000, 19_510),
+			res(k1, "decoy", "created", 700, 23_000), // nginx not run
+			res(k100, "decoy", "city", 5000, 2_000_000), res(k100, "nginx", "city", 4000, 2_000_000),
+			res(k100, "json-server", "city", 20, 2_500_000), res(k100, "mockoon", "city", 40, 2_000_000),
+		},
+		Rotation: []result{
+			res(size{N: 20, Label: "20"}, "decoy", "rotate", 400, 4_900), res(size{N: 20, Label: "20"}, "nginx", "rotate", 1000, 4_900),
+		},
+		Memory: &memoryResult{Sizes: []size{k1}, DocBytes: 100, PeakRSS: 250, Status: "ok"},
+	}
+	type want struct {
+		inWhat string
+		met    bool
+	}
+	wants := []want{
+		{"1k records, whole document, 233.0 KiB answer: ≥ 1.0× nginx", false},
+		{"1k records, address.city = Paris, 19.1 KiB answer: ≥ 0.6× nginx", true},
+		{"1k records, whole document, gzip, 233.0 KiB answer: ≥ 1.0× nginx", true},
+		{"1k records, address.city = Paris, gzip, 19.1 KiB answer: ≥ 0.6× nginx", false},
+		{"100k records, address.city = Paris, 1.9 MiB answer: ≥ 1.0× nginx", true},
+		{"1,000 mocks of 20 records, round-robin, 4.8 KiB answer: ≥ 0.6× nginx", false},
+		{"100k records, address.city = Paris: ≥ 50× the faster of json-server and Mockoon", true},
+		{"peak RSS loading 1k records and serving every query: ≤ 3× the documents", true},
+	}
+	rows := targetRows(r)
+	if len(rows) != len(wants) {
+		for _, row := range rows {
+			t.Logf("%+v", row)
+		}
+		t.Fatalf("%d rows, want %d", len(rows), len(wants))
+	}
+	for i, w := range wants {
+		if rows[i].what != w.inWhat || rows[i].met != w.met {
+			t.Errorf("row %d: %q met %v, want %q met %v", i, rows[i].what, rows[i].met, w.inWhat, w.met)
+		}
+	}
+}
