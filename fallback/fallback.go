@@ -17,6 +17,11 @@ import (
 // limiter failed, before the shared one is tried again.
 const sharedRetry = time.Second
 
+// sharedBudget bounds each call to the shared limiter: one that hangs (a
+// frozen Redis keeps its connections open and answers nothing) costs a
+// request that long, then the local limiter answers.
+const sharedBudget = 300 * time.Millisecond
+
 // Config is what a Limiter needs.
 type Config struct {
 	Shared, Local decoy.Limiter
@@ -77,7 +82,9 @@ func (f *Limiter) do(ctx context.Context, key string, limit int64,
 	// it (the one that moves retryAt on); the others stay local and do not
 	// wait on it.
 	if at := f.retryAt.Load(); at == 0 || now >= at && f.retryAt.CompareAndSwap(at, now+int64(sharedRetry)) {
-		r, err := call(f.shared, ctx, key, limit)
+		sctx, cancel := context.WithTimeout(ctx, sharedBudget)
+		r, err := call(f.shared, sctx, key, limit)
+		cancel()
 		if err == nil {
 			if f.retryAt.Swap(0) != 0 {
 				f.log.Info("shared limits are back", "use", f.use)

@@ -90,3 +90,36 @@ func TestFallback(t *testing.T) {
 		t.Errorf("shared used %d after Undo, want 1", s.Used)
 	}
 }
+
+// hanging is a limiter that answers nothing until its caller gives up, as
+// a frozen Redis does.
+type hanging struct{ decoy.Limiter }
+
+func (hanging) Allow(ctx context.Context, _ string, _ int64) (decoy.RateResult, error) {
+	<-ctx.Done()
+	return decoy.RateResult{}, ctx.Err()
+}
+
+// A shared limiter that hangs costs a request a short wait, not the
+// request's own time: the local limiter then answers, and the shared one
+// is left alone until the retry.
+func TestFallbackSharedHangs(t *testing.T) {
+	local := inmem.NewLimiter()
+	f := fallback.NewLimiter(fallback.Config{Shared: hanging{}, Local: local, Use: "test"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	r, err := f.Allow(ctx, "k", 10)
+	if err != nil || !r.Allowed {
+		t.Fatalf("Allow: %v %+v", err, r)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("waited %v for a hanging shared limiter", waited)
+	}
+	if f.Up(ctx) {
+		t.Error("a hanging shared limiter counts as up")
+	}
+	if l, _ := local.Peek(ctx, "k", 10); l.Used != 1 {
+		t.Errorf("local used %d, want 1", l.Used)
+	}
+}

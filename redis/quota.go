@@ -28,6 +28,12 @@ const (
 
 	// flushInterval is how often Run hands waiting responses to the store.
 	flushInterval = time.Second
+
+	// redisBudget bounds the Redis part of each call, dial and pool wait
+	// included, so that a Redis that hangs (a frozen process keeps its
+	// connections open and answers nothing) leaves the store the rest of
+	// the caller's time to count alone.
+	redisBudget = 300 * time.Millisecond
 )
 
 // reserveScript counts one response when fewer than limit were counted
@@ -188,12 +194,14 @@ func (q *Quota) reserveRedis(ctx context.Context, key, id, month string, limit i
 		return 0, false, errSkipped, nil
 	}
 	for range 3 {
-		v, err := reserveScript.Run(ctx, q.c, []string{key}, limit).Int64Slice()
+		rctx, cancel := context.WithTimeout(ctx, redisBudget)
+		v, err := reserveScript.Run(rctx, q.c, []string{key}, limit).Int64Slice()
+		cancel()
 		if err != nil {
-			return 0, false, q.redisFailed(err), nil
+			return 0, false, q.redisFailed(ctx, err), nil
 		}
 		if len(v) != 2 {
-			return 0, false, q.redisFailed(errors.New("malformed script answer")), nil
+			return 0, false, q.redisFailed(ctx, errors.New("malformed script answer")), nil
 		}
 		if v[0] >= 0 {
 			return v[0], v[1] == 1, nil, nil
@@ -202,20 +210,26 @@ func (q *Quota) reserveRedis(ctx context.Context, key, id, month string, limit i
 		if err != nil {
 			return 0, false, nil, err
 		}
-		if err := q.c.SetNX(ctx, key, n, quotaTTL).Err(); err != nil {
-			return 0, false, q.redisFailed(err), nil
+		rctx, cancel = context.WithTimeout(ctx, redisBudget)
+		err = q.c.SetNX(rctx, key, n, quotaTTL).Err()
+		cancel()
+		if err != nil {
+			return 0, false, q.redisFailed(ctx, err), nil
 		}
 	}
 	// Seeded thrice and gone thrice: an evicting Redis is of no use here.
-	return 0, false, q.redisFailed(errors.New("the quota count keeps vanishing (maxmemory eviction?)")), nil
+	return 0, false, q.redisFailed(ctx, errors.New("the quota count keeps vanishing (maxmemory eviction?)")), nil
 }
 
 // ReleaseQuota takes back a reservation whose response was not served, in
 // Redis (never below zero) and in the store. Errors are the store's.
 func (q *Quota) ReleaseQuota(ctx context.Context, id, month string) error {
 	if q.redisUp() {
-		if err := releaseScript.Run(ctx, q.c, []string{q.key(id, month)}).Err(); err != nil {
-			q.fellBack(ctx, q.redisFailed(err))
+		rctx, cancel := context.WithTimeout(ctx, redisBudget)
+		err := releaseScript.Run(rctx, q.c, []string{q.key(id, month)}).Err()
+		cancel()
+		if err != nil {
+			q.fellBack(ctx, q.redisFailed(ctx, err))
 		}
 	}
 	// A reservation the store never counted is taken back where it waits.
@@ -229,12 +243,14 @@ func (q *Quota) ReleaseQuota(ctx context.Context, id, month string) error {
 // else the store's. Errors are the store's.
 func (q *Quota) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
 	if q.redisUp() {
-		n, err := q.c.Get(ctx, q.key(id, month)).Int64()
+		rctx, cancel := context.WithTimeout(ctx, redisBudget)
+		n, err := q.c.Get(rctx, q.key(id, month)).Int64()
+		cancel()
 		if err == nil {
 			return n, nil
 		}
 		if !errors.Is(err, goredis.Nil) {
-			q.fellBack(ctx, q.redisFailed(err))
+			q.fellBack(ctx, q.redisFailed(ctx, err))
 		}
 	}
 	return q.storeUsed(ctx, id, month)
@@ -354,9 +370,11 @@ func (q *Quota) unqueue(id, month string) bool {
 // syncRedis sets (mode "set") or raises (mode "raise") the Redis count to
 // the store's. A failure only delays the correction.
 func (q *Quota) syncRedis(ctx context.Context, key string, n int64, mode string) {
-	err := syncScript.Run(ctx, q.c, []string{key}, n, mode, int64(quotaTTL/time.Second)).Err()
+	rctx, cancel := context.WithTimeout(ctx, redisBudget)
+	defer cancel()
+	err := syncScript.Run(rctx, q.c, []string{key}, n, mode, int64(quotaTTL/time.Second)).Err()
 	if err != nil {
-		q.redisFailed(err)
+		q.redisFailed(ctx, err)
 	}
 }
 
@@ -370,9 +388,11 @@ func (q *Quota) redisUp() bool {
 }
 
 // redisFailed notes that Redis failed, so that it is left alone for
-// quotaRetry, and returns err as EUNAVAILABLE.
-func (q *Quota) redisFailed(err error) error {
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+// quotaRetry, and returns err as EUNAVAILABLE. A call cut short because
+// the caller (ctx) gave up says nothing of Redis; one that ran out of
+// redisBudget does: Redis is too slow to wait for.
+func (q *Quota) redisFailed(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
 		q.retryAt.Store(time.Now().Add(quotaRetry).UnixNano())
 	}
 	return unavailable("quota", err)

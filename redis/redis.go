@@ -316,6 +316,10 @@ func withDefaults(o *goredis.UniversalOptions) *goredis.UniversalOptions {
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = defaultWriteTimeout
 	}
+	// A caller's deadline bounds every step of a command (the wait for a
+	// pooled connection, a dial, the reads), so that a budget given to
+	// Redis is kept whatever Redis does.
+	o.ContextTimeoutEnabled = true
 	if o.MaxRetries == 0 {
 		o.MaxRetries = defaultMaxRetries
 	}
