@@ -45,6 +45,7 @@ type Config struct {
 	MonthlyQuota     int64
 	MaxDataBytes     byteSize
 	MaxCacheBytes    boundSize
+	MaxOpenDocuments int
 	Seed             string
 	CORSOrigins      listFlag
 	TokenHeader      string
@@ -106,6 +107,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int64Var(&c.MonthlyQuota, "monthly-quota", decoy.DefaultMonthlyQuota, "default served responses per month per mock; 0 = unlimited")
 	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
 	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
+	fs.IntVar(&c.MaxOpenDocuments, "max-open-documents", 1024, "most mocks kept ready to serve with their documents mapped from files (those of 64 KiB or more; each holds a mapping), least recently read closed first; 0 = no bound")
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
@@ -138,6 +140,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--monthly-quota must be 0 or more")
 	case c.AuthFailureLimit < 0:
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
+	case c.MaxOpenDocuments < 0:
+		return fmt.Errorf("--max-open-documents must be 0 or more")
 	case c.ClientRateLimit < 0:
 		return fmt.Errorf("--client-rate-limit must be 0 or more")
 	case c.MaxConns < 0 || c.MaxClientConns < 0:
@@ -229,6 +233,7 @@ func (m *Main) Run(ctx context.Context) error {
 		AuthFailureLimit:    c.AuthFailureLimit,
 		MaxDataBytes:        int64(c.MaxDataBytes),
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
+		MaxOpenDocuments:    c.MaxOpenDocuments,
 		UploadDir:           m.uploads,
 		CORSOrigins:         c.CORSOrigins,
 		TokenHeader:         c.TokenHeader,
@@ -278,6 +283,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"monthly_quota", c.MonthlyQuota,
 		"max_data_bytes", formatSize(int64(c.MaxDataBytes)),
 		"max_cache_bytes", formatSize(int64(c.MaxCacheBytes)),
+		"max_open_documents", c.MaxOpenDocuments,
 		"seed", c.Seed,
 		"cors_origins", c.CORSOrigins.String(),
 		"token_header", c.TokenHeader,
