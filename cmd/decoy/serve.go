@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/redis"
@@ -209,6 +210,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// Documents read from PostgreSQL are written to files there and
 		// mapped, as the sqlite store's are, rather than held in the heap.
 		pg.SpillDir = m.uploads
+		pg.SpillMinSize = docfile.MinMapSize
 		pg.SpillFailed = func(err error) {
 			m.log.Warn("a document from PostgreSQL is held in memory: it could not be written to the temporary folder", "dir", m.uploads, "err", err)
 		}
