@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,7 +281,7 @@ func (db *DB) fold() error {
 	for k := range q.dirty {
 		rows = append(rows, countRow{k, q.counts[k].n})
 	}
-	clear(q.dirty)
+	q.dirty = map[quotaKey]struct{}{} // not clear: it would keep the room of a burst
 	old, oldSeq := q.journal, q.seq
 	q.journal, q.seq = next, q.seq+1
 	q.mu.Unlock()
@@ -323,10 +324,19 @@ func (db *DB) fold() error {
 func (q *quota) evict(now time.Time) {
 	month := decoy.Month(now)
 	crowded := len(q.counts) > maxQuotaCounts
+	dropped := 0
 	for k, c := range q.counts {
 		if _, dirty := q.dirty[k]; !dirty && (k.month < month || crowded && c.used < q.epoch) {
 			delete(q.counts, k)
+			dropped++
 		}
+	}
+	if dropped > maxQuotaCounts && dropped > 3*len(q.counts) {
+		// A map keeps the room of its largest size (maps.Clone too):
+		// after a burst of mocks read, that would stay for good.
+		counts := make(map[quotaKey]quotaCount, len(q.counts))
+		maps.Copy(counts, q.counts)
+		q.counts = counts
 	}
 	q.epoch++
 }

@@ -235,7 +235,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		r.log.Info("usage history written again")
 	}
 	r.failing = false
-	clear(r.pending)
+	r.pending = map[key]*decoy.UsageCount{} // not clear: it would keep the room of a burst
 	return nil
 }
 
