@@ -5,6 +5,7 @@ package inmem
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,6 +136,7 @@ func (l *Limiter) sweep() {
 		return
 	}
 	l.lastSweep = now
+	dropped := 0
 	for key, w := range l.keys {
 		if !w.mu.TryLock() {
 			continue // in use
@@ -143,10 +145,22 @@ func (l *Limiter) sweep() {
 		if w.head == len(w.events) {
 			w.dead = true
 			delete(l.keys, key)
+			dropped++
 		}
 		w.mu.Unlock()
 	}
+	if dropped > shrinkMin && dropped > 3*len(l.keys) {
+		// A map keeps the room of its largest size (maps.Clone too):
+		// after a burst of keys, that would stay for good.
+		keys := make(map[string]*window, len(l.keys))
+		maps.Copy(keys, l.keys)
+		l.keys = keys
+	}
 }
+
+// shrinkMin is how many keys a sweep drops, at least, before the map is
+// made again at its new size.
+const shrinkMin = 1024
 
 // Len returns the number of keys the limiter tracks.
 func (l *Limiter) Len() int {

@@ -1,22 +1,27 @@
 // Package mockcache keeps mocks ready to serve: each document parsed once
-// and mapped from its file, the queries compiled from recent query strings,
-// the large answers that repeated queries asked for, and the coherence of
-// all that with the store when other replicas write to it. It bounds the
-// memory they hold. It knows bytes, not HTTP: the handlers turn its
-// answers into responses.
+// and held in memory or mapped from its file, the queries compiled from
+// recent query strings, the large answers that repeated queries asked for,
+// and the coherence of all that with the store when other replicas write
+// to it. It bounds the memory they hold and the documents it keeps mapped.
+// It knows bytes, not HTTP: the handlers turn its answers into responses.
+//
+// An entry's document is counted (see docfile): the cache holds a
+// reference while the entry is in it, and each reader one from Get until
+// it calls Release, so that a document the cache dropped (for a bound, a
+// delete, new data, a flush) is unmapped as soon as its last reader is
+// done.
 package mockcache
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
-	"golang.org/x/sync/singleflight"
 )
 
 // Cache keeps every mock that was read or written, parsed. Reads take an
@@ -34,8 +39,13 @@ type Cache struct {
 	store   decoy.Store
 	mu      sync.RWMutex
 	entries map[string]*Entry
-	gen     uint64
-	loads   singleflight.Group
+	// mapped holds the entries whose documents are mapped: those maxOpen
+	// bounds.
+	mapped map[string]*Entry
+	gen    uint64
+	// flights are the loads under way, per mock and generation.
+	flightMu sync.Mutex
+	flights  map[flightKey]*flight
 
 	// shared is set when other replicas may change the store.
 	shared bool
@@ -50,6 +60,9 @@ type Cache struct {
 	// maxBytes bounds the footprint of the entries (0: no bound); see
 	// enforce.
 	maxBytes int64
+	// maxOpen bounds the entries whose documents are mapped (0: no
+	// bound); see closeLocked.
+	maxOpen int
 	// epoch advances each time an entry comes in and each time enforce
 	// runs; entries remember the epoch in which they were last read.
 	epoch atomic.Int64
@@ -83,7 +96,12 @@ type Config struct {
 	Shared bool
 	// MaxBytes bounds the footprint of the entries (0: no bound).
 	MaxBytes int64
-	// OnEvict, when set, is told how many entries the bound dropped.
+	// MaxOpenDocuments bounds the entries whose documents are mapped from
+	// files (0: no bound): each holds a mapping, of which a process has a
+	// limited number (65,530 by default on Linux). Documents held in
+	// memory do not count; MaxBytes bounds them.
+	MaxOpenDocuments int
+	// OnEvict, when set, is told how many entries the bounds dropped.
 	OnEvict func(n int)
 	// OnStale, when set, is told when an entry is served unchecked
 	// because the store could not be asked.
@@ -97,8 +115,9 @@ func New(cfg Config) *Cache {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), shared: cfg.Shared, now: cfg.Now,
-		maxBytes: cfg.MaxBytes, onEvict: cfg.OnEvict, onStale: cfg.OnStale}
+	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), mapped: make(map[string]*Entry),
+		flights: make(map[flightKey]*flight), shared: cfg.Shared, now: cfg.Now,
+		maxBytes: cfg.MaxBytes, maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale}
 }
 
 // Trusted reports whether cached entries can be served without asking the
@@ -106,17 +125,26 @@ func New(cfg Config) *Cache {
 func (c *Cache) Trusted() bool { return !c.shared || c.listening.Load() }
 
 // Get returns the entry of a mock, loading it from the store on a miss.
+// The caller must Release it once done with it (its answer written): until
+// then its document stays, even if the cache drops it.
 func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	c.mu.RLock()
 	e, gen := c.entries[id], c.gen
+	// The cache's own reference keeps the document while the entry is in
+	// the map: taking one more under the lock always succeeds.
+	if e != nil && !e.body.Acquire() {
+		e = nil
+	}
 	c.mu.RUnlock()
 	if e == nil {
 		return c.load(ctx, id)
 	}
-	if c.maxBytes > 0 {
+	if c.bounded() {
 		if ep := c.epoch.Load(); e.used.Load() != ep {
 			e.used.Store(ep)
 		}
+	}
+	if c.maxBytes > 0 {
 		if a := c.approx.Load(); a > c.maxBytes && a != c.scanned.Load() && c.enforceMu.TryLock() {
 			c.enforceLocked(e)
 			c.enforceMu.Unlock()
@@ -136,20 +164,28 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	return c.revalidate(ctx, e, gen)
 }
 
+// bounded reports whether entries may be dropped for a bound, and so
+// whether the cache must know when each was last read.
+func (c *Cache) bounded() bool { return c.maxBytes > 0 || c.maxOpen > 0 }
+
 // revalidate returns e when the store holds the same version of its mock,
 // e with new settings when only they changed, and the stored mock when its
 // data changed. When the store cannot be asked, e is served as it is: a
 // possibly stale answer is better than none while the database is down.
+// The caller's reference to e goes with what it returns: to e, to the copy
+// with new settings (which shares e's document), or back to the cache.
 func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, error) {
 	sctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
 	m, err := c.store.FindMock(sctx, e.Mock.ID)
 	cancel()
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		e.Release()
 		c.Remove(e.Mock.ID)
 		return nil, err
 	case err != nil:
 		if ctx.Err() != nil {
+			e.Release()
 			return nil, err
 		}
 		if c.onStale != nil {
@@ -162,65 +198,115 @@ func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, e
 	case e.sameData(m):
 		fresh := e.WithMock(m)
 		fresh.checked.Store(c.now().UnixNano())
+		var drop []*Entry
 		c.mu.Lock()
 		if c.gen == gen && c.entries[m.ID] == e {
-			c.entries[m.ID] = fresh
+			drop = c.putLocked(fresh, drop)
 		}
 		c.mu.Unlock()
+		release(drop)
 		return fresh, nil
 	}
+	e.Release()
 	c.Remove(e.Mock.ID)
 	return c.load(ctx, e.Mock.ID)
 }
 
+// flightKey names a load: loads are shared per generation, so that a read
+// that comes after a write (or an announcement, or a flush) never joins a
+// load that started before it, and what such a load finds is not cached.
+type flightKey struct {
+	id  string
+	gen uint64
+}
+
+// flight is a load under way, which the reads that want the same mock
+// meanwhile wait for. Each gets a reference of its own to what it loads,
+// taken by the loader while its own reference holds the document.
+type flight struct {
+	done    chan struct{}
+	e       *Entry
+	err     error
+	waiters int // under Cache.flightMu, until done
+}
+
+// errLoadFailed is what the reads waiting on a load get when it panicked.
+var errLoadFailed = errors.New("mockcache: load failed")
+
 // load reads a mock from the store, once for all the callers that want it
-// at the same time, and caches it.
+// at the same time, and caches it. Each caller gets a reference to the
+// entry, to Release.
 func (c *Cache) load(ctx context.Context, id string) (*Entry, error) {
 	c.mu.RLock()
-	gen := c.gen
+	key := flightKey{id, c.gen}
 	c.mu.RUnlock()
-	// Loads are shared per generation: a read that comes after a write (or
-	// an announcement, or a flush) never joins a load that started before
-	// it, and what such a load finds is not cached.
-	v, err, _ := c.loads.Do(id+"@"+strconv.FormatUint(gen, 10), func() (any, error) {
-		// The load serves every caller waiting on it, so one caller going
-		// away must not cancel it.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
-		defer cancel()
-		m, data, err := c.store.FindMockData(lctx, id)
-		if err != nil {
-			return nil, err
+	c.flightMu.Lock()
+	if f := c.flights[key]; f != nil {
+		f.waiters++
+		c.flightMu.Unlock()
+		<-f.done
+		return f.e, f.err
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	c.flightMu.Unlock()
+
+	e, err := (*Entry)(nil), errLoadFailed
+	defer func() {
+		c.flightMu.Lock()
+		delete(c.flights, key)
+		n := f.waiters
+		c.flightMu.Unlock()
+		if err == nil {
+			for range n {
+				e.body.Acquire() // the loader's reference holds it: never fails
+			}
 		}
-		body, err := DocOf(data)
-		if err != nil {
-			return nil, err
-		}
-		e, err := NewEntry(m, body)
-		if err != nil {
-			// Stored under a JSON type but not JSON (written by hand?):
-			// serve it unchanged rather than not at all.
-			e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
-		}
-		e.checked.Store(c.now().UnixNano())
-		c.track(e)
-		c.mu.Lock()
-		var old *Entry
-		if c.gen == gen {
-			old = c.entries[id]
-			c.entries[id] = e
-		}
-		c.mu.Unlock()
-		replaced(old, e)
-		c.admitted(e)
-		return e, nil
-	})
+		f.e, f.err = e, err
+		close(f.done)
+	}()
+	e, err = c.fetch(ctx, id, key.gen)
+	return e, err
+}
+
+// fetch reads a mock from the store and caches it, unless the cache
+// changed since generation gen. The entry comes with a reference for the
+// caller.
+func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error) {
+	// The load serves every caller waiting on it, so one caller going away
+	// must not cancel it.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
+	defer cancel()
+	m, data, err := c.store.FindMockData(lctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return v.(*Entry), nil
+	body, err := DocOf(data)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEntry(m, body)
+	if err != nil {
+		// Stored under a JSON type but not JSON (written by hand?): serve
+		// it unchanged rather than not at all.
+		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
+	}
+	e.checked.Store(c.now().UnixNano())
+	c.track(e)
+	var drop []*Entry
+	c.mu.Lock()
+	if c.gen == gen {
+		drop = c.putLocked(e, drop)
+	}
+	c.mu.Unlock()
+	release(drop)
+	c.admitted(e)
+	return e, nil
 }
 
-// Peek returns the cached entry of a mock, or nil.
+// Peek returns the cached entry of a mock, or nil, without a reference:
+// its data must not be read (the cache may drop it, and release its
+// document, at any time).
 func (c *Cache) Peek(id string) *Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -237,22 +323,45 @@ func (c *Cache) Generation() uint64 {
 // PutAt puts the entry a write produced, unless the cache changed since
 // Generation gen was taken before the write: then another replica's change,
 // heard meanwhile, may be newer than this one, and the entry is dropped
-// instead, for the next read to load what the store holds.
+// instead, for the next read to load what the store holds. The cache takes
+// a reference of its own: the caller still releases the one it holds.
 func (c *Cache) PutAt(e *Entry, gen uint64) {
 	c.track(e)
 	defer c.admitted(e)
+	var drop []*Entry
 	c.mu.Lock()
-	old := c.entries[e.Mock.ID]
 	if c.gen != gen {
-		delete(c.entries, e.Mock.ID)
-		defer replaced(e, nil)
+		drop = c.deleteLocked(e.Mock.ID, drop)
 	} else {
 		e.checked.Store(c.now().UnixNano())
-		c.entries[e.Mock.ID] = e
+		drop = c.putLocked(e, drop)
 	}
 	c.gen++
 	c.mu.Unlock()
-	replaced(old, c.Peek(e.Mock.ID))
+	release(drop)
+}
+
+// PutSettingsAt puts the new settings of mock m, whose data did not change,
+// keeping its cached data, unless the cache changed since Generation gen
+// (see PutAt); when it is not cached, the next read loads it.
+func (c *Cache) PutSettingsAt(m *decoy.Mock, gen uint64) {
+	var drop []*Entry
+	var fresh *Entry
+	c.mu.Lock()
+	if e := c.entries[m.ID]; e != nil && c.gen == gen {
+		fresh = e.WithMock(m)
+		fresh.checked.Store(c.now().UnixNano())
+		c.track(fresh)
+		drop = c.putLocked(fresh, drop)
+	} else {
+		drop = c.deleteLocked(m.ID, drop)
+	}
+	c.gen++
+	c.mu.Unlock()
+	release(drop)
+	if fresh != nil {
+		c.admitted(fresh)
+	}
 }
 
 // Flush forgets every mock, for when changes may have been missed.
@@ -260,10 +369,11 @@ func (c *Cache) Flush() {
 	c.mu.Lock()
 	old := c.entries
 	c.entries = make(map[string]*Entry)
+	c.mapped = make(map[string]*Entry)
 	c.gen++
 	c.mu.Unlock()
 	for _, e := range old {
-		replaced(e, nil)
+		e.body.Release()
 	}
 }
 
@@ -271,21 +381,95 @@ func (c *Cache) Flush() {
 // or may not have changed the store.
 func (c *Cache) Remove(id string) {
 	c.mu.Lock()
-	old := c.entries[id]
-	delete(c.entries, id)
+	drop := c.deleteLocked(id, nil)
 	c.gen++
 	c.mu.Unlock()
-	replaced(old, nil)
+	release(drop)
+}
+
+// putLocked puts e under its mock's id with a reference to its document
+// for the cache, and appends to drop what the caller must release once it
+// unlocked c.mu: the entry e replaced, and those the bound on open
+// documents closed. When e's document was released already (e was made
+// from an entry the cache dropped meanwhile), the mock is forgotten
+// instead.
+func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
+	id := e.Mock.ID
+	drop = c.deleteLocked(id, drop)
+	if !e.body.Acquire() {
+		return drop
+	}
+	c.entries[id] = e
+	if e.body.Mapped() {
+		c.mapped[id] = e
+		if c.maxOpen > 0 && len(c.mapped) > c.maxOpen {
+			drop = c.closeLocked(e, drop)
+		}
+	}
+	return drop
+}
+
+// deleteLocked takes mock id out of the cache, and appends its entry to
+// drop for the caller to release once it unlocked c.mu.
+func (c *Cache) deleteLocked(id string, drop []*Entry) []*Entry {
+	if e := c.entries[id]; e != nil {
+		delete(c.entries, id)
+		delete(c.mapped, id)
+		drop = append(drop, e)
+	}
+	return drop
+}
+
+// closeLocked drops the entries with mapped documents least recently read
+// (in epochs, see enforceLocked) until they are within 7/8 of maxOpen, so
+// that the next few come in without sorting them again. keep, the entry
+// coming in, stays. Readers of the dropped entries finish with their
+// documents, which go when the last of them is done.
+func (c *Cache) closeLocked(keep *Entry, drop []*Entry) []*Entry {
+	goal := c.maxOpen - c.maxOpen/8
+	list := make([]*Entry, 0, len(c.mapped))
+	for _, e := range c.mapped {
+		if e != keep {
+			list = append(list, e)
+		}
+	}
+	slices.SortFunc(list, func(a, b *Entry) int { return cmp.Compare(a.used.Load(), b.used.Load()) })
+	n := len(c.mapped) - goal
+	for _, e := range list[:n] {
+		drop = c.deleteLocked(e.Mock.ID, drop)
+	}
+	if c.onEvict != nil {
+		c.onEvict(n)
+	}
+	return drop
+}
+
+// release gives back the cache's references to the entries it dropped.
+func release(dropped []*Entry) {
+	for _, e := range dropped {
+		e.body.Release()
+	}
+}
+
+// Len returns how many mocks the cache holds, and how many of their
+// documents are mapped.
+func (c *Cache) Len() (entries, mapped int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.entries), len(c.mapped)
 }
 
 // track readies an entry about to come into the cache: it starts a new
 // epoch, in which the entry counts as read, and has the entry and its
 // document report their growth.
 func (c *Cache) track(e *Entry) {
-	if c.maxBytes <= 0 {
+	if !c.bounded() {
 		return
 	}
 	e.used.Store(c.epoch.Add(1))
+	if c.maxBytes <= 0 {
+		return
+	}
 	grew := func(n int64) { c.approx.Add(n) }
 	e.onGrow.Store(&grew)
 	if e.Doc != nil {
@@ -345,17 +529,14 @@ func (c *Cache) enforceLocked(keep *Entry) {
 			if x.e == keep || c.entries[x.e.Mock.ID] != x.e {
 				continue // being read, or replaced or removed meanwhile
 			}
-			delete(c.entries, x.e.Mock.ID)
+			dropped = c.deleteLocked(x.e.Mock.ID, dropped)
 			freed += x.size
-			dropped = append(dropped, x.e)
 		}
 		c.mu.Unlock()
 	}
 	// What came in or grew during the count stays counted on top.
 	c.scanned.Store(c.approx.Add(total - freed - a0))
-	for _, e := range dropped {
-		replaced(e, nil)
-	}
+	release(dropped)
 	if len(dropped) > 0 && c.onEvict != nil {
 		c.onEvict(len(dropped))
 	}
@@ -370,19 +551,6 @@ func (c *Cache) Footprint() int64 {
 		n += e.Footprint()
 	}
 	return n
-}
-
-// replaced is told that the cache dropped old for now (nil: for nothing).
-// Unless now serves the same data, the data's pages leave memory at once:
-// its mapping would otherwise stay until a garbage collection releases it,
-// which with a small heap may be minutes away, holding a replaced
-// document's size twice. Readers still writing it read it again from the
-// file.
-func replaced(old, now *Entry) {
-	if old == nil || old.body == nil || now != nil && now.body == old.body {
-		return
-	}
-	old.body.Evict()
 }
 
 // Listening is told that every change other replicas announce from now on

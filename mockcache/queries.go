@@ -27,6 +27,11 @@ type Compiled struct {
 // maxCachedQueries bounds the cache; past it, it starts again empty.
 const maxCachedQueries = 1024
 
+// maxCachedQueryLen is the longest query string kept: with the entries'
+// number, it bounds the cache's memory (a request line may be 64 KiB long),
+// and apps poll with short ones.
+const maxCachedQueryLen = 2 << 10
+
 // Get returns the parameters of raw and their compiled query (or the error
 // that compiling them gave).
 func (c *Queries) Get(raw string) *Compiled {
@@ -38,8 +43,8 @@ func (c *Queries) Get(raw string) *Compiled {
 	}
 	cq = &Compiled{Params: query.ParseParams(raw)}
 	cq.Query, cq.Err = query.Compile(cq.Params)
-	if cq.Params.AuthToken != "" {
-		return cq // secrets are not kept
+	if cq.Params.AuthToken != "" || len(raw) > maxCachedQueryLen {
+		return cq // secrets are not kept, nor long strings
 	}
 	c.mu.Lock()
 	if len(c.m) >= maxCachedQueries || c.m == nil {

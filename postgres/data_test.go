@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -194,5 +195,33 @@ func TestSpillFallback(t *testing.T) {
 	}
 	if runtime.GOOS != "windows" && len(failures) != 1 {
 		t.Errorf("SpillFailed called %d times, want 1", len(failures))
+	}
+}
+
+// Documents under SpillMinSize are read into memory, the others spilled.
+func TestSpillMinSize(t *testing.T) {
+	_, u := newSchema(t)
+	db := open(t, u)
+	db.SpillDir = t.TempDir()
+	db.SpillMinSize = 64 << 10
+	ctx := context.Background()
+	for i, size := range []int{0, 100, 64<<10 - 1, 64 << 10} {
+		m := testMock
+		m.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i+100)
+		want := document(size)
+		if _, err := db.CreateMock(ctx, &m, decoy.Data{Bytes: want}); err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := db.FindMockData(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spilled := d.File != nil
+		if got := readAll(t, d); !bytes.Equal(got, want) {
+			t.Fatalf("size %d: %d bytes back", size, len(got))
+		}
+		if wantSpilled := int64(size) >= db.SpillMinSize && runtime.GOOS != "windows"; spilled != wantSpilled {
+			t.Errorf("size %d: spilled %v, want %v", size, spilled, wantSpilled)
+		}
 	}
 }

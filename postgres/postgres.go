@@ -55,6 +55,10 @@ type DB struct {
 	// and gone when closed, so that they are mapped from there rather
 	// than held in the Go heap (see data.go). Set it before use.
 	SpillDir string
+	// SpillMinSize is the smallest document written to SpillDir: smaller
+	// ones are read into memory, where the server would read them from
+	// the file anyway (see docfile.MinMapSize).
+	SpillMinSize int64
 	// SpillFailed, when set, is told when a document could not be
 	// written to SpillDir and was read into memory instead.
 	SpillFailed func(err error)
@@ -272,7 +276,7 @@ func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.D
 		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = $1`, id)); err != nil {
 			return err
 		}
-		spill := db.SpillDir != "" && spillable
+		spill := db.SpillDir != "" && spillable && m.Size >= db.SpillMinSize
 		data, err = db.readChunks(ctx, tx, m, spill)
 		var se *spillError
 		if spill && errors.As(err, &se) {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -315,6 +314,7 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 	if err != nil {
 		return err
 	}
+	defer e.Release()
 	h := w.Header()
 	h.Set("Content-Type", e.Mock.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
@@ -325,7 +325,6 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(e.Data)
-	runtime.KeepAlive(e) // its mapping, until written
 	return nil
 }
 
@@ -418,7 +417,7 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 		s.cache.Remove(id)
 		return err
 	}
-	s.refresh(m, gen)
+	s.cache.PutSettingsAt(m, gen)
 	writeJSON(w, http.StatusOK, s.view(r, m, token))
 	return nil
 }
@@ -481,16 +480,6 @@ func decodeField[T any](name string, raw json.RawMessage, what string, valid fun
 		}
 	}
 	return &v, nil
-}
-
-// refresh puts new settings of a mock into the cache, keeping its parsed
-// data when cached, and otherwise leaving the next read to load it.
-func (s *Server) refresh(m *decoy.Mock, gen uint64) {
-	if e := s.cache.Peek(m.ID); e != nil {
-		s.cache.PutAt(e.WithMock(m), gen)
-		return
-	}
-	s.cache.Remove(m.ID)
 }
 
 func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {

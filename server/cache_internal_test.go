@@ -3,13 +3,18 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/sqlite"
@@ -169,5 +174,88 @@ func TestCacheBoundCountsGzip(t *testing.T) {
 	if s.cache.Peek(ids[0]) != nil || s.cache.Peek(ids[1]) == nil {
 		t.Errorf("after b's gzipped copy passed the bound: a cached %v, b cached %v, want only b",
 			s.cache.Peek(ids[0]) != nil, s.cache.Peek(ids[1]) != nil)
+	}
+}
+
+// A deleted mock's document leaves at once: its file is removed, and the
+// cache's mapping of it goes with the delete (no read holds it), so that
+// nothing of it is left open or mapped and its space is free. So does a
+// document replaced by new data.
+func TestDeleteFreesDocument(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	uploads := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(uploads, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const token = "admin-token"
+	s := New(Config{Store: store, Quota: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+		AdminTokenHash: HashToken(token), MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 30, MaxOpenDocuments: 8,
+		UploadDir: uploads, Registry: prometheus.NewRegistry()})
+	do := func(method, path string, body []byte) *httptest.ResponseRecorder {
+		t.Helper()
+		r := httptest.NewRequest(method, path, bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		return rec
+	}
+	docs := filepath.Join(dir, sqlite.DocsDir)
+	mapped := func() int {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), " "+docs+"/")
+	}
+	base := docfile.MappedDocs()
+	doc := users("big", 2000) // over docfile.MinMapSize: mapped
+	if len(doc) < int(docfile.MinMapSize) {
+		t.Fatalf("document of %d bytes: too small to be mapped", len(doc))
+	}
+	rec := do(http.MethodPost, "/admin/v1/mocks", doc)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	var m decoy.Mock
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(http.MethodGet, "/mock/"+m.ID, nil); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), doc) {
+		t.Fatalf("read: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	if n := mapped(); n != 1 || docfile.MappedDocs() != base+1 {
+		t.Fatalf("%d mappings of documents (%d more mapped) after a read, want 1", n, docfile.MappedDocs()-base)
+	}
+	// New data: the old document's mapping goes with its file.
+	doc = users("bigger", 2000)
+	if rec := do(http.MethodPut, "/admin/v1/mocks/"+m.ID+"/data", doc); rec.Code != http.StatusOK {
+		t.Fatalf("replace: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(http.MethodGet, "/mock/"+m.ID, nil); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), doc) {
+		t.Fatalf("read: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	if n := mapped(); n != 1 || docfile.MappedDocs() != base+1 {
+		t.Fatalf("%d mappings of documents (%d more mapped) after new data, want 1", n, docfile.MappedDocs()-base)
+	}
+	if rec := do(http.MethodDelete, "/admin/v1/mocks/"+m.ID, nil); rec.Code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
+	}
+	if n := mapped(); n != 0 || docfile.MappedDocs() != base {
+		t.Errorf("%d mappings of documents (%d more mapped) right after the delete, want none", n, docfile.MappedDocs()-base)
+	}
+	if files, _ := os.ReadDir(docs); len(files) != 0 {
+		t.Errorf("%d files left in %s after the delete", len(files), docs)
+	}
+	if rec := do(http.MethodGet, "/mock/"+m.ID, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("read after delete: %d", rec.Code)
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +46,9 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Its document is released, and unmapped if the cache dropped it
+	// meanwhile, once the answer is written (or the request fails).
+	defer e.Release()
 	cq := s.queries.Get(r.URL.RawQuery)
 	params := cq.Params
 
@@ -175,7 +177,6 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.cfg.Usage.Served(id, now)
 	s.write(w, r, e, a)
-	runtime.KeepAlive(e) // its mapped data, until written
 	return nil
 }
 

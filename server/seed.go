@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"runtime"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
@@ -24,6 +23,7 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	if err != nil {
 		return nil, false, err
 	}
+	defer e.Release() // the cache takes its own
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	cur, stored, err := s.cfg.Store.FindMockData(ctx, id)
@@ -70,7 +70,6 @@ func sameData(stored decoy.Data, b []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	same := bytes.Equal(doc.Bytes(), b)
-	runtime.KeepAlive(doc)
-	return same, nil
+	defer doc.Release()
+	return bytes.Equal(doc.Bytes(), b), nil
 }

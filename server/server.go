@@ -72,6 +72,12 @@ type Config struct {
 	// (their documents and what is built over them); the least recently
 	// read are dropped first. 0: no bound.
 	MaxCacheBytes int64
+	// MaxOpenDocuments bounds the mocks kept ready to serve whose
+	// documents are mapped from their files (each holds a mapping, of
+	// which a process has a limited number); the least recently read are
+	// closed first. Small documents are held in memory and do not count.
+	// 0: no bound.
+	MaxOpenDocuments int
 	// UploadDir is where uploaded documents are streamed to, on the same
 	// file system as the store's files if it keeps any, so that it can
 	// move them into place; empty: the system's temporary folder.
@@ -171,11 +177,12 @@ func New(cfg Config) *Server {
 		corsOrigins:  map[string]bool{},
 	}
 	s.cache = mockcache.New(mockcache.Config{
-		Store:    cfg.Store,
-		Shared:   cfg.SharedStore,
-		MaxBytes: cfg.MaxCacheBytes,
-		Now:      cfg.Now,
-		OnEvict:  func(n int) { s.metrics.cacheEvictions.Add(float64(n)) },
+		Store:            cfg.Store,
+		Shared:           cfg.SharedStore,
+		MaxBytes:         cfg.MaxCacheBytes,
+		MaxOpenDocuments: cfg.MaxOpenDocuments,
+		Now:              cfg.Now,
+		OnEvict:          func(n int) { s.metrics.cacheEvictions.Add(float64(n)) },
 		OnStale: func(id string, err error) {
 			s.metrics.sharedErrors.WithLabelValues("store").Inc()
 			s.log.Warn("store unreachable; serving the cached mock unchecked", "mock", id, "err", err)
@@ -185,6 +192,10 @@ func New(cfg Config) *Server {
 		Name: "decoy_cache_bytes",
 		Help: "Memory held by the mocks kept ready to serve: their documents and the columns, indexes and gzipped copies built over them (an estimate).",
 	}, func() float64 { return float64(s.cache.Footprint()) }))
+	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "decoy_cache_mapped_documents",
+		Help: "Mocks kept ready to serve whose documents are mapped from files (bounded by --max-open-documents).",
+	}, func() float64 { _, n := s.cache.Len(); return float64(n) }))
 	if !s.cache.Trusted() {
 		s.metrics.cacheTrusted.Set(0)
 	}

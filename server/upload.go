@@ -12,24 +12,30 @@ import (
 )
 
 // upload is a mock document sent to the admin API: streamed into a file of
-// the upload folder as it arrives, never held in the Go heap, then mapped.
-// The store may take the file over (see decoy.Data); discard removes what
-// is left of it.
+// the upload folder as it arrives, never held whole in the Go heap unless
+// small, then read or mapped (see docfile.Load). The store may take the
+// file over (see decoy.Data); discard closes it, removes what is left of
+// it, and gives back the upload's reference to the document.
 type upload struct {
 	contentType string
 	doc         *docfile.Doc
-	path        string
+	file        *os.File
 }
 
 // data is the upload as a store takes it.
 func (u *upload) data() decoy.Data {
-	return decoy.Data{Bytes: u.doc.Bytes(), File: u.doc.File()}
+	return decoy.Data{Bytes: u.doc.Bytes(), File: u.file}
 }
 
-// discard removes the upload's file, unless a store moved it away. The
-// mapping lives on as long as an entry uses it.
+// discard closes and removes the upload's file, unless a store moved it
+// away, and releases the upload's document: an entry made from it keeps
+// its own reference.
 func (u *upload) discard() {
-	_ = os.Remove(u.path)
+	u.file.Close()
+	_ = os.Remove(u.file.Name())
+	if u.doc != nil {
+		u.doc.Release()
+	}
 }
 
 // readData streams a mock document from the request body, up to
@@ -52,10 +58,9 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 	if err != nil {
 		return nil, decoy.Errorf(decoy.EINTERNAL, "create upload file: %v", err)
 	}
-	u := &upload{contentType: ct, path: f.Name()}
+	u := &upload{contentType: ct, file: f}
 	_, err = io.Copy(f, http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
-		f.Close()
 		u.discard()
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -63,8 +68,7 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 		}
 		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}
-	if u.doc, err = docfile.Map(f); err != nil {
-		f.Close()
+	if u.doc, err = docfile.Load(f); err != nil {
 		u.discard()
 		return nil, decoy.Errorf(decoy.EINTERNAL, "map upload: %v", err)
 	}

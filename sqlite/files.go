@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -18,7 +20,7 @@ import (
 // one file per version of a mock's data. A file is written and synced
 // before the row naming it is committed, and removed after the commit that
 // stops naming it, so a crash leaves at most files that no row names:
-// Open removes them.
+// they are removed in the background after Open (see sweepDocs).
 const DocsDir = "docs"
 
 func (db *DB) docPath(name string) string { return filepath.Join(db.dir, DocsDir, name) }
@@ -79,16 +81,17 @@ func syncDir(dir string) error {
 }
 
 // removeDoc removes a file no row names any more. Failing leaves an orphan
-// for the next Open to remove.
+// for the sweep after the next Open to remove.
 func (db *DB) removeDoc(name string) {
 	if name != "" {
 		_ = os.Remove(db.docPath(name))
 	}
 }
 
-// openDocs makes the docs folder, moves the documents of older data
-// directories out of the database into it, and removes the files no row
-// names (left by a crash between writing a file and committing its row).
+// openDocs makes the docs folder and moves the documents of older data
+// directories out of the database into it. The files no row names are
+// removed after Open, by sweepDocs: looking at every file and every row
+// would make the start as slow as there are mocks.
 func (db *DB) openDocs(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(db.dir, DocsDir), 0o700); err != nil {
 		return err
@@ -96,11 +99,69 @@ func (db *DB) openDocs(ctx context.Context) error {
 	if err := db.moveBlobs(ctx); err != nil {
 		return fmt.Errorf("move documents into %s: %w", DocsDir, err)
 	}
-	named := map[string]bool{}
-	rows, err := db.writes.QueryContext(ctx, `SELECT data_file FROM mocks WHERE data_file IS NOT NULL`)
+	return nil
+}
+
+// sweepBatch is how many files of the docs folder sweepDocs looks at under
+// one hold of the write lock.
+const sweepBatch = 256
+
+// sweepDocs removes the files of the docs folder that no row names, left
+// by a crash between writing a file and committing its row, in the
+// background until done or ctx ends; what it misses is removed at the next
+// start. It reads the folder a batch at a time, so that its memory does
+// not grow with the mocks, and decides on each batch under the write lock:
+// a write places its file and commits the row naming it under that lock,
+// so a file the sweep sees is either named by a committed row or an
+// orphan, never one a write just placed.
+func (db *DB) sweepDocs(ctx context.Context) error {
+	d, err := os.Open(filepath.Join(db.dir, DocsDir))
 	if err != nil {
 		return err
 	}
+	defer d.Close()
+	for ctx.Err() == nil {
+		entries, err := d.ReadDir(sweepBatch)
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) > 0 {
+			if err := db.sweepNames(ctx, names); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// sweepNames removes the files of the docs folder among names that no
+// row names.
+func (db *DB) sweepNames(ctx context.Context, names []string) error {
+	// A file's name starts with its mock's id (see placeDoc): the rows are
+	// found by primary key.
+	ids := make([]any, len(names))
+	marks := make([]string, len(names))
+	for i, name := range names {
+		id := name
+		if k := strings.LastIndexByte(name, '-'); k > 0 {
+			id = name[:k]
+		}
+		ids[i], marks[i] = id, "?"
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	rows, err := db.reads.QueryContext(ctx, `SELECT data_file FROM mocks WHERE id IN (`+strings.Join(marks, ",")+`) AND data_file IS NOT NULL`, ids...)
+	if err != nil {
+		return err
+	}
+	named := make(map[string]bool, len(names))
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
@@ -113,13 +174,9 @@ func (db *DB) openDocs(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(filepath.Join(db.dir, DocsDir))
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !named[e.Name()] {
-			db.removeDoc(e.Name())
+	for _, name := range names {
+		if !named[name] {
+			db.removeDoc(name)
 		}
 	}
 	return nil

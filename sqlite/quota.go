@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,14 +41,27 @@ const (
 	quotaFoldedKey = "quota_journal_folded"
 	// foldInterval is how often changed counts are written to SQLite.
 	foldInterval = time.Second
+	// maxQuotaCounts is how many counts memory keeps, past which those
+	// not used since the last fold leave (SQLite has them): without it,
+	// every mock read in a month would stay until the month ends.
+	maxQuotaCounts = 4096
 )
 
 type quotaKey struct{ id, month string }
 
+// quotaCount is a count in memory.
+type quotaCount struct {
+	n int64
+	// used is quota.epoch when the count was last used.
+	used int64
+}
+
 // quota is the in-memory count of served responses per mock and month.
 type quota struct {
-	mu      sync.Mutex
-	counts  map[quotaKey]int64
+	mu     sync.Mutex
+	counts map[quotaKey]quotaCount
+	// epoch advances at each fold; see evict.
+	epoch   int64
 	dirty   map[quotaKey]struct{} // changed since the last fold
 	journal *os.File
 	seq     int64 // of journal
@@ -99,7 +113,7 @@ func (db *DB) openQuota(ctx context.Context) error {
 		}
 	}
 	db.quota = &quota{
-		counts: map[quotaKey]int64{},
+		counts: map[quotaKey]quotaCount{},
 		dirty:  map[quotaKey]struct{}{},
 		seq:    last + 1,
 		stop:   make(chan struct{}),
@@ -249,7 +263,12 @@ func (db *DB) fold() error {
 	defer db.writeMu.Unlock()
 	q := db.quota
 	q.mu.Lock()
-	if len(q.dirty) == 0 || q.closed {
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	if len(q.dirty) == 0 {
+		q.evict(db.Now())
 		q.mu.Unlock()
 		return nil
 	}
@@ -260,9 +279,9 @@ func (db *DB) fold() error {
 	}
 	rows := make([]countRow, 0, len(q.dirty))
 	for k := range q.dirty {
-		rows = append(rows, countRow{k, q.counts[k]})
+		rows = append(rows, countRow{k, q.counts[k].n})
 	}
-	clear(q.dirty)
+	q.dirty = map[quotaKey]struct{}{} // not clear: it would keep the room of a burst
 	old, oldSeq := q.journal, q.seq
 	q.journal, q.seq = next, q.seq+1
 	q.mu.Unlock()
@@ -283,7 +302,7 @@ func (db *DB) fold() error {
 		return err
 	}
 	q.mu.Lock()
-	q.evictOld(db.Now())
+	q.evict(db.Now())
 	q.mu.Unlock()
 	seqs, err := journalSeqs(db.dir)
 	if err != nil {
@@ -297,15 +316,29 @@ func (db *DB) fold() error {
 	return nil
 }
 
-// evictOld forgets counts of past months that are in SQLite already, so
-// that memory holds about one month of counts.
-func (q *quota) evictOld(now time.Time) {
+// evict forgets counts that SQLite holds already: those of past months,
+// and, past maxQuotaCounts, those not used since the last eviction, so
+// that memory holds the counts in use and not one per mock read this
+// month. It is called under q.mu by fold, which holds the write lock:
+// no fold is writing, so every count not dirty is in SQLite.
+func (q *quota) evict(now time.Time) {
 	month := decoy.Month(now)
-	for k := range q.counts {
-		if _, dirty := q.dirty[k]; !dirty && k.month < month {
+	crowded := len(q.counts) > maxQuotaCounts
+	dropped := 0
+	for k, c := range q.counts {
+		if _, dirty := q.dirty[k]; !dirty && (k.month < month || crowded && c.used < q.epoch) {
 			delete(q.counts, k)
+			dropped++
 		}
 	}
+	if dropped > maxQuotaCounts && dropped > 3*len(q.counts) {
+		// A map keeps the room of its largest size (maps.Clone too):
+		// after a burst of mocks read, that would stay for good.
+		counts := make(map[quotaKey]quotaCount, len(q.counts))
+		maps.Copy(counts, q.counts)
+		q.counts = counts
+	}
+	q.epoch++
 }
 
 // closeQuota stops folding, folds what is left and closes the journal.
@@ -336,8 +369,11 @@ func (db *DB) closeQuota() error {
 // indexed read (WAL readers never wait for the writer).
 func (db *DB) load(ctx context.Context, key quotaKey) (int64, bool, error) {
 	q := db.quota
-	if n, ok := q.counts[key]; ok {
-		return n, true, nil
+	if c, ok := q.counts[key]; ok {
+		if c.used != q.epoch {
+			q.counts[key] = quotaCount{c.n, q.epoch}
+		}
+		return c.n, true, nil
 	}
 	var exists bool
 	var used sql.NullInt64
@@ -346,7 +382,7 @@ func (db *DB) load(ctx context.Context, key quotaKey) (int64, bool, error) {
 	if err != nil || !exists {
 		return 0, false, err
 	}
-	q.counts[key] = used.Int64
+	q.counts[key] = quotaCount{used.Int64, q.epoch}
 	return used.Int64, true, nil
 }
 
@@ -394,7 +430,7 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 	if err := q.record('+', id, month); err != nil {
 		return n, false, err
 	}
-	q.counts[key] = n + 1
+	q.counts[key] = quotaCount{n + 1, q.epoch}
 	q.dirty[key] = struct{}{}
 	return n + 1, true, nil
 }
@@ -415,7 +451,7 @@ func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
 	if err := q.record('-', id, month); err != nil {
 		return err
 	}
-	q.counts[key] = n - 1
+	q.counts[key] = quotaCount{n - 1, q.epoch}
 	q.dirty[key] = struct{}{}
 	return nil
 }

@@ -189,3 +189,67 @@ func TestOneProcessPerDataDir(t *testing.T) {
 	db2 := openAt(t, dir) // free again once closed
 	db2.Close()
 }
+
+// Past maxQuotaCounts, the counts not used since the last fold leave
+// memory; those in use stay, and every count reads back right.
+func TestQuotaCountsBounded(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	stopFolding(db) // the test folds
+	const mocks = maxQuotaCounts + 500
+	tx, err := db.writes.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range mocks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO mocks (id, content_type, size, etag, created_at, updated_at, data_file)
+			VALUES (?, 'application/json', 0, '', 0, 0, 'none')`, bigMockN(i).ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	month := decoy.Month(db.Now())
+	for i := range mocks {
+		if _, ok, err := db.ReserveQuota(ctx, bigMockN(i).ID, month, 0); err != nil || !ok {
+			t.Fatalf("mock %d: %v %v", i, ok, err)
+		}
+	}
+	held := func() int {
+		db.quota.mu.Lock()
+		defer db.quota.mu.Unlock()
+		return len(db.quota.counts)
+	}
+	if err := db.fold(); err != nil { // writes them: all were just used
+		t.Fatal(err)
+	}
+	if n := held(); n != mocks {
+		t.Fatalf("%d counts in memory after the fold that wrote them, want %d", n, mocks)
+	}
+	hot := bigMockN(7).ID
+	db.ReserveQuota(ctx, hot, month, 0)
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if n := held(); n != 1 {
+		t.Fatalf("%d counts in memory once the others were not used for a fold, want 1 (the one in use)", n)
+	}
+	for i := range mocks {
+		want := int64(1)
+		if bigMockN(i).ID == hot {
+			want = 2
+		}
+		if got := used(t, db, bigMockN(i).ID, month); got != want {
+			t.Fatalf("mock %d: %d, want %d", i, got, want)
+		}
+	}
+}
+
+// stopFolding stops db's folding loop, for a test that folds itself.
+func stopFolding(db *DB) {
+	close(db.quota.stop)
+	<-db.quota.done
+	db.quota.stop = make(chan struct{}) // for Close
+}

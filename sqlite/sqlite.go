@@ -51,6 +51,11 @@ type DB struct {
 	lock  *os.File // held while open: one process per data directory
 	quota *quota
 
+	// stopSweep ends the sweep of orphan files (see sweepDocs); swept is
+	// closed when it has ended.
+	stopSweep context.CancelFunc
+	swept     chan struct{}
+
 	closeOnce sync.Once
 	closeErr  error
 
@@ -121,6 +126,12 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err := db.openQuota(ctx); err != nil {
 		return fail(err)
 	}
+	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	db.stopSweep, db.swept = stop, make(chan struct{})
+	go func() {
+		defer close(db.swept)
+		_ = db.sweepDocs(sweepCtx) // what is left is swept after the next Open
+	}()
 	return db, nil
 }
 
@@ -128,6 +139,8 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 // after the first return what it returned.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.stopSweep()
+		<-db.swept
 		err := db.closeQuota()
 		db.closeErr = errors.Join(err, db.reads.Close(), db.counts.Close(), db.writes.Close(), db.lock.Close())
 	})

@@ -33,6 +33,13 @@ const slots = 8
 // are dropped from memory (about ten minutes).
 const idleFlushes = int(10 * time.Minute / FlushInterval)
 
+// MaxIdleCounters is how many mocks' counters are kept past a flush that
+// found nothing to drain: beyond it, every idle one is dropped at once,
+// so that memory holds the mocks read lately rather than every mock read
+// in the last ten minutes. A mock read again after its counters were
+// dropped gets new ones, at the cost of a lock.
+const MaxIdleCounters = 4096
+
 // counter holds one mock's counts not yet drained, per minute slot.
 type counter struct {
 	served, refused [slots]atomic.Int64
@@ -191,10 +198,11 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	r.retired = nil
 	var idle []string
+	crowded := len(mocks) > MaxIdleCounters
 	for id, c := range mocks {
 		if r.drain(id, c, cur) {
 			c.idle = 0
-		} else if c.idle++; c.idle >= idleFlushes {
+		} else if c.idle++; c.idle >= idleFlushes || crowded {
 			idle = append(idle, id)
 		}
 	}
@@ -227,7 +235,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		r.log.Info("usage history written again")
 	}
 	r.failing = false
-	clear(r.pending)
+	r.pending = map[key]*decoy.UsageCount{} // not clear: it would keep the room of a burst
 	return nil
 }
 
@@ -344,6 +352,13 @@ func (r *Recorder) History(ctx context.Context, id string, now time.Time) (decoy
 		}
 	}
 	return h, nil
+}
+
+// Len returns how many mocks' counters the recorder holds.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(*r.mocks.Load()) + len(r.fresh)
 }
 
 // peek returns the counters of mock id, or nil when it has none.

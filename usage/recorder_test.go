@@ -3,6 +3,7 @@ package usage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -321,4 +322,41 @@ func BenchmarkServed(b *testing.B) {
 			r.Served(mock, start)
 		}
 	})
+}
+
+// Past MaxIdleCounters, the counters of mocks not read since the last
+// flush are dropped at the next one, not ten minutes later; what they
+// counted is stored, and a mock read again counts again.
+func TestIdleCountersBounded(t *testing.T) {
+	ctx := context.Background()
+	s, c := newMemStore(), &clock{t: start}
+	r := newRecorder(s, c)
+	const mocks = usage.MaxIdleCounters + 100
+	id := func(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
+	for i := range mocks {
+		r.Served(id(i), c.t)
+	}
+	c.t = c.t.Add(usage.FlushInterval)
+	r.Flush(ctx)
+	if n := r.Len(); n != mocks {
+		t.Fatalf("%d counters after the flush that drained them, want %d", n, mocks)
+	}
+	r.Served(id(0), c.t) // in use
+	c.t = c.t.Add(usage.FlushInterval)
+	r.Flush(ctx)
+	if n := r.Len(); n != 1 {
+		t.Fatalf("%d counters once the others were idle for a flush, want 1", n)
+	}
+	r.Served(id(1), c.t)
+	c.t = c.t.Add(usage.FlushInterval)
+	r.Flush(ctx)
+	for i, want := range map[int]int64{0: 2, 1: 2, 2: 1, mocks - 1: 1} {
+		var served int64
+		for _, v := range s.minutes[id(i)] {
+			served += v[0]
+		}
+		if served != want {
+			t.Errorf("mock %d: %d served stored, want %d", i, served, want)
+		}
+	}
 }

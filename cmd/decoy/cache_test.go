@@ -1,11 +1,15 @@
 package main_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
@@ -71,4 +75,102 @@ func TestMaxCacheBytesFlag(t *testing.T) {
 	if a := get(t, p.url+"/mock/"+m.ID); a.status != 200 || a.body != "[1,2]" {
 		t.Errorf("with no bound: %d %s", a.status, a.body)
 	}
+}
+
+// With --max-open-documents, many mocks read in turn keep at most that
+// many documents mapped, and no file open: thousands of small mocks (held
+// in memory) and enough large ones (mapped) to pass the bound all answer
+// whole, and listing still works.
+func TestMaxOpenDocuments(t *testing.T) {
+	const bound, small, large = 16, 3000, 3 * 16
+	dir := t.TempDir()
+	p := start(t, dir, "--admin-token", adminToken, "--max-open-documents", strconv.Itoa(bound), "--rate-limit", "0")
+	docs := map[string]string{}
+	var ids []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range work {
+				doc := fmt.Sprintf(`[{"mock":%d,"text":%q}]`, i, strings.Repeat("s", 100))
+				if i >= small { // over docfile.MinMapSize: mapped
+					doc = fmt.Sprintf(`[{"mock":%d,"text":%q}]`, i, strings.Repeat("l", 64<<10))
+				}
+				m := createMock(t, p, doc, client.CreateOptions{})
+				mu.Lock()
+				docs[m.ID] = doc
+				ids = append(ids, m.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range small + large {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	docsDir := filepath.Join(dir, "docs")
+	for round := range 2 {
+		for k, id := range ids {
+			if a := get(t, p.url+"/mock/"+id); a.status != 200 || a.body != docs[id] {
+				t.Fatalf("round %d, mock %s: %d, %d bytes (want %d)", round, id, a.status, len(a.body), len(docs[id]))
+			}
+			if k%500 == 0 || k == len(ids)-1 {
+				fds, maps := openDocuments(t, p.cmd.Process.Pid, docsDir)
+				if fds > 2 || maps > bound+2 {
+					t.Fatalf("round %d, after %d reads: %d files and %d mappings of documents open; bound %d", round, k+1, fds, maps, bound)
+				}
+			}
+		}
+	}
+	listed := 0
+	for cursor := ""; ; {
+		page, next, err := p.admin().ListMocks(context.Background(), cursor, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed += len(page)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if listed != len(ids) {
+		t.Errorf("listed %d mocks, want %d", listed, len(ids))
+	}
+	metrics := get(t, p.url+"/metrics").body
+	m := regexp.MustCompile(`(?m)^decoy_cache_mapped_documents (\S+)$`).FindStringSubmatch(metrics)
+	if m == nil {
+		t.Fatal("no decoy_cache_mapped_documents in /metrics")
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 1 || n > bound {
+		t.Errorf("decoy_cache_mapped_documents = %s, want 1 to %d", m[1], bound)
+	}
+}
+
+// openDocuments counts the descriptors and the mappings process pid has
+// open on files under dir (skipping the test where /proc is missing).
+func openDocuments(t *testing.T, pid int, dir string) (fds, maps int) {
+	t.Helper()
+	proc := filepath.Join("/proc", strconv.Itoa(pid))
+	entries, err := os.ReadDir(filepath.Join(proc, "fd"))
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(proc, "fd", e.Name())); err == nil && strings.HasPrefix(target, dir) {
+			fds++
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(proc, "maps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, " "+dir+"/") {
+			maps++
+		}
+	}
+	return fds, maps
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -21,5 +23,34 @@ func TestRedactURL(t *testing.T) {
 		if strings.Contains(got, "sekret") {
 			t.Errorf("redactURL(%q) leaks a secret: %q", tc.in, got)
 		}
+	}
+}
+
+// --max-open-documents defaults to 1024, is read from
+// DECOY_MAX_OPEN_DOCUMENTS when not given, and takes 0 (no bound) but not
+// less.
+func TestMaxOpenDocumentsFlag(t *testing.T) {
+	parse := func(args ...string) (int, error) {
+		m := NewMain(io.Discard, io.Discard)
+		err := m.ParseFlags(args)
+		return m.Config.MaxOpenDocuments, err
+	}
+	t.Setenv("DECOY_MAX_OPEN_DOCUMENTS", "")
+	os.Unsetenv("DECOY_MAX_OPEN_DOCUMENTS")
+	if n, err := parse(); err != nil || n != 1024 {
+		t.Errorf("default: %d, %v", n, err)
+	}
+	if n, err := parse("--max-open-documents", "0"); err != nil || n != 0 {
+		t.Errorf("0: %d, %v", n, err)
+	}
+	if _, err := parse("--max-open-documents", "-1"); err == nil {
+		t.Error("-1 accepted")
+	}
+	t.Setenv("DECOY_MAX_OPEN_DOCUMENTS", "16")
+	if n, err := parse(); err != nil || n != 16 {
+		t.Errorf("from the environment: %d, %v", n, err)
+	}
+	if n, err := parse("--max-open-documents", "32"); err != nil || n != 32 {
+		t.Errorf("flag over the environment: %d, %v", n, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/redis"
@@ -47,6 +48,7 @@ type Config struct {
 	MonthlyQuota     int64
 	MaxDataBytes     byteSize
 	MaxCacheBytes    boundSize
+	MaxOpenDocuments int
 	Seed             string
 	CORSOrigins      listFlag
 	AllowedHosts     listFlag
@@ -111,6 +113,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int64Var(&c.MonthlyQuota, "monthly-quota", decoy.DefaultMonthlyQuota, "default served responses per month per mock; 0 = unlimited")
 	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
 	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
+	fs.IntVar(&c.MaxOpenDocuments, "max-open-documents", 1024, "most mocks kept ready to serve with their documents mapped from files (those of 64 KiB or more; each holds a mapping), least recently read closed first; 0 = no bound")
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.Var(&c.AllowedHosts, "allowed-hosts", "extra Host names, comma-separated, that the Studio and the admin API accept when listening on a loopback address (others are refused, against DNS rebinding)")
@@ -144,6 +147,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--monthly-quota must be 0 or more")
 	case c.AuthFailureLimit < 0:
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
+	case c.MaxOpenDocuments < 0:
+		return fmt.Errorf("--max-open-documents must be 0 or more")
 	case c.ClientRateLimit < 0:
 		return fmt.Errorf("--client-rate-limit must be 0 or more")
 	case c.MaxConns < 0 || c.MaxClientConns < 0:
@@ -213,6 +218,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// Documents read from PostgreSQL are written to files there and
 		// mapped, as the sqlite store's are, rather than held in the heap.
 		pg.SpillDir = m.uploads
+		pg.SpillMinSize = docfile.MinMapSize
 		pg.SpillFailed = func(err error) {
 			m.log.Warn("a document from PostgreSQL is held in memory: it could not be written to the temporary folder", "dir", m.uploads, "err", err)
 		}
@@ -237,6 +243,7 @@ func (m *Main) Run(ctx context.Context) error {
 		AuthFailureLimit:    c.AuthFailureLimit,
 		MaxDataBytes:        int64(c.MaxDataBytes),
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
+		MaxOpenDocuments:    c.MaxOpenDocuments,
 		UploadDir:           m.uploads,
 		CORSOrigins:         c.CORSOrigins,
 		AllowedHosts:        c.AllowedHosts,
@@ -291,6 +298,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"monthly_quota", c.MonthlyQuota,
 		"max_data_bytes", formatSize(int64(c.MaxDataBytes)),
 		"max_cache_bytes", formatSize(int64(c.MaxCacheBytes)),
+		"max_open_documents", c.MaxOpenDocuments,
 		"seed", c.Seed,
 		"cors_origins", c.CORSOrigins.String(),
 		"allowed_hosts", c.AllowedHosts.String(),

@@ -1,0 +1,295 @@
+package mockcache_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
+)
+
+// fileStore keeps each mock's document in a file of dir, as the sqlite
+// store does, and counts the loads.
+type fileStore struct {
+	decoy.Store // what the tests do not call
+	dir         string
+	loads       atomic.Int64
+}
+
+func (s *fileStore) path(id string) string { return filepath.Join(s.dir, id) }
+
+func (s *fileStore) put(t *testing.T, id, doc string) {
+	t.Helper()
+	if err := os.WriteFile(s.path(id), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *fileStore) FindMockData(_ context.Context, id string) (*decoy.Mock, decoy.Data, error) {
+	f, err := os.Open(s.path(id))
+	if os.IsNotExist(err) {
+		return nil, decoy.Data{}, decoy.Errorf(decoy.ENOTFOUND, "Mock api not found")
+	}
+	if err != nil {
+		return nil, decoy.Data{}, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, decoy.Data{}, err
+	}
+	s.loads.Add(1)
+	m := &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, Size: st.Size(), Version: 1}
+	return m, decoy.Data{File: f}, nil
+}
+
+// mapAll has every document mapped, however small, for the test.
+func mapAll(t *testing.T) {
+	old := docfile.MinMapSize
+	docfile.MinMapSize = 0
+	t.Cleanup(func() { docfile.MinMapSize = old })
+}
+
+func mockID(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
+
+func mockDoc(i int) string { return fmt.Sprintf(`[{"mock":%d,"text":"document of mock %d"}]`, i, i) }
+
+// openFiles counts the process's descriptors open on files under dir.
+func openFiles(t *testing.T, dir string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(target, dir) {
+			n++
+		}
+	}
+	return n
+}
+
+// With MaxOpenDocuments, the cache never keeps more mapped documents than
+// that: reading thousands of mocks in turn, the least recently read are
+// dropped and their documents unmapped at once, no file stays open, and a
+// dropped mock is loaded again, whole, at its next read.
+func TestMaxOpenDocuments(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mapping")
+	}
+	mapAll(t)
+	const bound, mocks = 8, 3000
+	store := &fileStore{dir: t.TempDir()}
+	for i := range mocks {
+		store.put(t, mockID(i), mockDoc(i))
+	}
+	evicted := 0
+	c := mockcache.New(mockcache.Config{Store: store, MaxOpenDocuments: bound, OnEvict: func(n int) { evicted += n }})
+	base := docfile.MappedDocs()
+	read := func(i int) {
+		t.Helper()
+		e, err := c.Get(context.Background(), mockID(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(e.Data); got != mockDoc(i) {
+			t.Fatalf("mock %d: %q", i, got)
+		}
+		e.Release()
+		entries, mapped := c.Len()
+		if mapped > bound || entries > bound {
+			t.Fatalf("after reading mock %d: %d entries, %d mapped; bound %d", i, entries, mapped, bound)
+		}
+		if n := docfile.MappedDocs() - base; n != int64(mapped) {
+			t.Fatalf("after reading mock %d: %d documents mapped, the cache holds %d", i, n, mapped)
+		}
+	}
+	for round := range 2 {
+		for i := range mocks {
+			read(i)
+		}
+		if n := openFiles(t, store.dir); n != 0 {
+			t.Fatalf("round %d: %d files of documents open", round, n)
+		}
+	}
+	if got := store.loads.Load(); got != 2*mocks {
+		t.Errorf("%d loads for reading %d mocks twice through a cache of %d", got, mocks, bound)
+	}
+	if evicted < 2*mocks-bound {
+		t.Errorf("OnEvict told of %d entries dropped, want at least %d", evicted, 2*mocks-bound)
+	}
+	// The most recently read stay: reading them again loads nothing.
+	loads := store.loads.Load()
+	for i := mocks - bound + bound/8; i < mocks; i++ {
+		read(i)
+	}
+	if got := store.loads.Load() - loads; got != 0 {
+		t.Errorf("the mocks read last were loaded again %d times", got)
+	}
+	c.Flush()
+	if n := docfile.MappedDocs() - base; n != 0 {
+		t.Errorf("%d documents mapped after a flush", n)
+	}
+}
+
+// A document the cache drops while a request reads it stays mapped until
+// that request releases it, then goes at once: whether dropped for the
+// bound, for a delete, for new data or by a flush.
+func TestDroppedWhileRead(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mapping")
+	}
+	mapAll(t)
+	ctx := context.Background()
+	store := &fileStore{dir: t.TempDir()}
+	for i := range 4 {
+		store.put(t, mockID(i), mockDoc(i))
+	}
+	for _, tc := range []struct {
+		name string
+		drop func(c *mockcache.Cache)
+	}{
+		{"bound", func(c *mockcache.Cache) {
+			for i := 1; i < 4; i++ {
+				e, err := c.Get(ctx, mockID(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.Release()
+			}
+		}},
+		{"remove", func(c *mockcache.Cache) { c.Remove(mockID(0)) }},
+		{"new data", func(c *mockcache.Cache) {
+			e, err := mockcache.NewEntry(&decoy.Mock{ID: mockID(0), ContentType: "application/json", Status: 200}, docfile.FromBytes([]byte(`[0]`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.PutAt(e, c.Generation())
+			e.Release()
+		}},
+		{"flush", func(c *mockcache.Cache) { c.Flush() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mockcache.New(mockcache.Config{Store: store, MaxOpenDocuments: 2})
+			base := docfile.MappedDocs()
+			e, err := c.Get(ctx, mockID(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.drop(c)
+			if c.Peek(mockID(0)) == e {
+				t.Fatal("not dropped")
+			}
+			if string(e.Data) != mockDoc(0) {
+				t.Fatalf("read %q while held", e.Data)
+			}
+			_, mapped := c.Len()
+			if n := docfile.MappedDocs() - base; n != int64(mapped)+1 {
+				t.Fatalf("%d documents mapped while the dropped one is read, the cache holds %d", n, mapped)
+			}
+			e.Release()
+			if n := docfile.MappedDocs() - base; n != int64(mapped) {
+				t.Fatalf("%d documents mapped once released, the cache holds %d", n, mapped)
+			}
+			c.Flush()
+		})
+	}
+}
+
+// New settings keep the cached document (one mapping, shared), and a
+// reader of the old entry and one of the new share its references.
+func TestSettingsShareDocument(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mapping")
+	}
+	mapAll(t)
+	ctx := context.Background()
+	store := &fileStore{dir: t.TempDir()}
+	store.put(t, mockID(0), mockDoc(0))
+	c := mockcache.New(mockcache.Config{Store: store, MaxOpenDocuments: 4})
+	base := docfile.MappedDocs()
+	old, err := c.Get(ctx, mockID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := *old.Mock
+	m.Name = "renamed"
+	c.PutSettingsAt(&m, c.Generation())
+	e, err := c.Get(ctx, mockID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Mock.Name != "renamed" || string(e.Data) != mockDoc(0) || store.loads.Load() != 1 {
+		t.Fatalf("name %q, data %q, %d loads", e.Mock.Name, e.Data, store.loads.Load())
+	}
+	old.Release()
+	c.Remove(mockID(0))
+	if string(e.Data) != mockDoc(0) || docfile.MappedDocs()-base != 1 {
+		t.Fatal("document gone while the new entry is read")
+	}
+	e.Release()
+	if n := docfile.MappedDocs() - base; n != 0 {
+		t.Fatalf("%d documents mapped once every reader is done", n)
+	}
+}
+
+// Concurrent reads of more mocks than the bound, many of them of the same
+// mock at once (sharing its load): every read gets its document whole, and
+// once they are done only what the cache holds stays mapped.
+func TestMaxOpenDocumentsConcurrent(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mapping")
+	}
+	mapAll(t)
+	const bound, mocks, readers = 4, 64, 8
+	store := &fileStore{dir: t.TempDir()}
+	for i := range mocks {
+		store.put(t, mockID(i), mockDoc(i))
+	}
+	c := mockcache.New(mockcache.Config{Store: store, MaxOpenDocuments: bound})
+	base := docfile.MappedDocs()
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	for r := range readers {
+		wg.Go(func() {
+			for k := range 4 * mocks {
+				i := (k/2 + r) % mocks // neighbours read the same mocks
+				e, err := c.Get(context.Background(), mockID(i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				doc := jsondoc.ETag(e.Data) // reads every byte
+				if string(e.Data) != mockDoc(i) || doc != jsondoc.ETag([]byte(mockDoc(i))) {
+					errs <- fmt.Errorf("mock %d: %q", i, e.Data)
+					e.Release()
+					return
+				}
+				e.Release()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	_, mapped := c.Len()
+	if mapped > bound {
+		t.Errorf("%d mapped, bound %d", mapped, bound)
+	}
+	if n := docfile.MappedDocs() - base; n != int64(mapped) {
+		t.Errorf("%d documents mapped once reads are done, the cache holds %d", n, mapped)
+	}
+	c.Flush()
+}
