@@ -105,26 +105,36 @@ func Redact(raw string) string {
 	if !strings.ContainsAny(raw, "kK%") { // no "token" can be spelled
 		return raw
 	}
-	var b strings.Builder
-	start, changed := 0, false
+	var b strings.Builder // used once a value is hidden
+	start, done := 0, 0   // of the piece; of what b holds
 	for i := 0; i <= len(raw); i++ {
 		if i < len(raw) && raw[i] != '&' && raw[i] != ';' && raw[i] != '/' {
 			continue
 		}
-		piece := raw[start:i]
-		if name, _, _ := strings.Cut(piece, "="); strings.Contains(strings.ToLower(Unescape(name, true)), "token") {
+		if name, _, _ := strings.Cut(raw[start:i], "="); namesToken(name) {
+			b.WriteString(raw[done:start])
 			b.WriteString(name + "=REDACTED")
-			changed = true
-		} else {
-			b.WriteString(piece)
-		}
-		if i < len(raw) {
-			b.WriteByte(raw[i])
+			done = i
 		}
 		start = i + 1
 	}
-	if !changed {
+	if done == 0 {
 		return raw
 	}
+	b.WriteString(raw[done:])
 	return b.String()
+}
+
+// namesToken reports whether a parameter name, unescaped, holds "token" in
+// any letter case; it allocates only for an escaped name.
+func namesToken(name string) bool {
+	if strings.ContainsAny(name, "%+") {
+		name = Unescape(name, true)
+	}
+	for i := 0; i+5 <= len(name); i++ {
+		if strings.EqualFold(name[i:i+5], "token") {
+			return true
+		}
+	}
+	return false
 }
