@@ -145,10 +145,7 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 		}
 	}
 	if c.maxBytes > 0 {
-		if a := c.approx.Load(); a > c.maxBytes && a != c.scanned.Load() && c.enforceMu.TryLock() {
-			c.enforceLocked(e)
-			c.enforceMu.Unlock()
-		}
+		c.enforceAfterRead(e)
 	}
 	if !c.shared {
 		return e, nil
@@ -472,8 +469,19 @@ func (c *Cache) track(e *Entry) {
 	}
 	grew := func(n int64) { c.approx.Add(n) }
 	e.onGrow.Store(&grew)
+	done := c.enforceAfterRead
+	e.onRelease.Store(&done)
 	if e.Doc != nil {
 		e.Doc.OnGrow(grew)
+	}
+}
+
+// enforceAfterRead drops the least recently read entries, sparing e, when
+// the entries may be past the bound and no other count is under way.
+func (c *Cache) enforceAfterRead(e *Entry) {
+	if a := c.approx.Load(); a > c.maxBytes && a != c.scanned.Load() && c.enforceMu.TryLock() {
+		c.enforceLocked(e)
+		c.enforceMu.Unlock()
 	}
 }
 

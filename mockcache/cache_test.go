@@ -3,6 +3,7 @@ package mockcache_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/query"
 )
 
 // fileStore keeps each mock's document in a file of dir, as the sqlite
@@ -292,4 +294,57 @@ func TestMaxOpenDocumentsConcurrent(t *testing.T) {
 		t.Errorf("%d documents mapped once reads are done, the cache holds %d", n, mapped)
 	}
 	c.Flush()
+}
+
+// What a read builds over its document (a column, an index, a kept answer)
+// is held to the bound when the read ends, not only at the next read: an
+// idle cache is within --max-cache-bytes.
+func TestBoundHeldAfterReads(t *testing.T) {
+	store := &fileStore{dir: t.TempDir()}
+	big := func(i int) string {
+		var b strings.Builder
+		b.WriteByte('[')
+		for k := range 2000 {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"n":%d,"name":"record %d of mock %d","city":"c%d"}`, k, k, i, k%50)
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	for i := range 3 {
+		store.put(t, mockID(i), big(i))
+	}
+	// A bound too large to drop anything, lowered below.
+	c := mockcache.New(mockcache.Config{Store: store, MaxBytes: 1 << 40})
+	ctx := context.Background()
+	read := func(i int, raw string) {
+		t.Helper()
+		e, err := c.Get(ctx, mockID(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q *query.Query
+		if raw != "" {
+			if q, err = query.Compile(query.ParseParams(raw)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := e.Answer(q, raw, true, "")
+		a.WriteBody(io.Discard)
+		e.Release()
+	}
+	for i := range 3 {
+		read(i, "")
+	}
+	// Room for the three documents as they are, and a little more.
+	bound := c.Footprint() + c.Footprint()/32
+	c.SetMaxBytes(bound)
+	// One query builds a column and its sort order over mock 0: more
+	// than the room left, and nothing is read after it.
+	read(0, "order_by=name")
+	if fp := c.Footprint(); fp > bound {
+		t.Errorf("idle cache holds %d bytes, over its bound of %d", fp, bound)
+	}
 }

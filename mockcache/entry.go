@@ -46,6 +46,9 @@ type Entry struct {
 	// onGrow is told when the entry grows (its gzipped copy, the answers
 	// built keeps).
 	onGrow atomic.Pointer[func(int64)]
+	// onRelease is told when a read of the entry ends: what the read
+	// built over it is then counted against the cache's bound.
+	onRelease atomic.Pointer[func(*Entry)]
 }
 
 // entryOverhead is about what an entry holds besides its data, the strings
@@ -102,6 +105,7 @@ func (e *Entry) WithMock(m *decoy.Mock) *Entry {
 	ne := &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, built: e.built, ContentType: []string{m.ContentType}}
 	ne.used.Store(e.used.Load())
 	ne.onGrow.Store(e.onGrow.Load())
+	ne.onRelease.Store(e.onRelease.Load())
 	return ne
 }
 
@@ -120,8 +124,16 @@ func (e *Entry) sameData(m *decoy.Mock) bool {
 
 // Release gives back the reference to the entry's document that Get gave
 // (or that the document was made with): once the last is released a mapped
-// document is unmapped, and its data must not be used any more.
-func (e *Entry) Release() { e.body.Release() }
+// document is unmapped, and its data must not be used any more. If what the
+// read built (columns, indexes, kept answers, a gzipped copy) took the
+// cache past its bound, the least recently read entries leave now, not at
+// the next read.
+func (e *Entry) Release() {
+	if f := e.onRelease.Load(); f != nil {
+		(*f)(e)
+	}
+	e.body.Release()
+}
 
 // IsArray reports whether query parameters apply to the data.
 func (e *Entry) IsArray() bool { return e.Doc != nil && e.Doc.IsArray() }
