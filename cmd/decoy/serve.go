@@ -84,6 +84,11 @@ type Main struct {
 	// changes, flushing quota counts); done is closed when it has ended.
 	stop context.CancelFunc
 	done chan struct{}
+	// logw buffers the log (see logwriter.go); stopLog ends its flushing,
+	// after a last flush, and logDone is closed then.
+	logw    *logWriter
+	stopLog context.CancelFunc
+	logDone chan struct{}
 	// serving is set once the server listens.
 	serving bool
 }
@@ -191,11 +196,16 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	m.logw = newLogWriter(m.Stderr)
+	var h slog.Handler = slog.NewTextHandler(m.logw, opts)
 	if c.LogFormat == "json" {
-		m.log = slog.New(slog.NewJSONHandler(m.Stderr, opts))
-	} else {
-		m.log = slog.New(slog.NewTextHandler(m.Stderr, opts))
+		h = slog.NewJSONHandler(m.logw, opts)
 	}
+	m.log = slog.New(flushingHandler{h, m.logw})
+	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
+	m.logDone = make(chan struct{})
+	m.stopLog = stopLog
+	go func() { m.logw.Run(logCtx); close(m.logDone) }()
 
 	var err error
 	if c.RedisURL != "" {
@@ -569,6 +579,10 @@ func (m *Main) Close() error {
 		} else {
 			m.log.Info("stopped")
 		}
+	}
+	if m.stopLog != nil {
+		m.stopLog()
+		<-m.logDone // flushed
 	}
 	return err
 }

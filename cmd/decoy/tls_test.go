@@ -33,18 +33,6 @@ func writePair(t *testing.T, dir string, serial int64) (pair *testcert.Pair, cer
 	return pair, certFile, keyFile
 }
 
-// waitLog waits until the process has logged s.
-func (p *proc) waitLog(s string) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.stderr.String(), s) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // decoy serve --tls-cert --tls-key serves HTTPS: the admin API and the read
 // endpoint over HTTP/2 (and HTTP/1.1 to a client without it), the CLI with the certificate trusted, plain HTTP
 // refused in JSON, and a renewed certificate served without a restart.
