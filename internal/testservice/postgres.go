@@ -112,6 +112,9 @@ func startPostgres() (started, error) {
 		return fail(err)
 	}
 	if out, err := initdb.CombinedOutput(); err != nil {
+		if as != nil {
+			out = fmt.Appendf(out, "(initdb ran as %s, who must be able to reach %s: check TMPDIR)\n", as.name, dir)
+		}
 		return fail(fmt.Errorf("%s: %v\n%s", initdb, err, out))
 	}
 	for attempt := 0; ; attempt++ {
