@@ -266,7 +266,13 @@ func TestDockerImage(t *testing.T) {
 		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 		testservice.Skip(t, "Docker", "no Docker daemon answers ("+first+"): start one to build and run the image")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	// A first build pulls images and modules: it gets what go test's
+	// -timeout leaves, ending early enough to say what it was doing.
+	deadline := time.Now().Add(20 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-30 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	dockerDo := func(args ...string) string {
 		t.Helper()
@@ -291,12 +297,12 @@ func TestDockerImage(t *testing.T) {
 		t.Helper()
 		id = dockerDo("run", "-d", "-P", "-v", volume+":/data", "-e", "DECOY_ADMIN_TOKEN="+adminToken, tag)
 		t.Cleanup(func() { exec.Command(docker, "rm", "-f", id).Run() })
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
+		for giveUp := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
 			status := dockerDo("inspect", "--format", "{{.State.Health.Status}}", id)
 			if status == "healthy" {
 				break
 			}
-			if status == "unhealthy" || time.Now().After(deadline) {
+			if status == "unhealthy" || time.Now().After(giveUp) {
 				logs, _ := exec.Command(docker, "logs", id).CombinedOutput()
 				t.Fatalf("container %s is %s:\n%s", id, status, logs)
 			}
