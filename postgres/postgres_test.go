@@ -15,20 +15,20 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
-// baseURL returns the URL of the test server, skipping the test when none is
-// configured. It must be a postgres:// URL, as schemaURL adds to its query.
+func TestMain(m *testing.M) { os.Exit(testservice.Main(m)) }
+
+// baseURL returns the URL of the test server: DECOY_TEST_POSTGRES_URL, or a
+// private one (see testservice). It must be a postgres:// URL, as newSchema
+// adds to its query.
 func baseURL(t *testing.T) string {
 	t.Helper()
-	u := os.Getenv("DECOY_TEST_POSTGRES_URL")
-	if u == "" {
-		t.Skip("DECOY_TEST_POSTGRES_URL is not set")
-	}
-	return u
+	return testservice.PostgresURL(t)
 }
 
 // newSchema creates an empty schema, dropped when the test ends, and returns

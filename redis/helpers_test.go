@@ -10,21 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// testRedis connects to the Redis named by DECOY_TEST_REDIS_URL, or skips the
-// test when it is not set. It returns a key prefix of the test's own, whose
-// keys are deleted when the test ends: the Redis may be shared, so a test
-// never flushes it.
+func TestMain(m *testing.M) { os.Exit(testservice.Main(m)) }
+
+// testRedis connects to the Redis named by DECOY_TEST_REDIS_URL, or to a
+// private one (see testservice). It returns a key prefix of the test's own,
+// whose keys are deleted when the test ends: the Redis may be shared, so a
+// test never flushes it.
 func testRedis(t testing.TB) (goredis.UniversalClient, string) {
 	t.Helper()
-	url := os.Getenv("DECOY_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("DECOY_TEST_REDIS_URL is not set")
-	}
-	c, err := redis.Open(context.Background(), url)
+	c, err := redis.Open(context.Background(), testservice.RedisURL(t))
 	if err != nil {
 		if c != nil {
 			c.Close()

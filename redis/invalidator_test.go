@@ -2,15 +2,11 @@ package redis_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -110,11 +106,10 @@ func TestInvalidateUnreachable(t *testing.T) {
 // replicas after it is back, and delivery goes on. The test runs its own
 // redis-server, never the shared one.
 func TestInvalidatorSurvivesRestart(t *testing.T) {
-	bin := redisServerBinary(t)
-	srv := startRedis(t, bin, freePort(t))
+	srv := ownRedis(t)
 	ctx := context.Background()
 	open := func() goredis.UniversalClient {
-		c, err := redis.Open(ctx, "redis://"+srv.addr+"/0")
+		c, err := redis.Open(ctx, srv.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +126,7 @@ func TestInvalidatorSurvivesRestart(t *testing.T) {
 	}
 	recA.expect(t, "before", 2*time.Second)
 
-	srv.kill()
+	srv.Kill()
 	start := time.Now()
 	recA.expect(t, "lost", 3*time.Second)
 	recB.expect(t, "lost", 3*time.Second)
@@ -142,7 +137,7 @@ func TestInvalidatorSurvivesRestart(t *testing.T) {
 		t.Fatalf("Invalidate with Redis down = %v, want EUNAVAILABLE", err)
 	}
 
-	srv = startRedis(t, bin, srv.port)
+	srv.Restart(t)
 	// Each listener hears "listening" again. a sends its kept announcement
 	// once subscribed again; b hears it when it subscribed first (else it
 	// flushed its cache on Listening, which is why missing it is harmless).
@@ -174,75 +169,11 @@ func (r recorder) expectAmid(t *testing.T, want, other string, within time.Durat
 	}
 }
 
-// redisServerBinary returns the path of redis-server for the tests that run
-// their own, which run when the Redis tests do.
-func redisServerBinary(t *testing.T) string {
-	if os.Getenv("DECOY_TEST_REDIS_URL") == "" {
-		t.Skip("DECOY_TEST_REDIS_URL is not set")
-	}
+// ownRedis starts a redis-server of the test's own, for the tests that make
+// it fail: never the shared one.
+func ownRedis(t *testing.T) *testservice.Redis {
 	if testing.Short() {
 		t.Skip("starts a redis-server")
 	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	return bin
-}
-
-type redisServer struct {
-	port int
-	addr string
-	cmd  *exec.Cmd
-}
-
-// startRedis starts a throwaway redis-server on port, without persistence,
-// and waits until it answers.
-func startRedis(t *testing.T, bin string, port int) *redisServer {
-	t.Helper()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &redisServer{port: port, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	t.Cleanup(s.kill)
-	c := goredis.NewClient(&goredis.Options{Addr: s.addr, DialerRetries: 1, MaxRetries: -1})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if c.Ping(context.Background()).Err() == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s did not start", s.addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// kill stops the server at once, as a crash would; it is safe to call
-// twice.
-func (s *redisServer) kill() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	s.cmd.Process.Kill() // SIGKILL ends a stopped process too
-	s.cmd.Wait()
-}
-
-func (s *redisServer) signal(t *testing.T, sig os.Signal) {
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int {
-	addr := closedAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	var n int
-	fmt.Sscan(port, &n)
-	if n == 0 || strings.ContainsAny(port, ":") {
-		t.Fatalf("no port in %q", addr)
-	}
-	return n
+	return testservice.StartRedis(t)
 }

@@ -16,10 +16,9 @@ import (
 // again once it answers.
 func TestInvalidatorNoticesSilence(t *testing.T) {
 	t.Parallel() // waits out a silent server
-	bin := redisServerBinary(t)
-	srv := startRedis(t, bin, freePort(t))
+	srv := ownRedis(t)
 	ctx := context.Background()
-	c, err := redis.Open(ctx, "redis://"+srv.addr+"/0")
+	c, err := redis.Open(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +27,15 @@ func TestInvalidatorNoticesSilence(t *testing.T) {
 	rec := listen(t, v)
 	rec.expect(t, "listening", 2*time.Second)
 
-	srv.signal(t, syscall.SIGSTOP)
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	rec.expect(t, "lost", 5*time.Second)
 	t.Logf("silence noticed in %v", time.Since(start))
-	srv.signal(t, syscall.SIGCONT)
+	if err := srv.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
 	rec.expect(t, "listening", 5*time.Second)
 	other := redis.NewInvalidator(c, "decoytest:")
 	if err := other.Invalidate(ctx, "m1"); err != nil {

@@ -11,9 +11,9 @@ import (
 func TestDistMatchesSources(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need(t, "node is not installed")
+		need(t, bundleTests, "node is not installed: apt-get install nodejs")
 	}
-	npmInstalled(t, "web", "esbuild")
+	npmInstalled(t, bundleTests, "web", "esbuild")
 	cmd := exec.Command(node, "build.mjs", "--check")
 	cmd.Dir = "web"
 	if out, err := cmd.CombinedOutput(); err != nil {

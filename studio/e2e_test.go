@@ -16,20 +16,32 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/decoy-mock/decoy/internal/testservice"
 )
 
 // browserRequired reports whether missing browser-test tools are a failure
 // (CI sets DECOY_TEST_BROWSER=1) rather than a reason to skip.
 func browserRequired() bool { return os.Getenv("DECOY_TEST_BROWSER") == "1" }
 
-// need skips the test, or fails it when the browser test is required.
-func need(t *testing.T, format string, args ...any) {
+func TestMain(m *testing.M) { os.Exit(testservice.Main(m)) }
+
+// The tests that need Node and the npm packages, as the run's skip line
+// names them.
+const (
+	browserTests = "browser"
+	bundleTests  = "Studio bundle"
+)
+
+// need skips the test, counted in the run's skip line under what, or fails
+// it when the browser test is required.
+func need(t *testing.T, what, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if browserRequired() {
 		t.Fatalf("%s (DECOY_TEST_BROWSER=1 requires it)", msg)
 	}
-	t.Skipf("%s; set DECOY_TEST_BROWSER=1 to make this a failure", msg)
+	testservice.Skip(t, what, msg)
 }
 
 // chromiumPath is the browser the test drives: $CHROMIUM, else Debian's.
@@ -42,17 +54,17 @@ func chromiumPath() string {
 
 // npmInstalled makes sure dir has its node_modules: present, or installed
 // with npm ci when the browser test is required.
-func npmInstalled(t *testing.T, dir, marker string) {
+func npmInstalled(t *testing.T, what, dir, marker string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", marker)); err == nil {
 		return
 	}
 	if !browserRequired() {
-		need(t, "%s/node_modules is missing (run npm ci there)", dir)
+		need(t, what, "studio/%s/node_modules is missing: npm ci there, or set DECOY_TEST_BROWSER=1 and the test runs it", dir)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		need(t, "npm is not installed")
+		need(t, what, "npm is not installed: apt-get install npm")
 	}
 	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
@@ -68,13 +80,13 @@ func TestBrowser(t *testing.T) {
 		t.Skip("the browser test is not short")
 	}
 	if _, err := os.Stat(chromiumPath()); err != nil {
-		need(t, "no Chromium at %s (apt-get install chromium)", chromiumPath())
+		need(t, browserTests, "no Chromium at %s: apt-get install chromium, or set CHROMIUM", chromiumPath())
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need(t, "node is not installed")
+		need(t, browserTests, "node is not installed: apt-get install nodejs")
 	}
-	npmInstalled(t, "e2e", "playwright-core")
+	npmInstalled(t, browserTests, "e2e", "playwright-core")
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "decoy")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,16 +50,23 @@ func isJSONError(body string) bool {
 	return json.Unmarshal([]byte(body), &e) == nil && e.Error != ""
 }
 
-// A client that sends its headers slowly is cut within 10 s.
+// A client that sends its headers slowly is cut: not before the 10 s the
+// server gives a request's head, and not much later. The upper bound is
+// loose on purpose: a busy machine may be seconds late to close the
+// connection, and what matters is that the client is cut at all.
 func TestSlowHeadersAreCut(t *testing.T) {
 	t.Parallel()
+	const headerTimeout = 10 * time.Second // server.defaultReadHeaderTimeout
+	const cutWithin = 40 * time.Second
 	p := start(t, t.TempDir())
+	// The clock starts before the dial, so before the server's: the time
+	// measured is never shorter than the server's timeout.
+	begin := time.Now()
 	c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	begin := time.Now()
 	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
 	closed := make(chan struct{})
 	go func() {
@@ -75,13 +83,15 @@ func TestSlowHeadersAreCut(t *testing.T) {
 	for i := 0; ; i++ {
 		select {
 		case <-closed:
-			if d := time.Since(begin); d > 11*time.Second {
-				t.Errorf("cut after %v, want within 10 s", d)
+			d := time.Since(begin)
+			if d < headerTimeout {
+				t.Errorf("cut after %v, before the %v header timeout", d, headerTimeout)
 			}
+			t.Logf("cut after %v", d.Round(time.Millisecond))
 			return
 		case <-tick.C:
-			if time.Since(begin) > 15*time.Second {
-				t.Fatal("a client sending one header byte a second was not cut within 15 s")
+			if time.Since(begin) > cutWithin {
+				t.Fatalf("a client sending a header a second was not cut within %v", cutWithin)
 			}
 			fmt.Fprintf(c, "X-%d: y\r\n", i) // a header a second, never the end
 		}
@@ -174,19 +184,48 @@ func TestClientRateLimitEndToEnd(t *testing.T) {
 }
 
 // On SIGTERM, a delayed request in flight finishes, new connections are
-// refused at once, and the process exits once the request is done.
+// refused while it waits, and the process exits once it is done, long
+// before the shutdown timeout. The bounds are loose: a busy machine may be
+// slow to act on the signal, but not by seconds.
 func TestSIGTERMDuringDelayedResponse(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken)
-	m := createMock(t, p, `[{"slow":true}]`, client.CreateOptions{DelayMS: 3000})
+	const delay = 5 * time.Second
+	p := start(t, t.TempDir(), "--admin-token", adminToken, "--shutdown-timeout", "2m")
+	m := createMock(t, p, `[{"slow":true}]`, client.CreateOptions{DelayMS: int(delay.Milliseconds())})
 	result := make(chan answer, 1)
-	go func() { result <- get(t, p.url+"/mock/"+m.ID) }()
-	time.Sleep(500 * time.Millisecond) // the request is in its delay
-	signalled := time.Now()
+	sent := make(chan struct{})
+	go func() {
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, p.url+"/mock/"+m.ID, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			result <- answer{status: -1, body: err.Error()}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		result <- answer{status: resp.StatusCode, body: string(b)}
+	}()
+	<-sent
+	time.Sleep(500 * time.Millisecond) // the server has accepted it; it is in its delay
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(200 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(p.url, "http://"), time.Second); err == nil {
+	refused := false
+	for deadline := time.Now().Add(delay / 2); !refused && time.Now().Before(deadline); {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(p.url, "http://"), time.Second)
+		if err != nil {
+			refused = true
+			break
+		}
 		c.Close()
-		t.Error("a new connection was accepted after SIGTERM")
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !refused {
+		t.Errorf("new connections were still accepted %v after SIGTERM", delay/2)
+	}
+	select {
+	case a := <-result:
+		t.Errorf("the delayed request was answered (%d) before new connections were refused", a.status)
+		result <- a
+	default:
 	}
 	a := <-result
 	if a.status != 200 || a.body != `[{"slow":true}]` {
@@ -195,11 +234,8 @@ func TestSIGTERMDuringDelayedResponse(t *testing.T) {
 	select {
 	case err := <-p.done:
 		p.done <- err // for stop, at cleanup
-		if d := time.Since(signalled); d > 5*time.Second {
-			t.Errorf("exited %v after SIGTERM with 2.5 s of delay left", d)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not exit after the delayed request finished")
+	case <-time.After(30 * time.Second):
+		t.Fatal("did not exit within 30 s of the delayed request's answer (the shutdown timeout is 2 min)")
 	}
 }
 

@@ -2,6 +2,7 @@
 //
 //	decoy serve [flags]          run the server
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
+//	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
 //	decoy version                print the version
 package main
 
@@ -32,6 +33,7 @@ const usage = `Decoy serves JSON mock data over HTTP.
 Usage:
   decoy serve [flags]            run the server (decoy serve -h for flags)
   decoy mock COMMAND [flags]     manage mocks through the admin API (decoy mock -h)
+  decoy healthcheck              check that decoy serve answers on --addr (the image's HEALTHCHECK)
   decoy version                  print the version
 `
 
@@ -54,6 +56,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return m.Close()
 	case "mock":
 		return runMock(ctx, args[1:], stdin, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "decoy", Version())
 		return nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/testservice"
 )
 
 var binary string
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build decoy:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testservice.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

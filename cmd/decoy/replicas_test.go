@@ -1,8 +1,8 @@
 package main_test
 
 // Several decoy serve processes on one PostgreSQL and one Redis, as behind a
-// load balancer. These tests need DECOY_TEST_POSTGRES_URL and
-// DECOY_TEST_REDIS_URL, and skip without them; .ci/run sets both.
+// load balancer: those of DECOY_TEST_POSTGRES_URL and DECOY_TEST_REDIS_URL
+// (.ci/run sets both), or private ones (see internal/testservice).
 
 import (
 	"context"
@@ -14,14 +14,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -30,10 +29,7 @@ import (
 // dropped when the test ends.
 func postgresURL(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("DECOY_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("DECOY_TEST_POSTGRES_URL not set")
-	}
+	base := testservice.PostgresURL(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
@@ -66,10 +62,7 @@ func postgresURL(t *testing.T) string {
 // keys are deleted when the test ends.
 func redisURL(t *testing.T) (string, string) {
 	t.Helper()
-	u := os.Getenv("DECOY_TEST_REDIS_URL")
-	if u == "" {
-		t.Skip("DECOY_TEST_REDIS_URL not set")
-	}
+	u := testservice.RedisURL(t)
 	prefix := "decoye2e:" + randomHex(6) + ":"
 	t.Cleanup(func() { deleteKeys(u, prefix) })
 	return u, prefix
@@ -238,67 +231,13 @@ func seenWithin(t *testing.T, what string, made, other *proc, seen func(*proc) b
 	t.Logf("%s: seen by the other replica after %v", what, time.Since(start).Round(time.Millisecond))
 }
 
-// redisServer is a redis-server of the test's own, on a spare port, that
-// the test may stop and start again; the machine's shared Redis is never
-// touched.
-type redisServer struct {
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
-}
-
-func startRedis(t *testing.T) *redisServer {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &redisServer{t: t, port: ln.Addr().(*net.TCPAddr).Port}
-	ln.Close()
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *redisServer) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
-
-func (r *redisServer) start() {
-	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", r.port)); err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatal("redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *redisServer) stop() {
-	if r.cmd != nil && r.cmd.ProcessState == nil {
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
-	}
-}
-
 // With Redis stopped during a stream of reads, no read fails; changes are
 // still seen by the other replica (it checks the store); and once Redis is
 // back, limits are shared again.
 func TestReplicasRedisFault(t *testing.T) {
 	db := postgresURL(t)
-	rs := startRedis(t)
-	ps := startReplicas(t, 2, db, rs.url(), "decoy:")
+	rs := testservice.StartRedis(t) // the test stops it: never the shared one
+	ps := startReplicas(t, 2, db, rs.URL(), "decoy:")
 	a, b := ps[0], ps[1]
 	m := createMock(t, a, `[{"n":1}]`, client.CreateOptions{RateLimit: i64(1_000_000), Private: true})
 
@@ -331,7 +270,7 @@ func TestReplicasRedisFault(t *testing.T) {
 		})
 	}
 	time.Sleep(200 * time.Millisecond)
-	rs.stop()
+	rs.Kill()
 	for _, p := range ps {
 		p.waitReady(t, `"limits":"local"`, `"cache":"revalidating"`)
 	}
@@ -349,7 +288,7 @@ func TestReplicasRedisFault(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 
-	rs.start()
+	rs.Restart(t)
 	for _, p := range ps {
 		p.waitReady(t, `"limits":"shared"`, `"cache":"trusted"`)
 	}

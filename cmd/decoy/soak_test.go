@@ -46,9 +46,6 @@ func TestSoak(t *testing.T) {
 		newSoak(t, []*proc{p}).run(*soakFor)
 	})
 	t.Run("replicas", func(t *testing.T) {
-		if os.Getenv("DECOY_TEST_POSTGRES_URL") == "" || os.Getenv("DECOY_TEST_REDIS_URL") == "" {
-			t.Skip("needs DECOY_TEST_POSTGRES_URL and DECOY_TEST_REDIS_URL")
-		}
 		db := postgresURL(t)
 		rd, prefix := redisURL(t)
 		newSoak(t, startReplicas(t, 2, db, rd, prefix, flags...)).run(*soakFor)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// healthTimeout bounds a health check; Docker's own timeout is longer.
+const healthTimeout = 5 * time.Second
+
+// runHealthcheck asks the server that --addr and --tls-cert (DECOY_ADDR,
+// DECOY_TLS_CERT, as for serve) describe for /healthz, and fails unless it
+// answers 200. It is the container image's HEALTHCHECK: the image has no
+// shell, curl or wget to do it with.
+func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("decoy healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "the address decoy serve listens on (an unspecified host is asked on loopback)")
+	tlsCert := fs.String("tls-cert", "", "set when decoy serve serves HTTPS")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: decoy healthcheck takes no arguments", errUsage)
+	}
+	url, err := healthURL(*addr, *tlsCert != "")
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{
+		Timeout: healthTimeout,
+		Transport: &http.Transport{
+			Proxy: nil, // the server is this machine's
+			// The check is that this machine's server answers; its
+			// certificate names the public host, not the loopback
+			// address asked.
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("unhealthy: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("unhealthy: %s answered %s", url, resp.Status)
+	}
+	fmt.Fprintln(stdout, "healthy:", url)
+	return nil
+}
+
+// healthURL is the /healthz URL of a server listening on addr. A server
+// listening on every address (0.0.0.0:8080, :8080) is asked on loopback.
+func healthURL(addr string, https bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || err == nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if err == nil && ip.Is6() {
+			host = "::1"
+		}
+	}
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/healthz", nil
+}
