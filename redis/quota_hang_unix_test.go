@@ -18,8 +18,8 @@ import (
 // read gives it: the store then counts alone, and no reservation fails.
 func TestQuotaRedisHangs(t *testing.T) {
 	t.Parallel() // waits out a frozen server
-	srv := startRedis(t, redisServerBinary(t), freePort(t))
-	c, err := redis.Open(context.Background(), "redis://"+srv.addr+"/0")
+	srv := ownRedis(t)
+	c, err := redis.Open(context.Background(), srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,10 @@ func TestQuotaRedisHangs(t *testing.T) {
 		}
 	}
 
-	srv.signal(t, syscall.SIGSTOP)
-	defer srv.signal(t, syscall.SIGCONT)
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Signal(syscall.SIGCONT)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed []error
