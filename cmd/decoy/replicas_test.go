@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -310,6 +311,63 @@ func TestReplicasRedisFault(t *testing.T) {
 	}
 	if !strings.Contains(a.stderr.String(), "limiting per replica") {
 		t.Error("the fallback was not logged")
+	}
+}
+
+// A Redis that hangs (SIGSTOP: its connections stay open, nothing answers)
+// costs reads nothing but a short wait: with PostgreSQL up, no read of a
+// mock with the default quota gets a 5xx, on either replica, and they
+// share their limits again once it answers.
+func TestReplicasRedisHangs(t *testing.T) {
+	db := postgresURL(t)
+	rs := testservice.StartRedis(t) // the test freezes it: never the shared one
+	ps := startReplicas(t, 2, db, rs.URL(), "decoy:")
+	m := createMock(t, ps[0], `[{"n":1}]`, client.CreateOptions{RateLimit: i64(1_000_000)})
+
+	stopReads := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for i := range 16 { // eight readers per replica
+		wg.Go(func() {
+			p := ps[i%2]
+			for {
+				select {
+				case <-stopReads:
+					return
+				default:
+				}
+				r := get(t, p.url+"/mock/"+m.ID)
+				mu.Lock()
+				statuses[r.status]++
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := rs.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		p.waitReady(t, `"limits":"local"`)
+	}
+	time.Sleep(3 * time.Second) // reads go on against the frozen Redis
+	if err := rs.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		p.waitReady(t, `"limits":"shared"`)
+	}
+	close(stopReads)
+	wg.Wait()
+	t.Logf("reads while Redis hung: %v", statuses)
+	for status, n := range statuses {
+		if status != 200 {
+			t.Errorf("%d reads answered %d while Redis hung", n, status)
+		}
+	}
+	if statuses[200] == 0 {
+		t.Error("no read succeeded")
 	}
 }
 
