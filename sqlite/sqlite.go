@@ -239,7 +239,8 @@ func nullable(p *int64) any {
 func (db *DB) now() int64 { return db.Now().UnixMilli() }
 
 // CreateMock stores a new mock with its data, in a file of its own.
-func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (*decoy.Mock, error) {
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var n int
@@ -334,7 +335,8 @@ func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy
 }
 
 // UpdateMock applies upd to a mock.
-func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (*decoy.Mock, error) {
+func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	sets := []string{"version = version + 1", "updated_at = ?"}
@@ -371,7 +373,8 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 
 // ReplaceMockData replaces a mock's data with a new file, and removes the
 // old one once the change is committed.
-func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var old sql.NullString
@@ -396,11 +399,12 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 }
 
 // DeleteMock deletes a mock with its data and counts.
-func (db *DB) DeleteMock(ctx context.Context, id string) error {
+func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var file sql.NullString
-	err := db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+	err = db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound()
 	}
@@ -424,7 +428,8 @@ func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
 }
 
 // SetAdminTokenHash stores the admin token hash.
-func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
+func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `
