@@ -137,3 +137,172 @@ func TestWritesOnFullDatabase(t *testing.T) {
 		t.Errorf("%d documents in %s, want the one of the mock", len(files), DocsDir)
 	}
 }
+
+// fullJournal is a quota journal on a disk with room bytes left: a write
+// past them writes what fits and fails, as write(2) does on a full disk.
+// With cutFails, cutting a file back fails too (as it may on a
+// copy-on-write file system).
+type fullJournal struct {
+	journalFile
+	room     int // -1: space returned
+	cutFails bool
+}
+
+func (j *fullJournal) Write(b []byte) (int, error) {
+	if j.room < 0 {
+		return j.journalFile.Write(b)
+	}
+	if len(b) <= j.room {
+		j.room -= len(b)
+		return j.journalFile.Write(b)
+	}
+	n, _ := j.journalFile.Write(b[:j.room])
+	j.room = 0
+	return n, &os.PathError{Op: "write", Path: j.Name(), Err: syscall.ENOSPC}
+}
+
+func (j *fullJournal) Truncate(size int64) error {
+	if j.cutFails {
+		return &os.PathError{Op: "truncate", Path: j.Name(), Err: syscall.ENOSPC}
+	}
+	return j.journalFile.Truncate(size)
+}
+
+// A reservation the journal has no room for is refused, naming the cause,
+// and counted nowhere: part of its line may be written, but it is cut off,
+// so that the line written once space returns is not glued to it (the
+// replay then skipped both, losing a served read). Ping says the journal
+// cannot be written until it can, finding out by itself.
+func TestQuotaJournalFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		room     int
+		cutFails bool
+	}{
+		{"nothing written", 0, false},
+		{"part of a line written", 20, false},
+		{"part of a line written, and cutting it off fails", 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			db := openAt(t, dir)
+			stopFolding(db)
+			m := mockN(1)
+			if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+				t.Fatal(err)
+			}
+			reserve := func() error {
+				_, ok, err := db.ReserveQuota(ctx, m.ID, "2026-11", 10)
+				if err == nil && !ok {
+					t.Fatal("refused for the quota")
+				}
+				return err
+			}
+			for range 2 {
+				if err := reserve(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.quota.mu.Lock()
+			j := &fullJournal{journalFile: db.quota.journal, room: tc.room, cutFails: tc.cutFails}
+			db.quota.journal = j
+			db.quota.mu.Unlock()
+
+			err := reserve()
+			if decoy.ErrorCode(err) != decoy.ENOSPACE || decoy.ErrorMessage(err) != errJournalNoSpace.Message {
+				t.Fatalf("reservation on a full disk: %v (code %q), want %q", err, decoy.ErrorCode(err), errJournalNoSpace.Message)
+			}
+			if got := used(t, db, m.ID, "2026-11"); got != 2 {
+				t.Errorf("%d counted after the refusal, want 2", got)
+			}
+			for range 2 { // still full: refused again, and Ping says why
+				if err := reserve(); decoy.ErrorCode(err) != decoy.ENOSPACE {
+					t.Fatalf("second reservation: %v", err)
+				}
+				err := db.Ping(ctx)
+				if decoy.ErrorCode(err) != decoy.ENOSPACE || !strings.Contains(decoy.ErrorMessage(err), "quota journal cannot be written: the data directory's file system is full") {
+					t.Fatalf("Ping on a full disk: %v", err)
+				}
+			}
+
+			j.room, j.cutFails = -1, false // space returns
+			if err := reserve(); err != nil {
+				t.Fatalf("reservation once space returned: %v", err)
+			}
+			if err := db.Ping(ctx); err != nil {
+				t.Fatalf("Ping once space returned: %v", err)
+			}
+			if got := used(t, db, m.ID, "2026-11"); got != 3 {
+				t.Errorf("%d counted, want 3", got)
+			}
+			crash(db)
+			db = openAt(t, dir)
+			defer db.Close()
+			if got := used(t, db, m.ID, "2026-11"); got != 3 {
+				t.Errorf("%d counted after a crash and replay, want 3", got)
+			}
+		})
+	}
+}
+
+// A deletion whose "x" line finds the journal full still deletes (the mock
+// and its file are gone, and answering otherwise would be wrong); the line
+// is written before the next one, so that a mock made again under the id
+// does not inherit the counts of the deleted one at a replay.
+func TestQuotaDeletionJournaledLater(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	stopFolding(db)
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		db.ReserveQuota(ctx, m.ID, "2026-11", 0)
+	}
+	db.quota.mu.Lock()
+	j := &fullJournal{journalFile: db.quota.journal}
+	db.quota.journal = j
+	db.quota.mu.Unlock()
+	if err := db.DeleteMock(ctx, m.ID); err != nil {
+		t.Fatalf("delete with the journal full: %v", err)
+	}
+	j.room = -1
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	db.ReserveQuota(ctx, m.ID, "2026-11", 0)
+	crash(db)
+	db = openAt(t, dir)
+	defer db.Close()
+	if got := used(t, db, m.ID, "2026-11"); got != 1 {
+		t.Errorf("the mock made again counts %d after a replay, want 1", got)
+	}
+}
+
+// A line continued by the next one (left by a version that did not cut
+// off a failed write) never counts under a key that is not one.
+func TestReplaySkipsContinuedLines(t *testing.T) {
+	const a, b = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+	path := filepath.Join(t.TempDir(), "quota-1.journal")
+	journal := "+ " + a + " 2026-11\n" +
+		"+ " + "x " + b + "\n" + // "+ " then "x B"
+		"+ " + a + "x " + b + "\n" + // "+ A" then "x B"
+		"+ " + a + " 2026-1" + "+ " + a + " 2026-11\n" +
+		"- " + a + " 2026-11" + "- " + a + " 2026-11\n" +
+		"\n" + // a probe of the journal
+		"+ " + a + " 2026-11\n"
+	if err := os.WriteFile(path, []byte(journal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deltas := map[quotaKey]int64{}
+	if err := replayJournal(path, deltas); err != nil {
+		t.Fatal(err)
+	}
+	want := map[quotaKey]int64{{a, "2026-11"}: 2}
+	if fmt.Sprint(deltas) != fmt.Sprint(want) {
+		t.Errorf("replayed %v, want %v", deltas, want)
+	}
+}

@@ -147,10 +147,21 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Ping reports whether the database answers.
+// Ping reports whether the store can serve: the database answers, and the
+// quota journal takes lines (else every read of a mock with a quota would
+// be refused; see quota.check).
 func (db *DB) Ping(ctx context.Context) error {
 	var n int
-	return db.reads.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
+	if err := db.reads.QueryRowContext(ctx, `SELECT 1`).Scan(&n); err != nil {
+		return err
+	}
+	if err := db.quota.check(); err != nil {
+		if decoy.ErrorCode(err) == decoy.ENOSPACE {
+			return fmt.Errorf("%w (%w)", decoy.Errorf(decoy.ENOSPACE, "the quota journal cannot be written: the data directory's file system is full"), err)
+		}
+		return err
+	}
+	return nil
 }
 
 // migrate applies, in name order, each embedded migration not applied yet,
