@@ -35,3 +35,18 @@ func noSpace(err error) bool {
 	}
 	return errors.Is(err, syscall.ENOSPC)
 }
+
+// sizeText writes a number of bytes for people: 512 B, 12 KiB, 1.5 MiB.
+func sizeText(n int64) string {
+	unit, div := "B", int64(1)
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if n < div<<10 {
+			break
+		}
+		unit, div = u, div<<10
+	}
+	if n%div == 0 || div <= 1<<10 {
+		return fmt.Sprintf("%d %s", n/div, unit)
+	}
+	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), unit)
+}

@@ -306,3 +306,46 @@ func TestReplaySkipsContinuedLines(t *testing.T) {
 		t.Errorf("replayed %v, want %v", deltas, want)
 	}
 }
+
+// Ping reports the store unready while its file system has less than
+// minFreeSpace free, saying how much is, and ready again once it has.
+func TestPingFreeSpace(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	for _, tc := range []struct {
+		name string
+		free int64
+		ok   bool
+		msg  string
+	}{
+		{"full", 12 << 10, true, "the data directory's file system is full (12 KiB free; ready again from 1 MiB)"},
+		{"nothing free", 0, true, "the data directory's file system is full (0 B free; ready again from 1 MiB)"},
+		{"just under the margin", minFreeSpace - 1, true, "the data directory's file system is full (1023 KiB free; ready again from 1 MiB)"},
+		{"at the margin", minFreeSpace, true, ""},
+		{"plenty", 40 << 30, true, ""},
+		{"cannot tell", 0, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db.freeSpace = func(string) (int64, bool) { return tc.free, tc.ok }
+			err := db.Ping(ctx)
+			if tc.msg == "" {
+				if err != nil {
+					t.Errorf("Ping: %v", err)
+				}
+				return
+			}
+			if decoy.ErrorCode(err) != decoy.ENOSPACE || decoy.ErrorMessage(err) != tc.msg {
+				t.Errorf("Ping: %v (code %q), want %q", err, decoy.ErrorCode(err), tc.msg)
+			}
+		})
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 12<<10 + 5: "12 KiB", 1 << 20: "1 MiB", 3 << 19: "1.5 MiB", 40 << 30: "40 GiB", 5 << 39: "2.5 TiB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

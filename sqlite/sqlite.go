@@ -61,6 +61,9 @@ type DB struct {
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
+	// freeSpace returns the bytes free on the file system of a folder,
+	// and whether it could tell. Tests replace it.
+	freeSpace func(dir string) (int64, bool)
 }
 
 var (
@@ -94,7 +97,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.SetConnMaxIdleTime(0)
 		return db, nil
 	}
-	db := &DB{Now: time.Now, dir: dir}
+	db := &DB{Now: time.Now, dir: dir, freeSpace: freeSpace}
 	var err error
 	if db.lock, err = lockDir(dir); err != nil {
 		return nil, err
@@ -147,13 +150,27 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Ping reports whether the store can serve: the database answers, and the
-// quota journal takes lines (else every read of a mock with a quota would
-// be refused; see quota.check).
+// minFreeSpace is the free space of the data directory's file system
+// under which Ping reports the store unready. Writes would soon fail below
+// it: a read of a mock with a quota appends about 50 bytes to the quota
+// journal (a server reading 10,000 a second, half a MiB between two
+// folds), a write a few pages of 4 KiB to SQLite's log besides its
+// document. The margin is fixed rather than a share of the disk: 1% of a
+// terabyte would send traffic away with 10 GB free, while 1 MiB of a
+// small volume (a 5 MiB tmpfs) leaves the rest of it usable.
+const minFreeSpace = 1 << 20
+
+// Ping reports whether the store can serve: the database answers, its
+// file system has minFreeSpace free, and the quota journal takes lines
+// (else every read of a mock with a quota would be refused; see
+// quota.check).
 func (db *DB) Ping(ctx context.Context) error {
 	var n int
 	if err := db.reads.QueryRowContext(ctx, `SELECT 1`).Scan(&n); err != nil {
 		return err
+	}
+	if free, ok := db.freeSpace(db.dir); ok && free < minFreeSpace {
+		return decoy.Errorf(decoy.ENOSPACE, "the data directory's file system is full (%s free; ready again from %s)", sizeText(free), sizeText(minFreeSpace))
 	}
 	if err := db.quota.check(); err != nil {
 		if decoy.ErrorCode(err) == decoy.ENOSPACE {
