@@ -292,6 +292,9 @@ func (db *DB) foldLoop() {
 			// An error leaves the counts changed, for the next fold; the
 			// journals keep them meanwhile.
 			_ = db.fold()
+			db.writeMu.Lock()
+			db.keepReserve()
+			db.writeMu.Unlock()
 		}
 	}
 }

@@ -61,6 +61,10 @@ type DB struct {
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
+	// reserved is set while the reserve file is in place (see
+	// ReserveFile), under writeMu.
+	reserved bool
+
 	// freeSpace returns the bytes free on the file system of a folder,
 	// and whether it could tell. Tests replace it.
 	freeSpace func(dir string) (int64, bool)
@@ -129,6 +133,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err := db.openQuota(ctx); err != nil {
 		return fail(err)
 	}
+	db.writeMu.Lock()
+	db.keepReserve()
+	db.writeMu.Unlock()
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	db.stopSweep, db.swept = stop, make(chan struct{})
 	go func() {
@@ -431,8 +438,17 @@ func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	var file sql.NullString
-	err = db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+	del := func() (file sql.NullString, err error) {
+		err = db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+		return file, err
+	}
+	file, err := del()
+	if noSpace(err) && db.freeReserve() {
+		// What the reserve is for: a deletion gives back more than it
+		// takes. A failed one changed nothing (SQLite rolled it back, and
+		// the file goes only after the commit): trying again is safe.
+		file, err = del()
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound()
 	}
@@ -440,7 +456,11 @@ func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
 		return err
 	}
 	db.removeDoc(file.String)
-	return db.forgetCounts(id)
+	err = db.forgetCounts(id)
+	// At once if the document gave back room for it; a document still
+	// mapped gives it back when released, and the fold loop makes it then.
+	db.keepReserve()
+	return err
 }
 
 const adminTokenKey = "admin_token_sha256"
