@@ -135,7 +135,9 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 			// Serving uncounted could exceed the quota: refuse. A 503
 			// even for a full disk: the read asked nothing to be stored,
 			// and it is the answer a client or balancer retries elsewhere.
-			s.log.Warn("quota cannot be counted", "mock", id, "err", err)
+			if s.firstFailure("quota refusal") {
+				s.log.Warn("quota cannot be counted; refusing the reads that would be", "mock", id, "err", err)
+			}
 			msg := "The monthly quota of this mock cannot be counted right now; try again later"
 			if code == decoy.ENOSPACE {
 				msg = "The monthly quota of this mock cannot be counted: the server's disk is full; try again later"

@@ -142,7 +142,8 @@ type Server struct {
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
 	limiter, authLimiter *fallback.Limiter
-	// failLogged holds, per use, when SharedFailed last logged.
+	// failLogged holds, per kind of failure, when one was last logged (see
+	// firstFailure).
 	failLogged sync.Map
 
 	// http serves the listener of Open; serving receives what its Serve
@@ -322,7 +323,9 @@ type readiness struct {
 // goes on without them; the answer says so.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Store.Ping(r.Context()); err != nil {
-		s.log.Warn("store not ready", "err", err)
+		if s.firstFailure("readiness") { // a balancer may ask every second
+			s.log.Warn("store not ready", "err", err)
+		}
 		msg := "Store unavailable"
 		if decoy.ErrorCode(err) == decoy.ENOSPACE {
 			msg += ": " + decoy.ErrorMessage(err)
