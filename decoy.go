@@ -204,7 +204,9 @@ type Store interface {
 	// returns ECONFLICT and keeps the stored one.
 	SetAdminTokenHash(ctx context.Context, hash []byte) error
 
-	// Ping reports whether the store can serve requests.
+	// Ping reports whether the store can serve requests. An ENOSPACE
+	// error says in its message, as a clause ("the data directory's file
+	// system is full"), what has no room: /readyz shows it.
 	Ping(ctx context.Context) error
 }
 

@@ -19,6 +19,10 @@ const (
 	ERATELIMIT    = "rate_limited"  // too many requests
 	EMETHOD       = "bad_method"    // the method is not served here
 	EUNSUPPORTED  = "not_supported" // the media type is not accepted
+	// ENOSPACE: what was sent cannot be stored, for the server's disk is
+	// full. It passes once space is freed, with nothing to change in the
+	// request.
+	ENOSPACE = "insufficient_storage"
 )
 
 // Error is an error whose message is meant for the client. Errors of any

@@ -50,6 +50,7 @@ var statusOf = map[string]int{
 	decoy.EMETHOD:       http.StatusMethodNotAllowed,
 	decoy.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
 	decoy.EFORBIDDEN:    http.StatusForbidden,
+	decoy.ENOSPACE:      http.StatusInsufficientStorage,
 }
 
 // writeError writes err as a JSON error: every error answer of the server
@@ -71,8 +72,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		if st, ok := statusOf[code]; ok {
 			status = st
 		}
-		if code == decoy.EINTERNAL {
+		switch code {
+		case decoy.EINTERNAL:
 			s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		case decoy.ENOSPACE:
+			// The answer names the cause, not which file could not grow.
+			s.log.Warn("disk full", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
 	// Headers set for a body that is not sent.

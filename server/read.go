@@ -124,16 +124,25 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		cancel()
 		served = quotaLimit == 0 || used < quotaLimit
 	}
-	if err != nil && decoy.ErrorCode(err) == decoy.EUNAVAILABLE && ctx.Err() == nil {
-		// Nowhere to count (the database, and Redis if any, are down).
+	if code := decoy.ErrorCode(err); (code == decoy.EUNAVAILABLE || code == decoy.ENOSPACE) && ctx.Err() == nil {
+		// Nowhere to count (the database, and Redis if any, are down; or
+		// the disk the counts are written to is full).
 		if quotaLimit == 0 || !reserve {
 			// Nothing to count against, or nothing to count: serve.
 			s.SharedFailed("quota", err)
 			used, served, reserve, err = 0, true, false, nil
 		} else {
-			// Serving uncounted could exceed the quota: refuse.
-			s.log.Warn("quota cannot be counted", "mock", id, "err", err)
-			err = decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
+			// Serving uncounted could exceed the quota: refuse. A 503
+			// even for a full disk: the read asked nothing to be stored,
+			// and it is the answer a client or balancer retries elsewhere.
+			if s.firstFailure("quota refusal") {
+				s.log.Warn("quota cannot be counted; refusing the reads that would be", "mock", id, "err", err)
+			}
+			msg := "The monthly quota of this mock cannot be counted right now; try again later"
+			if code == decoy.ENOSPACE {
+				msg = "The monthly quota of this mock cannot be counted: the server's disk is full; try again later"
+			}
+			err = decoy.Errorf(decoy.EUNAVAILABLE, "%s", msg)
 		}
 	}
 	if err != nil {

@@ -142,7 +142,8 @@ type Server struct {
 	// limiter and authLimiter are Limiter and AuthFailures with their
 	// fallback, when there is a LocalLimiter.
 	limiter, authLimiter *fallback.Limiter
-	// failLogged holds, per use, when SharedFailed last logged.
+	// failLogged holds, per kind of failure, when one was last logged (see
+	// firstFailure).
 	failLogged sync.Map
 
 	// http serves the listener of Open; serving receives what its Serve
@@ -316,13 +317,20 @@ type readiness struct {
 	Cache string `json:"cache"`
 }
 
-// ready answers /readyz: ready while the store can be reached. Shared limits
-// failing does not make the server unready, since it goes on without them;
-// the answer says so.
+// ready answers /readyz: ready while the store can be reached and has room
+// to write (a full disk would fail writes, and refuse the reads it cannot
+// count). Shared limits failing does not make the server unready, since it
+// goes on without them; the answer says so.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Store.Ping(r.Context()); err != nil {
-		s.log.Warn("store not ready", "err", err)
-		return errorAnswer(http.StatusServiceUnavailable, "Store unavailable")
+		if s.firstFailure("readiness") { // a balancer may ask every second
+			s.log.Warn("store not ready", "err", err)
+		}
+		msg := "Store unavailable"
+		if decoy.ErrorCode(err) == decoy.ENOSPACE {
+			msg += ": " + decoy.ErrorMessage(err)
+		}
+		return errorAnswer(http.StatusServiceUnavailable, msg)
 	}
 	rd := readiness{Status: "ready", Cache: "trusted"}
 	if !s.cache.Trusted() {

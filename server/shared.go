@@ -73,15 +73,22 @@ const announceTimeout = time.Second
 // it through their fallback hooks.
 func (s *Server) SharedFailed(use string, err error) {
 	s.metrics.sharedErrors.WithLabelValues(use).Inc()
-	// Every read may fail the same way while a backend is down: log the
-	// first failure of each use per interval, and count them all.
-	now := s.cfg.Now().UnixNano()
-	last, _ := s.failLogged.LoadOrStore(use, new(atomic.Int64))
-	if at := last.(*atomic.Int64); now-at.Load() >= int64(failureLogInterval) {
-		at.Store(now)
+	if s.firstFailure(use) {
 		s.log.Warn("shared backend failed; going on without it", "use", use, "err", err)
 	}
 }
 
-// failureLogInterval is how often a failing shared backend is logged.
+// firstFailure reports whether a failure of kind is the first since
+// failureLogInterval. Every read may fail the same way while a backend is
+// down or the disk full: the first of each kind per interval is logged,
+// and all are counted.
+func (s *Server) firstFailure(kind string) bool {
+	now := s.cfg.Now().UnixNano()
+	last, _ := s.failLogged.LoadOrStore(kind, new(atomic.Int64))
+	at := last.(*atomic.Int64)
+	prev := at.Load()
+	return now-prev >= int64(failureLogInterval) && at.CompareAndSwap(prev, now)
+}
+
+// failureLogInterval is how often a failure of one kind is logged.
 const failureLogInterval = 10 * time.Second

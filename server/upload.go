@@ -2,10 +2,12 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"os"
+	"syscall"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
@@ -56,21 +58,63 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 	}
 	f, err := os.CreateTemp(s.cfg.UploadDir, "upload-*")
 	if err != nil {
-		return nil, decoy.Errorf(decoy.EINTERNAL, "create upload file: %v", err)
+		return nil, uploadFileError("create", err)
 	}
 	u := &upload{contentType: ct, file: f}
-	_, err = io.Copy(f, http.MaxBytesReader(w, r.Body, max))
-	if err != nil {
+	if err := receive(f, http.MaxBytesReader(w, r.Body, max), tooLarge); err != nil {
 		u.discard()
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge
-		}
-		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+		return nil, err
 	}
 	if u.doc, err = docfile.Load(f); err != nil {
 		u.discard()
 		return nil, decoy.Errorf(decoy.EINTERNAL, "map upload: %v", err)
 	}
 	return u, nil
+}
+
+// receive copies a request body into the upload's file. io.Copy does not
+// say which side failed, and the answer depends on it: a body that could
+// not be read is the client's doing (400, or tooLarge past the cap), a file
+// that could not be written is the server's (507 when its disk is full,
+// else 500).
+func receive(file io.Writer, body io.Reader, tooLarge error) error {
+	fw := &failedWrite{w: file}
+	_, err := io.Copy(fw, body)
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case fw.err != nil:
+		return uploadFileError("write", fw.err)
+	case errors.As(err, &mbe):
+		return tooLarge
+	}
+	return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+}
+
+// failedWrite is a writer that remembers its error.
+type failedWrite struct {
+	w   io.Writer
+	err error
+}
+
+func (fw *failedWrite) Write(p []byte) (int, error) {
+	n, err := fw.w.Write(p)
+	if err != nil {
+		fw.err = err
+	}
+	return n, err
+}
+
+// errUploadSpace is the answer to an upload the disk has no room for.
+var errUploadSpace = decoy.Errorf(decoy.ENOSPACE, "Not enough disk space to receive this upload: the file system of the server's upload folder is full")
+
+// uploadFileError is the error of an upload's file that could not be
+// created or written: ENOSPACE when the disk is full, else internal. The
+// cause stays in the chain, for the log.
+func uploadFileError(op string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w (%s upload file: %w)", errUploadSpace, op, err)
+	}
+	return fmt.Errorf("%s upload file: %w", op, err)
 }

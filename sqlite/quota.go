@@ -34,6 +34,11 @@ import (
 //	             no longer count
 //
 // The settings row quotaFoldedKey holds the last SEQ folded into SQLite.
+//
+// A write that fails (a full disk) may have written part of its line: that
+// part is cut off before anything else is appended, so that the next line
+// does not continue it, and the reservation is refused, counted neither in
+// memory nor at a replay. Until a write succeeds again, Ping says why.
 
 const (
 	journalPrefix  = "quota-"
@@ -63,13 +68,34 @@ type quota struct {
 	// epoch advances at each fold; see evict.
 	epoch   int64
 	dirty   map[quotaKey]struct{} // changed since the last fold
-	journal *os.File
+	journal journalFile
 	seq     int64 // of journal
-	line    []byte
-	closed  bool
+	// size is the length of the whole lines in journal: where a line
+	// that failed part way is cut back to.
+	size int64
+	// torn is set while the journal ends in part of a line that could
+	// not be cut off: nothing is appended after it.
+	torn bool
+	// failed is the error of the last write, nil once one succeeded.
+	failed error
+	// unjournaled are mocks deleted whose "x" line could not be written:
+	// it is written before any other line, until a fold makes it needless
+	// (the journals that hold what came before it are gone then).
+	unjournaled []string
+	line        []byte
+	closed      bool
 
 	stop chan struct{} // closed by Close: the folding loop ends
 	done chan struct{} // closed when it has
+}
+
+// journalFile is the quota journal as quota uses it: an *os.File, which
+// tests replace by one that fails.
+type journalFile interface {
+	Write(b []byte) (int, error)
+	Truncate(size int64) error
+	Close() error
+	Name() string
 }
 
 func journalName(dir string, seq int64) string {
@@ -157,7 +183,10 @@ func journalSeqs(dir string) ([]int64, error) {
 
 // replayJournal adds the changes a journal records to deltas. A line cut
 // short by a crash (the last, without its newline) was never acknowledged
-// and is skipped, as is any line that does not parse.
+// and is skipped, as is any line that does not parse: a journal written
+// before lines that failed part way were cut off may hold one continued
+// by the next line, which never parses as a count (too many fields, or a
+// month that is not one).
 func replayJournal(path string, deltas map[quotaKey]int64) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -172,9 +201,9 @@ func replayJournal(path string, deltas map[quotaKey]int64) error {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
-		case len(f) == 3 && f[0] == "+":
+		case len(f) == 3 && f[0] == "+" && isMonth(f[2]):
 			deltas[quotaKey{f[1], f[2]}]++
-		case len(f) == 3 && f[0] == "-":
+		case len(f) == 3 && f[0] == "-" && isMonth(f[2]):
 			deltas[quotaKey{f[1], f[2]}]--
 		case len(f) == 2 && f[0] == "x":
 			for k := range deltas {
@@ -185,6 +214,19 @@ func replayJournal(path string, deltas map[quotaKey]int64) error {
 		}
 	}
 	return sc.Err()
+}
+
+// isMonth reports whether s is a month as decoy.Month writes it, YYYY-MM.
+func isMonth(s string) bool {
+	if len(s) != 7 || s[4] != '-' {
+		return false
+	}
+	for i, c := range []byte(s) {
+		if i != 4 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func (db *DB) foldedSeq(ctx context.Context) (int64, error) {
@@ -250,6 +292,9 @@ func (db *DB) foldLoop() {
 			// An error leaves the counts changed, for the next fold; the
 			// journals keep them meanwhile.
 			_ = db.fold()
+			db.writeMu.Lock()
+			db.keepReserve()
+			db.writeMu.Unlock()
 		}
 	}
 }
@@ -272,20 +317,29 @@ func (db *DB) fold() error {
 		q.mu.Unlock()
 		return nil
 	}
-	next, err := createJournal(db.dir, q.seq+1)
-	if err != nil {
-		q.mu.Unlock()
-		return err
+	// The counts taken are in the journals up to oldSeq. An empty journal
+	// goes on (a fold that fails, on a full disk, would otherwise leave a
+	// new file every second); any other is closed and a new one begun.
+	oldSeq := q.seq - 1
+	var old journalFile
+	if q.size > 0 || q.torn {
+		next, err := createJournal(db.dir, q.seq+1)
+		if err != nil {
+			q.mu.Unlock()
+			return err
+		}
+		old, oldSeq = q.journal, q.seq
+		q.journal, q.seq, q.size, q.torn = next, q.seq+1, 0, false
 	}
 	rows := make([]countRow, 0, len(q.dirty))
 	for k := range q.dirty {
 		rows = append(rows, countRow{k, q.counts[k].n})
 	}
 	q.dirty = map[quotaKey]struct{}{} // not clear: it would keep the room of a burst
-	old, oldSeq := q.journal, q.seq
-	q.journal, q.seq = next, q.seq+1
 	q.mu.Unlock()
-	old.Close()
+	if old != nil {
+		old.Close()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -303,6 +357,9 @@ func (db *DB) fold() error {
 	}
 	q.mu.Lock()
 	q.evict(db.Now())
+	// The lines the deletions' "x" would have followed left with their
+	// journals; the counts of the mocks are not in SQLite.
+	q.unjournaled = nil
 	q.mu.Unlock()
 	seqs, err := journalSeqs(db.dir)
 	if err != nil {
@@ -388,22 +445,85 @@ func (db *DB) load(ctx context.Context, key quotaKey) (int64, bool, error) {
 
 var errClosed = errors.New("sqlite: store closed")
 
-// record appends a journal line, under q.mu.
+// record appends a journal line, under q.mu, after the "x" lines not
+// written yet.
 func (q *quota) record(op byte, id, month string) error {
 	if q.closed {
 		return errClosed
 	}
-	q.line = append(q.line[:0], op, ' ')
-	q.line = append(q.line, id...)
+	for len(q.unjournaled) > 0 {
+		if err := q.append('x', q.unjournaled[0], ""); err != nil {
+			return err
+		}
+		q.unjournaled = q.unjournaled[1:]
+	}
+	return q.append(op, id, month)
+}
+
+// append writes one line to the journal, under q.mu. A write that fails
+// part way is cut off, so that the line counts nowhere: neither in memory
+// (the caller changes no count) nor at a replay.
+func (q *quota) append(op byte, id, month string) error {
+	if err := q.mend(); err != nil {
+		return err
+	}
+	q.line = q.line[:0]
+	if op != 0 {
+		q.line = append(q.line, op)
+	}
+	if id != "" {
+		q.line = append(q.line, ' ')
+		q.line = append(q.line, id...)
+	}
 	if month != "" {
 		q.line = append(q.line, ' ')
 		q.line = append(q.line, month...)
 	}
 	q.line = append(q.line, '\n')
-	if _, err := q.journal.Write(q.line); err != nil {
-		return decoy.Errorf(decoy.EUNAVAILABLE, "The quota journal cannot be written: %v", err)
+	n, err := q.journal.Write(q.line)
+	if err != nil {
+		q.failed, q.torn = err, n > 0
+		_ = q.mend() // else before the next line
+		return journalError(err)
 	}
+	q.size += int64(n)
+	q.failed = nil
 	return nil
+}
+
+// mend cuts off what a failed write left of a line.
+func (q *quota) mend() error {
+	if !q.torn {
+		return nil
+	}
+	if err := q.journal.Truncate(q.size); err != nil {
+		return journalError(err)
+	}
+	q.torn = false
+	return nil
+}
+
+// errJournalNoSpace is the answer to a count the journal has no room for.
+var errJournalNoSpace = decoy.Errorf(decoy.ENOSPACE, "The quota journal cannot be written: the data directory's file system is full")
+
+func journalError(err error) error {
+	if noSpace(err) {
+		return fmt.Errorf("%w (%w)", errJournalNoSpace, err)
+	}
+	return decoy.Errorf(decoy.EUNAVAILABLE, "The quota journal cannot be written: %v", err)
+}
+
+// check returns the error of the journal's last write if it failed and
+// none succeeded since. It then tries again with a line no replay counts
+// (an empty one), so that the answer changes once the cause is gone,
+// without waiting for a read: while it lasts, /readyz sends reads away.
+func (q *quota) check() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failed == nil || q.closed {
+		return nil
+	}
+	return q.append(0, "", "")
 }
 
 // ReserveQuota counts one served response when fewer than limit were
@@ -481,5 +601,10 @@ func (db *DB) forgetCounts(id string) error {
 			delete(q.dirty, k)
 		}
 	}
-	return q.record('x', id, "")
+	if err := q.record('x', id, ""); err != nil {
+		// The mock is gone, and its counts with it; the line is written
+		// before the next one, or made needless by the next fold.
+		q.unjournaled = append(q.unjournaled, id)
+	}
+	return nil
 }

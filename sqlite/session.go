@@ -21,10 +21,11 @@ var (
 func sessionNotFound() error { return decoy.Errorf(decoy.ENOTFOUND, "Session not found") }
 
 // CreateSession stores a new session.
-func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) error {
+func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	_, err := db.writes.ExecContext(ctx, `
+	_, err = db.writes.ExecContext(ctx, `
 		INSERT INTO studio_sessions (id, secret_hash, admin_hash, created_at, last_seen_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		s.ID, s.SecretHash, s.AdminHash, s.CreatedAt.UnixMilli(), s.LastSeenAt.UnixMilli(), s.ExpiresAt.UnixMilli())
@@ -54,23 +55,26 @@ func (db *DB) FindSession(ctx context.Context, id string) (*decoy.Session, error
 }
 
 // TouchSession sets when a session was last seen.
-func (db *DB) TouchSession(ctx context.Context, id string, seen time.Time) error {
+func (db *DB) TouchSession(ctx context.Context, id string, seen time.Time) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	_, err := db.writes.ExecContext(ctx, `UPDATE studio_sessions SET last_seen_at = ? WHERE id = ?`, seen.UnixMilli(), id)
+	_, err = db.writes.ExecContext(ctx, `UPDATE studio_sessions SET last_seen_at = ? WHERE id = ?`, seen.UnixMilli(), id)
 	return err
 }
 
 // DeleteSession deletes a session.
-func (db *DB) DeleteSession(ctx context.Context, id string) error {
+func (db *DB) DeleteSession(ctx context.Context, id string) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	_, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE id = ?`, id)
+	_, err = db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE id = ?`, id)
 	return err
 }
 
 // DeleteExpiredSessions deletes expired and idle sessions.
-func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Time) (int64, error) {
+func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Time) (_ int64, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE expires_at <= ? OR last_seen_at <= ?`,
@@ -82,7 +86,8 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 }
 
 // DeleteSessionsNotOf deletes the sessions opened under another admin token.
-func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error) {
+func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (_ int64, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> ?`, adminHash)
@@ -99,7 +104,8 @@ func dayOf(t time.Time) int64 {
 }
 
 // AddUsage adds counts to the history, in one transaction, and prunes it.
-func (db *DB) AddUsage(ctx context.Context, counts []decoy.UsageCount, now time.Time) error {
+func (db *DB) AddUsage(ctx context.Context, counts []decoy.UsageCount, now time.Time) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	tx, err := db.writes.BeginTx(ctx, nil)

@@ -61,6 +61,13 @@ type DB struct {
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
+	// reserved is set while the reserve file is in place (see
+	// ReserveFile), under writeMu.
+	reserved bool
+
+	// freeSpace returns the bytes free on the file system of a folder,
+	// and whether it could tell. Tests replace it.
+	freeSpace func(dir string) (int64, bool)
 }
 
 var (
@@ -94,7 +101,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.SetConnMaxIdleTime(0)
 		return db, nil
 	}
-	db := &DB{Now: time.Now, dir: dir}
+	db := &DB{Now: time.Now, dir: dir, freeSpace: freeSpace}
 	var err error
 	if db.lock, err = lockDir(dir); err != nil {
 		return nil, err
@@ -126,6 +133,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err := db.openQuota(ctx); err != nil {
 		return fail(err)
 	}
+	db.writeMu.Lock()
+	db.keepReserve()
+	db.writeMu.Unlock()
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	db.stopSweep, db.swept = stop, make(chan struct{})
 	go func() {
@@ -147,10 +157,35 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Ping reports whether the database answers.
+// minFreeSpace is the free space of the data directory's file system
+// under which Ping reports the store unready. Writes would soon fail below
+// it: a read of a mock with a quota appends about 50 bytes to the quota
+// journal (a server reading 10,000 a second, half a MiB between two
+// folds), a write a few pages of 4 KiB to SQLite's log besides its
+// document. The margin is fixed rather than a share of the disk: 1% of a
+// terabyte would send traffic away with 10 GB free, while 1 MiB of a
+// small volume (a 5 MiB tmpfs) leaves the rest of it usable.
+const minFreeSpace = 1 << 20
+
+// Ping reports whether the store can serve: the database answers, its
+// file system has minFreeSpace free, and the quota journal takes lines
+// (else every read of a mock with a quota would be refused; see
+// quota.check).
 func (db *DB) Ping(ctx context.Context) error {
 	var n int
-	return db.reads.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
+	if err := db.reads.QueryRowContext(ctx, `SELECT 1`).Scan(&n); err != nil {
+		return err
+	}
+	if free, ok := db.freeSpace(db.dir); ok && free < minFreeSpace {
+		return decoy.Errorf(decoy.ENOSPACE, "the data directory's file system is full (%s free; ready again from %s)", sizeText(free), sizeText(minFreeSpace))
+	}
+	if err := db.quota.check(); err != nil {
+		if decoy.ErrorCode(err) == decoy.ENOSPACE {
+			return fmt.Errorf("%w (%w)", decoy.Errorf(decoy.ENOSPACE, "the quota journal cannot be written: the data directory's file system is full"), err)
+		}
+		return err
+	}
+	return nil
 }
 
 // migrate applies, in name order, each embedded migration not applied yet,
@@ -239,7 +274,8 @@ func nullable(p *int64) any {
 func (db *DB) now() int64 { return db.Now().UnixMilli() }
 
 // CreateMock stores a new mock with its data, in a file of its own.
-func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (*decoy.Mock, error) {
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var n int
@@ -334,7 +370,8 @@ func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy
 }
 
 // UpdateMock applies upd to a mock.
-func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (*decoy.Mock, error) {
+func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	sets := []string{"version = version + 1", "updated_at = ?"}
@@ -371,7 +408,8 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 
 // ReplaceMockData replaces a mock's data with a new file, and removes the
 // old one once the change is committed.
-func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (_ *decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var old sql.NullString
@@ -396,11 +434,21 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 }
 
 // DeleteMock deletes a mock with its data and counts.
-func (db *DB) DeleteMock(ctx context.Context, id string) error {
+func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	var file sql.NullString
-	err := db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+	del := func() (file sql.NullString, err error) {
+		err = db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
+		return file, err
+	}
+	file, err := del()
+	if noSpace(err) && db.freeReserve() {
+		// What the reserve is for: a deletion gives back more than it
+		// takes. A failed one changed nothing (SQLite rolled it back, and
+		// the file goes only after the commit): trying again is safe.
+		file, err = del()
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound()
 	}
@@ -408,7 +456,11 @@ func (db *DB) DeleteMock(ctx context.Context, id string) error {
 		return err
 	}
 	db.removeDoc(file.String)
-	return db.forgetCounts(id)
+	err = db.forgetCounts(id)
+	// At once if the document gave back room for it; a document still
+	// mapped gives it back when released, and the fold loop makes it then.
+	db.keepReserve()
+	return err
 }
 
 const adminTokenKey = "admin_token_sha256"
@@ -424,7 +476,8 @@ func (db *DB) AdminTokenHash(ctx context.Context) ([]byte, error) {
 }
 
 // SetAdminTokenHash stores the admin token hash.
-func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
+func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) (err error) {
+	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	res, err := db.writes.ExecContext(ctx, `
