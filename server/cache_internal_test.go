@@ -216,7 +216,6 @@ func TestDeleteFreesDocument(t *testing.T) {
 		}
 		return strings.Count(string(b), " "+docs+"/")
 	}
-	base := docfile.MappedDocs()
 	doc := users("big", 2000) // over docfile.MinMapSize: mapped
 	if len(doc) < int(docfile.MinMapSize) {
 		t.Fatalf("document of %d bytes: too small to be mapped", len(doc))
@@ -232,8 +231,10 @@ func TestDeleteFreesDocument(t *testing.T) {
 	if rec := do(http.MethodGet, "/mock/"+m.ID, nil); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), doc) {
 		t.Fatalf("read: %d, %d bytes", rec.Code, rec.Body.Len())
 	}
-	if n := mapped(); n != 1 || docfile.MappedDocs() != base+1 {
-		t.Fatalf("%d mappings of documents (%d more mapped) after a read, want 1", n, docfile.MappedDocs()-base)
+	// Counted in this test's folder: the process-wide count moves with
+	// what other tests' documents do meanwhile.
+	if n := mapped(); n != 1 {
+		t.Fatalf("%d mappings of documents after a read, want 1", n)
 	}
 	// New data: the old document's mapping goes with its file.
 	doc = users("bigger", 2000)
@@ -243,14 +244,14 @@ func TestDeleteFreesDocument(t *testing.T) {
 	if rec := do(http.MethodGet, "/mock/"+m.ID, nil); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), doc) {
 		t.Fatalf("read: %d, %d bytes", rec.Code, rec.Body.Len())
 	}
-	if n := mapped(); n != 1 || docfile.MappedDocs() != base+1 {
-		t.Fatalf("%d mappings of documents (%d more mapped) after new data, want 1", n, docfile.MappedDocs()-base)
+	if n := mapped(); n != 1 {
+		t.Fatalf("%d mappings of documents after new data, want 1", n)
 	}
 	if rec := do(http.MethodDelete, "/admin/v1/mocks/"+m.ID, nil); rec.Code != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
 	}
-	if n := mapped(); n != 0 || docfile.MappedDocs() != base {
-		t.Errorf("%d mappings of documents (%d more mapped) right after the delete, want none", n, docfile.MappedDocs()-base)
+	if n := mapped(); n != 0 {
+		t.Errorf("%d mappings of documents right after the delete, want none", n)
 	}
 	if files, _ := os.ReadDir(docs); len(files) != 0 {
 		t.Errorf("%d files left in %s after the delete", len(files), docs)
