@@ -4,8 +4,10 @@
 package inmem
 
 import (
+	"cmp"
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +105,24 @@ func (l *Limiter) do(key string, limit int64, admit bool) decoy.RateResult {
 		r.Reset = w.events[w.head].at + l.window() - now
 	}
 	return r
+}
+
+// Restore puts back events admitted at the times given, before a restart,
+// so that the window of key holds them as it did: a restart does not give
+// a fresh budget. Times outside the window ending now are left out.
+func (l *Limiter) Restore(key string, times []time.Time) {
+	w := l.lock(key)
+	defer w.mu.Unlock()
+	now := l.now()
+	for _, t := range times {
+		at := t.Sub(l.epoch)
+		if at <= now-l.window() || at > now {
+			continue
+		}
+		w.events = append(w.events, event{at: at, id: l.seq.Add(1)})
+	}
+	live := w.events[w.head:]
+	slices.SortStableFunc(live, func(a, b event) int { return cmp.Compare(a.at, b.at) })
 }
 
 // lock returns the live window of key, locked.

@@ -49,3 +49,31 @@ func TestIdleKeysAreDropped(t *testing.T) {
 		t.Errorf("Len after a idle window = %d, want 1", l.Len())
 	}
 }
+
+// Events restored after a restart fill the window as they did: only what
+// is left of the limit is admitted, and slots free as they age out.
+func TestRestore(t *testing.T) {
+	ctx := context.Background()
+	l, c := newLimiter()
+	now := c.Now()
+	l.Restore("k", []time.Time{
+		now.Add(-90 * time.Second), // out of the window: left out
+		now.Add(-10 * time.Second),
+		now.Add(-30 * time.Second), // out of order: sorted in
+		now.Add(time.Minute),       // in the future: left out
+	})
+	if r, _ := l.Peek(ctx, "k", 3); r.Used != 2 || r.Reset != 30*time.Second {
+		t.Fatalf("after Restore: used %d, reset %v; want 2 and 30s", r.Used, r.Reset)
+	}
+	if r, _ := l.Allow(ctx, "k", 3); !r.Allowed {
+		t.Fatal("the third slot was refused")
+	}
+	r, _ := l.Allow(ctx, "k", 3)
+	if r.Allowed || r.RetryAfter != 30*time.Second {
+		t.Fatalf("past the limit: allowed %v, retry after %v; want refused, 30s", r.Allowed, r.RetryAfter)
+	}
+	c.Add(31 * time.Second)
+	if r, _ := l.Allow(ctx, "k", 3); !r.Allowed {
+		t.Error("refused once the oldest restored event left the window")
+	}
+}

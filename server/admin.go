@@ -502,7 +502,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 	var u decoy.Usage
 	u.Minute.Limit = m.EffectiveRateLimit(s.cfg.DefaultRateLimit)
 	if u.Minute.Limit > 0 {
-		res, err := s.cfg.Limiter.Peek(ctx, "mock:"+id, u.Minute.Limit)
+		res, err := s.cfg.Limiter.Peek(ctx, RateKey(id), u.Minute.Limit)
 		if err != nil {
 			return err
 		}

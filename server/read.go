@@ -74,7 +74,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	month := decoy.Month(now)
 	var rate *decoy.RateResult
 	if rateLimit > 0 {
-		res, err := s.cfg.Limiter.Allow(ctx, "mock:"+id, rateLimit)
+		res, err := s.cfg.Limiter.Allow(ctx, RateKey(id), rateLimit)
 		if err != nil {
 			return err
 		}
@@ -226,6 +226,9 @@ func (s *Server) quotaContext(ctx context.Context, detached bool) (context.Conte
 
 func noCancel() {}
 
+// RateKey is the key under which the Limiter counts the reads of mock id.
+func RateKey(id string) string { return "mock:" + id }
+
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
 func mockID(path string) (string, bool) {
 	_, rest, ok := strings.Cut(path[1:], "/")
@@ -312,12 +315,12 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if err := s.cfg.Limiter.Undo(ctx, "mock:"+id, *rate); err != nil {
+	if err := s.cfg.Limiter.Undo(ctx, RateKey(id), *rate); err != nil {
 		s.log.Error("undo rate-limit event", "mock", id, "err", err)
 		return
 	}
 	// Read the window again: the headers describe it without this request.
-	if now, err := s.cfg.Limiter.Peek(ctx, "mock:"+id, rate.Limit); err == nil {
+	if now, err := s.cfg.Limiter.Peek(ctx, RateKey(id), rate.Limit); err == nil {
 		*rate = now
 	}
 }

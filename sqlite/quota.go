@@ -28,12 +28,18 @@ import (
 //
 // A journal is a text file, quota-SEQ.journal, of lines:
 //
-//	+ ID MONTH   a reservation
+//	+ ID MONTH MS  a reservation, at MS (Unix milliseconds; absent in
+//	               journals of older versions)
 //	- ID MONTH   a release
 //	x ID         the mock was deleted: the lines about it before this one
 //	             no longer count
 //
 // The settings row quotaFoldedKey holds the last SEQ folded into SQLite.
+//
+// A journal is kept for a rate window (decoy.RateWindow) after its last
+// line, folded or not: its reservations are the served reads of the last
+// minute, which Open gives back (RecentReads) so that a restart, graceful
+// or not, does not reset the per-mock rate limits.
 //
 // A write that fails (a full disk) may have written part of its line: that
 // part is cut off before anything else is appended, so that the next line
@@ -134,10 +140,11 @@ func (db *DB) openQuota(ctx context.Context) error {
 		return fmt.Errorf("replay quota journals: %w", err)
 	}
 	for _, seq := range seqs {
-		if err := os.Remove(journalName(db.dir, seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := db.removeJournal(seq, true); err != nil {
 			return err
 		}
 	}
+	db.recent = recentReads(db.dir, seqs, db.Now().Add(-decoy.RateWindow))
 	db.quota = &quota{
 		counts: map[quotaKey]quotaCount{},
 		dirty:  map[quotaKey]struct{}{},
@@ -181,6 +188,55 @@ func journalSeqs(dir string) ([]int64, error) {
 	return seqs, nil
 }
 
+// removeJournal removes journal seq, unless it was written to within the
+// last rate window and keep is set; a journal already gone is no error.
+func (db *DB) removeJournal(seq int64, keep bool) error {
+	path := journalName(db.dir, seq)
+	if keep {
+		if st, err := os.Stat(path); err == nil && db.Now().Sub(st.ModTime()) < decoy.RateWindow {
+			return nil
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// recentReads returns, per mock, the times of the reservations since since
+// in the journals seqs (a mock deleted after them has none).
+func recentReads(dir string, seqs []int64, since time.Time) map[string][]time.Time {
+	recent := map[string][]time.Time{}
+	for _, seq := range seqs {
+		b, err := os.ReadFile(journalName(dir, seq))
+		if err != nil {
+			continue // removed as too old: nothing recent in it
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 4 && f[0] == "+" && isMonth(f[2]):
+				ms, err := strconv.ParseInt(f[3], 10, 64)
+				if t := time.UnixMilli(ms); err == nil && t.After(since) {
+					recent[f[1]] = append(recent[f[1]], t)
+				}
+			case len(f) == 2 && f[0] == "x":
+				delete(recent, f[1])
+			}
+		}
+	}
+	return recent
+}
+
+// RecentReads returns, once, the times of the reads of each mock counted
+// in the last rate window before Open (decoy.RateWindow), from the quota
+// journals, so that the rate limiter can hold them again.
+func (db *DB) RecentReads() map[string][]time.Time {
+	r := db.recent
+	db.recent = nil
+	return r
+}
+
 // replayJournal adds the changes a journal records to deltas. A line cut
 // short by a crash (the last, without its newline) was never acknowledged
 // and is skipped, as is any line that does not parse: a journal written
@@ -201,7 +257,7 @@ func replayJournal(path string, deltas map[quotaKey]int64) error {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
-		case len(f) == 3 && f[0] == "+" && isMonth(f[2]):
+		case (len(f) == 3 || len(f) == 4) && f[0] == "+" && isMonth(f[2]):
 			deltas[quotaKey{f[1], f[2]}]++
 		case len(f) == 3 && f[0] == "-" && isMonth(f[2]):
 			deltas[quotaKey{f[1], f[2]}]--
@@ -314,8 +370,9 @@ func (db *DB) fold() error {
 	}
 	if len(q.dirty) == 0 {
 		q.evict(db.Now())
+		folded := q.seq - 1 // every journal before the current one
 		q.mu.Unlock()
-		return nil
+		return db.dropJournals(folded)
 	}
 	// The counts taken are in the journals up to oldSeq. An empty journal
 	// goes on (a fold that fails, on a full disk, would otherwise leave a
@@ -361,13 +418,19 @@ func (db *DB) fold() error {
 	// journals; the counts of the mocks are not in SQLite.
 	q.unjournaled = nil
 	q.mu.Unlock()
+	return db.dropJournals(oldSeq)
+}
+
+// dropJournals removes the journals up to seq, all folded, once they are
+// older than the rate window.
+func (db *DB) dropJournals(seq int64) error {
 	seqs, err := journalSeqs(db.dir)
 	if err != nil {
 		return err
 	}
-	for _, seq := range seqs {
-		if seq <= oldSeq {
-			os.Remove(journalName(db.dir, seq))
+	for _, s := range seqs {
+		if s <= seq {
+			_ = db.removeJournal(s, true) // tried again at the next fold
 		}
 	}
 	return nil
@@ -447,23 +510,23 @@ var errClosed = errors.New("sqlite: store closed")
 
 // record appends a journal line, under q.mu, after the "x" lines not
 // written yet.
-func (q *quota) record(op byte, id, month string) error {
+func (q *quota) record(op byte, id, month string, at int64) error {
 	if q.closed {
 		return errClosed
 	}
 	for len(q.unjournaled) > 0 {
-		if err := q.append('x', q.unjournaled[0], ""); err != nil {
+		if err := q.append('x', q.unjournaled[0], "", 0); err != nil {
 			return err
 		}
 		q.unjournaled = q.unjournaled[1:]
 	}
-	return q.append(op, id, month)
+	return q.append(op, id, month, at)
 }
 
 // append writes one line to the journal, under q.mu. A write that fails
 // part way is cut off, so that the line counts nowhere: neither in memory
 // (the caller changes no count) nor at a replay.
-func (q *quota) append(op byte, id, month string) error {
+func (q *quota) append(op byte, id, month string, at int64) error {
 	if err := q.mend(); err != nil {
 		return err
 	}
@@ -478,6 +541,10 @@ func (q *quota) append(op byte, id, month string) error {
 	if month != "" {
 		q.line = append(q.line, ' ')
 		q.line = append(q.line, month...)
+	}
+	if at != 0 {
+		q.line = append(q.line, ' ')
+		q.line = strconv.AppendInt(q.line, at, 10)
 	}
 	q.line = append(q.line, '\n')
 	n, err := q.journal.Write(q.line)
@@ -523,7 +590,7 @@ func (q *quota) check() error {
 	if q.failed == nil || q.closed {
 		return nil
 	}
-	return q.append(0, "", "")
+	return q.append(0, "", "", 0)
 }
 
 // ReserveQuota counts one served response when fewer than limit were
@@ -547,7 +614,7 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 	case limit > 0 && n >= limit:
 		return n, false, nil
 	}
-	if err := q.record('+', id, month); err != nil {
+	if err := q.record('+', id, month, db.Now().UnixMilli()); err != nil {
 		return n, false, err
 	}
 	q.counts[key] = quotaCount{n + 1, q.epoch}
@@ -568,7 +635,7 @@ func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
 	if err != nil || !exists || n == 0 {
 		return err
 	}
-	if err := q.record('-', id, month); err != nil {
+	if err := q.record('-', id, month, 0); err != nil {
 		return err
 	}
 	q.counts[key] = quotaCount{n - 1, q.epoch}
@@ -601,7 +668,7 @@ func (db *DB) forgetCounts(id string) error {
 			delete(q.dirty, k)
 		}
 	}
-	if err := q.record('x', id, ""); err != nil {
+	if err := q.record('x', id, "", 0); err != nil {
 		// The mock is gone, and its counts with it; the line is written
 		// before the next one, or made needless by the next fold.
 		q.unjournaled = append(q.unjournaled, id)

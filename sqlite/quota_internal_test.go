@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -91,7 +92,6 @@ func TestQuotaJournalReplay(t *testing.T) {
 	f.Close()
 
 	db = openAt(t, dir)
-	defer db.Close()
 	for _, tc := range []struct {
 		id, month string
 		want      int64
@@ -104,13 +104,55 @@ func TestQuotaJournalReplay(t *testing.T) {
 			t.Errorf("%s %s: %d, want %d", tc.id, tc.month, got, tc.want)
 		}
 	}
-	// Replayed into SQLite, and the journals before this run are gone.
+	// Replayed into SQLite. The journals of the last minute stay, for the
+	// rate limits (see RecentReads), and are not counted again.
 	var n int64
 	if err := db.reads.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ? AND month = '2026-11'`, a.ID).Scan(&n); err != nil || n != 5 {
 		t.Errorf("SQLite holds %d, %v; want 5", n, err)
 	}
-	if seqs, _ := journalSeqs(dir); len(seqs) != 1 || seqs[0] != db.quota.seq {
-		t.Errorf("journals %v after replay, want only the current %d", seqs, db.quota.seq)
+	recent := db.RecentReads()
+	if len(recent[a.ID]) != 7 || len(recent[b.ID]) != 1 {
+		t.Errorf("recent reads: %d of a, %d of b; want 7 (all its reservations) and 1 (since it was made again)", len(recent[a.ID]), len(recent[b.ID]))
+	}
+	if db.RecentReads() != nil {
+		t.Error("RecentReads gave them twice")
+	}
+	crash(db)
+	db = openAt(t, dir)
+	defer db.Close()
+	if got := used(t, db, a.ID, "2026-11"); got != 5 {
+		t.Errorf("after a second start: %d, want 5 (journals counted once)", got)
+	}
+	if len(db.RecentReads()[a.ID]) != 7 {
+		t.Error("the reads of the last minute were not there after a second start")
+	}
+}
+
+// Journals stay a rate window after they were last written, then go.
+func TestQuotaJournalsLeaveAfterTheWindow(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	defer db.Close()
+	m := mockN(1)
+	db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)})
+	db.ReserveQuota(ctx, m.ID, "2026-11", 0)
+	first := db.quota.seq
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journalName(dir, first)); err != nil {
+		t.Fatalf("journal %d gone right after its fold: %v", first, err)
+	}
+	old := time.Now().Add(-decoy.RateWindow - time.Second)
+	if err := os.Chtimes(journalName(dir, first), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.fold(); err != nil { // nothing changed: still tidies
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journalName(dir, first)); !os.IsNotExist(err) {
+		t.Errorf("journal %d still there a rate window after: %v", first, err)
 	}
 }
 
@@ -125,12 +167,8 @@ func TestQuotaFold(t *testing.T) {
 	for range 3 {
 		db.ReserveQuota(ctx, m.ID, "2026-11", 0)
 	}
-	first := db.quota.seq
 	if err := db.fold(); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(journalName(dir, first)); !os.IsNotExist(err) {
-		t.Errorf("journal %d still there after its fold: %v", first, err)
 	}
 	var n int64
 	db.reads.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ?`, m.ID).Scan(&n)
@@ -141,13 +179,14 @@ func TestQuotaFold(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if seqs, _ := journalSeqs(dir); len(seqs) != 0 {
-		t.Errorf("journals %v left after Close", seqs)
-	}
-	db = openAt(t, dir)
-	defer db.Close()
-	if got := used(t, db, m.ID, "2026-11"); got != 4 {
-		t.Errorf("after reopening: %d, want 4", got)
+	for range 2 { // the journals kept for the rate window count once
+		db = openAt(t, dir)
+		if got := used(t, db, m.ID, "2026-11"); got != 4 {
+			t.Errorf("after reopening: %d, want 4", got)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -365,3 +365,32 @@ func checkSQLite(t *testing.T, file string) {
 		t.Errorf("integrity check of %s: %q %v", file, res, err)
 	}
 }
+
+// A restart, graceful or by SIGKILL, keeps each mock's rate window: the
+// reads of the last minute still count against its limit.
+func TestRateWindowSurvivesRestarts(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir, "--admin-token", adminToken, "--rate-limit", "3")
+	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{})
+	for i := range 2 {
+		if a := get(t, p.url+"/mock/"+m.ID); a.status != 200 {
+			t.Fatalf("read %d: %d %s", i, a.status, a.body)
+		}
+	}
+	p.kill()
+	p = start(t, dir, "--admin-token", adminToken, "--rate-limit", "3")
+	if a := get(t, p.url+"/mock/"+m.ID); a.status != 200 {
+		t.Fatalf("third read after SIGKILL: %d %s", a.status, a.body)
+	}
+	if a := get(t, p.url+"/mock/"+m.ID); a.status != 429 {
+		t.Fatalf("fourth read within the minute, after SIGKILL: %d, want 429", a.status)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	p = start(t, dir, "--admin-token", adminToken, "--rate-limit", "3")
+	a := get(t, p.url+"/mock/"+m.ID)
+	if a.status != 429 || a.header.Get("Retry-After") == "" {
+		t.Fatalf("read within the minute, after a graceful stop: %d (Retry-After %q), want 429", a.status, a.header.Get("Retry-After"))
+	}
+}

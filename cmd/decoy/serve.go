@@ -237,11 +237,19 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rates := inmem.NewLimiter()
+	if db, ok := m.store.(*sqlite.DB); ok {
+		// The reads of the last minute before this start count against
+		// each mock's rate limit, as they would have without a restart.
+		for id, times := range db.RecentReads() {
+			rates.Restore(server.RateKey(id), times)
+		}
+	}
 	cfg := server.Config{
 		Store:               m.store,
 		Quota:               m.store,
 		QuotaInMemory:       c.DatabaseURL == "", // SQLite's journal
-		Limiter:             inmem.NewLimiter(),
+		Limiter:             rates,
 		AuthFailures:        inmem.NewLimiter(),
 		ClientLimiter:       inmem.NewLimiter(),
 		ClientRateLimit:     c.ClientRateLimit,
