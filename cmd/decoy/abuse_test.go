@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,20 +190,7 @@ func TestSIGTERMDuringDelayedResponse(t *testing.T) {
 	const delay = 5 * time.Second
 	p := start(t, t.TempDir(), "--admin-token", adminToken, "--shutdown-timeout", "2m")
 	m := createMock(t, p, `[{"slow":true}]`, client.CreateOptions{DelayMS: int(delay.Milliseconds())})
-	result := make(chan answer, 1)
-	sent := make(chan struct{})
-	go func() {
-		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, p.url+"/mock/"+m.ID, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			result <- answer{status: -1, body: err.Error()}
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		result <- answer{status: resp.StatusCode, body: string(b)}
-	}()
+	result, sent := getAsync(p.url + "/mock/" + m.ID)
 	<-sent
 	time.Sleep(500 * time.Millisecond) // the server has accepted it; it is in its delay
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -221,13 +207,13 @@ func TestSIGTERMDuringDelayedResponse(t *testing.T) {
 	if !refused {
 		t.Errorf("new connections were still accepted %v after SIGTERM", delay/2)
 	}
+	var a answer
 	select {
-	case a := <-result:
+	case a = <-result:
 		t.Errorf("the delayed request was answered (%d) before new connections were refused", a.status)
-		result <- a
 	default:
+		a = <-result
 	}
-	a := <-result
 	if a.status != 200 || a.body != `[{"slow":true}]` {
 		t.Errorf("delayed request: %d %s", a.status, a.body)
 	}

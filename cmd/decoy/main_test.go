@@ -430,20 +430,7 @@ func TestGeneratedAdminToken(t *testing.T) {
 func TestGracefulShutdown(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	m := createMock(t, p, `[{"a":1}]`, client.CreateOptions{DelayMS: 1500})
-	result := make(chan answer, 1)
-	sent := make(chan struct{})
-	go func() {
-		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, p.url+"/mock/"+m.ID, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			result <- answer{status: -1, body: err.Error()}
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		result <- answer{status: resp.StatusCode, body: string(b)}
-	}()
+	result, sent := getAsync(p.url + "/mock/" + m.ID)
 	<-sent
 	time.Sleep(200 * time.Millisecond) // let the server read it and enter the delay
 	if err := p.stop(); err != nil {
@@ -571,4 +558,24 @@ func TestComposeVariablesAreFlags(t *testing.T) {
 			t.Errorf("docker-compose.yml sets %s, but serve has no --%s", v[1], flag)
 		}
 	}
+}
+
+// getAsync GETs url in the background: sent is closed once the request is
+// written, and result receives the answer (status -1 and the error as body
+// when there is none).
+func getAsync(url string) (result <-chan answer, sent <-chan struct{}) {
+	res, wrote := make(chan answer, 1), make(chan struct{})
+	go func() {
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			res <- answer{status: -1, body: err.Error()}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		res <- answer{status: resp.StatusCode, body: string(b)}
+	}()
+	return res, wrote
 }
