@@ -328,7 +328,10 @@ func TestReplicasRedisHangs(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
-	for i := range 16 { // eight readers per replica
+	// 128 readers per replica: more reads waiting on the frozen Redis at
+	// once than a client has connections, which is what made reads wait
+	// out their whole quota budget (503) before the fix.
+	for i := range 256 {
 		wg.Go(func() {
 			p := ps[i%2]
 			for {
