@@ -11,9 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -402,23 +400,6 @@ func (m *Main) openStore(ctx context.Context) (store, error) {
 		return nil, fmt.Errorf("open store in %s: %w", c.DataDir, err)
 	}
 	return db, nil
-}
-
-// defaultGOGC is the garbage collector's target when GOGC is not set. The
-// Go heap holds no documents (they are mapped from their files), only the
-// indexes built over them and each request's garbage, so a heap kept within
-// 1.5× of what is live costs no measurable CPU and keeps the process at
-// under 3× the size of the documents it holds (see bench/).
-const defaultGOGC = 50
-
-// setGCPercent sets the collector's target to defaultGOGC unless the GOGC
-// variable chose one, and returns the target in force.
-func setGCPercent() string {
-	if v := os.Getenv("GOGC"); v != "" {
-		return v
-	}
-	debug.SetGCPercent(defaultGOGC)
-	return strconv.Itoa(defaultGOGC)
 }
 
 // uploadDir returns the folder uploads are streamed to. With SQLite it is
