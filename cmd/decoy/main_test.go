@@ -179,7 +179,16 @@ type answer struct {
 
 func get(t *testing.T, url string, header ...string) answer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	return send(t, http.MethodGet, url, "", header...)
+}
+
+// send sends a request with a body and reads the answer whole.
+func send(t *testing.T, method, url, body string, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
