@@ -1,0 +1,15 @@
+package decoy
+
+// The workspace and project every server has from its first start (§6.1 of
+// the contract). Mocks made before teams existed move there on upgrade, and
+// a server admin who creates a mock without a project creates it there.
+// Their ids are fixed, the UUIDv5 of "decoy:workspace:default" and
+// "decoy:project:default" in the URL namespace, so that every store and
+// every replica agrees on them without asking.
+const (
+	DefaultWorkspaceID = "2e6ecac9-ec3b-5885-a9fc-df77758708ee"
+	DefaultProjectID   = "a46aab13-8714-5241-b061-dbe8a7f1fe99"
+	// DefaultName is the name of the default workspace and of the project
+	// every workspace is created with.
+	DefaultName = "default"
+)
