@@ -13,3 +13,15 @@ const (
 	// every workspace is created with.
 	DefaultName = "default"
 )
+
+// Actor is who made a change, as the audit log (§6.4) and the versions of a
+// mock's data (§9) name it: Kind is "user", "key" or "server_admin"; ID and
+// Label (an email, a key's name) are empty for the server admin.
+type Actor struct {
+	Kind  string `json:"kind"`
+	ID    string `json:"id,omitempty"`
+	Label string `json:"label,omitempty"`
+}
+
+// ServerAdmin is the actor of the admin token.
+var ServerAdmin = Actor{Kind: "server_admin"}
