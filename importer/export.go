@@ -1,0 +1,387 @@
+package importer
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/google/uuid"
+)
+
+// The files of a Decoy export: the manifest, and each mock's data as
+// data/<id>.json, whatever its content type (the manifest records it).
+const (
+	ManifestName = "decoy.json"
+	DataDir      = "data"
+	// ExportFormat and ExportVersion head every manifest; a reader refuses
+	// a version it does not know.
+	ExportFormat  = "decoy-export"
+	ExportVersion = 1
+)
+
+// maxManifestBytes bounds the manifest, whatever the data limit: a mock's
+// entry is a few hundred bytes.
+const maxManifestBytes = 16 << 20
+
+// Manifest is the decoy.json of an export: the project and its mocks'
+// settings. It holds no tokens.
+type Manifest struct {
+	Format  string         `json:"format"`
+	Version int            `json:"version"`
+	Project string         `json:"project"`
+	Created time.Time      `json:"exported_at"`
+	Mocks   []ManifestMock `json:"mocks"`
+}
+
+// ManifestMock is one mock of a manifest.
+type ManifestMock struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ContentType  string `json:"content_type"`
+	Private      bool   `json:"private"`
+	Status       int    `json:"status"`
+	DelayMS      int    `json:"delay_ms"`
+	RateLimit    *int64 `json:"rate_limit"`
+	MonthlyQuota *int64 `json:"monthly_quota"`
+	// Template is the mock's template (§7 of the contract); null until
+	// templates are stored.
+	Template json.RawMessage `json:"template"`
+}
+
+// DataPath is where the data of mock id is in an export.
+func DataPath(id string) string { return DataDir + "/" + id + ".json" }
+
+// ExportWriter writes an export as a .tar.gz, one mock at a time: each
+// mock's data is copied from its reader to the archive, never held whole.
+// The manifest, written last by Close, lists the mocks added.
+type ExportWriter struct {
+	gz       *gzip.Writer
+	tw       *tar.Writer
+	manifest Manifest
+	now      time.Time
+}
+
+// NewExportWriter starts an export of project to w.
+func NewExportWriter(w io.Writer, project string, now time.Time) *ExportWriter {
+	gz := gzip.NewWriter(w)
+	return &ExportWriter{
+		gz: gz, tw: tar.NewWriter(gz), now: now.UTC(),
+		manifest: Manifest{Format: ExportFormat, Version: ExportVersion, Project: project, Created: now.UTC(), Mocks: []ManifestMock{}},
+	}
+}
+
+// Add writes the data of mock m, size bytes read from data.
+func (e *ExportWriter) Add(m ManifestMock, size int64, data io.Reader) error {
+	if m.Template == nil {
+		m.Template = json.RawMessage("null")
+	}
+	if err := e.tw.WriteHeader(e.header(DataPath(m.ID), size)); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(e.tw, data, size); err != nil {
+		return fmt.Errorf("export data of mock %s: %w", m.ID, err)
+	}
+	e.manifest.Mocks = append(e.manifest.Mocks, m)
+	return nil
+}
+
+func (e *ExportWriter) header(name string, size int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644, ModTime: e.now, Format: tar.FormatPAX}
+}
+
+// Close writes the manifest and ends the archive.
+func (e *ExportWriter) Close() error {
+	b, err := json.MarshalIndent(e.manifest, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := e.tw.WriteHeader(e.header(ManifestName, int64(len(b)))); err != nil {
+		return err
+	}
+	if _, err := e.tw.Write(b); err != nil {
+		return err
+	}
+	if err := e.tw.Close(); err != nil {
+		return err
+	}
+	return e.gz.Close()
+}
+
+// WalkExport reads a .tar.gz export from r and calls fn with each of its
+// files (the manifest and the data files), checked before fn sees them:
+// regular files only (no links or devices), with names that stay inside
+// the export (no absolute paths, no ".."), each at most limit bytes
+// (maxManifestBytes for the manifest), at most 2 × MaxMocks + 2 entries,
+// and at most MaxUnpackedBytes unpacked in all, so that a small gzip
+// stream cannot unpack to fill memory or disk.
+func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.Reader) error) error {
+	l = l.withDefaults()
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return decoy.Errorf(decoy.EINVALID, "Not a Decoy export: not a gzip stream")
+	}
+	defer gz.Close()
+	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes}
+	tr := tar.NewReader(unpacked)
+	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "The export unpacks to more than %d bytes", l.MaxUnpackedBytes)
+	maxEntries := 2*l.MaxMocks + 2
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if unpacked.over {
+				return tooLarge
+			}
+			return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: %s", clip(err.Error()))
+		}
+		if n >= maxEntries {
+			return decoy.Errorf(decoy.ETOOLARGE, "The export has more than %d entries", maxEntries)
+		}
+		name, err := entryName(h.Name)
+		if err != nil {
+			return err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg:
+		default:
+			return decoy.Errorf(decoy.EINVALID, "The export entry %q is not a regular file (links are not accepted)", clip(h.Name))
+		}
+		limit := l.MaxDataBytes
+		if name == ManifestName {
+			limit = maxManifestBytes
+		}
+		if h.Size > limit {
+			return decoy.Errorf(decoy.ETOOLARGE, "The export entry %s is larger than %d bytes", name, limit)
+		}
+		if err := fn(name, h.Size, tr); err != nil {
+			if unpacked.over {
+				return tooLarge
+			}
+			return err
+		}
+	}
+}
+
+// entryName checks the name of an export's entry and returns it cleaned:
+// "decoy.json", "data/<id>.json" or a folder ("data", "."), relative,
+// without "..", never outside the export.
+func entryName(raw string) (string, error) {
+	bad := decoy.Errorf(decoy.EINVALID, "The export entry %q has a name outside the export (absolute, or with ..)", clip(raw))
+	if raw == "" || strings.HasPrefix(raw, "/") || strings.Contains(raw, "\\") || strings.ContainsRune(raw, 0) {
+		return "", bad
+	}
+	for _, seg := range strings.Split(raw, "/") {
+		if seg == ".." {
+			return "", bad
+		}
+	}
+	name := path.Clean(raw)
+	if !fs.ValidPath(name) {
+		return "", bad
+	}
+	return name, nil
+}
+
+// boundedReader reads at most left bytes from r and reports when r had
+// more.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, _ := b.r.Read(one[:]); n > 0 {
+			b.over = true
+			return 0, errors.New("export too large")
+		}
+		return b.r.Read(p[:0])
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// ReadExport reads a .tar.gz export: its mocks with their ids, settings
+// and data.
+func ReadExport(r io.Reader, l Limits) (*Result, error) {
+	l = l.withDefaults()
+	var manifest []byte
+	files := map[string][]byte{}
+	err := WalkExport(r, l, func(name string, size int64, body io.Reader) error {
+		b := make([]byte, size)
+		if _, err := io.ReadFull(body, b); err != nil {
+			return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: entry %s is cut short", name)
+		}
+		switch {
+		case name == ManifestName:
+			manifest = b
+		case path.Dir(name) == DataDir && strings.HasSuffix(name, ".json"):
+			if _, dup := files[name]; dup {
+				return decoy.Errorf(decoy.EINVALID, "The export holds %s twice", name)
+			}
+			files[name] = b
+		default:
+			return decoy.Errorf(decoy.EINVALID, "The export holds an unexpected file: %s", clip(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if manifest == nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "Not a Decoy export: no %s", ManifestName)
+	}
+	return fromManifest(manifest, l, func(name string) ([]byte, error) {
+		b, ok := files[name]
+		if !ok {
+			return nil, decoy.Errorf(decoy.EINVALID, "The export has no %s, which its manifest lists", name)
+		}
+		delete(files, name)
+		return b, nil
+	}, func() error {
+		for name := range files {
+			return decoy.Errorf(decoy.EINVALID, "The export holds %s, which its manifest does not list", name)
+		}
+		return nil
+	})
+}
+
+// ReadExportDir reads an export unpacked into a folder (decoy export
+// --out DIR). Files are opened within the folder only: a link that leads
+// out of it is refused.
+func ReadExportDir(dir string, l Limits) (*Result, error) {
+	l = l.withDefaults()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	read := func(name string, limit int64) ([]byte, error) {
+		f, err := root.Open(name)
+		if err != nil {
+			return nil, decoy.Errorf(decoy.EINVALID, "Cannot read %s of the export: %v", name, err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return nil, decoy.Errorf(decoy.EINVALID, "Cannot read %s of the export: %v", name, err)
+		}
+		if int64(len(b)) > limit {
+			return nil, decoy.Errorf(decoy.ETOOLARGE, "%s of the export is larger than %d bytes", name, limit)
+		}
+		return b, nil
+	}
+	manifest, err := read(ManifestName, maxManifestBytes)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	return fromManifest(manifest, l, func(name string) ([]byte, error) {
+		b, err := read(name, l.MaxDataBytes)
+		total += int64(len(b))
+		if err == nil && total > l.MaxUnpackedBytes {
+			return nil, decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d bytes", l.MaxUnpackedBytes)
+		}
+		return b, err
+	}, func() error { return nil })
+}
+
+// HasManifest reports whether dir holds an unpacked export.
+func HasManifest(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, ManifestName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// fromManifest checks a manifest and makes its mocks, with the data that
+// data returns for each; rest is called last, to refuse files the
+// manifest does not list.
+func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), rest func() error) (*Result, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&m); err != nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: %s", ManifestName, clip(err.Error()))
+	}
+	if m.Format != ExportFormat {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: format must be %q", ManifestName, ExportFormat)
+	}
+	if m.Version != ExportVersion {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: version %d is not read by this Decoy (it reads %d)", ManifestName, m.Version, ExportVersion)
+	}
+	if len(m.Mocks) > l.MaxMocks {
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d mocks", l.MaxMocks)
+	}
+	res := &Result{}
+	seen := map[string]bool{}
+	for i, mm := range m.Mocks {
+		u, err := uuid.Parse(mm.ID)
+		if err != nil || mm.ID != u.String() {
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: mocks[%d].id must be a UUID in lower case", ManifestName, i)
+		}
+		id := u.String()
+		if seen[id] {
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: the mock %s appears twice", ManifestName, id)
+		}
+		seen[id] = true
+		if err := checkSettings(mm); err != nil {
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: mock %s: %s", ManifestName, id, err)
+		}
+		b, err := data(DataPath(mm.ID))
+		if err != nil {
+			return nil, err
+		}
+		var tmpl json.RawMessage
+		if len(mm.Template) > 0 && string(mm.Template) != "null" {
+			tmpl = mm.Template
+		}
+		res.Mocks = append(res.Mocks, Mock{
+			ID: id, Name: mm.Name, ContentType: mm.ContentType, Private: mm.Private, Status: mm.Status,
+			DelayMS: mm.DelayMS, RateLimit: mm.RateLimit, MonthlyQuota: mm.MonthlyQuota, Template: tmpl, Data: b,
+		})
+	}
+	if err := rest(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkSettings checks a manifest's mock as the admin API checks a new
+// mock's settings.
+func checkSettings(m ManifestMock) error {
+	switch {
+	case name(m.Name) != m.Name:
+		return fmt.Errorf("name must be valid UTF-8 of at most %d bytes", decoy.MaxNameLength)
+	case m.Status < 200 || m.Status > 599:
+		return errors.New("status must be from 200 to 599")
+	case m.DelayMS < 0 || m.DelayMS > decoy.MaxDelayMS:
+		return fmt.Errorf("delay_ms must be from 0 to %d", decoy.MaxDelayMS)
+	case m.RateLimit != nil && *m.RateLimit < 0, m.MonthlyQuota != nil && *m.MonthlyQuota < 0:
+		return errors.New("rate_limit and monthly_quota must be null or 0 or more")
+	}
+	if _, _, err := mime.ParseMediaType(m.ContentType); err != nil {
+		return errors.New("content_type must be a media type")
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package importer_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/importer"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+var exportMocks = []importer.ManifestMock{
+	{ID: "00000000-0000-4000-8000-000000000001", Name: "users", ContentType: "application/json", Status: 200},
+	{ID: "00000000-0000-4000-8000-000000000002", Name: "secret", ContentType: "text/csv; charset=utf-8", Private: true, Status: 203,
+		DelayMS: 50, RateLimit: ptr(int64(7)), MonthlyQuota: ptr(int64(0))},
+}
+
+var exportData = [][]byte{[]byte(`[{"id": 1.0}]`), []byte("a,b\n\x00\xff")}
+
+func export(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := importer.NewExportWriter(&b, "default", time.Unix(0, 0))
+	for i, m := range exportMocks {
+		if err := w.Add(m, int64(len(exportData[i])), bytes.NewReader(exportData[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func checkExport(t *testing.T, r *importer.Result) {
+	t.Helper()
+	if len(r.Mocks) != len(exportMocks) {
+		t.Fatalf("%d mocks", len(r.Mocks))
+	}
+	for i, m := range r.Mocks {
+		want := exportMocks[i]
+		got := importer.ManifestMock{ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
+			DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota}
+		if !reflect.DeepEqual(got, want) || !bytes.Equal(m.Data, exportData[i]) || m.Template != nil {
+			t.Errorf("mock %d = %+v %q, want %+v %q", i, got, m.Data, want, exportData[i])
+		}
+	}
+}
+
+func TestExportRoundTrip(t *testing.T) {
+	b := export(t)
+	if importer.Detect(b) != importer.FormatDecoy {
+		t.Fatal("an export is not detected as one")
+	}
+	r, err := importer.ReadExport(bytes.NewReader(b), importer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExport(t, r)
+
+	// The same files unpacked into a folder.
+	dir := t.TempDir()
+	err = importer.WalkExport(bytes.NewReader(b), importer.Limits{}, func(name string, size int64, body io.Reader) error {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(body)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !importer.HasManifest(dir) {
+		t.Fatal("no manifest in the folder")
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, importer.ManifestName))
+	if bytes.Contains(manifest, []byte("token")) {
+		t.Errorf("the manifest names a token: %s", manifest)
+	}
+	if r, err = importer.ReadExportDir(dir, importer.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	checkExport(t, r)
+}
+
+// entry is one file of a hand-made archive.
+type entry struct {
+	name     string
+	typ      byte
+	body     string
+	size     int64 // when not len(body)
+	linkname string
+}
+
+func archive(t *testing.T, entries ...entry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		typ := e.typ
+		if typ == 0 {
+			typ = tar.TypeReg
+		}
+		size := int64(len(e.body))
+		if typ != tar.TypeReg {
+			size = 0
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: typ, Size: size, Linkname: e.linkname, Mode: 0o644}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
+}
+
+func manifest(ids ...string) string {
+	m := importer.Manifest{Format: importer.ExportFormat, Version: importer.ExportVersion, Project: "p"}
+	for _, id := range ids {
+		m.Mocks = append(m.Mocks, importer.ManifestMock{ID: id, Name: "m", ContentType: "application/json", Status: 200})
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+const id1 = "00000000-0000-4000-8000-000000000001"
+
+func TestReadExportHostile(t *testing.T) {
+	lim := importer.Limits{MaxDataBytes: 1 << 10, MaxUnpackedBytes: 64 << 10, MaxMocks: 4}
+	var many []entry
+	for i := 0; i < 20; i++ {
+		many = append(many, entry{name: "data/", typ: tar.TypeDir})
+	}
+	bomb := func() []byte {
+		// 64 MiB of zeros gzip to about 64 KiB.
+		var b bytes.Buffer
+		gz := gzip.NewWriter(&b)
+		tw := tar.NewWriter(gz)
+		tw.WriteHeader(&tar.Header{Name: "data/" + id1 + ".json", Typeflag: tar.TypeReg, Size: 64 << 20})
+		io.Copy(tw, io.LimitReader(zeros{}, 64<<20))
+		tw.Close()
+		gz.Close()
+		return b.Bytes()
+	}
+	tests := []struct {
+		name string
+		file []byte
+		code string
+		text string
+	}{
+		{"not gzip", []byte("PK\x03\x04 a zip"), decoy.EINVALID, "not a gzip stream"},
+		{"gzip of garbage", gzipOf("not a tar at all, not a tar at all"), decoy.EINVALID, "Not a valid Decoy export"},
+		{"no manifest", archive(t, entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "no decoy.json"},
+		{"dot-dot", archive(t, entry{name: "../evil.json", body: "1"}), decoy.EINVALID, "outside the export"},
+		{"dot-dot inside", archive(t, entry{name: "data/../../evil.json", body: "1"}), decoy.EINVALID, "outside the export"},
+		{"absolute", archive(t, entry{name: "/etc/cron.d/x", body: "1"}), decoy.EINVALID, "outside the export"},
+		{"backslash", archive(t, entry{name: `..\evil.json`, body: "1"}), decoy.EINVALID, "outside the export"},
+		{"symlink", archive(t, entry{name: "data/" + id1 + ".json", typ: tar.TypeSymlink, linkname: "/etc/passwd"}), decoy.EINVALID, "not a regular file"},
+		{"hardlink", archive(t, entry{name: "decoy.json", typ: tar.TypeLink, linkname: "/etc/passwd"}), decoy.EINVALID, "not a regular file"},
+		{"device", archive(t, entry{name: "decoy.json", typ: tar.TypeChar}), decoy.EINVALID, "not a regular file"},
+		{"too many entries", archive(t, many...), decoy.ETOOLARGE, "more than 10 entries"},
+		{"oversized entry", archive(t, entry{name: "data/" + id1 + ".json", body: strings.Repeat("1", 2<<10)}), decoy.ETOOLARGE, "larger than 1024 bytes"},
+		{"gzip bomb", bomb(), decoy.ETOOLARGE, ""},
+		{"unexpected file", archive(t, entry{name: "run.sh", body: "rm -rf /"}), decoy.EINVALID, "unexpected file"},
+		{"data the manifest lacks", archive(t, entry{name: "decoy.json", body: manifest()}, entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "does not list"},
+		{"manifest names missing data", archive(t, entry{name: "decoy.json", body: manifest(id1)}), decoy.EINVALID, "which its manifest lists"},
+		{"bad manifest", archive(t, entry{name: "decoy.json", body: "{"}), decoy.EINVALID, "Invalid decoy.json"},
+		{"future version", archive(t, entry{name: "decoy.json", body: `{"format":"decoy-export","version":9}`}), decoy.EINVALID, "version 9"},
+		{"bad id", archive(t, entry{name: "decoy.json", body: manifest("../../x")}), decoy.EINVALID, "must be a UUID"},
+		{"upper-case id", archive(t, entry{name: "decoy.json", body: manifest(strings.ToUpper("0000000a-0000-4000-8000-000000000001"))}), decoy.EINVALID, "must be a UUID"},
+		{"duplicate id", archive(t, entry{name: "decoy.json", body: manifest(id1, id1)}, entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "twice"},
+		{"too many mocks", archive(t, entry{name: "decoy.json", body: manifest(id1, "00000000-0000-4000-8000-000000000002",
+			"00000000-0000-4000-8000-000000000003", "00000000-0000-4000-8000-000000000004", "00000000-0000-4000-8000-000000000005")}), decoy.ETOOLARGE, "more than 4 mocks"},
+		{"bad status", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"status":200`, `"status":99`, 1)},
+			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := importer.ReadExport(bytes.NewReader(tt.file), lim)
+			wantCode(t, err, tt.code)
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Fatalf("err = %q, want it to say %q", err, tt.text)
+			}
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+func gzipOf(s string) []byte {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	gz.Write([]byte(s))
+	gz.Close()
+	return b.Bytes()
+}
+
+func TestReadExportDirHostile(t *testing.T) {
+	t.Run("link out of the folder", func(t *testing.T) {
+		dir, outside := t.TempDir(), t.TempDir()
+		os.WriteFile(filepath.Join(outside, "secret"), []byte(`"secret"`), 0o600)
+		os.WriteFile(filepath.Join(dir, "decoy.json"), []byte(manifest(id1)), 0o600)
+		os.Mkdir(filepath.Join(dir, "data"), 0o700)
+		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "data", id1+".json")); err != nil {
+			t.Skip(err)
+		}
+		_, err := importer.ReadExportDir(dir, importer.Limits{})
+		wantCode(t, err, decoy.EINVALID)
+	})
+	t.Run("oversized file", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "decoy.json"), []byte(manifest(id1)), 0o600)
+		os.Mkdir(filepath.Join(dir, "data"), 0o700)
+		os.WriteFile(filepath.Join(dir, "data", id1+".json"), bytes.Repeat([]byte("1"), 2000), 0o600)
+		_, err := importer.ReadExportDir(dir, importer.Limits{MaxDataBytes: 1000})
+		wantCode(t, err, decoy.ETOOLARGE)
+	})
+}
+
+func TestOpenAPIHostile(t *testing.T) {
+	head := "openapi: 3.0.0\ninfo: {title: t, version: '1'}\n"
+	// A billion laughs: each level refers nine times to the one before.
+	var laughs strings.Builder
+	laughs.WriteString(head + "x-a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&laughs, "x-a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	laughs.WriteString("paths: {}\n")
+
+	cyclic := head + `paths:
+  /a:
+    get:
+      responses:
+        "200":
+          description: x
+          content:
+            application/json:
+              examples:
+                one: {$ref: "#/components/examples/two"}
+components:
+  examples:
+    two: {$ref: "#/components/examples/one"}
+    one: {$ref: "#/components/examples/two"}
+`
+	cyclicSchema := head + `paths:
+  /a:
+    get:
+      responses:
+        "200":
+          description: x
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Node"}
+              example: {"next": {"next": null}}
+components:
+  schemas:
+    Node: {type: object, properties: {next: {$ref: "#/components/schemas/Node"}}}
+`
+	var deep strings.Builder
+	deep.WriteString(head + "paths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/r0'}\ncomponents:\n  responses:\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&deep, "    r%d: {$ref: '#/components/responses/r%d'}\n", i, i+1)
+	}
+	deep.WriteString("    r2000: {description: x, content: {application/json: {example: 1}}}\n")
+	var nested strings.Builder
+	nested.WriteString(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"x-deep":`)
+	nested.WriteString(strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"paths":{}}`)
+
+	tests := []struct {
+		name string
+		doc  string
+		ok   bool // read without error (bounded) rather than refused
+	}{
+		{"billion laughs", laughs.String(), false},
+		{"cyclic example refs", cyclic, true}, // skipped: "its first example could not be resolved"
+		{"cyclic schema", cyclicSchema, true},
+		{"deep ref chain", deep.String(), true},
+		{"deep nesting", nested.String(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan struct{})
+			var err error
+			go func() {
+				defer close(done)
+				_, err = importer.OpenAPI([]byte(tt.doc), importer.Options{})
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("still reading after 20 s")
+			}
+			if tt.ok && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if !tt.ok {
+				wantCode(t, err, decoy.EINVALID)
+			}
+		})
+	}
+	t.Run("larger than the limit", func(t *testing.T) {
+		_, err := importer.OpenAPI([]byte(head+strings.Repeat("#", 2000)), importer.Options{Limits: importer.Limits{MaxDataBytes: 1000}})
+		wantCode(t, err, decoy.ETOOLARGE)
+		_, err = importer.JSONServer([]byte(`{"a":"`+strings.Repeat("x", 2000)+`"}`), importer.Limits{MaxDataBytes: 1000})
+		wantCode(t, err, decoy.ETOOLARGE)
+	})
+	t.Run("too many mocks", func(t *testing.T) {
+		_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+		wantCode(t, err, decoy.ETOOLARGE)
+	})
+}
+
+// TestReadExportGzipBomb: entries each within the data limit that unpack,
+// together, past MaxUnpackedBytes are refused once the bound is passed.
+func TestReadExportGzipBomb(t *testing.T) {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for i := 0; i < 3; i++ {
+		tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("data/00000000-0000-4000-8000-00000000000%d.json", i), Typeflag: tar.TypeReg, Size: 1 << 20})
+		io.Copy(tw, io.LimitReader(zeros{}, 1<<20))
+	}
+	tw.Close()
+	gz.Close()
+	if b.Len() > 16<<10 {
+		t.Fatalf("the bomb is %d bytes", b.Len())
+	}
+	_, err := importer.ReadExport(&b, importer.Limits{MaxDataBytes: 1 << 20, MaxUnpackedBytes: 2 << 20})
+	wantCode(t, err, decoy.ETOOLARGE)
+	if !strings.Contains(err.Error(), "unpacks to more than") {
+		t.Fatalf("err = %v", err)
+	}
+}

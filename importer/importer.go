@@ -1,0 +1,158 @@
+// Package importer turns files people already have into mocks: OpenAPI
+// descriptions (3.0 and 3.1, JSON or YAML), json-server db.json files, and
+// Decoy's own exports, which it also writes. It reads and writes bytes
+// only: the HTTP server and the CLI decide where they come from and where
+// the mocks go.
+//
+// Every input is untrusted: each reader is bounded by Limits and answers a
+// malformed or hostile file with a *decoy.Error (EINVALID, or ETOOLARGE
+// past a bound), never a panic.
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// Formats an import reads.
+const (
+	FormatOpenAPI    = "openapi"
+	FormatJSONServer = "json-server"
+	FormatDecoy      = "decoy"
+)
+
+// Mock is one mock an import creates: its settings and its data.
+type Mock struct {
+	// ID is the mock's id in a Decoy export; empty for the other formats.
+	ID          string
+	Name        string
+	ContentType string
+	Private     bool
+	Status      int
+	DelayMS     int
+	// RateLimit and MonthlyQuota override the server defaults when set.
+	RateLimit    *int64
+	MonthlyQuota *int64
+	// Template is the mock's template in a Decoy export (null for now).
+	Template json.RawMessage
+	// Data is the mock's document, byte for byte.
+	Data []byte
+}
+
+// Skipped is a part of the file no mock was made from, and why.
+type Skipped struct {
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+}
+
+// Result is what an import makes of a file.
+type Result struct {
+	Mocks   []Mock
+	Skipped []Skipped
+}
+
+// Limits bound what one import reads.
+type Limits struct {
+	// MaxDataBytes is the largest document of one mock (--max-data-bytes).
+	MaxDataBytes int64
+	// MaxUnpackedBytes bounds the bytes a Decoy export unpacks to.
+	MaxUnpackedBytes int64
+	// MaxMocks is the most mocks one import makes.
+	MaxMocks int
+}
+
+// DefaultMaxMocks is the most mocks one import makes unless told otherwise.
+const DefaultMaxMocks = 10000
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxDataBytes <= 0 {
+		l.MaxDataBytes = 64 << 20
+	}
+	if l.MaxUnpackedBytes <= 0 {
+		l.MaxUnpackedBytes = 4 * l.MaxDataBytes
+	}
+	if l.MaxMocks <= 0 {
+		l.MaxMocks = DefaultMaxMocks
+	}
+	return l
+}
+
+// Options are the settings of Read.
+type Options struct {
+	Limits
+	// Generate, when set, makes the data of an OpenAPI operation that has
+	// no example from the response's schema (a JSON Schema, as JSON).
+	// Without it such operations are skipped.
+	Generate func(schema []byte) ([]byte, error)
+}
+
+// Read makes mocks of data in format, one of the Format constants; an
+// empty format is guessed with Detect.
+func Read(format string, data []byte, opt Options) (*Result, error) {
+	opt.Limits = opt.Limits.withDefaults()
+	if format == "" {
+		format = Detect(data)
+	}
+	switch format {
+	case FormatOpenAPI:
+		return OpenAPI(data, opt)
+	case FormatJSONServer:
+		return JSONServer(data, opt.Limits)
+	case FormatDecoy:
+		return ReadExport(bytes.NewReader(data), opt.Limits)
+	}
+	return nil, decoy.Errorf(decoy.EINVALID, "format must be openapi, json-server or decoy")
+}
+
+// Detect guesses the format of a file from its content: a gzip stream is a
+// Decoy export, a JSON object with an "openapi" or "swagger" member an
+// OpenAPI description, any other JSON object a json-server db.json, and
+// anything else (YAML) an OpenAPI description.
+func Detect(data []byte) string {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return FormatDecoy
+	}
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return FormatOpenAPI
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return FormatOpenAPI
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if k, _ := t.(string); k == "openapi" || k == "swagger" {
+			return FormatOpenAPI
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return FormatJSONServer
+}
+
+// name makes s a valid mock name: valid UTF-8 of at most
+// decoy.MaxNameLength bytes, cut at a character boundary.
+func name(s string) string {
+	return cut(string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))), decoy.MaxNameLength)
+}
+
+// cut returns the longest start of s of at most n bytes that ends at a
+// character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

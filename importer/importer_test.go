@@ -1,0 +1,382 @@
+package importer_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/importer"
+	"github.com/oasdiff/yaml"
+)
+
+// jsonEqual reports whether a and b hold the same JSON value.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if decoy.ErrorCode(err) != code {
+		t.Fatalf("err = %v (%s), want code %s", err, decoy.ErrorCode(err), code)
+	}
+}
+
+// summary is a Result in short: each mock as "name status data" and each
+// skipped part as "source: reason".
+func summary(r *importer.Result) (mocks, skipped []string) {
+	for _, m := range r.Mocks {
+		mocks = append(mocks, m.Name+" "+itoa(m.Status)+" "+string(m.Data))
+	}
+	for _, s := range r.Skipped {
+		skipped = append(skipped, s.Source+": "+s.Reason)
+	}
+	return mocks, skipped
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestOpenAPI(t *testing.T) {
+	tests := []struct {
+		name        string
+		doc         string
+		mocks       []string
+		skipped     []string
+		contentType string
+	}{{
+		name: "example, examples and none (3.0 YAML)",
+		doc: `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              example: [{"id": 1, "name": "Rex"}]
+        default:
+          description: error
+    post:
+      responses:
+        "201": {description: created}
+  /pets/{id}:
+    get:
+      responses:
+        "404": {description: nope}
+        "203":
+          description: ok
+          content:
+            application/json:
+              examples:
+                zebra: {value: {"first": true}}
+                alpha: {value: {"first": false}}
+        "200":
+          description: ok
+          content:
+            text/plain:
+              example: hi
+  /empty:
+    get:
+      operationId: noExample
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {type: object}
+`,
+		mocks: []string{
+			`listPets 200 [{"id":1,"name":"Rex"}]`,
+			`GET /pets/{id} 203 {"first":true}`,
+		},
+		skipped: []string{
+			"GET /empty 200: " + importer.ReasonNoExample,
+			"GET /pets default: not a 2xx response",
+			"POST /pets: not a GET operation",
+			"GET /pets/{id} 200: no JSON content",
+			"GET /pets/{id} 404: not a 2xx response",
+		},
+	}, {
+		name: "examples by $ref, lowest 2xx, +json (3.1 JSON)",
+		doc: `{"openapi":"3.1.0","info":{"title":"t","version":"1"},
+"paths":{"/a":{"get":{"operationId":"a","responses":{
+  "201":{"description":"x","content":{"application/json":{"example":{"n":2}}}},
+  "200":{"description":"x","content":{"application/vnd.api+json":{"examples":{"one":{"$ref":"#/components/examples/One"}}}}}}}}},
+"components":{"examples":{"One":{"value":{"n":1,"s":"<é>"}}}}}`,
+		mocks:       []string{`a 200 {"n":1,"s":"<é>"}`},
+		skipped:     []string{"GET /a 201: a lower 2xx response (200) was imported"},
+		contentType: "application/vnd.api+json",
+	}, {
+		name: "no paths",
+		doc:  `{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := importer.OpenAPI([]byte(tt.doc), importer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mocks, skipped := summary(r)
+			if !reflect.DeepEqual(mocks, tt.mocks) {
+				t.Errorf("mocks:\n%q\nwant\n%q", mocks, tt.mocks)
+			}
+			if !reflect.DeepEqual(skipped, tt.skipped) {
+				t.Errorf("skipped:\n%q\nwant\n%q", skipped, tt.skipped)
+			}
+			if tt.contentType != "" && r.Mocks[0].ContentType != tt.contentType {
+				t.Errorf("content type %q, want %q", r.Mocks[0].ContentType, tt.contentType)
+			}
+		})
+	}
+}
+
+func TestOpenAPIGenerate(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /pets:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Pets"}
+components:
+  schemas:
+    Pets: {type: array, items: {type: string}}
+`
+	var got []byte
+	r, err := importer.OpenAPI([]byte(doc), importer.Options{Generate: func(schema []byte) ([]byte, error) {
+		got = schema
+		return []byte(`["generated"]`), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Mocks) != 1 || string(r.Mocks[0].Data) != `["generated"]` {
+		t.Fatalf("mocks = %+v", r.Mocks)
+	}
+	var schema struct {
+		Ref        string `json:"$ref"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(got, &schema); err != nil || schema.Ref != "#/components/schemas/Pets" || schema.Components.Schemas["Pets"] == nil {
+		t.Fatalf("schema given to Generate = %s (%v)", got, err)
+	}
+}
+
+func TestOpenAPIErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		code string
+		text string
+	}{
+		{"not YAML or JSON", "{{{", decoy.EINVALID, "Invalid OpenAPI description"},
+		{"Swagger 2.0", `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`, decoy.EINVALID, "Swagger 2.0"},
+		{"OpenAPI 4", `{"openapi":"4.0.0","info":{"title":"t","version":"1"}}`, decoy.EINVALID, "only 3.0 and 3.1"},
+		{"external ref", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"$ref":"/etc/passwd#/x"}}}}}}`, decoy.EINVALID, "external reference"},
+		{"URL ref", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"$ref":"http://169.254.169.254/x"}}}`, decoy.EINVALID, "external reference"},
+		{"missing ref", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"$ref":"#/components/responses/nope"}}}}}}`, decoy.EINVALID, "Invalid OpenAPI description"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := importer.OpenAPI([]byte(tt.doc), importer.Options{})
+			wantCode(t, err, tt.code)
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Fatalf("err = %q, want it to say %q", err, tt.text)
+			}
+		})
+	}
+}
+
+// TestThirdParty imports OpenAPI descriptions written by others (see
+// testdata/thirdparty/SOURCES.md) and checks that each mock's data equals
+// its example, as read from the file apart from the importer.
+func TestThirdParty(t *testing.T) {
+	tests := []struct {
+		file    string
+		mocks   map[string]string // operationId: the JSON pointer of its example in the file
+		status  map[string]int
+		skipped []string
+	}{{
+		file: "museum.yaml",
+		mocks: map[string]string{
+			"getMuseumHours":    "/components/examples/GetMuseumHoursResponseExample/value",
+			"listSpecialEvents": "/components/examples/ListSpecialEventsResponseExample/value",
+			"getSpecialEvent":   "/components/examples/GetSpecialEventResponseExample/value",
+		},
+		skipped: []string{
+			"DELETE /special-events/{eventId}: not a GET operation",
+			"GET /tickets/{ticketId}/qr 200: no JSON content",
+			"PATCH /special-events/{eventId}: not a GET operation",
+			"POST /special-events: not a GET operation",
+			"POST /tickets: not a GET operation",
+		},
+	}, {
+		file: "api-with-examples.json",
+		mocks: map[string]string{
+			"listVersionsv2":      "/paths/~1/get/responses/200/content/application~1json/examples/foo/value",
+			"getVersionDetailsv2": "/paths/~1v2/get/responses/200/content/application~1json/examples/foo/value",
+		},
+		skipped: []string{
+			"GET / 300: not a 2xx response",
+			"GET /v2 203: a lower 2xx response (200) was imported",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			raw, err := os.ReadFile("testdata/thirdparty/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := importer.OpenAPI(raw, importer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Dates stay strings, as in YAML 1.2 and in the JSON form.
+			var parsed any
+			if _, err := yaml.Unmarshal(raw, &parsed, yaml.DecodeOpts{DisableTimestamps: true}); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := json.Marshal(parsed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Mocks) != len(tt.mocks) {
+				t.Errorf("%d mocks, want %d", len(r.Mocks), len(tt.mocks))
+			}
+			for _, m := range r.Mocks {
+				ptr, ok := tt.mocks[m.Name]
+				if !ok {
+					t.Errorf("unexpected mock %q", m.Name)
+					continue
+				}
+				want := pointer(t, whole, ptr)
+				if !jsonEqual(t, m.Data, want) {
+					t.Errorf("%s: data\n%s\nwant the example\n%s", m.Name, m.Data, want)
+				}
+				if m.Status != 200 || m.ContentType != "application/json" {
+					t.Errorf("%s: status %d, content type %s", m.Name, m.Status, m.ContentType)
+				}
+			}
+			var skipped []string
+			for _, s := range r.Skipped {
+				if !strings.HasSuffix(s.Reason, "not a 2xx response") || tt.file != "museum.yaml" {
+					skipped = append(skipped, s.Source+": "+s.Reason)
+				}
+			}
+			for _, want := range tt.skipped {
+				if !contains(skipped, want) {
+					t.Errorf("skipped lacks %q: %q", want, skipped)
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pointer returns the value at a JSON pointer of a document, as JSON.
+func pointer(t *testing.T, doc []byte, ptr string) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: no %s", ptr, seg)
+		}
+		v = m[seg]
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestJSONServer(t *testing.T) {
+	tests := []struct {
+		name    string
+		doc     string
+		mocks   []string
+		skipped []string
+		code    string
+	}{
+		{name: "keys in order, bytes as written", doc: "{\"posts\": [ {\"id\": 1.0, \"t\": \"\\u00e9\"} ],\n \"profile\": {\"name\":\"typicode\"}, \"n\": 3}",
+			mocks: []string{`posts 200 [ {"id": 1.0, "t": "\u00e9"} ]`, `profile 200 {"name":"typicode"}`, `n 200 3`}},
+		{name: "empty object", doc: `{}`},
+		{name: "long key", doc: `{"` + strings.Repeat("k", 201) + `": 1}`, skipped: []string{strings.Repeat("k", 100) + ": the key is not a valid name (UTF-8, at most 200 bytes)"}},
+		{name: "array", doc: `[1,2]`, code: decoy.EINVALID},
+		{name: "duplicate key", doc: `{"a":1,"a":2}`, code: decoy.EINVALID},
+		{name: "trailing text", doc: `{"a":1} x`, code: decoy.EINVALID},
+		{name: "cut short", doc: `{"a":[1,`, code: decoy.EINVALID},
+		{name: "bad value", doc: `{"a":tru}`, code: decoy.EINVALID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := importer.JSONServer([]byte(tt.doc), importer.Limits{})
+			if tt.code != "" {
+				wantCode(t, err, tt.code)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mocks, skipped := summary(r)
+			if !reflect.DeepEqual(mocks, tt.mocks) || !reflect.DeepEqual(skipped, tt.skipped) {
+				t.Errorf("mocks %q skipped %q, want %q %q", mocks, skipped, tt.mocks, tt.skipped)
+			}
+		})
+	}
+}
+
+func TestDetect(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{"openapi: 3.1.0\n", importer.FormatOpenAPI},
+		{`{"openapi":"3.0.0"}`, importer.FormatOpenAPI},
+		{`{"info":{},"swagger":"2.0"}`, importer.FormatOpenAPI},
+		{` {"posts":[],"comments":[]}`, importer.FormatJSONServer},
+		{"\x1f\x8b\x08", importer.FormatDecoy},
+	}
+	for _, tt := range tests {
+		if got := importer.Detect([]byte(tt.doc)); got != tt.want {
+			t.Errorf("Detect(%q) = %s, want %s", tt.doc, got, tt.want)
+		}
+	}
+}
+
+func TestReadUnknownFormat(t *testing.T) {
+	_, err := importer.Read("csv", []byte("a,b"), importer.Options{})
+	wantCode(t, err, decoy.EINVALID)
+}
+
+var _ = bytes.Equal
