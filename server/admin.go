@@ -81,6 +81,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 		case len(segs) == 4 && segs[2] == "usage" && segs[3] == "history":
 			routes = map[string]adminHandler{http.MethodGet: s.usageHistory}
 		}
+	case len(segs) == 3 && segs[0] == "projects" && (segs[2] == "import" || segs[2] == "export"):
+		u, err := uuid.Parse(segs[1])
+		if err != nil || len(segs[1]) != 36 {
+			return errProjectNotFound
+		}
+		id = u.String()
+		if segs[2] == "import" {
+			routes = map[string]adminHandler{http.MethodPost: s.importProject}
+		} else {
+			routes = map[string]adminHandler{http.MethodGet: s.exportProject}
+		}
 	}
 	if routes == nil {
 		return errNotFound
@@ -220,15 +231,10 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	gen := s.cache.Generation()
-	created, err := s.cfg.Store.CreateMock(ctx, m, up.data())
-	s.announce(ctx, m.ID)
+	created, err := s.addMock(ctx, m, e, up.data())
 	if err != nil {
-		s.cache.Remove(m.ID)
 		return err
 	}
-	e.Mock = created
-	s.cache.PutAt(e, gen)
 	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
 	writeJSON(w, http.StatusCreated, s.view(r, created, token))
 	return nil
@@ -522,13 +528,9 @@ func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) e
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	err := s.cfg.Store.DeleteMock(ctx, id)
-	s.announce(ctx, id)
-	if err != nil {
-		s.cache.Remove(id)
+	if err := s.removeMock(ctx, id); err != nil {
 		return err
 	}
-	s.cache.Remove(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -68,6 +68,10 @@ type Config struct {
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
 	MaxDataBytes        int64 // largest mock document accepted
+	// GenerateFromSchema, when set, makes the data of an imported OpenAPI
+	// operation that has no example from its response's JSON Schema;
+	// without it such operations are skipped (see importer.Options).
+	GenerateFromSchema func(schema []byte) ([]byte, error)
 	// MaxCacheBytes bounds the memory of the mocks kept ready to serve
 	// (their documents and what is built over them); the least recently
 	// read are dropped first. 0: no bound.

@@ -1,0 +1,313 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/importer"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/google/uuid"
+)
+
+// errProjectNotFound answers for a project that does not exist, or that
+// the caller cannot see.
+var errProjectNotFound = decoy.Errorf(decoy.ENOTFOUND, "Project not found")
+
+// findProject returns the name of a project. Until projects are stored
+// (§6 of the contract), the default project is the only one.
+func (s *Server) findProject(_ context.Context, project string) (string, error) {
+	if project != decoy.DefaultProjectID {
+		return "", errProjectNotFound
+	}
+	return decoy.DefaultName, nil
+}
+
+// projectMocks returns the mocks of a project, in creation order. Until
+// projects are stored, the default project holds every mock.
+func (s *Server) projectMocks(ctx context.Context, project string) ([]*decoy.Mock, error) {
+	if _, err := s.findProject(ctx, project); err != nil {
+		return nil, err
+	}
+	var all []*decoy.Mock
+	cursor := ""
+	for {
+		page, next, err := s.cfg.Store.ListMocks(ctx, cursor, 1000)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+}
+
+// importParams are the query parameters of POST …/import.
+var importParams = map[string]bool{"format": true, "new_ids": true, "dry_run": true}
+
+// importAnswer is the answer of an import: what it created (or would
+// create, for a dry run) and what it skipped.
+type importAnswer struct {
+	Created []mockView         `json:"created"`
+	Skipped []importer.Skipped `json:"skipped"`
+}
+
+// importLimits bound what one import reads: the file is at most
+// --max-data-bytes, as a mock's document, and an export unpacks to at
+// most four times that.
+func (s *Server) importLimits() importer.Limits {
+	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes}
+}
+
+// importProject serves POST /admin/v1/projects/{id}/import: the file in
+// the body becomes mocks of the project, all of them or none.
+func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project string) error {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
+	}
+	for k := range q {
+		if !importParams[k] {
+			return decoy.Errorf(decoy.EINVALID, "Unknown parameter: %s", k)
+		}
+	}
+	var newIDs, dryRun bool
+	for _, p := range []struct {
+		name string
+		dst  *bool
+	}{{"new_ids", &newIDs}, {"dry_run", &dryRun}} {
+		if v := q.Get(p.name); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return decoy.Errorf(decoy.EINVALID, "%s must be true or false", p.name)
+			}
+			*p.dst = b
+		}
+	}
+	format := q.Get("format")
+	switch format {
+	case "", importer.FormatOpenAPI, importer.FormatJSONServer, importer.FormatDecoy:
+	default:
+		return decoy.Errorf(decoy.EINVALID, "format must be openapi, json-server or decoy")
+	}
+	if _, err := s.findProject(r.Context(), project); err != nil {
+		return err
+	}
+	max := s.cfg.MaxDataBytes
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes (--max-data-bytes)", max)
+	case err != nil:
+		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	}
+	if format == "" {
+		format = importer.Detect(body)
+	}
+	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.cfg.GenerateFromSchema})
+	if err != nil {
+		return err
+	}
+	body = nil // the mocks hold what they need of it
+
+	keepIDs := format == importer.FormatDecoy && !newIDs
+	mocks := make([]*importedMock, 0, len(res.Mocks))
+	defer func() {
+		for _, im := range mocks {
+			im.entry.Release()
+		}
+	}()
+	for _, in := range res.Mocks {
+		im, err := newImportedMock(in, keepIDs)
+		if err != nil {
+			return err
+		}
+		mocks = append(mocks, im)
+	}
+	out := importAnswer{Created: make([]mockView, 0, len(mocks)), Skipped: res.Skipped}
+	if out.Skipped == nil {
+		out.Skipped = []importer.Skipped{}
+	}
+
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if keepIDs {
+		for _, im := range mocks {
+			_, err := s.cfg.Store.FindMock(ctx, im.mock.ID)
+			if err == nil {
+				return decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists; nothing was imported (import with new_ids=true to give the mocks new ids)", im.mock.ID)
+			}
+			if decoy.ErrorCode(err) != decoy.ENOTFOUND {
+				return err
+			}
+		}
+	}
+	if dryRun {
+		for _, im := range mocks {
+			out.Created = append(out.Created, s.view(r, im.mock, ""))
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+	var created []string
+	for _, im := range mocks {
+		m, err := s.addMock(ctx, im.mock, im.entry, decoy.Data{Bytes: im.entry.Data})
+		if err != nil {
+			s.undoImport(ctx, created, err)
+			return err
+		}
+		created = append(created, m.ID)
+		out.Created = append(out.Created, s.view(r, m, im.token))
+	}
+	s.log.Info("import", "project", project, "format", format, "created", len(created), "skipped", len(out.Skipped))
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// importedMock is a mock of an import, ready to store: its settings, its
+// data as a cache entry, and the token issued when it is private.
+type importedMock struct {
+	mock  *decoy.Mock
+	entry *mockcache.Entry
+	token string
+}
+
+// newImportedMock checks a mock an import read as the admin API checks an
+// upload, and makes it ready to store.
+func newImportedMock(in importer.Mock, keepID bool) (*importedMock, error) {
+	m := &decoy.Mock{
+		ID: uuid.NewString(), Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
+		DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota, ETag: jsondoc.ETag(in.Data),
+		Size: int64(len(in.Data)),
+	}
+	if keepID {
+		m.ID = in.ID
+	}
+	named := func(err error) error {
+		return decoy.Errorf(decoy.ErrorCode(err), "Mock %q: %s", in.Name, decoy.ErrorMessage(err))
+	}
+	if _, _, err := mime.ParseMediaType(m.ContentType); err != nil {
+		return nil, named(decoy.Errorf(decoy.EINVALID, "invalid content type %q", m.ContentType))
+	}
+	for _, err := range []error{validName(m.Name), validStatus(m.Status), validDelay(m.DelayMS)} {
+		if err != nil {
+			return nil, named(err)
+		}
+	}
+	e, err := mockcache.NewEntry(m, docfile.FromBytes(in.Data))
+	if err != nil {
+		return nil, named(err)
+	}
+	im := &importedMock{mock: m, entry: e}
+	if m.Private {
+		var h *[]byte
+		im.token, h = issueToken()
+		m.TokenHash = *h
+	}
+	return im, nil
+}
+
+// undoImport deletes the mocks an import created before it failed (cause),
+// so that a failed import leaves nothing behind. A mock it cannot delete
+// is logged, with its id, for an operator to remove.
+func (s *Server) undoImport(ctx context.Context, ids []string, cause error) {
+	for _, id := range ids {
+		if err := s.removeMock(ctx, id); err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
+			s.log.Error("failed import: a mock it created could not be deleted", "mock", id, "err", err, "cause", cause)
+		}
+	}
+}
+
+// exportProject serves GET /admin/v1/projects/{id}/export: the project's
+// mocks as a .tar.gz (see importer.ExportWriter), streamed as each mock's
+// data is read.
+func (s *Server) exportProject(w http.ResponseWriter, r *http.Request, project string) error {
+	ctx := r.Context()
+	name, err := s.findProject(ctx, project)
+	if err != nil {
+		return err
+	}
+	mocks, err := s.projectMocks(ctx, project)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/gzip")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "decoy-" + name + ".tar.gz"}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	ew := importer.NewExportWriter(w, name, s.cfg.Now())
+	for _, listed := range mocks {
+		if err := s.exportMock(ctx, ew, listed.ID); err != nil {
+			// The answer has started: the archive is left unfinished (no
+			// gzip trailer), which every reader reports as an error.
+			s.log.Error("export failed", "project", project, "mock", listed.ID, "err", err)
+			return nil
+		}
+	}
+	if err := ew.Close(); err != nil {
+		s.log.Warn("export not sent whole", "project", project, "err", err)
+	}
+	return nil
+}
+
+// exportMock adds one mock to an export: its settings and data as read
+// together from the store. A mock deleted since the listing is left out.
+func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id string) error {
+	m, data, err := s.cfg.Store.FindMockData(ctx, id)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var body io.Reader
+	if data.File != nil {
+		defer data.File.Close()
+		body = data.File
+	} else {
+		body = bytes.NewReader(data.Bytes)
+	}
+	return ew.Add(importer.ManifestMock{
+		ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
+		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota,
+	}, m.Size, body)
+}
+
+// addMock stores a new mock with its data and puts it in the cache: the
+// one path of every mock created through the server (uploads, imports).
+// The caller holds writeMu.
+func (s *Server) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
+	gen := s.cache.Generation()
+	created, err := s.cfg.Store.CreateMock(ctx, m, data)
+	s.announce(ctx, m.ID)
+	if err != nil {
+		s.cache.Remove(m.ID)
+		return nil, err
+	}
+	e.Mock = created
+	s.cache.PutAt(e, gen)
+	return created, nil
+}
+
+// removeMock deletes a mock and drops it from the cache. The caller holds
+// writeMu.
+func (s *Server) removeMock(ctx context.Context, id string) error {
+	err := s.cfg.Store.DeleteMock(ctx, id)
+	s.announce(ctx, id)
+	s.cache.Remove(id)
+	return err
+}

@@ -1,0 +1,380 @@
+package server_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/server"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+const projectPath = "/admin/v1/projects/" + decoy.DefaultProjectID
+
+// send sends a request with a body and the admin token.
+func (h *harness) send(method, path string, body []byte, header ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.url+path, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+type importAnswer struct {
+	Created []client.Mock    `json:"created"`
+	Skipped []client.Skipped `json:"skipped"`
+}
+
+func decodeImport(t *testing.T, r response, status int) importAnswer {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	var a importAnswer
+	if err := json.Unmarshal([]byte(r.body), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (h *harness) mockCount() int {
+	h.t.Helper()
+	mocks, _, err := h.admin.ListMocks(context.Background(), "", 1000)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return len(mocks)
+}
+
+// TestImportOpenAPI imports a description written by others: each mock
+// serves its example.
+func TestImportOpenAPI(t *testing.T) {
+	h := newHarness(t)
+	doc, err := os.ReadFile("../importer/testdata/thirdparty/museum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := decodeImport(t, h.send("POST", projectPath+"/import?format=openapi", doc), 201)
+	names := map[string]client.Mock{}
+	for _, m := range a.Created {
+		names[m.Name] = m
+	}
+	if len(a.Created) != 3 || names["getSpecialEvent"].ID == "" {
+		t.Fatalf("created %+v", a.Created)
+	}
+	r := h.get("/mock/" + names["getSpecialEvent"].ID)
+	if r.status != 200 || !strings.Contains(r.body, `"name":"Time Traveler Tea Party"`) || !strings.Contains(r.body, `"dates":["2023-11-18","2023-11-25","2023-12-02"]`) {
+		t.Errorf("GET the mock: %d %s", r.status, r.body)
+	}
+	r = h.get("/mock/" + names["listSpecialEvents"].ID + "?filters=name%3DCook%20like%20a%20Caveman")
+	if r.status != 200 || r.header.Get("X-Total-Count") != "1" {
+		t.Errorf("a query on an imported array: %d %s", r.status, r.body)
+	}
+	want := client.Skipped{Source: "POST /tickets", Reason: "not a GET operation"}
+	found := false
+	for _, s := range a.Skipped {
+		found = found || s == want
+	}
+	if !found {
+		t.Errorf("skipped %+v lacks %+v", a.Skipped, want)
+	}
+}
+
+func TestImportJSONServerKeepsBytes(t *testing.T) {
+	h := newHarness(t)
+	db := "{\"posts\": [ {\"id\": 1.0, \"title\": \"caf\\u00e9\"} ], \"profile\": {\"name\": \"typicode\"}}"
+	// No format: guessed from the content.
+	a := decodeImport(t, h.send("POST", projectPath+"/import", []byte(db)), 201)
+	if len(a.Created) != 2 || a.Created[0].Name != "posts" || a.Created[1].Name != "profile" || len(a.Skipped) != 0 {
+		t.Fatalf("answer %+v", a)
+	}
+	if r := h.get("/mock/" + a.Created[0].ID); r.body != `[ {"id": 1.0, "title": "caf\u00e9"} ]` {
+		t.Errorf("data %q", r.body)
+	}
+}
+
+func TestImportDryRun(t *testing.T) {
+	h := newHarness(t)
+	a := decodeImport(t, h.send("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"a":[1],"b":{}}`)), 200)
+	if len(a.Created) != 2 || a.Created[0].Name != "a" || a.Created[0].Size != 3 {
+		t.Fatalf("answer %+v", a)
+	}
+	if n := h.mockCount(); n != 0 {
+		t.Fatalf("a dry run stored %d mocks", n)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.MaxDataBytes = 1 << 10 })
+	big := []byte(`{"a":"` + strings.Repeat("x", 2<<10) + `"}`)
+	for _, tc := range []struct {
+		name, path string
+		body       []byte
+		status     int
+		msg        string
+	}{
+		{"unknown project", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/import", []byte(`{}`), 404, "Project not found"},
+		{"not a uuid", "/admin/v1/projects/default/import", []byte(`{}`), 404, "Project not found"},
+		{"unknown format", projectPath + "/import?format=csv", []byte(`a,b`), 400, "format must be openapi, json-server or decoy"},
+		{"unknown parameter", projectPath + "/import?force=1", []byte(`{}`), 400, "Unknown parameter: force"},
+		{"bad boolean", projectPath + "/import?dry_run=maybe", []byte(`{}`), 400, "dry_run must be true or false"},
+		{"too large", projectPath + "/import?format=json-server", big, 413, "The file is larger than 1024 bytes (--max-data-bytes)"},
+		{"not an object", projectPath + "/import?format=json-server", []byte(`[1]`), 400, "A json-server db.json must be a JSON object, one key per resource"},
+		{"tar with ..", projectPath + "/import?format=decoy", tarGz(t, "../x", "1"), 400, `The export entry \"../x\" has a name outside the export (absolute, or with ..)`},
+		{"invalid JSON value", projectPath + "/import?format=decoy", exportOf(t, `{"a":`), 400, `Mock "m": Invalid JSON: unexpected end of JSON input (line 1, column 6)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.send("POST", tc.path, tc.body)
+			if tc.status == 400 && tc.name == "invalid JSON value" {
+				if r.status != 400 || !strings.HasPrefix(r.body, `{"error":"Mock \"m\": Invalid JSON`) {
+					t.Errorf("got %d %s", r.status, r.body)
+				}
+				return
+			}
+			wantError(t, r, tc.status, tc.msg)
+		})
+	}
+	r := h.send("GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil)
+	wantError(t, r, 404, "Project not found")
+	r = h.send("PUT", projectPath+"/import", nil)
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("PUT …/import: %d %s", r.status, r.header.Get("Allow"))
+	}
+	if n := h.mockCount(); n != 0 {
+		t.Fatalf("failed imports stored %d mocks", n)
+	}
+}
+
+func tarGz(t *testing.T, name, body string) []byte {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Size: int64(len(body)), Mode: 0o644})
+	tw.Write([]byte(body))
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
+}
+
+// exportOf is an export of one JSON mock named m holding data.
+func exportOf(t *testing.T, data string) []byte {
+	id := "00000000-0000-4000-8000-000000000009"
+	manifest := `{"format":"decoy-export","version":1,"project":"p","mocks":[{"id":"` + id + `","name":"m","content_type":"application/json","status":200}]}`
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for _, f := range [][2]string{{"data/" + id + ".json", data}, {"decoy.json", manifest}} {
+		tw.WriteHeader(&tar.Header{Name: f[0], Typeflag: tar.TypeReg, Size: int64(len(f[1])), Mode: 0o644})
+		tw.Write([]byte(f[1]))
+	}
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
+}
+
+// TestExportImportRoundTrip: export, delete every mock, import the export:
+// the same ids, settings and bytes; a private mock is private again with a
+// new token, and its old one is refused.
+func TestExportImportRoundTrip(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	open := h.create(`[{"id": 1.0, "t":"\u00e9"}]`, client.CreateOptions{Name: "users", Status: 203, DelayMS: 5, RateLimit: ptr(int64(9)), MonthlyQuota: ptr(int64(0))})
+	priv := h.create("a,b\n1,2\n", client.CreateOptions{Name: "csv", Private: true, ContentType: "text/csv"})
+	before := map[string]client.Mock{}
+	for _, id := range []string{open.ID, priv.ID} {
+		m, err := h.admin.GetMock(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[id] = *m
+	}
+
+	r := h.send("GET", projectPath+"/export", nil)
+	if r.status != 200 || r.header.Get("Content-Type") != "application/gzip" ||
+		r.header.Get("Content-Disposition") != `attachment; filename=decoy-default.tar.gz` {
+		t.Fatalf("export: %d %v", r.status, r.header)
+	}
+	if strings.Contains(gunzip(t, []byte(r.body)), priv.Token) {
+		t.Fatal("the export holds a token")
+	}
+	export := []byte(r.body)
+	for id := range before {
+		if err := h.admin.DeleteMock(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := decodeImport(t, h.send("POST", projectPath+"/import?format=decoy", export), 201)
+	if len(a.Created) != 2 {
+		t.Fatalf("created %+v", a.Created)
+	}
+	for _, m := range a.Created {
+		b := before[m.ID]
+		if m.Name != b.Name || m.ContentType != b.ContentType || m.Private != b.Private || m.Status != b.Status || m.DelayMS != b.DelayMS ||
+			!eqLimit(m.RateLimit, b.RateLimit) || !eqLimit(m.MonthlyQuota, b.MonthlyQuota) || m.ETag != b.ETag || m.Size != b.Size {
+			t.Errorf("imported %+v\nwas %+v", m.Mock, b.Mock)
+		}
+		if (m.Token != "") != m.Private {
+			t.Errorf("mock %s: private %v, token %q", m.ID, m.Private, m.Token)
+		}
+	}
+	if r := h.get("/mock/" + open.ID); r.status != 203 || r.body != `[{"id": 1.0, "t":"\u00e9"}]` {
+		t.Errorf("open mock: %d %q", r.status, r.body)
+	}
+	newToken := a.Created[1].Token
+	if a.Created[1].ID != priv.ID {
+		newToken = a.Created[0].Token
+	}
+	if r := h.get("/mock/"+priv.ID, "decoyauthtoken", priv.Token); r.status != 401 {
+		t.Errorf("the old token: %d", r.status)
+	}
+	if r := h.get("/mock/"+priv.ID, "decoyauthtoken", newToken); r.status != 200 || r.body != "a,b\n1,2\n" {
+		t.Errorf("the new token: %d %q", r.status, r.body)
+	}
+
+	// Again: the ids are taken, so nothing is imported.
+	r = h.send("POST", projectPath+"/import?format=decoy", export)
+	if r.status != 409 || !strings.Contains(r.body, "already exists; nothing was imported") {
+		t.Errorf("second import: %d %s", r.status, r.body)
+	}
+	if n := h.mockCount(); n != 2 {
+		t.Errorf("%d mocks after a refused import", n)
+	}
+	a = decodeImport(t, h.send("POST", projectPath+"/import?format=decoy&new_ids=true", export), 201)
+	if len(a.Created) != 2 || before[a.Created[0].ID].ID != "" || h.mockCount() != 4 {
+		t.Errorf("new_ids: %+v", a.Created)
+	}
+}
+
+func eqLimit(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func gunzip(t *testing.T, b []byte) string {
+	gz, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// failingStore fails CreateMock from its failAt-th call, and DeleteMock
+// when failDelete is set.
+type failingStore struct {
+	decoy.Store
+	calls      atomic.Int32
+	failAt     int32
+	failDelete bool
+}
+
+func (f *failingStore) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
+	if f.calls.Add(1) >= f.failAt {
+		return nil, errors.New("store failed")
+	}
+	return f.Store.CreateMock(ctx, m, d)
+}
+
+func (f *failingStore) DeleteMock(ctx context.Context, id string) error {
+	if f.failDelete {
+		return errors.New("store failed to delete")
+	}
+	return f.Store.DeleteMock(ctx, id)
+}
+
+// TestImportAllOrNothing: an import whose third mock cannot be stored
+// deletes the two it stored; when even that fails, the mocks left behind
+// are logged by id.
+func TestImportAllOrNothing(t *testing.T) {
+	for _, failDelete := range []bool{false, true} {
+		fs := &failingStore{failAt: 3, failDelete: failDelete}
+		h := newHarness(t, func(c *server.Config) { fs.Store = c.Store; c.Store = fs })
+		r := h.send("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3,"d":4}`))
+		wantError(t, r, 500, "Internal server error")
+		left, _, err := h.store.ListMocks(context.Background(), "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !failDelete && len(left) != 0:
+			t.Errorf("%d mocks left behind by a failed import", len(left))
+		case failDelete && (len(left) != 2 || strings.Count(h.logs.String(), "a mock it created could not be deleted") != 2):
+			t.Errorf("delete failing too: %d mocks left, logs:\n%s", len(left), h.logs.String())
+		}
+		for _, m := range left {
+			if r := h.get("/mock/" + m.ID); r.status != 404 && !failDelete {
+				t.Errorf("a mock of the failed import is served: %d", r.status)
+			}
+		}
+	}
+}
+
+// TestImportExportMatchOpenAPI validates live answers against
+// server/openapi.json.
+func TestImportExportMatchOpenAPI(t *testing.T) {
+	router := openAPIRouter(t)
+	h := newHarness(t)
+	h.create(`[1]`, client.CreateOptions{Name: "x"})
+	for _, tc := range []struct {
+		method, path string
+		body         []byte
+		status       int
+	}{
+		{"POST", projectPath + "/import?format=json-server&dry_run=true", []byte(`{"a":[1]}`), 200},
+		{"POST", projectPath + "/import?format=json-server", []byte(`{"a":[1]}`), 201},
+		{"POST", projectPath + "/import?format=openapi", []byte(`{"openapi":"3.0.0"`), 400},
+		{"POST", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/import", []byte(`{}`), 404},
+		{"POST", projectPath + "/import?format=decoy", exportOf(t, `[1]`), 201},
+		{"POST", projectPath + "/import?format=decoy", exportOf(t, `[1]`), 409},
+		{"GET", projectPath + "/export", nil, 200},
+		{"GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil, 404},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := h.send(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			vreq, _ := http.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
+			vreq.Header.Set("Content-Type", "application/octet-stream")
+			route, params, err := router.FindRoute(vreq)
+			if err != nil {
+				t.Fatalf("no route in the document: %v", err)
+			}
+			in := &openapi3filter.RequestValidationInput{
+				Request: vreq, PathParams: params, Route: route,
+				Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+			}
+			out := &openapi3filter.ResponseValidationInput{
+				RequestValidationInput: in, Status: r.status, Header: r.header,
+				Body:    io.NopCloser(strings.NewReader(r.body)),
+				Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: tc.method == "GET" && r.status == 200},
+			}
+			if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+				t.Errorf("answer does not match the document: %v", err)
+			}
+		})
+	}
+}
