@@ -14,11 +14,41 @@ import (
 // A mock that exists keeps its settings, and its data is replaced only when
 // it differs. It reports whether anything was written.
 func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Mock, bool, error) {
-	id := decoy.SeedID(name)
+	m := &decoy.Mock{ID: decoy.SeedID(name), Name: name, ContentType: "application/json", Status: 200}
+	return s.seed(ctx, m, data, false)
+}
+
+// SeedMock stores data as mock m, with m's id and settings (a mock of an
+// exported folder given to --seed). A mock that exists takes m's settings
+// where they differ, and its data is replaced only when it differs. It
+// reports whether anything was written, and the token of a mock made
+// private now (shown once).
+func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, bool, string, error) {
+	token := ""
+	if m.Private {
+		var h *[]byte
+		token, h = issueToken()
+		m.TokenHash = *h
+	}
+	seeded, changed, err := s.seed(ctx, m, data, true)
+	if err != nil {
+		return nil, false, "", err
+	}
+	if !tokenMatches(token, seeded.TokenHash) {
+		token = "" // it was private already, with its own token
+	}
+	return seeded, changed, token, nil
+}
+
+// seed stores data as mock m: created when it does not exist; else its
+// data replaced when it differs, and, when settings is set, its settings
+// made m's where they differ.
+func (s *Server) seed(ctx context.Context, m *decoy.Mock, data []byte, settings bool) (*decoy.Mock, bool, error) {
+	id := m.ID
 	if int64(len(data)) > s.cfg.MaxDataBytes {
 		return nil, false, decoy.Errorf(decoy.ETOOLARGE, "larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
 	}
-	m := &decoy.Mock{ID: id, Name: name, ContentType: "application/json", Status: 200, ETag: jsondoc.ETag(data)}
+	m.ETag = jsondoc.ETag(data)
 	e, err := mockcache.NewEntry(m, docfile.FromBytes(data))
 	if err != nil {
 		return nil, false, err
@@ -50,8 +80,20 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	if err != nil {
 		return nil, false, err
 	}
+	changed := false
+	if settings {
+		if upd, ok := settingsUpdate(cur, m); ok {
+			gen := s.cache.Generation()
+			if cur, err = s.cfg.Store.UpdateMock(ctx, id, upd); err != nil {
+				return nil, false, err
+			}
+			s.cache.PutSettingsAt(cur, gen)
+			s.announce(ctx, id)
+			changed = true
+		}
+	}
 	if same && cur.ContentType == m.ContentType {
-		return cur, false, nil
+		return cur, changed, nil
 	}
 	gen := s.cache.Generation()
 	updated, err := s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: decoy.Data{Bytes: data}, ETag: m.ETag})
@@ -63,6 +105,39 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	s.announce(ctx, id)
 	return updated, true, nil
 }
+
+// settingsUpdate is the change that gives cur the settings of want, and
+// whether there is any. A mock that stays private keeps its token.
+func settingsUpdate(cur, want *decoy.Mock) (decoy.MockUpdate, bool) {
+	var upd decoy.MockUpdate
+	differs := false
+	if cur.Name != want.Name {
+		upd.Name, differs = &want.Name, true
+	}
+	if cur.Status != want.Status {
+		upd.Status, differs = &want.Status, true
+	}
+	if cur.DelayMS != want.DelayMS {
+		upd.DelayMS, differs = &want.DelayMS, true
+	}
+	if !sameLimit(cur.RateLimit, want.RateLimit) {
+		upd.RateLimit, differs = &decoy.LimitUpdate{Value: want.RateLimit}, true
+	}
+	if !sameLimit(cur.MonthlyQuota, want.MonthlyQuota) {
+		upd.MonthlyQuota, differs = &decoy.LimitUpdate{Value: want.MonthlyQuota}, true
+	}
+	if cur.Private != want.Private {
+		upd.Private, differs = &want.Private, true
+		hash := want.TokenHash
+		if !want.Private {
+			hash = nil
+		}
+		upd.TokenHash = &hash
+	}
+	return upd, differs
+}
+
+func sameLimit(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // sameData reports whether the data a store returned holds b.
 func sameData(stored decoy.Data, b []byte) (bool, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/importer"
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/redis"
@@ -89,6 +90,9 @@ type Main struct {
 	logDone chan struct{}
 	// serving is set once the server listens.
 	serving bool
+	// seedTokens holds the tokens of the private mocks seeded from an
+	// exported folder, printed once at start.
+	seedTokens map[string]string
 }
 
 // NewMain returns a Main that writes to stdout and stderr.
@@ -357,7 +361,11 @@ func (m *Main) Run(ctx context.Context) error {
 			width = max(width, len(s.Name))
 		}
 		for _, s := range seeded {
-			fmt.Fprintf(m.Stdout, "  %-*s  %s/mock/%s\n", width, s.Name, base, s.ID)
+			fmt.Fprintf(m.Stdout, "  %-*s  %s/mock/%s", width, s.Name, base, s.ID)
+			if token := m.seedTokens[s.ID]; token != "" {
+				fmt.Fprintf(m.Stdout, "  token %s (shown once)", token)
+			}
+			fmt.Fprintln(m.Stdout)
 		}
 	}
 	return nil
@@ -501,6 +509,9 @@ func (m *Main) seed(ctx context.Context) ([]*decoy.Mock, error) {
 	dir := m.Config.Seed
 	if dir == "" {
 		return nil, nil
+	}
+	if importer.HasManifest(dir) {
+		return m.seedExport(ctx, dir)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/importer"
+)
+
+const importUsage = `Usage:
+  decoy import FILE [--project P] [--format openapi|json-server|decoy] [--new-ids] [--dry-run]
+      make mocks of FILE: an OpenAPI 3.0 or 3.1 description (JSON or YAML),
+      a json-server db.json, or a Decoy export (a .tar.gz, or a folder
+      written by decoy export --out DIR). The format is guessed from the
+      content when not given. All or nothing. Prints what was created and
+      what was skipped, with why; tokens of private mocks are shown once.
+  decoy export [--project P] --out FILE.tar.gz|DIR
+      write the project's mocks as a .tar.gz, or unpacked into a folder
+      (decoy.json and data/<id>.json) to keep in Git.
+
+--project is a project id; "default" (the default) is the default project.
+Both take --server (env DECOY_SERVER, default http://127.0.0.1:8080) and
+--admin-token (env DECOY_ADMIN_TOKEN).
+`
+
+// transferCommand holds the flags of import and export.
+type transferCommand struct {
+	fs      *flag.FlagSet
+	server  string
+	token   string
+	project string
+}
+
+func newTransferCommand(name string, stderr io.Writer) *transferCommand {
+	c := &transferCommand{fs: flag.NewFlagSet("decoy "+name, flag.ContinueOnError)}
+	c.fs.SetOutput(stderr)
+	c.fs.Usage = func() { fmt.Fprint(stderr, importUsage) }
+	c.fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "Decoy server address")
+	c.fs.StringVar(&c.token, "admin-token", "", "admin API token")
+	c.fs.StringVar(&c.project, "project", "default", "project id (default: the default project)")
+	return c
+}
+
+// parse parses args and returns the positional ones.
+func (c *transferCommand) parse(args []string) ([]string, error) {
+	pos, err := parseArgs(c.fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if c.token == "" {
+		return nil, fmt.Errorf("no admin token: pass --admin-token or set DECOY_ADMIN_TOKEN")
+	}
+	if c.project == "" || c.project == decoy.DefaultName {
+		c.project = decoy.DefaultProjectID
+	}
+	return pos, nil
+}
+
+func (c *transferCommand) client() *client.Client { return client.New(c.server, c.token) }
+
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newTransferCommand("import", stderr)
+	var o client.ImportOptions
+	c.fs.StringVar(&o.Format, "format", "", "openapi, json-server or decoy (default: guessed from the content)")
+	c.fs.BoolVar(&o.NewIDs, "new-ids", false, "give the mocks of a Decoy export fresh ids")
+	c.fs.BoolVar(&o.DryRun, "dry-run", false, "show what would be created and skipped, storing nothing")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		c.fs.Usage()
+		return fmt.Errorf("%w: import needs one FILE", errUsage)
+	}
+	file, err := openImport(pos[0], &o)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	res, err := c.client().Import(ctx, c.project, file, o)
+	if err != nil {
+		return err
+	}
+	printImport(stdout, res, o.DryRun)
+	return nil
+}
+
+// openImport opens the file to import. A folder written by decoy export
+// --out DIR is packed into an export first.
+func openImport(path string, o *client.ImportOptions) (io.ReadCloser, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return os.Open(path)
+	}
+	if !importer.HasManifest(path) {
+		return nil, fmt.Errorf("%s is a folder without %s: not an export", path, importer.ManifestName)
+	}
+	res, err := importer.ReadExportDir(path, importer.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", path, decoy.ErrorMessage(err))
+	}
+	var b bytes.Buffer
+	w := importer.NewExportWriter(&b, filepath.Base(path), time.Now())
+	for _, m := range res.Mocks {
+		mm := importer.ManifestMock{ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
+			DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: m.Template}
+		if err := w.Add(mm, int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	o.Format = importer.FormatDecoy
+	return io.NopCloser(&b), nil
+}
+
+// printImport prints what an import created and skipped.
+func printImport(w io.Writer, res *client.ImportResult, dryRun bool) {
+	verb := "Created"
+	if dryRun {
+		verb = "Would create (dry run: nothing was stored)"
+	}
+	fmt.Fprintf(w, "%s %d %s\n", verb, len(res.Created), plural(len(res.Created), "mock"))
+	width := 0
+	for _, m := range res.Created {
+		width = max(width, len(m.Name))
+	}
+	for _, m := range res.Created {
+		line := fmt.Sprintf("  %-*s  %s", width, m.Name, m.URL)
+		if dryRun {
+			line = fmt.Sprintf("  %-*s  status %d, %d bytes", width, m.Name, m.Status, m.Size)
+		}
+		if m.Token != "" {
+			line += "  token " + m.Token + " (shown once)"
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(w, "Skipped %d:\n", len(res.Skipped))
+		for _, s := range res.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Source, s.Reason)
+		}
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newTransferCommand("export", stderr)
+	var out string
+	c.fs.StringVar(&out, "out", "", "FILE.tar.gz (or .tgz) to write the export to, or a folder to unpack it into")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || out == "" {
+		c.fs.Usage()
+		return fmt.Errorf("%w: export needs --out FILE.tar.gz|DIR", errUsage)
+	}
+	body, err := c.client().Export(ctx, c.project)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if strings.HasSuffix(out, ".tar.gz") || strings.HasSuffix(out, ".tgz") {
+		if err := writeExportFile(out, body); err != nil {
+			return err
+		}
+	} else if err := unpackExport(out, body); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Exported to %s\n", out)
+	return nil
+}
+
+// writeExportFile writes an export to path, whole or not at all.
+func writeExportFile(path string, body io.Reader) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".decoy-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, body); err != nil {
+		tmp.Close()
+		return fmt.Errorf("download the export: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// unpackExport writes the files of an export into dir, checked as an
+// import checks them, and removes the data files of mocks the export no
+// longer holds, so that the folder is the project as it is.
+func unpackExport(dir string, body io.Reader) error {
+	if err := os.MkdirAll(filepath.Join(dir, importer.DataDir), 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	written := map[string]bool{}
+	err = importer.WalkExport(body, importer.Limits{MaxDataBytes: 1 << 40, MaxUnpackedBytes: 1 << 50}, func(name string, _ int64, r io.Reader) error {
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, r); err != nil {
+			f.Close()
+			return err
+		}
+		written[name] = true
+		return f.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("unpack the export: %s", decoy.ErrorMessage(err))
+	}
+	if !written[importer.ManifestName] {
+		return fmt.Errorf("unpack the export: it was cut short (no %s)", importer.ManifestName)
+	}
+	old, err := fs.Glob(root.FS(), importer.DataDir+"/*.json")
+	if err != nil {
+		return err
+	}
+	for _, name := range old {
+		if !written[name] {
+			if err := root.Remove(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// seedExport loads a folder written by decoy export --out DIR as --seed:
+// each mock with its id and settings from the manifest.
+func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error) {
+	res, err := importer.ReadExportDir(dir, importer.Limits{MaxDataBytes: int64(m.Config.MaxDataBytes)})
+	if err != nil {
+		return nil, fmt.Errorf("--seed %s: %s", dir, decoy.ErrorMessage(err))
+	}
+	m.seedTokens = map[string]string{}
+	var mocks []*decoy.Mock
+	for _, in := range res.Mocks {
+		mock, changed, token, err := m.server.SeedMock(ctx, &decoy.Mock{
+			ID: in.ID, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
+			DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota,
+		}, in.Data)
+		if err != nil {
+			return nil, fmt.Errorf("--seed %s: mock %s: %s", dir, in.ID, decoy.ErrorMessage(err))
+		}
+		if token != "" {
+			m.seedTokens[mock.ID] = token
+		}
+		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(in.Data), "changed", changed)
+		mocks = append(mocks, mock)
+	}
+	return mocks, nil
+}
