@@ -36,12 +36,13 @@ const (
 const maxManifestBytes = 16 << 20
 
 // Manifest is the decoy.json of an export: the project and its mocks'
-// settings. It holds no tokens.
+// settings. It holds no tokens, and nothing that changes from one export
+// of the same mocks to the next (no date), so that an exported folder kept
+// in Git changes only when the mocks do.
 type Manifest struct {
 	Format  string         `json:"format"`
 	Version int            `json:"version"`
 	Project string         `json:"project"`
-	Created time.Time      `json:"exported_at"`
 	Mocks   []ManifestMock `json:"mocks"`
 }
 
@@ -78,7 +79,7 @@ func NewExportWriter(w io.Writer, project string, now time.Time) *ExportWriter {
 	gz := gzip.NewWriter(w)
 	return &ExportWriter{
 		gz: gz, tw: tar.NewWriter(gz), now: now.UTC(),
-		manifest: Manifest{Format: ExportFormat, Version: ExportVersion, Project: project, Created: now.UTC(), Mocks: []ManifestMock{}},
+		manifest: Manifest{Format: ExportFormat, Version: ExportVersion, Project: project, Mocks: []ManifestMock{}},
 	}
 }
 

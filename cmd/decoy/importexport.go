@@ -130,11 +130,11 @@ func openImport(path string, o *client.ImportOptions) (io.ReadCloser, error) {
 
 // printImport prints what an import created and skipped.
 func printImport(w io.Writer, res *client.ImportResult, dryRun bool) {
-	verb := "Created"
 	if dryRun {
-		verb = "Would create (dry run: nothing was stored)"
+		fmt.Fprintf(w, "Would create %d %s (dry run: nothing was stored)\n", len(res.Created), plural(len(res.Created), "mock"))
+	} else {
+		fmt.Fprintf(w, "Created %d %s\n", len(res.Created), plural(len(res.Created), "mock"))
 	}
-	fmt.Fprintf(w, "%s %d %s\n", verb, len(res.Created), plural(len(res.Created), "mock"))
 	width := 0
 	for _, m := range res.Created {
 		width = max(width, len(m.Name))

@@ -136,7 +136,7 @@ func TestImportOpenAPICLI(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	file := "../../importer/testdata/thirdparty/museum.yaml"
 	stdout, stderr, code := decoyCLI(t, p, "", "import", file, "--dry-run")
-	if code != 0 || !strings.Contains(stdout, "Would create (dry run: nothing was stored) 3 mocks") || !strings.Contains(stdout, "POST /tickets: not a GET operation") {
+	if code != 0 || !strings.Contains(stdout, "Would create 3 mocks (dry run: nothing was stored)") || !strings.Contains(stdout, "POST /tickets: not a GET operation") {
 		t.Fatalf("dry run: %d %s %s", code, stdout, stderr)
 	}
 	if len(snapshots(t, p)) != 0 {
