@@ -129,7 +129,7 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 		}
 	}()
 	for _, in := range res.Mocks {
-		im, err := newImportedMock(in, keepIDs)
+		im, err := newImportedMock(in, project, keepIDs)
 		if err != nil {
 			return err
 		}
@@ -186,10 +186,10 @@ type importedMock struct {
 }
 
 // newImportedMock checks a mock an import read as the admin API checks an
-// upload, and makes it ready to store.
-func newImportedMock(in importer.Mock, keepID bool) (*importedMock, error) {
+// upload, and makes it ready to store in project.
+func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMock, error) {
 	m := &decoy.Mock{
-		ID: uuid.NewString(), Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
+		ID: uuid.NewString(), ProjectID: project, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 		DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota, ETag: jsondoc.ETag(in.Data),
 		Size: int64(len(in.Data)),
 	}
