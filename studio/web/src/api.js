@@ -64,7 +64,10 @@ export async function signOut() {
   if (!res.ok && res.status !== 401) throw await errorOf(res);
 }
 
-/** admin calls the admin API; path starts after /admin/v1. */
+/**
+ * admin calls the admin API; path starts after /admin/v1. The answer is
+ * JSON, or its text with raw, or a Blob with raw 'blob'.
+ */
 export async function admin(method, path, { body, contentType, raw } = {}) {
   const send = () => {
     const headers = { 'X-CSRF-Token': csrf };
@@ -84,6 +87,7 @@ export async function admin(method, path, { body, contentType, raw } = {}) {
   }
   if (!res.ok) throw await errorOf(res);
   if (res.status === 204) return null;
+  if (raw === 'blob') return res.blob();
   return raw ? res.text() : res.json();
 }
 

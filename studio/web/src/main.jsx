@@ -5,6 +5,7 @@ import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
+import { ImportExportPage } from './importexport.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -16,6 +17,7 @@ const knownTokens = new Map();
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   return { page: 'list' };
 }
@@ -869,10 +871,12 @@ function App() {
         <nav aria-label="Main">
           <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
           <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
+          <a href="#/transfer" aria-current={route.page === 'transfer' ? 'page' : undefined}>Import and export</a>
           <button type="button" class="link" onClick={signOut}>Sign out</button>
         </nav>
       </header>
       {route.page === 'list' && <MockList />}
+      {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
