@@ -67,9 +67,20 @@ var tokenLine = regexp.MustCompile(`token (dcy_[A-Za-z0-9_-]{43}) \(shown once\)
 
 // TestExportDeleteImport: decoy export, delete every mock, decoy import
 // gives back identical ids, settings and bytes, from the .tar.gz and from
-// the folder; decoy serve --seed takes the folder too.
+// the folder; decoy serve --seed takes the folder too. On both stores.
 func TestExportDeleteImport(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	t.Run("sqlite", func(t *testing.T) {
+		testExportDeleteImport(t, func() []string { return nil })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testExportDeleteImport(t, func() []string { return []string{"--database-url", postgresURL(t)} })
+	})
+}
+
+// testExportDeleteImport runs the round trip on the store that store's
+// flags name (each call a new, empty one).
+func testExportDeleteImport(t *testing.T, store func() []string) {
+	p := start(t, t.TempDir(), append(store(), "--admin-token", adminToken)...)
 	createMock(t, p, `[{"id": 1.0, "name": "caf\u00e9"}]`, client.CreateOptions{Name: "users", Status: 203, DelayMS: 10, RateLimit: i64(5), MonthlyQuota: i64(0)})
 	priv := createMock(t, p, "id,name\n1,Ada\n", client.CreateOptions{Name: "people.csv", Private: true, ContentType: "text/csv"})
 	createMock(t, p, `{"ok":true}`, client.CreateOptions{Name: "status"})
@@ -114,7 +125,7 @@ func TestExportDeleteImport(t *testing.T) {
 	}
 
 	// The folder as --seed of a new server: the same mocks.
-	q := start(t, t.TempDir(), "--admin-token", adminToken, "--seed", dir)
+	q := start(t, t.TempDir(), append(store(), "--admin-token", adminToken, "--seed", dir)...)
 	sameSnapshots(t, snapshots(t, q), want)
 	if !tokenLine.MatchString(q.stdout.String()) {
 		t.Errorf("serve --seed printed no token for the private mock:\n%s", q.stdout)
@@ -122,10 +133,10 @@ func TestExportDeleteImport(t *testing.T) {
 	q.stop()
 	// Started again on the same folder, nothing changes and no token is
 	// printed: the mock keeps the one it has.
-	dataDir := t.TempDir()
-	q = start(t, dataDir, "--admin-token", adminToken, "--seed", dir)
+	dataDir, again := t.TempDir(), store()
+	q = start(t, dataDir, append(again, "--admin-token", adminToken, "--seed", dir)...)
 	q.stop()
-	r := start(t, dataDir, "--admin-token", adminToken, "--seed", dir)
+	r := start(t, dataDir, append(again, "--admin-token", adminToken, "--seed", dir)...)
 	sameSnapshots(t, snapshots(t, r), want)
 	if tokenLine.MatchString(r.stdout.String()) {
 		t.Errorf("a restart printed a new token:\n%s", r.stdout)
