@@ -103,7 +103,6 @@ type entry struct {
 	name     string
 	typ      byte
 	body     string
-	size     int64 // when not len(body)
 	linkname string
 }
 
