@@ -380,3 +380,33 @@ func TestReadUnknownFormat(t *testing.T) {
 }
 
 var _ = bytes.Equal
+
+// TestOpenAPIFirstExample: the first example is the one written first, in
+// YAML and in JSON alike.
+func TestOpenAPIFirstExample(t *testing.T) {
+	const yamlDoc = `openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      responses:
+        "200":
+          description: x
+          content:
+            application/json:
+              examples:
+                zebra: {value: 1}
+                alpha: {value: 2}
+`
+	const jsonDoc = `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"x",
+"content":{"application/json":{"examples":{"zebra":{"value":1},"alpha":{"value":2}}}}}}}}}}`
+	for name, doc := range map[string]string{"yaml": yamlDoc, "json": jsonDoc} {
+		r, err := importer.OpenAPI([]byte(doc), importer.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Mocks) != 1 || string(r.Mocks[0].Data) != "1" {
+			t.Errorf("%s: mocks %+v, want the zebra example (1)", name, r.Mocks)
+		}
+	}
+}

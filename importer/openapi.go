@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -55,6 +56,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		return nil, decoy.Errorf(decoy.EINVALID, "OpenAPI %s is not read: only 3.0 and 3.1", clip(v))
 	}
 	res = &Result{}
+	order := exampleOrders(data)
 	if doc.Paths == nil {
 		return res, nil
 	}
@@ -80,7 +82,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 			if len(res.Mocks) >= opt.MaxMocks {
 				return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", opt.MaxMocks)
 			}
-			res.add(operation(doc, source, ops[method], opt))
+			res.add(operation(doc, source, ops[method], order, opt))
 		}
 	}
 	return res, nil
@@ -96,7 +98,7 @@ func (r *Result) add(m *Mock, skipped []Skipped) {
 
 // operation makes the mock of one GET operation, if it has one, and lists
 // its other responses as skipped.
-func operation(doc *openapi3.T, source string, op *openapi3.Operation, opt Options) (*Mock, []Skipped) {
+func operation(doc *openapi3.T, source string, op *openapi3.Operation, order examplesOrder, opt Options) (*Mock, []Skipped) {
 	if op.Responses == nil || op.Responses.Len() == 0 {
 		return nil, []Skipped{{source, "no responses"}}
 	}
@@ -137,7 +139,7 @@ func operation(doc *openapi3.T, source string, op *openapi3.Operation, opt Optio
 			skipped = append(skipped, Skipped{src, "no JSON content"})
 			continue
 		}
-		data, reason := exampleData(doc, mt, opt)
+		data, reason := exampleData(doc, mt, order, opt)
 		if reason != "" {
 			skipped = append(skipped, Skipped{src, reason})
 			continue
@@ -200,14 +202,14 @@ func isJSON(mediaType string) bool {
 // exampleData returns the data of a JSON media type: its example, the
 // first of its examples, or what Generate makes of its schema; else the
 // reason there is none.
-func exampleData(doc *openapi3.T, mt *openapi3.MediaType, opt Options) ([]byte, string) {
+func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
 	var value any
 	found := false
 	switch {
 	case mt.Example != nil:
 		value, found = mt.Example, true
 	case len(mt.Examples) > 0:
-		ex := firstExample(mt.Examples)
+		ex := firstExample(mt.Examples, order)
 		if ex == nil || ex.Value == nil {
 			return nil, "its first example could not be resolved"
 		}
@@ -246,12 +248,17 @@ func checkSize(data []byte, l Limits) ([]byte, string) {
 	return data, ""
 }
 
-// firstExample returns the example written first in the file; without
-// positions (a JSON file), the first by name.
-func firstExample(examples openapi3.Examples) *openapi3.ExampleRef {
+// firstExample returns the example written first in the file: by its
+// position in a YAML file, by the order exampleOrders read in a JSON one,
+// else the first by name.
+func firstExample(examples openapi3.Examples, order examplesOrder) *openapi3.ExampleRef {
 	names := make([]string, 0, len(examples))
 	for n := range examples {
 		names = append(names, n)
+	}
+	sort.Strings(names)
+	if written, ok := order[orderKey(names)]; ok {
+		return examples[written[0]]
 	}
 	line := func(n string) int {
 		if ex := examples[n]; ex != nil && ex.Origin != nil && ex.Origin.Key != nil {
@@ -259,13 +266,91 @@ func firstExample(examples openapi3.Examples) *openapi3.ExampleRef {
 		}
 		return 0
 	}
-	sort.Slice(names, func(i, j int) bool {
-		if li, lj := line(names[i]), line(names[j]); li != lj {
-			return li < lj
-		}
-		return names[i] < names[j]
-	})
+	sort.SliceStable(names, func(i, j int) bool { return line(names[i]) < line(names[j]) })
 	return examples[names[0]]
+}
+
+// examplesOrder holds the order in which the names of each "examples"
+// object of a JSON file are written, by the set of its names (orderKey):
+// the JSON decoder behind kin-openapi keeps no order, and the first example
+// is the one written first. Two "examples" objects with the same names in
+// different orders are ambiguous: neither is kept, and the first by name
+// is taken.
+type examplesOrder map[string][]string
+
+func orderKey(sortedNames []string) string { return strings.Join(sortedNames, "\x00") }
+
+// maxDepth bounds the nesting exampleOrders follows, as encoding/json
+// bounds what it decodes.
+const maxDepth = 10000
+
+var errTooDeep = errors.New("nested too deeply")
+
+// exampleOrders reads the order of the names of every "examples" object
+// of a JSON file; nil for anything else (YAML keeps positions itself).
+func exampleOrders(data []byte) examplesOrder {
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil
+	}
+	order := examplesOrder{}
+	ambiguous := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	// walk reads one value at depth; examples says it is the value of an
+	// "examples" member.
+	var walk func(examples bool, depth int) error
+	walk = func(examples bool, depth int) error {
+		if depth > maxDepth {
+			return errTooDeep
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(false, depth+1); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('{'):
+			var names []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				name, _ := k.(string)
+				names = append(names, name)
+				if err := walk(name == "examples", depth+1); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			if examples && len(names) > 1 {
+				sorted := append([]string(nil), names...)
+				sort.Strings(sorted)
+				key := orderKey(sorted)
+				if prev, ok := order[key]; ok && strings.Join(prev, "\x00") != strings.Join(names, "\x00") {
+					ambiguous[key] = true
+				}
+				order[key] = names
+			}
+		}
+		return nil
+	}
+	if walk(false, 0) != nil {
+		return nil
+	}
+	for key := range ambiguous {
+		delete(order, key)
+	}
+	return order
 }
 
 // schemaDocument writes a response's schema out as a JSON Schema document

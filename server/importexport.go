@@ -103,6 +103,11 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 	if _, err := s.findProject(r.Context(), project); err != nil {
 		return err
 	}
+	// An import holds its file, and the mocks made of it, in memory: at
+	// most --max-data-bytes and four times that unpacked. One at a time
+	// bounds the whole.
+	s.importMu.Lock()
+	defer s.importMu.Unlock()
 	max := s.cfg.MaxDataBytes
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var mbe *http.MaxBytesError

@@ -161,6 +161,9 @@ type Server struct {
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
 	writeMu sync.Mutex
+	// importMu lets one import at a time hold a file and the mocks made of
+	// it in memory (see importProject).
+	importMu sync.Mutex
 }
 
 // New returns a server for cfg.
