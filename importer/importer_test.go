@@ -410,3 +410,12 @@ paths:
 		}
 	}
 }
+
+// TestMaxMocksBound: an import makes at most MaxMocks mocks.
+func TestMaxMocksBound(t *testing.T) {
+	if r, err := importer.JSONServer([]byte(`{"a":1,"b":2}`), importer.Limits{MaxMocks: 2}); err != nil || len(r.Mocks) != 2 {
+		t.Errorf("at the bound: %v %v", r, err)
+	}
+	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+	wantCode(t, err, decoy.ETOOLARGE)
+}

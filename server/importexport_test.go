@@ -410,3 +410,18 @@ func TestSeedMock(t *testing.T) {
 		t.Errorf("after new data: %d %s", r.status, r.body)
 	}
 }
+
+// TestImportAtTheBound: a file of exactly --max-data-bytes is imported;
+// one byte more is 413.
+func TestImportAtTheBound(t *testing.T) {
+	const max = 1 << 10
+	h := newHarness(t, func(c *server.Config) { c.MaxDataBytes = max })
+	file := func(n int) []byte {
+		head, tail := `{"a":"`, `"}`
+		return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
+	}
+	if r := h.send("POST", projectPath+"/import?format=json-server", file(max)); r.status != 201 {
+		t.Errorf("a file of exactly the limit: %d %s", r.status, r.body)
+	}
+	wantError(t, h.send("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+}

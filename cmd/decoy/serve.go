@@ -121,7 +121,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
 	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
 	fs.IntVar(&c.MaxOpenDocuments, "max-open-documents", 1024, "most mocks kept ready to serve with their documents mapped from files (those of 64 KiB or more; each holds a mapping), least recently read closed first; 0 = no bound")
-	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts")
+	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts; or a folder written by decoy export (ids and settings from its decoy.json)")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.Var(&c.AllowedHosts, "allowed-hosts", "extra Host names, comma-separated, that the Studio and the admin API accept when listening on a loopback address (others are refused, against DNS rebinding)")
 	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
