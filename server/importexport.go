@@ -147,9 +147,9 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	ctx, cancel := writeContext(r)
-	defer cancel()
 	if keepIDs {
+		ctx, cancel := writeContext(r)
+		defer cancel()
 		for _, im := range mocks {
 			_, err := s.cfg.Store.FindMock(ctx, im.mock.ID)
 			if err == nil {
@@ -169,9 +169,13 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 	}
 	var created []string
 	for _, im := range mocks {
-		m, err := s.addMock(ctx, im.mock, im.entry, decoy.Data{Bytes: im.entry.Data})
+		// Each write is bounded on its own, as an upload is, so that a
+		// large import is not cut by the bound of one write.
+		wctx, cancel := writeContext(r)
+		m, err := s.addMock(wctx, im.mock, im.entry, decoy.Data{Bytes: im.entry.Data})
+		cancel()
 		if err != nil {
-			s.undoImport(ctx, created, err)
+			s.undoImport(r, created, err)
 			return err
 		}
 		created = append(created, m.ID)
@@ -228,9 +232,12 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 // undoImport deletes the mocks an import created before it failed (cause),
 // so that a failed import leaves nothing behind. A mock it cannot delete
 // is logged, with its id, for an operator to remove.
-func (s *Server) undoImport(ctx context.Context, ids []string, cause error) {
+func (s *Server) undoImport(r *http.Request, ids []string, cause error) {
 	for _, id := range ids {
-		if err := s.removeMock(ctx, id); err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		ctx, cancel := writeContext(r)
+		err := s.removeMock(ctx, id)
+		cancel()
+		if err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
 			s.log.Error("failed import: a mock it created could not be deleted", "mock", id, "err", err, "cause", cause)
 		}
 	}
