@@ -210,12 +210,14 @@ type boundedReader struct {
 
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		// At the bound: the stream may end here, or have more.
 		var one [1]byte
-		if n, _ := b.r.Read(one[:]); n > 0 {
+		n, err := b.r.Read(one[:])
+		if n > 0 {
 			b.over = true
 			return 0, errors.New("export too large")
 		}
-		return b.r.Read(p[:0])
+		return 0, err
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

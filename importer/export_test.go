@@ -351,3 +351,25 @@ func TestReadExportGzipBomb(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestReadExportAtTheBound: an export that unpacks to exactly
+// MaxUnpackedBytes is read; one byte less of room refuses it.
+func TestReadExportAtTheBound(t *testing.T) {
+	file := export(t)
+	gz, err := gzip.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpacked, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(unpacked))
+	r, err := importer.ReadExport(bytes.NewReader(file), importer.Limits{MaxUnpackedBytes: n})
+	if err != nil {
+		t.Fatalf("at the bound (%d bytes): %v", n, err)
+	}
+	checkExport(t, r)
+	_, err = importer.ReadExport(bytes.NewReader(file), importer.Limits{MaxUnpackedBytes: n - 1})
+	wantCode(t, err, decoy.ETOOLARGE)
+}

@@ -29,7 +29,10 @@ func JSONServer(data []byte, l Limits) (*Result, error) {
 		if err != nil {
 			return nil, invalidJSON(err)
 		}
-		key := t.(string) // dec.More inside an object: a key or an error
+		key, ok := t.(string)
+		if !ok {
+			return nil, notObject
+		}
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
 			return nil, invalidJSON(err)
