@@ -419,3 +419,57 @@ func TestMaxMocksBound(t *testing.T) {
 	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
 	wantCode(t, err, decoy.ETOOLARGE)
 }
+
+// TestThirdPartyWithoutExamples: the OAI's petstore-expanded has no
+// examples: its GET operations are skipped until data is generated, and
+// handed to Generate, with its components, once it is set.
+func TestThirdPartyWithoutExamples(t *testing.T) {
+	raw, err := os.ReadFile("testdata/thirdparty/petstore-expanded.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := importer.OpenAPI(raw, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, skipped := summary(r)
+	want := []string{
+		"GET /pets 200: " + importer.ReasonNoExample,
+		"GET /pets default: not a 2xx response",
+		"POST /pets: not a GET operation",
+		"DELETE /pets/{id}: not a GET operation",
+		"GET /pets/{id} 200: " + importer.ReasonNoExample,
+		"GET /pets/{id} default: not a 2xx response",
+	}
+	if len(r.Mocks) != 0 || !reflect.DeepEqual(skipped, want) {
+		t.Errorf("mocks %d, skipped:\n%q\nwant\n%q", len(r.Mocks), skipped, want)
+	}
+
+	schemas := map[string]string{}
+	r, err = importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
+		return []byte(`[]`), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, _ := importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
+		var s struct {
+			Type       string `json:"type"`
+			Ref        string `json:"$ref"`
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(schema, &s); err != nil || s.Components.Schemas["Pet"] == nil || s.Components.Schemas["NewPet"] == nil {
+			t.Errorf("schema %s: %v", schema, err)
+		}
+		schemas[s.Type+s.Ref] = string(schema)
+		return []byte(`{}`), nil
+	}})
+	if len(r.Mocks) != 2 || r.Mocks[0].Name != "findPets" || r.Mocks[1].Name != "find pet by id" || len(r2.Mocks) != 2 {
+		t.Errorf("with Generate: %+v", r.Mocks)
+	}
+	if schemas["array"] == "" || schemas["#/components/schemas/Pet"] == "" {
+		t.Errorf("schemas given to Generate: %v", schemas)
+	}
+}
