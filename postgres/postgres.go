@@ -230,33 +230,14 @@ func notFound() error { return decoy.Errorf(decoy.ENOTFOUND, "Mock api not found
 // round-trips exactly and both stores hand back the same times.
 func (db *DB) now() time.Time { return db.Now().UTC().Truncate(time.Millisecond) }
 
-// CreateMock stores a new mock with its data.
+// CreateMock stores a new mock with its data: a batch of one (see
+// CreateMocks).
 func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
-	data := d.Bytes
-	var created *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		now := db.now()
-		var err error
-		created, err = scanMock(tx.QueryRow(ctx, `
-			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-				rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
-			RETURNING `+mockColumns,
-			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
-		if err != nil {
-			return err
-		}
-		return writeChunks(ctx, tx, m.ID, data)
-	})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
-		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
-	}
+	created, err := db.CreateMocks(ctx, []decoy.NewMock{{Mock: m, Data: d}})
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
-	return created, nil
+	return created[0], nil
 }
 
 // FindMock returns a mock without its data.

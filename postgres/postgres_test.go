@@ -109,6 +109,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestBatch(t *testing.T) {
+	baseURL(t)
+	storetest.RunBatch(t, func(t *testing.T) storetest.BatchBackend {
+		_, u := newSchema(t)
+		return open(t, u)
+	})
+}
+
 var testMock = decoy.Mock{ID: "11111111-1111-4111-8111-111111111111", ContentType: "application/json", Status: 200}
 
 // The tables land in the schema named by search_path in the URL, which is

@@ -276,35 +276,14 @@ func nullable(p *int64) any {
 
 func (db *DB) now() int64 { return db.Now().UnixMilli() }
 
-// CreateMock stores a new mock with its data, in a file of its own.
-func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_ *decoy.Mock, err error) {
-	defer func() { err = classify(err) }()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	var n int
-	if err := db.writes.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
-		return nil, err
-	}
-	if n > 0 { // writes are serialised: still true at the insert
-		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
-	}
-	file, err := db.placeDoc(m.ID, data)
+// CreateMock stores a new mock with its data, in a file of its own: a
+// batch of one (see CreateMocks).
+func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (*decoy.Mock, error) {
+	created, err := db.CreateMocks(ctx, []decoy.NewMock{{Mock: m, Data: data}})
 	if err != nil {
 		return nil, err
 	}
-	now := db.now()
-	created, err := scanMock(db.writes.QueryRowContext(ctx, `
-		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
-		RETURNING `+mockColumns,
-		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file))
-	if err != nil {
-		db.removeDoc(file)
-		return nil, err
-	}
-	return created, nil
+	return created[0], nil
 }
 
 // FindMock returns a mock without its data.

@@ -27,6 +27,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestBatch(t *testing.T) {
+	storetest.RunBatch(t, func(t *testing.T) storetest.BatchBackend {
+		db := open(t, t.TempDir())
+		t.Cleanup(func() { db.Close() })
+		return db
+	})
+}
+
 // Counts and data survive closing and reopening the database, and
 // migrations are not applied twice.
 func TestReopen(t *testing.T) {

@@ -1,0 +1,49 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+var _ decoy.MockBatchStore = (*DB)(nil)
+
+// CreateMocks stores new mocks with their data, rows and chunks, in one
+// transaction.
+func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.Mock, error) {
+	created := make([]*decoy.Mock, 0, len(mocks))
+	current := ""
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		now := db.now()
+		for _, nm := range mocks {
+			m, data := nm.Mock, nm.Data.Bytes
+			current = m.ID
+			c, err := scanMock(tx.QueryRow(ctx, `
+				INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
+					rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
+				RETURNING `+mockColumns,
+				m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
+				m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
+			if err != nil {
+				return err
+			}
+			if err := writeChunks(ctx, tx, m.ID, data); err != nil {
+				return err
+			}
+			created = append(created, c)
+		}
+		return nil
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
+		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", current)
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	return created, nil
+}

@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/decoy-mock/decoy"
+)
+
+var _ decoy.MockBatchStore = (*DB)(nil)
+
+// CreateMocks stores new mocks with their data in one transaction, each
+// document in a file of its own: the files are written and synced before
+// the commit, and removed again when the transaction does not commit.
+func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*decoy.Mock, err error) {
+	defer func() { err = classify(err) }()
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	tx, err := db.writes.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var placed []string
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+			for _, f := range placed {
+				db.removeDoc(f)
+			}
+		}
+	}()
+	now := db.now()
+	created := make([]*decoy.Mock, 0, len(mocks))
+	for _, nm := range mocks {
+		m := nm.Mock
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 { // writes are serialised: still true at the insert
+			return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
+		}
+		file, err := db.placeDoc(m.ID, nm.Data)
+		if err != nil {
+			return nil, err
+		}
+		placed = append(placed, file)
+		c, err := scanMock(tx.QueryRowContext(ctx, `
+			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+			RETURNING `+mockColumns,
+			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
+			nullable(m.RateLimit), nullable(m.MonthlyQuota), len(nm.Data.Bytes), m.ETag, now, now, file))
+		if err != nil {
+			return nil, err
+		}
+		created = append(created, c)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return created, nil
+}
