@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
@@ -170,19 +171,27 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	var created []string
-	for _, im := range mocks {
-		// Each write is bounded on its own, as an upload is, so that a
-		// large import is not cut by the bound of one write.
-		wctx, cancel := writeContext(r)
-		m, err := s.addMock(wctx, im.mock, im.entry, decoy.Data{Bytes: im.entry.Data})
-		cancel()
-		if err != nil {
-			s.undoImport(r, created, err)
-			return err
-		}
-		created = append(created, m.ID)
-		out.Created = append(out.Created, s.view(r, m, im.token))
+	batcher, ok := s.cfg.Store.(decoy.MockBatchStore)
+	if !ok {
+		return errors.New("import: the store cannot create mocks in one transaction (decoy.MockBatchStore)")
+	}
+	// One transaction, bounded on its own: a large import is not cut by
+	// the bound of one write, and one cut short stores nothing.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), importTimeout)
+	defer cancel()
+	batch := make([]pendingMock, len(mocks))
+	for i, im := range mocks {
+		batch[i] = pendingMock{im.mock, im.entry, decoy.Data{Bytes: im.entry.Data}}
+	}
+	created, err := s.addMocks(ctx, batch, batcher.CreateMocks)
+	if decoy.ErrorCode(err) == decoy.ECONFLICT {
+		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true to give the mocks new ids)", decoy.ErrorMessage(err))
+	}
+	if err != nil {
+		return err
+	}
+	for i, m := range created {
+		out.Created = append(out.Created, s.view(r, m, mocks[i].token))
 	}
 	s.log.Info("import", "project", project, "format", format, "created", len(created), "skipped", len(out.Skipped))
 	writeJSON(w, http.StatusCreated, out)
@@ -230,20 +239,6 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 		m.TokenHash = *h
 	}
 	return im, nil
-}
-
-// undoImport deletes the mocks an import created before it failed (cause),
-// so that a failed import leaves nothing behind. A mock it cannot delete
-// is logged, with its id, for an operator to remove.
-func (s *Server) undoImport(r *http.Request, ids []string, cause error) {
-	for _, id := range ids {
-		ctx, cancel := writeContext(r)
-		err := s.removeMock(ctx, id)
-		cancel()
-		if err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
-			s.log.Error("failed import: a mock it created could not be deleted", "mock", id, "err", err, "cause", cause)
-		}
-	}
 }
 
 // exportProject serves GET /admin/v1/projects/{id}/export: the project's
@@ -302,19 +297,54 @@ func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id s
 	}, m.Size, body)
 }
 
-// addMock stores a new mock with its data and puts it in the cache: the
-// one path of every mock created through the server (uploads, imports).
+// importTimeout bounds the transaction of an import.
+const importTimeout = 5 * time.Minute
+
+// pendingMock is a mock to store: its settings, its data as a cache entry,
+// and its data as the store takes it.
+type pendingMock struct {
+	mock  *decoy.Mock
+	entry *mockcache.Entry
+	data  decoy.Data
+}
+
+// addMock stores a new mock with its data and puts it in the cache.
 // The caller holds writeMu.
 func (s *Server) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
-	gen := s.cache.Generation()
-	created, err := s.cfg.Store.CreateMock(ctx, m, data)
-	s.announce(ctx, m.ID)
+	created, err := s.addMocks(ctx, []pendingMock{{m, e, data}}, func(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
+		m, err := s.cfg.Store.CreateMock(ctx, b[0].Mock, b[0].Data)
+		return []*decoy.Mock{m}, err
+	})
 	if err != nil {
-		s.cache.Remove(m.ID)
 		return nil, err
 	}
-	e.Mock = created
-	s.cache.PutAt(e, gen)
+	return created[0], nil
+}
+
+// addMocks stores new mocks with create (all of them or none) and puts
+// them in the cache: the one path of every mock created through the server
+// (uploads, one at a time; imports, in one batch). The caller holds
+// writeMu.
+func (s *Server) addMocks(ctx context.Context, mocks []pendingMock, create func(context.Context, []decoy.NewMock) ([]*decoy.Mock, error)) ([]*decoy.Mock, error) {
+	gen := s.cache.Generation()
+	batch := make([]decoy.NewMock, len(mocks))
+	for i, p := range mocks {
+		batch[i] = decoy.NewMock{Mock: p.mock, Data: p.data}
+	}
+	created, err := create(ctx, batch)
+	for _, p := range mocks {
+		s.announce(ctx, p.mock.ID)
+	}
+	if err != nil {
+		for _, p := range mocks {
+			s.cache.Remove(p.mock.ID)
+		}
+		return nil, err
+	}
+	for i, p := range mocks {
+		p.entry.Mock = created[i]
+		s.cache.PutAt(p.entry, gen)
+	}
 	return created, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
@@ -282,54 +281,85 @@ func gunzip(t *testing.T, b []byte) string {
 	return string(out)
 }
 
-// failingStore fails CreateMock from its failAt-th call, and DeleteMock
-// when failDelete is set.
-type failingStore struct {
+// batchStore is a store that creates mocks in batches, as both stores do.
+type batchStore interface {
 	decoy.Store
-	calls      atomic.Int32
-	failAt     int32
-	failDelete bool
+	decoy.MockBatchStore
 }
 
-func (f *failingStore) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
-	if f.calls.Add(1) >= f.failAt {
+// raceStore fails CreateMocks when fail is set, and hides the mocks that
+// exist from FindMock when hide is set, as when another replica creates
+// one of an import's ids between its check and its transaction.
+type raceStore struct {
+	batchStore
+	fail, hide bool
+}
+
+func (f *raceStore) CreateMocks(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
+	if f.fail {
 		return nil, errors.New("store failed")
 	}
-	return f.Store.CreateMock(ctx, m, d)
+	return f.batchStore.CreateMocks(ctx, b)
 }
 
-func (f *failingStore) DeleteMock(ctx context.Context, id string) error {
-	if f.failDelete {
-		return errors.New("store failed to delete")
+func (f *raceStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
+	if f.hide {
+		return nil, decoy.Errorf(decoy.ENOTFOUND, "Mock api not found")
 	}
-	return f.Store.DeleteMock(ctx, id)
+	return f.batchStore.FindMock(ctx, id)
 }
 
-// TestImportAllOrNothing: an import whose third mock cannot be stored
-// deletes the two it stored; when even that fails, the mocks left behind
-// are logged by id.
+// TestImportAllOrNothing: an import whose transaction fails stores
+// nothing, and one that meets an id taken since its check imports nothing
+// and says which (the stores' transactions: storetest.RunBatch).
 func TestImportAllOrNothing(t *testing.T) {
-	for _, failDelete := range []bool{false, true} {
-		fs := &failingStore{failAt: 3, failDelete: failDelete}
-		h := newHarness(t, func(c *server.Config) { fs.Store = c.Store; c.Store = fs })
-		r := h.send("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3,"d":4}`))
-		wantError(t, r, 500, "Internal server error")
-		left, _, err := h.store.ListMocks(context.Background(), "", 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case !failDelete && len(left) != 0:
-			t.Errorf("%d mocks left behind by a failed import", len(left))
-		case failDelete && (len(left) != 2 || strings.Count(h.logs.String(), "a mock it created could not be deleted") != 2):
-			t.Errorf("delete failing too: %d mocks left, logs:\n%s", len(left), h.logs.String())
-		}
-		for _, m := range left {
-			if r := h.get("/mock/" + m.ID); r.status != 404 && !failDelete {
-				t.Errorf("a mock of the failed import is served: %d", r.status)
-			}
-		}
+	rs := &raceStore{}
+	h := newHarness(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store = rs })
+	ctx := context.Background()
+
+	rs.fail = true
+	wantError(t, h.send("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3}`)), 500, "Internal server error")
+	if left, _, _ := h.store.ListMocks(ctx, "", 100); len(left) != 0 {
+		t.Errorf("%d mocks left behind by a failed import", len(left))
 	}
+	rs.fail = false
+
+	const taken = "00000000-0000-4000-8000-000000000009"
+	h.create(`"in the way"`, client.CreateOptions{ID: taken})
+	export := exportOfMocks(t, "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002", taken)
+	rs.hide = true
+	r := h.send("POST", projectPath+"/import?format=decoy", export)
+	rs.hide = false
+	wantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true to give the mocks new ids)")
+	left, _, _ := h.store.ListMocks(ctx, "", 100)
+	if len(left) != 1 || left[0].ID != taken {
+		t.Errorf("after a refused import: %d mocks", len(left))
+	}
+	if r := h.get("/mock/00000000-0000-4000-8000-000000000001"); r.status != 404 {
+		t.Errorf("a mock of the refused import is served: %d", r.status)
+	}
+	if r := h.get("/mock/" + taken); r.body != `"in the way"` {
+		t.Errorf("the mock in the way: %q", r.body)
+	}
+}
+
+// exportOfMocks is an export of open JSON mocks with these ids.
+func exportOfMocks(t *testing.T, ids ...string) []byte {
+	var mocks []string
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for _, id := range ids {
+		mocks = append(mocks, `{"id":"`+id+`","name":"m","content_type":"application/json","status":200}`)
+		tw.WriteHeader(&tar.Header{Name: "data/" + id + ".json", Typeflag: tar.TypeReg, Size: 3, Mode: 0o644})
+		tw.Write([]byte("[1]"))
+	}
+	manifest := `{"format":"decoy-export","version":1,"project":"p","mocks":[` + strings.Join(mocks, ",") + `]}`
+	tw.WriteHeader(&tar.Header{Name: "decoy.json", Typeflag: tar.TypeReg, Size: int64(len(manifest)), Mode: 0o644})
+	tw.Write([]byte(manifest))
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
 }
 
 // TestImportExportMatchOpenAPI validates live answers against

@@ -381,6 +381,7 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 // store is what a store backend gives the server.
 type store interface {
 	decoy.Store
+	decoy.MockBatchStore // imports
 	decoy.QuotaCounter
 	decoy.SessionStore
 	decoy.UsageHistoryStore
