@@ -57,6 +57,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.adminAuthorized(w, r); err != nil {
 		return err
 	}
+	// The writer of the data versions the request makes (§9).
+	r = r.WithContext(decoy.WithActor(r.Context(), decoy.ServerAdmin))
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
 	var routes map[string]adminHandler
 	id := ""
@@ -80,6 +82,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 			routes = map[string]adminHandler{http.MethodGet: s.usage}
 		case len(segs) == 4 && segs[2] == "usage" && segs[3] == "history":
 			routes = map[string]adminHandler{http.MethodGet: s.usageHistory}
+		case len(segs) >= 3 && segs[2] == "versions":
+			routes = s.versionRoutes(segs[3:])
 		}
 	}
 	if routes == nil {
@@ -334,6 +338,13 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 		return err
 	}
 	defer up.discard()
+	return s.writeData(w, r, id, up)
+}
+
+// writeData makes up the data of mock id, a new version of it, puts the
+// result in the cache, tells the other replicas, and answers the mock:
+// the one path of every write of a mock's data.
+func (s *Server) writeData(w http.ResponseWriter, r *http.Request, id string, up *upload) error {
 	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
 	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {

@@ -99,6 +99,9 @@ type Config struct {
 	// refused reads for its charts.
 	Sessions decoy.SessionStore
 	Usage    *usage.Recorder
+	// Versions, when set, serves the versions of mocks' data that Store
+	// keeps (§9), under /admin/v1/mocks/{id}/versions: the same store.
+	Versions decoy.VersionStore
 
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
