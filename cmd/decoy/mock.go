@@ -33,6 +33,9 @@ Commands:
   rotate-token ID        issue a new token for a private mock
   usage ID               show a mock's use of its rate limit and quota
   delete ID              delete a mock
+  versions ID            list the kept versions of a mock's data, newest first
+  version-data ID V      print version V of a mock's data, as it was stored
+  restore ID V           make version V the mock's data again (a new version)
 
 Every command takes --server (env DECOY_SERVER, default http://127.0.0.1:8080)
 and --admin-token (env DECOY_ADMIN_TOKEN). Mocks are printed as JSON.
@@ -64,8 +67,11 @@ func (c *mockCommand) parse(args []string, wantIDs int) ([]string, error) {
 	}
 	if len(pos) != wantIDs {
 		c.fs.Usage()
-		if wantIDs == 0 {
+		switch wantIDs {
+		case 0:
 			return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+		case 2:
+			return nil, fmt.Errorf("%w: %s needs a mock id and a version", errUsage, c.fs.Name())
 		}
 		return nil, fmt.Errorf("%w: %s needs a mock id", errUsage, c.fs.Name())
 	}
@@ -272,6 +278,9 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return fmt.Errorf("%w: patch needs at least one setting to change", errUsage)
 		}
 		return c.show(c.client().UpdateMock(ctx, pos[0], fields))
+
+	case "versions", "version-data", "restore":
+		return c.runVersions(ctx, name, args)
 	}
 	fmt.Fprint(stderr, mockUsage)
 	return fmt.Errorf("%w: unknown mock command %q", errUsage, name)
