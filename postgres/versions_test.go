@@ -1,9 +1,12 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/storetest"
@@ -79,5 +82,66 @@ func TestVersionBoundChunks(t *testing.T) {
 	query(t, "SELECT count(*) FROM "+schema+".mock_versions", &versions)
 	if chunks != 0 || versions != 0 {
 		t.Errorf("%d chunks and %d versions left after the mock was deleted", chunks, versions)
+	}
+}
+
+// A store written before versions (migrations up to 0011) opens with each
+// mock's data as its version 1, and goes on from there.
+func TestMigrateToVersions(t *testing.T) {
+	_, u := newSchema(t)
+	ctx := context.Background()
+	conn := connect(t, u)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range migrationNames(t) {
+		if name >= "0011_versions.sql" {
+			break
+		}
+		sql, err := os.ReadFile("migration/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, string(sql)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := document(1<<20 + 3) // two chunks
+	if _, err := conn.Exec(ctx, `INSERT INTO mocks (id, content_type, size, etag, created_at, updated_at)
+		VALUES ($1, 'application/json', $2, '"e"', now(), '2026-11-01T00:00:00Z')`, testMock.ID, len(want)); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n*(1<<20) < len(want); n++ {
+		if _, err := conn.Exec(ctx, `INSERT INTO mock_chunks (mock_id, n, data) VALUES ($1, $2, $3)`,
+			testMock.ID, n, want[n<<20:min((n+1)<<20, len(want))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := open(t, u)
+	vs, err := db.MockVersions(ctx, testMock.ID)
+	if err != nil || len(vs) != 1 || vs[0].Version != 1 || !vs[0].Current || vs[0].Size != int64(len(want)) ||
+		vs[0].Actor != decoy.ServerAdmin || !vs[0].CreatedAt.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("versions after the migration: %+v, %v", vs, err)
+	}
+	if _, err := db.ReplaceMockData(ctx, testMock.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`[]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, d, err := db.FindVersionData(ctx, testMock.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, d); !bytes.Equal(got, want) {
+		t.Errorf("version 1: %d bytes, want %d", len(got), len(want))
+	}
+	_, d, err = db.FindMockData(ctx, testMock.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, d); string(got) != `[]` {
+		t.Errorf("data after the migration and a replace: %q", got)
 	}
 }

@@ -84,3 +84,45 @@ func TestMoveBlobsNamesVersion(t *testing.T) {
 		t.Errorf("version 1 = %q", b[:n])
 	}
 }
+
+// A data directory of a Decoy before versions opens with each mock's
+// data file as its version 1, kept by the sweep.
+func TestMigrateToVersions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{ // as before migration 0011
+		`DROP TABLE mock_versions`,
+		`ALTER TABLE mocks DROP COLUMN data_version`,
+		`DELETE FROM migrations WHERE name = 'migration/0011_versions.sql'`,
+	} {
+		if _, err := db.writes.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	db = openAt(t, dir)
+	defer db.Close()
+	<-db.swept
+	vs, err := db.MockVersions(ctx, m.ID)
+	if err != nil || len(vs) != 1 || vs[0].Version != 1 || !vs[0].Current || vs[0].Size != 3 {
+		t.Fatalf("versions after the migration: %+v, %v", vs, err)
+	}
+	if _, err := db.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`[2]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, d, err := db.FindVersionData(ctx, m.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.File.Close()
+	b := make([]byte, 8)
+	n, _ := d.File.Read(b)
+	if string(b[:n]) != `[1]` {
+		t.Errorf("version 1 = %q", b[:n])
+	}
+}
