@@ -5,6 +5,7 @@ import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
+import { VersionsTab } from './versions.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -396,6 +397,7 @@ const TABS = [
   ['settings', 'Settings'],
   ['playground', 'Playground'],
   ['usage', 'Usage'],
+  ['versions', 'Versions'],
 ];
 
 function MockPage({ id, tab, onToken }) {
@@ -434,6 +436,7 @@ function MockPage({ id, tab, onToken }) {
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
+      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime }} />}
       {confirmDelete && (
         <ConfirmDialog title="Delete this mock?" confirm="Delete" danger onClose={() => setConfirmDelete(false)}
           onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); go('#/'); }}>
