@@ -244,8 +244,8 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*dec
 		var err error
 		created, err = scanMock(tx.QueryRow(ctx, `
 			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_version)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, 1)
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
 			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))

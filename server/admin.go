@@ -341,8 +341,8 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	return s.writeData(w, r, id, up)
 }
 
-// writeData makes up the data of mock id, a new version of it, puts the
-// result in the cache, tells the other replicas, and answers the mock:
+// writeData stores up as the data of mock id (a new version of it), puts
+// the result in the cache, tells the other replicas, and answers the mock:
 // the one path of every write of a mock's data.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, id string, up *upload) error {
 	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}

@@ -304,8 +304,8 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_
 	}
 	created, err := scanMock(tx.QueryRowContext(ctx, `
 		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file, data_version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, 1)
+			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
 		RETURNING `+mockColumns,
 		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
 		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file))

@@ -2,7 +2,8 @@
 -- data adds a version and keeps the one it replaces, up to the store's
 -- bound. A row per kept version, the current data included, so that
 -- summing size over a set of mocks gives all the data they hold.
--- data_version is the number of the mock's current version.
+-- data_version is the number of the mock's current version: 1, the
+-- data it is created with, unless the store says otherwise.
 ALTER TABLE mocks ADD COLUMN data_version INTEGER NOT NULL DEFAULT 1;
 
 -- data_file names the version's document in docs/, as mocks.data_file does
