@@ -338,17 +338,21 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 		return err
 	}
 	defer up.discard()
-	return s.writeData(w, r, id, up)
+	m, err := s.writeData(r, id, up)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
 }
 
-// writeData stores up as the data of mock id (a new version of it), puts
-// the result in the cache, tells the other replicas, and answers the mock:
-// the one path of every write of a mock's data.
-func (s *Server) writeData(w http.ResponseWriter, r *http.Request, id string, up *upload) error {
+// writeData makes an upload the data of mock id: every write of a mock's
+// data (a PUT of it, a template's output) comes through here.
+func (s *Server) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, error) {
 	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
 	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -359,12 +363,11 @@ func (s *Server) writeData(w http.ResponseWriter, r *http.Request, id string, up
 	s.announce(ctx, id)
 	if err != nil {
 		s.cache.Remove(id)
-		return err
+		return nil, err
 	}
 	e.Mock = m
 	s.cache.PutAt(e, gen)
-	writeJSON(w, http.StatusOK, s.view(r, m, ""))
-	return nil
+	return m, nil
 }
 
 func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) error {

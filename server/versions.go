@@ -106,7 +106,12 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request, id, text
 		return err
 	}
 	defer up.discard()
-	return s.writeData(w, r, id, up)
+	m, err := s.writeData(r, id, up)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
 }
 
 // uploadOf copies a version's data into a file of the upload folder, as if
