@@ -30,6 +30,7 @@ func RunVersions(t *testing.T, open func(t *testing.T, maxVersions int) VersionB
 	t.Run("Large", func(t *testing.T) { testVersionLarge(t, open(t, 20)) })
 	t.Run("Concurrent", func(t *testing.T) { testVersionConcurrent(t, open(t, 5)) })
 	t.Run("SettingsAreNotVersions", func(t *testing.T) { testSettingsAreNotVersions(t, open(t, 20)) })
+	t.Run("DataOutlivesPrune", func(t *testing.T) { testVersionDataOutlivesPrune(t, open(t, 2)) })
 }
 
 func createV(t *testing.T, s VersionBackend, n int, data string) *decoy.Mock {
@@ -310,5 +311,27 @@ func testSettingsAreNotVersions(t *testing.T, s VersionBackend) {
 	}
 	if got := numbers(versions(t, s, 1)); got != "1*" {
 		t.Errorf("versions after a settings change = %s", got)
+	}
+}
+
+// What FindVersionData returned stays readable whole while its version is
+// forgotten and its mock deleted.
+func testVersionDataOutlivesPrune(t *testing.T, s VersionBackend) {
+	ctx := context.Background()
+	createV(t, s, 1, `[1,2,3]`)
+	_, d, err := s.FindVersionData(ctx, id(1), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceV(t, s, 1, "application/json", `2`)
+	replaceV(t, s, 1, "application/json", `3`) // past the bound of 2: version 1 goes
+	if _, _, err := s.FindVersionData(ctx, id(1), 1); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		t.Fatalf("version 1 still kept: %v", err)
+	}
+	if err := s.DeleteMock(ctx, id(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, d); got != `[1,2,3]` {
+		t.Errorf("version read after it was forgotten: %q", got)
 	}
 }
