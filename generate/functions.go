@@ -225,13 +225,13 @@ var dateArgs = []Arg{
 var functionList = []*Function{
 	// Numbers and choices.
 	{Name: "number", Category: "numbers", Description: "An integer from min to max, both included.", Returns: "integer",
-		Args: []Arg{{Name: "min", Type: "integer", Default: 0}, {Name: "max", Type: "integer", Default: 1000}},
+		Args:    []Arg{{Name: "min", Type: "integer", Default: 0}, {Name: "max", Type: "integer", Default: 1000}},
 		Example: "{{ number 18 80 }}", check: checkRange,
 		run: func(g *gen, a []value) value {
 			return integer(g.intRange(registry["number"].arg(a, 0).i, registry["number"].arg(a, 1).i))
 		}},
 	{Name: "float", Category: "numbers", Description: "A number from min to max, rounded to decimals.", Returns: "number",
-		Args: []Arg{{Name: "min", Type: "number", Default: 0}, {Name: "max", Type: "number", Default: 1}, {Name: "decimals", Type: "integer", Default: 2}},
+		Args:    []Arg{{Name: "min", Type: "number", Default: 0}, {Name: "max", Type: "number", Default: 1}, {Name: "decimals", Type: "integer", Default: 2}},
 		Example: "{{ float 0 5 1 }}",
 		check: func(a []value) error {
 			if len(a) > 2 && (a[2].i < 0 || a[2].i > 15) {
@@ -244,7 +244,7 @@ var functionList = []*Function{
 			return number(floatIn(g, fn.arg(a, 0).asFloat(), fn.arg(a, 1).asFloat(), fn.arg(a, 2).i))
 		}},
 	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
-		Args: []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
+		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
 		Example: "{{ price 5 250 }}", check: checkRange,
 		run: func(g *gen, a []value) value {
 			fn := registry["price"]

@@ -100,6 +100,12 @@ type Config struct {
 	Sessions decoy.SessionStore
 	Usage    *usage.Recorder
 
+	// Templates, when set, keeps mocks' templates (generated data); nil:
+	// the template calls answer 501.
+	Templates decoy.TemplateStore
+	// GenerateTimeout bounds the generation of one answer (default 2 s).
+	GenerateTimeout time.Duration
+
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
 	// TLSCert and TLSKey, when set, are the PEM files of the certificate
@@ -134,6 +140,7 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 	queries      mockcache.Queries
+	templates    templateCache
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).

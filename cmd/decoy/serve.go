@@ -261,6 +261,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		MaxOpenDocuments:    c.MaxOpenDocuments,
 		UploadDir:           m.uploads,
+		Templates:           m.store,
 		CORSOrigins:         c.CORSOrigins,
 		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
@@ -377,6 +378,7 @@ type store interface {
 	decoy.SessionStore
 	decoy.UsageHistoryStore
 	Close() error
+	decoy.TemplateStore
 }
 
 // pgStore gives the PostgreSQL store the Close of the store interface.
