@@ -5,6 +5,7 @@ import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
+import { GeneratePage } from './generate.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -16,6 +17,7 @@ const knownTokens = new Map();
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'generate') return { page: 'generate' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   return { page: 'list' };
 }
@@ -869,11 +871,13 @@ function App() {
         <nav aria-label="Main">
           <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
           <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
+          <a href="#/generate" aria-current={route.page === 'generate' ? 'page' : undefined}>Generate</a>
           <button type="button" class="link" onClick={signOut}>Sign out</button>
         </nav>
       </header>
       {route.page === 'list' && <MockList />}
       {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'generate' && <GeneratePage go={go} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
     </>
