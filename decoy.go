@@ -41,6 +41,12 @@ type Mock struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 
+	// WorkspaceID and ProjectID place the mock (§6.1). A mock created
+	// with an empty ProjectID goes to DefaultProjectID; the store fills in
+	// WorkspaceID from the project.
+	WorkspaceID string `json:"workspace_id"`
+	ProjectID   string `json:"project_id"`
+
 	// Private mocks require a token. Only its SHA-256 hash is kept.
 	Private   bool   `json:"private"`
 	TokenHash []byte `json:"-"`

@@ -1,8 +1,9 @@
 package studio_test
 
-// TestBrowser runs the browser end-to-end test (e2e/studio.spec.mjs,
-// playwright-core driving Debian's chromium) against the real decoy binary,
-// so that go test ./... covers the Studio as a user sees it.
+// TestBrowser runs the browser journeys (e2e/*.spec.mjs, playwright-core
+// driving Debian's chromium, helpers in e2e/harness.mjs), each against its
+// own run of the real decoy binary, so that go test ./... covers the Studio
+// as a user sees it.
 
 import (
 	"bufio"
@@ -94,27 +95,41 @@ func TestBrowser(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build decoy: %v\n%s", err, out)
 	}
-
-	const adminToken = "e2e-studio-admin-token-0123456789"
-	url := startServer(t, bin, dir, adminToken)
-
+	specs, err := filepath.Glob(filepath.Join("e2e", "*.spec.mjs"))
+	if err != nil || len(specs) == 0 {
+		t.Fatalf("no journeys in e2e/*.spec.mjs (%v)", err)
+	}
 	artifacts := os.Getenv("DECOY_TEST_ARTIFACTS")
 	if artifacts == "" {
 		artifacts, _ = filepath.Abs(filepath.Join("e2e", "artifacts"))
 	}
+	for _, spec := range specs {
+		name := strings.TrimSuffix(filepath.Base(spec), ".spec.mjs")
+		t.Run(name, func(t *testing.T) {
+			runJourney(t, node, bin, filepath.Base(spec), filepath.Join(artifacts, name))
+		})
+	}
+}
+
+// runJourney runs one journey, e2e/<spec>, against its own server with a
+// fresh data dir, its screenshots in artifacts.
+func runJourney(t *testing.T, node, bin, spec, artifacts string) {
+	const adminToken = "e2e-studio-admin-token-0123456789"
+	url := startServer(t, bin, t.TempDir(), adminToken)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "studio.spec.mjs")
+	cmd := exec.CommandContext(ctx, node, spec)
 	cmd.Dir = "e2e"
 	cmd.Env = append(cleanEnv(),
 		"DECOY_URL="+url, "DECOY_ADMIN_TOKEN="+adminToken, "DECOY_ARTIFACTS="+artifacts, "CHROMIUM="+chromiumPath())
 	out, err := cmd.CombinedOutput()
-	t.Logf("browser test output:\n%s", out)
+	t.Logf("browser journey %s:\n%s", spec, out)
 	if err != nil {
-		t.Fatalf("browser test failed: %v (screenshots in %s)", err, artifacts)
+		t.Fatalf("browser journey %s failed: %v (screenshots in %s)", spec, err, artifacts)
 	}
 	if !strings.Contains(string(out), "1 passed, 0 failed") {
-		t.Fatalf("the browser test did not report success")
+		t.Fatalf("the browser journey %s did not report success", spec)
 	}
 }
 

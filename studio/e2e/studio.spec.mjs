@@ -1,83 +1,8 @@
-// Browser end-to-end test of Decoy Studio: playwright-core driving Debian's
-// chromium against a running `decoy serve`. Run by TestBrowser
-// (studio/e2e_test.go), which starts the server and sets:
-//
-//   DECOY_URL          the server's base URL
-//   DECOY_ADMIN_TOKEN  its admin token
-//   DECOY_ARTIFACTS    the folder for screenshots (one per step)
-//   CHROMIUM           the browser (default /usr/bin/chromium)
-//
-// It fails on any console error or page error the steps did not expect.
-import { chromium } from 'playwright-core';
+// The first journey through Decoy Studio: sign in with the admin token,
+// create, read, edit, share and delete a mock, on a desktop and a phone.
+// See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
-
-const base = process.env.DECOY_URL;
-const adminToken = process.env.DECOY_ADMIN_TOKEN;
-const artifacts = process.env.DECOY_ARTIFACTS || path.join(import.meta.dirname, 'artifacts');
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!base || !adminToken) {
-  console.error('DECOY_URL and DECOY_ADMIN_TOKEN must be set');
-  process.exit(2);
-}
-
-const started = Date.now();
-let shot = 0;
-const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
-
-// Console errors and page errors. Steps that make the server refuse a
-// request on purpose (a wrong token) declare it with expectFailedRequest;
-// Chromium reports such an answer as a console error, which is then
-// accounted for instead of failing the test.
-const problems = [];
-let expected = [];
-function expectFailedRequest(urlPart, status) {
-  expected.push({ urlPart, status, seen: false });
-}
-function watch(page, label) {
-  page.on('pageerror', (e) => problems.push(`${label}: page error: ${e.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() !== 'error' && msg.type() !== 'warning') return;
-    const text = msg.text();
-    const url = msg.location().url || '';
-    const m = /status of (\d+)/.exec(text);
-    const hit = m && expected.find((e) => !e.seen && url.includes(e.urlPart) && Number(m[1]) === e.status);
-    if (hit) {
-      hit.seen = true;
-      return;
-    }
-    if (msg.type() === 'error') problems.push(`${label}: console error: ${text} (${url})`);
-    else log(`${label}: console warning: ${text}`);
-  });
-}
-
-async function screenshot(page, name) {
-  shot++;
-  const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  log('screenshot', path.basename(file));
-}
-
-async function step(name, f) {
-  log('step:', name);
-  await f();
-}
-
-await rm(artifacts, { recursive: true, force: true });
-await mkdir(artifacts, { recursive: true });
-
-const browser = await chromium.launch({
-  executablePath,
-  headless: true,
-  // Playwright gives the browser a fresh profile of its own. Without the
-  // background-networking flags Chromium dials out, and a closed network
-  // refuses it.
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-});
+import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, setEditor as setEditorOf, step, watch } from './harness.mjs';
 
 const data = [
   { id: 1, name: 'Ada', city: 'Paris', age: 36 },
@@ -86,20 +11,10 @@ const data = [
   { id: 4, name: 'Ken', city: 'Berkeley', age: 50 },
 ];
 
-try {
+await journey(async (browser) => {
   // ---------------------------------------------------------------- desktop
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-  context.setDefaultTimeout(10000);
-  const page = await context.newPage();
-  watch(page, 'desktop');
-
-  // Editors are CodeMirror: replace the whole text as a paste would.
-  async function setEditor(selector, text) {
-    await page.locator(`${selector} .cm-content`).click();
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.press('Delete');
-    await page.keyboard.insertText(text);
-  }
+  const { context, page } = await newPage(browser, 'desktop');
+  const setEditor = (selector, text) => setEditorOf(page, selector, text);
   const readToken = async () => {
     const dialog = page.getByRole('dialog', { name: 'Store this token now' });
     await dialog.waitFor();
@@ -373,16 +288,14 @@ try {
       assert.ok(w <= 375, `${what} is ${w} px wide at 375 px`);
     };
     await fits('the list');
-    shot++;
-    await p.screenshot({ path: path.join(artifacts, `${shot}-phone-list.png`), fullPage: true });
+    await screenshot(p, 'phone-list');
     for (const tab of ['data', 'settings', 'playground', 'usage']) {
       await p.goto(`${base}/#/mocks/${mockID}/${tab}`);
       await p.getByRole('heading', { name: 'people' }).waitFor();
       if (tab === 'data') await p.locator('#data-editor .cm-content').waitFor();
       if (tab === 'usage') await p.getByTestId('minutes-served').waitFor();
       await fits(`the ${tab} tab`);
-      shot++;
-      await p.screenshot({ path: path.join(artifacts, `${shot}-phone-${tab}.png`), fullPage: true });
+      await screenshot(p, `phone-${tab}`);
     }
     await phone.close();
   });
@@ -432,17 +345,4 @@ try {
   });
 
   await context.close();
-} catch (e) {
-  problems.push(`failed: ${e.stack || e}`);
-} finally {
-  await browser.close();
-}
-
-const unseen = expected.filter((e) => !e.seen);
-if (unseen.length) log('expected failures not reported by the browser:', unseen.map((e) => `${e.status} ${e.urlPart}`).join(', '));
-if (problems.length) {
-  console.error(problems.join('\n'));
-  console.log(`0 passed, 1 failed (${((Date.now() - started) / 1000).toFixed(1)}s; screenshots in ${artifacts})`);
-  process.exit(1);
-}
-console.log(`1 passed, 0 failed (${((Date.now() - started) / 1000).toFixed(1)}s; ${shot} screenshots in ${artifacts})`);
+});
