@@ -125,7 +125,7 @@ export function GeneratePage({ go }) {
         ))}
       </div>
       <form onSubmit={create} class="stack">
-        <div class="generate-panes" style="display:grid;grid-template-columns:1fr 1fr;gap:1rem">
+        <div class="generate-panes">
           <div>
             <p class="field-label" id="template-label">Template</p>
             <div class="editor" ref={host} id="template-editor" />
@@ -142,7 +142,7 @@ export function GeneratePage({ go }) {
             {preview.error ? (
               <p class="error" role="alert" data-testid="template-error">{preview.error.message}</p>
             ) : (
-              <pre class="preview" data-testid="preview" aria-labelledby="preview-label" style="max-height:28rem;overflow:auto">{preview.output}</pre>
+              <pre class="preview" data-testid="preview" aria-labelledby="preview-label">{preview.output}</pre>
             )}
           </div>
         </div>
