@@ -125,7 +125,8 @@ func parseExpr(s string, inRepeat bool) (*expr, int, error) {
 	if name == "index" && !inRepeat {
 		return nil, 0, errors.New(`index is only meaningful inside the $item of a $repeat`)
 	}
-	if err := fn.checkArgs(args); err != nil {
+	args, err := fn.compileArgs(args)
+	if err != nil {
 		return nil, 0, err
 	}
 	return &expr{fn: fn, args: args}, i, nil

@@ -25,8 +25,12 @@ type Function struct {
 	Example string          `json:"example"`
 	Output  json.RawMessage `json:"output"`
 
-	run   func(g *gen, a []value) value
-	check func(a []value) error
+	// run gives the function's value; a holds every argument, the
+	// defaults filled in, as prepare left them.
+	run func(g *gen, a []value) value
+	// prepare checks the arguments when a call is compiled and may turn
+	// them into what run uses (dates into Unix seconds).
+	prepare func(a []value) ([]value, error)
 }
 
 // Arg is an argument of a Function.
@@ -41,9 +45,10 @@ type Arg struct {
 	Variadic bool `json:"variadic,omitempty"`
 }
 
-// checkArgs checks the arguments of a call when it is compiled: count and
-// types, then the function's own rules; it fills in defaults.
-func (fn *Function) checkArgs(a []value) error {
+// compileArgs checks the arguments of a call when it is compiled: count
+// and types, then the function's own rules; it returns them with the
+// defaults filled in, as run takes them.
+func (fn *Function) compileArgs(a []value) ([]value, error) {
 	required := 0
 	for _, arg := range fn.Args {
 		if arg.Default == nil {
@@ -52,20 +57,23 @@ func (fn *Function) checkArgs(a []value) error {
 	}
 	variadic := len(fn.Args) > 0 && fn.Args[len(fn.Args)-1].Variadic
 	if len(a) < required || (!variadic && len(a) > len(fn.Args)) {
-		return fmt.Errorf("%s takes %s, not %d", fn.Name, fn.arity(), len(a))
+		return nil, fmt.Errorf("%s takes %s, not %d", fn.Name, fn.arity(), len(a))
 	}
 	for i, v := range a {
 		arg := fn.Args[min(i, len(fn.Args)-1)]
 		ok := arg.Type == "any" || (arg.Type == "string" && v.kind == 's') ||
 			(arg.Type == "integer" && v.kind == 'i') || (arg.Type == "number" && (v.kind == 'i' || v.kind == 'f'))
 		if !ok {
-			return fmt.Errorf("%s: %s must be %s", fn.Name, arg.Name, article(arg.Type))
+			return nil, fmt.Errorf("%s: %s must be %s", fn.Name, arg.Name, article(arg.Type))
 		}
 	}
-	if fn.check != nil {
-		return fn.check(a)
+	for i := len(a); i < len(fn.Args) && !fn.Args[i].Variadic; i++ {
+		a = append(a, defaultValue(fn.Args[i].Default))
 	}
-	return nil
+	if fn.prepare != nil {
+		return fn.prepare(a)
+	}
+	return a, nil
 }
 
 func article(t string) string {
@@ -97,12 +105,9 @@ func (fn *Function) arity() string {
 	return fmt.Sprintf("%d to %d arguments", n, n+opt)
 }
 
-// arg returns argument i, or its default.
-func (fn *Function) arg(a []value, i int) value {
-	if i < len(a) {
-		return a[i]
-	}
-	switch d := fn.Args[i].Default.(type) {
+// defaultValue is the value of an argument's default.
+func defaultValue(d any) value {
+	switch d := d.(type) {
 	case int:
 		return integer(int64(d))
 	case float64:
@@ -163,41 +168,35 @@ var (
 	defaultTo   = "2030-12-31"
 )
 
-// checkDates checks the optional from and to arguments of a date
-// function.
-func checkDates(a []value) error {
-	from, to := defaultFrom, defaultTo
-	if len(a) > 0 {
-		from = a[0].s
-	}
-	if len(a) > 1 {
-		to = a[1].s
-	}
-	f, err1 := time.Parse(dateLayout, from)
-	t, err2 := time.Parse(dateLayout, to)
+// prepareDates checks the from and to arguments of a date function and
+// turns them into the first and last second of the range, as integers.
+func prepareDates(a []value) ([]value, error) {
+	f, err1 := time.Parse(dateLayout, a[0].s)
+	t, err2 := time.Parse(dateLayout, a[1].s)
 	if err1 != nil || err2 != nil {
-		return fmt.Errorf("dates are written YYYY-MM-DD")
+		return nil, fmt.Errorf("dates are written YYYY-MM-DD")
 	}
 	if t.Before(f) {
-		return fmt.Errorf("from %s is after to %s", from, to)
+		return nil, fmt.Errorf("from %s is after to %s", a[0].s, a[1].s)
 	}
-	return nil
+	return []value{integer(f.Unix()), integer(t.Unix() + 86399)}, nil
 }
 
-// randomTime returns a time from the from date's start to the to date's
-// end, to the second.
-func randomTime(g *gen, fn *Function, a []value) time.Time {
-	f, _ := time.Parse(dateLayout, fn.arg(a, 0).s)
-	t, _ := time.Parse(dateLayout, fn.arg(a, 1).s)
-	return time.Unix(g.intRange(f.Unix(), t.Unix()+86399), 0).UTC()
+// randomTime returns a time, to the second, from a[0] to a[1] (Unix
+// seconds, as prepareDates made them).
+func randomTime(g *gen, a []value) time.Time {
+	return time.Unix(g.intRange(a[0].i, a[1].i), 0).UTC()
 }
+
+// defaultDates are the default range of dates, prepared.
+var defaultDates, _ = prepareDates([]value{str(defaultFrom), str(defaultTo)})
 
 // checkRange checks that min is not above max.
-func checkRange(a []value) error {
-	if len(a) >= 2 && a[0].asFloat() > a[1].asFloat() {
-		return fmt.Errorf("min is greater than max")
+func checkRange(a []value) ([]value, error) {
+	if a[0].asFloat() > a[1].asFloat() {
+		return nil, fmt.Errorf("min is greater than max")
 	}
-	return nil
+	return a, nil
 }
 
 // round rounds f to d decimals.
@@ -226,30 +225,22 @@ var functionList = []*Function{
 	// Numbers and choices.
 	{Name: "number", Category: "numbers", Description: "An integer from min to max, both included.", Returns: "integer",
 		Args:    []Arg{{Name: "min", Type: "integer", Default: 0}, {Name: "max", Type: "integer", Default: 1000}},
-		Example: "{{ number 18 80 }}", check: checkRange,
-		run: func(g *gen, a []value) value {
-			return integer(g.intRange(registry["number"].arg(a, 0).i, registry["number"].arg(a, 1).i))
-		}},
+		Example: "{{ number 18 80 }}", prepare: checkRange,
+		run: func(g *gen, a []value) value { return integer(g.intRange(a[0].i, a[1].i)) }},
 	{Name: "float", Category: "numbers", Description: "A number from min to max, rounded to decimals.", Returns: "number",
 		Args:    []Arg{{Name: "min", Type: "number", Default: 0}, {Name: "max", Type: "number", Default: 1}, {Name: "decimals", Type: "integer", Default: 2}},
 		Example: "{{ float 0 5 1 }}",
-		check: func(a []value) error {
-			if len(a) > 2 && (a[2].i < 0 || a[2].i > 15) {
-				return fmt.Errorf("float: decimals must be from 0 to 15")
+		prepare: func(a []value) ([]value, error) {
+			if a[2].i < 0 || a[2].i > 15 {
+				return nil, fmt.Errorf("float: decimals must be from 0 to 15")
 			}
 			return checkRange(a)
 		},
-		run: func(g *gen, a []value) value {
-			fn := registry["float"]
-			return number(floatIn(g, fn.arg(a, 0).asFloat(), fn.arg(a, 1).asFloat(), fn.arg(a, 2).i))
-		}},
+		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), a[2].i)) }},
 	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
 		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
-		Example: "{{ price 5 250 }}", check: checkRange,
-		run: func(g *gen, a []value) value {
-			fn := registry["price"]
-			return number(floatIn(g, fn.arg(a, 0).asFloat(), fn.arg(a, 1).asFloat(), 2))
-		}},
+		Example: "{{ price 5 250 }}", prepare: checkRange,
+		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), 2)) }},
 	{Name: "boolean", Category: "numbers", Description: "true or false.", Returns: "boolean", Example: "{{ boolean }}",
 		run: func(g *gen, _ []value) value { return boolean(g.f.Bool()) }},
 	{Name: "choice", Category: "numbers", Description: "One of the values given, with its own type.", Returns: "any",
@@ -304,28 +295,24 @@ var functionList = []*Function{
 
 	// Dates.
 	{Name: "date", Category: "dates", Description: "A date, YYYY-MM-DD, from from to to.", Returns: "string",
-		Args: dateArgs, Example: `{{ date "2024-01-01" "2024-12-31" }}`, check: checkDates,
-		run: func(g *gen, a []value) value {
-			return str(randomTime(g, registry["date"], a).Format(dateLayout))
-		}},
+		Args: dateArgs, Example: `{{ date "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
+		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(dateLayout)) }},
 	{Name: "datetime", Category: "dates", Description: "A date and time in UTC (RFC 3339), from from to to.", Returns: "string",
-		Args: dateArgs, Example: `{{ datetime "2024-01-01" "2024-12-31" }}`, check: checkDates,
-		run: func(g *gen, a []value) value {
-			return str(randomTime(g, registry["datetime"], a).Format(time.RFC3339))
-		}},
+		Args: dateArgs, Example: `{{ datetime "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
+		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(time.RFC3339)) }},
 
 	// Text.
 	text("text", "word", "A word.", (*gofakeit.Faker).Word),
 	{Name: "words", Category: "text", Description: "count lorem ipsum words.", Returns: "string",
 		Args: []Arg{{Name: "count", Type: "integer", Default: 3}}, Example: "{{ words 4 }}",
-		check: func(a []value) error {
-			if len(a) > 0 && (a[0].i < 1 || a[0].i > 1000) {
-				return fmt.Errorf("words: count must be from 1 to 1000")
+		prepare: func(a []value) ([]value, error) {
+			if a[0].i < 1 || a[0].i > 1000 {
+				return nil, fmt.Errorf("words: count must be from 1 to 1000")
 			}
-			return nil
+			return a, nil
 		},
 		run: func(g *gen, a []value) value {
-			n := registry["words"].arg(a, 0).i
+			n := a[0].i
 			var b strings.Builder
 			for i := int64(0); i < n; i++ {
 				if i > 0 {

@@ -11,6 +11,7 @@ package generate
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/brianvoe/gofakeit/v7"
@@ -31,8 +32,11 @@ const maxDepth = 64
 // changed once made.
 type Template struct {
 	root node
-	// size is the template's length, to size the output buffer.
-	size int
+	// size is the template's length, and outSize the length of its last
+	// output: the output buffer starts at the larger, so that a run
+	// allocates about its output once rather than growing to it.
+	size    int
+	outSize atomic.Int64
 }
 
 // Limits bound one run.
@@ -58,7 +62,16 @@ func Parse(contentType string, body []byte) (*Template, error) {
 // same seed. It fails with an EINVALID error when the output would pass
 // lim.MaxBytes or the run passes lim.Deadline.
 func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
-	return t.AppendRun(make([]byte, 0, min(max(t.size, 512), 1<<20)), seed, lim)
+	last := int(t.outSize.Load())
+	hint := max(t.size, last+last/8, 512)
+	if lim.MaxBytes > 0 {
+		hint = min(hint, lim.MaxBytes+1)
+	}
+	out, err := t.AppendRun(make([]byte, 0, min(hint, 64<<20)), seed, lim)
+	if err == nil {
+		t.outSize.Store(int64(len(out)))
+	}
+	return out, err
 }
 
 // AppendRun is Run, appending the output to dst.

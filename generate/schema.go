@@ -370,8 +370,8 @@ func numKeyword(s jsonValue, key, path string) (float64, bool, error) {
 var formats = map[string]func(g *gen) string{
 	"email":     func(g *gen) string { return g.f.Email() },
 	"uuid":      func(g *gen) string { return g.f.UUID() },
-	"date":      func(g *gen) string { return randomTime(g, registry["date"], nil).Format(dateLayout) },
-	"date-time": func(g *gen) string { return randomTime(g, registry["date"], nil).Format(time.RFC3339) },
+	"date":      func(g *gen) string { return randomTime(g, defaultDates).Format(dateLayout) },
+	"date-time": func(g *gen) string { return randomTime(g, defaultDates).Format(time.RFC3339) },
 	"uri":       func(g *gen) string { return g.f.URL() },
 	"url":       func(g *gen) string { return g.f.URL() },
 	"hostname":  func(g *gen) string { return g.f.DomainName() },

@@ -74,7 +74,7 @@ func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*m
 	}
 	m := *e.Mock
 	m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
-	return mockcache.NewEntry(&m, docfile.FromBytes(out))
+	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
 }
 
 // templateCache keeps the templates of "always" mocks compiled, by mock

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,5 +295,35 @@ func TestSeedCORS(t *testing.T) {
 	p := h.do(http.MethodOptions, "/mock/"+m.ID, "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
 	if !strings.Contains(p.header.Get("Access-Control-Allow-Headers"), "Decoy-Seed") {
 		t.Errorf("preflight allows: %q", p.header.Get("Access-Control-Allow-Headers"))
+	}
+}
+
+// BenchmarkReadGenerated reads 100 records generated on every read (a
+// template in mode always) and 100 stored records through the whole
+// handler: the cost of generating as a ratio, within one run.
+func BenchmarkReadGenerated(b *testing.B) {
+	h, stored := usersServer(b, 100)
+	gen := h.templated(`{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}",
+"age":"{{ number 18 80 }}","status":"{{ choice \"active\" \"inactive\" \"suspended\" }}","createdAt":"{{ date \"2020-01-01\" \"2025-12-31\" }}",
+"address":{"city":"{{ city }}","zip":"{{ zip }}","geo":{"lat":"{{ latitude }}","lng":"{{ longitude }}"}},
+"tags":["{{ choice \"trial\" \"enterprise\" \"beta\" }}"],"score":"{{ float 0 100 2 }}"}}`, "", "always")
+	for _, c := range []struct{ name, id, encoding string }{
+		{"stored", stored.ID, ""}, {"generated", gen.ID, ""},
+		{"stored+gzip", stored.ID, "gzip"}, {"generated+gzip", gen.ID, "gzip"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/mock/"+c.id, nil)
+		if c.encoding != "" {
+			req.Header.Set("Accept-Encoding", c.encoding)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }
