@@ -86,6 +86,8 @@ type templateCache struct {
 	mu    sync.Mutex
 	m     map[string]compiledTemplate
 	bytes int
+	// maxBytes bounds the text of the templates kept (0: maxTemplateBytes).
+	maxBytes int
 }
 
 type compiledTemplate struct {
@@ -118,7 +120,11 @@ func (c *templateCache) get(ctx context.Context, store decoy.TemplateStore, m *d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+len(tpl.Body) > maxTemplateBytes {
+	limit := c.maxBytes
+	if limit <= 0 {
+		limit = maxTemplateBytes
+	}
+	if c.m == nil || c.bytes+len(tpl.Body)-c.m[m.ID].size > limit {
 		c.m, c.bytes = map[string]compiledTemplate{}, 0
 	}
 	c.bytes += len(tpl.Body) - c.m[m.ID].size
