@@ -3,6 +3,7 @@ package mockcache
 import (
 	"bytes"
 	"errors"
+	"io"
 	"mime"
 	"strings"
 	"sync"
@@ -160,12 +161,7 @@ func (e *Entry) Gzip() []byte {
 		var b bytes.Buffer
 		if e.oneAnswer {
 			b.Grow(len(e.Data)/4 + 64)
-			zw := gzipWriters.Get().(*gzip.Writer)
-			zw.Reset(&b)
-			zw.Write(e.Data)
-			zw.Close()
-			zw.Reset(nil)
-			gzipWriters.Put(zw)
+			gzipTo(&b, func(zw io.Writer) { zw.Write(e.Data) })
 		} else {
 			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
 			zw.Write(e.Data)
