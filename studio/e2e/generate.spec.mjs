@@ -52,6 +52,7 @@ await journey(async (browser) => {
     await page.getByLabel('Name').fill('orders');
     await page.getByRole('button', { name: 'Create mock' }).click();
     await page.waitForURL(/#\/mocks\/[0-9a-f-]{36}/);
+    assert.equal(await page.getByTestId('template-badge').textContent(), 'generated on every read');
     await screenshot(page, 'orders-mock');
     const id = /#\/mocks\/([0-9a-f-]{36})/.exec(page.url())[1];
     const a = await fetch(`${base}/mock/${id}`);

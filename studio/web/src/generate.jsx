@@ -171,3 +171,12 @@ export function GeneratePage({ go }) {
     </main>
   );
 }
+
+/** TemplateBadge says that a mock's data comes from a template, and how. */
+export function TemplateBadge({ mode }) {
+  const text = mode === 'always' ? 'generated on every read' : 'generated from a template';
+  const title = mode === 'always'
+    ? 'Every read runs the template afresh; the stored data is not served. Decoy-Seed gives an answer again.'
+    : 'The template ran once; its output is the stored data.';
+  return <span class="badge" data-testid="template-badge" title={title}>{text}</span>;
+}

@@ -5,7 +5,7 @@ import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
-import { GeneratePage } from './generate.jsx';
+import { GeneratePage, TemplateBadge } from './generate.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -426,6 +426,7 @@ function MockPage({ id, tab, onToken }) {
       <p class="url">
         <span class="mono" data-testid="mock-url">{mock.url}</span> <CopyButton text={mock.url} label="Copy URL" />
         {mock.private && <span class="badge">private</span>}
+        {mock.template_mode && <TemplateBadge mode={mock.template_mode} />}
       </p>
       <nav class="tabs" aria-label="Mock sections">
         {TABS.map(([key, label]) => (
