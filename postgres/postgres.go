@@ -208,14 +208,15 @@ func unreachable(err error) bool {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
+	COALESCE(template_mode, '')`
 
 type scanner interface{ Scan(...any) error }
 
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()

@@ -41,6 +41,8 @@ type mockView struct {
 	*decoy.Mock
 	URL   string `json:"url"`
 	Token string `json:"token,omitempty"`
+	// TemplateMode is the mode of the mock's template, null when none.
+	TemplateMode *string `json:"template_mode"`
 }
 
 type mockList struct {
@@ -63,6 +65,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	var routes map[string]adminHandler
 	id := ""
 	switch {
+	case len(segs) == 1 && segs[0] == "generate":
+		routes = map[string]adminHandler{http.MethodPost: s.previewGenerate}
+	case len(segs) == 2 && segs[0] == "generate" && segs[1] == "functions":
+		routes = map[string]adminHandler{http.MethodGet: s.listFunctions}
 	case len(segs) == 1 && segs[0] == "mocks":
 		routes = map[string]adminHandler{http.MethodGet: s.listMocks, http.MethodPost: s.createMock}
 	case len(segs) >= 2 && segs[0] == "mocks":
@@ -76,6 +82,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 			routes = map[string]adminHandler{http.MethodGet: s.getMock, http.MethodPatch: s.patchMock, http.MethodDelete: s.deleteMock}
 		case len(segs) == 3 && segs[2] == "data":
 			routes = map[string]adminHandler{http.MethodGet: s.getData, http.MethodPut: s.replaceData}
+		case len(segs) == 3 && segs[2] == "template":
+			routes = map[string]adminHandler{http.MethodGet: s.getTemplate, http.MethodPut: s.putTemplate, http.MethodDelete: s.deleteTemplate}
+		case len(segs) == 3 && segs[2] == "regenerate":
+			routes = map[string]adminHandler{http.MethodPost: s.regenerate}
 		case len(segs) == 3 && segs[2] == "token":
 			routes = map[string]adminHandler{http.MethodPost: s.rotateToken}
 		case len(segs) == 3 && segs[2] == "usage":
@@ -146,7 +156,11 @@ func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
 		}
 		base = scheme + "://" + r.Host
 	}
-	return mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+	v := mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+	if m.TemplateMode != "" {
+		v.TemplateMode = &m.TemplateMode
+	}
+	return v
 }
 
 func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {

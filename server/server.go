@@ -103,6 +103,12 @@ type Config struct {
 	// keeps (§9), under /admin/v1/mocks/{id}/versions: the same store.
 	Versions decoy.VersionStore
 
+	// Templates, when set, keeps mocks' templates (generated data); nil:
+	// the template calls answer 501.
+	Templates decoy.TemplateStore
+	// GenerateTimeout bounds the generation of one answer (default 2 s).
+	GenerateTimeout time.Duration
+
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
 	// TLSCert and TLSKey, when set, are the PEM files of the certificate
@@ -137,6 +143,7 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 	queries      mockcache.Queries
+	templates    templateCache
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).

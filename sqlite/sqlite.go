@@ -242,7 +242,8 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
+	COALESCE(template_mode, '')`
 
 type scanner interface{ Scan(...any) error }
 
@@ -251,7 +252,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()

@@ -2,6 +2,7 @@
 //
 //	decoy serve [flags]          run the server
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
+//	decoy generate FILE          print the data a template generates
 //	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
 //	decoy version                print the version
 package main
@@ -33,6 +34,7 @@ const usage = `Decoy serves JSON mock data over HTTP.
 Usage:
   decoy serve [flags]            run the server (decoy serve -h for flags)
   decoy mock COMMAND [flags]     manage mocks through the admin API (decoy mock -h)
+  decoy generate FILE [--seed N] print the data a template generates (decoy generate -h)
   decoy healthcheck              check that decoy serve answers on --addr (the image's HEALTHCHECK)
   decoy version                  print the version
 `
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return m.Close()
 	case "mock":
 		return runMock(ctx, args[1:], stdin, stdout, stderr)
+	case "generate":
+		return runGenerate(args[1:], stdin, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

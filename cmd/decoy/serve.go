@@ -270,6 +270,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxOpenDocuments:    c.MaxOpenDocuments,
 		Versions:            m.store,
 		UploadDir:           m.uploads,
+		Templates:           m.store,
 		CORSOrigins:         c.CORSOrigins,
 		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
@@ -388,6 +389,7 @@ type store interface {
 	decoy.UsageHistoryStore
 	decoy.VersionStore
 	Close() error
+	decoy.TemplateStore
 }
 
 // pgStore gives the PostgreSQL store the Close of the store interface.

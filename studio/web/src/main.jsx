@@ -6,6 +6,7 @@ import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
+import { GeneratePage, TemplateBadge } from './generate.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -17,6 +18,7 @@ const knownTokens = new Map();
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'generate') return { page: 'generate' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   return { page: 'list' };
 }
@@ -426,6 +428,7 @@ function MockPage({ id, tab, onToken }) {
       <p class="url">
         <span class="mono" data-testid="mock-url">{mock.url}</span> <CopyButton text={mock.url} label="Copy URL" />
         {mock.private && <span class="badge">private</span>}
+        {mock.template_mode && <TemplateBadge mode={mock.template_mode} />}
       </p>
       <nav class="tabs" aria-label="Mock sections">
         {TABS.map(([key, label]) => (
@@ -872,11 +875,13 @@ function App() {
         <nav aria-label="Main">
           <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
           <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
+          <a href="#/generate" aria-current={route.page === 'generate' ? 'page' : undefined}>Generate</a>
           <button type="button" class="link" onClick={signOut}>Sign out</button>
         </nav>
       </header>
       {route.page === 'list' && <MockList />}
       {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'generate' && <GeneratePage go={go} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
     </>
