@@ -77,6 +77,10 @@ type Mock struct {
 	// Version increases with every change to the mock or its data, so that
 	// a stale copy can be told from a fresh one.
 	Version int64 `json:"-"`
+
+	// TemplateMode is the mode of the mock's template (TemplateOnce,
+	// TemplateAlways), or "" when it has none. See TemplateStore.
+	TemplateMode string `json:"-"`
 }
 
 // EffectiveRateLimit returns the mock's rate limit, or def when the mock uses

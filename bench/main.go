@@ -35,22 +35,25 @@ type config struct {
 	Clients []string `json:"clients,omitempty"`
 	// The many-mocks phase: RotateMocks mocks of RotateRecords records
 	// each, on a Decoy whose per-mock rate limit is RotateRateLimit.
-	RotateMocks     int           `json:"rotate_mocks,omitempty"`
-	RotateRecords   int           `json:"rotate_records,omitempty"`
-	RotateRateLimit int64         `json:"rotate_rate_limit,omitempty"`
-	OthersMax       size          `json:"others_max"`
-	Memory          []size        `json:"memory_sizes"`
-	MemoryEach      time.Duration `json:"memory_per_query_ns"`
-	Duration        time.Duration `json:"duration_ns"`
-	Warmup          time.Duration `json:"warmup_ns"`
-	Conns           int           `json:"conns"`
-	Timeout         time.Duration `json:"request_timeout_ns"`
-	StartTimeout    time.Duration `json:"start_timeout_ns"`
-	WaitQuiet       time.Duration `json:"wait_quiet_ns"`
-	Out             string        `json:"-"`
-	Tools           string        `json:"-"`
-	Keep            bool          `json:"-"`
-	From            string        `json:"-"`
+	RotateMocks     int   `json:"rotate_mocks,omitempty"`
+	RotateRecords   int   `json:"rotate_records,omitempty"`
+	RotateRateLimit int64 `json:"rotate_rate_limit,omitempty"`
+	// Generated runs the generated-data phase: "on", "off", or "only"
+	// (that phase alone).
+	Generated    string        `json:"generated,omitempty"`
+	OthersMax    size          `json:"others_max"`
+	Memory       []size        `json:"memory_sizes"`
+	MemoryEach   time.Duration `json:"memory_per_query_ns"`
+	Duration     time.Duration `json:"duration_ns"`
+	Warmup       time.Duration `json:"warmup_ns"`
+	Conns        int           `json:"conns"`
+	Timeout      time.Duration `json:"request_timeout_ns"`
+	StartTimeout time.Duration `json:"start_timeout_ns"`
+	WaitQuiet    time.Duration `json:"wait_quiet_ns"`
+	Out          string        `json:"-"`
+	Tools        string        `json:"-"`
+	Keep         bool          `json:"-"`
+	From         string        `json:"-"`
 }
 
 // serverNames lists the servers in the order they run and are reported.
@@ -108,7 +111,10 @@ func run(args []string) error {
 	if len(cfg.Memory) > 0 && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
 		b.runMemory(ctx, cfg.Memory, cfg.MemoryEach)
 	}
-	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil {
+	if cfg.Generated != "off" && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
+		b.runGenerated(ctx)
+	}
+	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil || len(b.generated) > 0 {
 		// Also when interrupted: what was measured is reported.
 		if err := writeReport(cfg, b.report()); err != nil {
 			return err
@@ -128,6 +134,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&cfg.RotateMocks, "rotate-mocks", 1000, "mocks read round-robin in the many-mocks phase; 0: no such phase")
 	fs.IntVar(&cfg.RotateRecords, "rotate-records", 20, "records in each mock of the many-mocks phase")
 	fs.Int64Var(&cfg.RotateRateLimit, "rotate-rate-limit", 100_000, "Decoy's --rate-limit (per mock and minute) in the many-mocks phase; its monthly quota is the default")
+	fs.StringVar(&cfg.Generated, "generated", "on", "the generated-data phase (100 records stored, and generated on every read): on, off, or only (that phase alone)")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
 	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
@@ -185,6 +192,13 @@ func parseFlags(args []string) (*config, error) {
 		if !slices.Contains(cfg.Clients, s) {
 			cfg.Clients = append(cfg.Clients, s)
 		}
+	}
+	switch cfg.Generated {
+	case "on", "off":
+	case "only":
+		cfg.Sizes, cfg.RotateMocks, cfg.Memory = nil, 0, nil
+	default:
+		return nil, errors.New("-generated must be on, off or only")
 	}
 	if cfg.RotateMocks < 0 || cfg.RotateRecords < 1 || cfg.RotateRateLimit < 1 {
 		return nil, errors.New("-rotate-mocks must not be negative, -rotate-records and -rotate-rate-limit must be positive (a rate limit of 0 is none)")

@@ -28,7 +28,9 @@ type report struct {
 	Startups []startup         `json:"startups"`
 	Results  []result          `json:"results"`
 	Rotation []result          `json:"rotation,omitempty"`
-	Memory   *memoryResult     `json:"memory,omitempty"`
+	// Generated: the generated-data phase (see generated.go).
+	Generated []result      `json:"generated,omitempty"`
+	Memory    *memoryResult `json:"memory,omitempty"`
 }
 
 type machine struct {
@@ -62,16 +64,17 @@ var ratioRows = []struct{ label, other string }{
 
 func (b *bench) report() *report {
 	return &report{
-		Started:  b.started,
-		Finished: time.Now(),
-		Machine:  currentMachine(),
-		Config:   b.cfg,
-		Versions: b.tools.versions,
-		Notes:    notes(b.cfg),
-		Startups: b.starts,
-		Results:  b.results,
-		Rotation: b.rotation,
-		Memory:   b.memory,
+		Started:   b.started,
+		Finished:  time.Now(),
+		Machine:   currentMachine(),
+		Config:    b.cfg,
+		Versions:  b.tools.versions,
+		Notes:     notes(b.cfg),
+		Startups:  b.starts,
+		Results:   b.results,
+		Rotation:  b.rotation,
+		Generated: b.generated,
+		Memory:    b.memory,
 	}
 }
 
@@ -206,6 +209,7 @@ func writeMarkdown(w io.Writer, r *report) {
 		writeStartups(w, r, sz)
 	}
 	writeRotation(w, r)
+	writeGenerated(w, r)
 	writeGrowth(w, r)
 
 	p("## How the numbers were taken\n\n")

@@ -28,6 +28,9 @@ type bench struct {
 	started time.Time
 	// rotation holds the rows of the many-mocks phase (see rotate.go).
 	rotation []result
+	// generated holds the rows of the generated-data phase (see
+	// generated.go).
+	generated []result
 	// tokens are the private mocks' tokens, by dataset label: nginx's load
 	// sends the same header as Decoy's.
 	tokens map[string]string

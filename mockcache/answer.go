@@ -99,12 +99,7 @@ func (a *Answer) WriteBody(w io.Writer) {
 	case a.Gzip && a.built != nil:
 		_, _ = w.Write(a.built.gzipped(e.grew))
 	case a.Gzip:
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(w)
-		a.res.WriteTo(zw)
-		zw.Close()
-		zw.Reset(nil) // drop the reference to w before pooling
-		gzipWriters.Put(zw)
+		gzipTo(w, func(zw io.Writer) { a.res.WriteTo(zw) })
 	case a.built != nil:
 		_, _ = w.Write(a.built.body)
 	default:
@@ -116,6 +111,17 @@ var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 	return zw
 }}
+
+// gzipTo writes to w, gzipped at BestSpeed by a pooled writer, what write
+// writes: how an answer made for one request is compressed.
+func gzipTo(w io.Writer, write func(io.Writer)) {
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(w)
+	write(zw)
+	zw.Close()
+	zw.Reset(nil) // drop the reference to w before pooling
+	gzipWriters.Put(zw)
+}
 
 // etagMatches reports whether an If-None-Match header matches etag (weak
 // comparison, as RFC 9110 wants for If-None-Match).

@@ -3,6 +3,7 @@ package mockcache
 import (
 	"bytes"
 	"errors"
+	"io"
 	"mime"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type Entry struct {
 	gzipOnce  sync.Once
 	gzipped   []byte
 	gzipBytes atomic.Int64 // len(gzipped), once made
+	// oneAnswer is set on an entry made for one answer (see
+	// NewAnswerEntry).
+	oneAnswer bool
 
 	// checked is when the entry was last known to match the store (Unix
 	// nanoseconds), for replicas that share the store.
@@ -100,6 +104,19 @@ func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 	return e, nil
 }
 
+// NewAnswerEntry returns an entry made for one answer, of data generated
+// for it: never cached, it is served as any entry, but its gzipped copy,
+// made for that one answer, is made as answers built per request are
+// (BestSpeed, with a pooled writer) rather than as a stored document's,
+// which is made once and sent many times.
+func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
+	e, err := NewEntry(m, body)
+	if err == nil {
+		e.oneAnswer = true
+	}
+	return e, err
+}
+
 // WithMock returns a copy of e with new settings and the same data.
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
 	ne := &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, built: e.built, ContentType: []string{m.ContentType}}
@@ -142,9 +159,14 @@ func (e *Entry) IsArray() bool { return e.Doc != nil && e.Doc.IsArray() }
 func (e *Entry) Gzip() []byte {
 	e.gzipOnce.Do(func() {
 		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
-		zw.Write(e.Data)
-		zw.Close()
+		if e.oneAnswer {
+			b.Grow(len(e.Data)/4 + 64)
+			gzipTo(&b, func(zw io.Writer) { zw.Write(e.Data) })
+		} else {
+			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+			zw.Write(e.Data)
+			zw.Close()
+		}
 		e.gzipped = b.Bytes()
 		e.gzipBytes.Store(int64(len(e.gzipped)))
 		e.grew(int64(len(e.gzipped)))

@@ -31,7 +31,11 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 			if err != nil {
 				return err
 			}
-			if err := writeChunks(ctx, tx, m.ID, data); err != nil {
+			// The data is the mock's first version (§9 of the contract).
+			if err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(data)), m.ETag, now); err != nil {
+				return err
+			}
+			if err := writeChunks(ctx, tx, m.ID, 1, data); err != nil {
 				return err
 			}
 			created = append(created, c)

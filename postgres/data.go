@@ -27,15 +27,16 @@ const chunkSize = 1 << 20
 // chunkCount is how many chunks a document of size bytes takes.
 func chunkCount(size int) int { return (size + chunkSize - 1) / chunkSize }
 
-// writeChunks stores data as the chunks of mock id, which has none.
-func writeChunks(ctx context.Context, tx pgx.Tx, id string, data []byte) error {
+// writeChunks stores data as the chunks of version v of mock id's data,
+// which has none.
+func writeChunks(ctx context.Context, tx pgx.Tx, id string, v int64, data []byte) error {
 	n := chunkCount(len(data))
 	if n == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"mock_chunks"}, []string{"mock_id", "n", "data"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"mock_chunks"}, []string{"mock_id", "version", "n", "data"},
 		pgx.CopyFromSlice(n, func(i int) ([]any, error) {
-			return []any{id, int32(i), data[i*chunkSize : min((i+1)*chunkSize, len(data))]}, nil
+			return []any{id, v, int32(i), data[i*chunkSize : min((i+1)*chunkSize, len(data))]}, nil
 		}))
 	return err
 }
@@ -69,11 +70,30 @@ func spillFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// readChunks reads the chunks of mock m in tx: into a file in db.SpillDir
-// (see spillFile) when spill is set, else into memory. It checks that they
-// add up to the size the mock row gives. A failure to write the file is a
-// *spillError.
-func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock, spill bool) (decoy.Data, error) {
+// readDoc reads the chunks of version v of mock id's data, of size bytes,
+// in tx: into a file in db.SpillDir when there is one and the document is
+// large enough (see SpillMinSize), else, or when that file cannot be
+// written, into memory.
+func (db *DB) readDoc(ctx context.Context, tx pgx.Tx, id string, v, size int64) (decoy.Data, error) {
+	spill := db.SpillDir != "" && spillable && size >= db.SpillMinSize
+	data, err := db.readChunks(ctx, tx, id, v, size, spill)
+	var se *spillError
+	if spill && errors.As(err, &se) {
+		// A full disk or a folder gone must not fail reads: memory
+		// holds the document instead.
+		if db.SpillFailed != nil {
+			db.SpillFailed(se)
+		}
+		data, err = db.readChunks(ctx, tx, id, v, size, false)
+	}
+	return data, err
+}
+
+// readChunks reads the chunks of version v of mock id's data in tx: into a
+// file in db.SpillDir (see spillFile) when spill is set, else into memory.
+// It checks that they add up to size, which the row of the mock or the
+// version gives. A failure to write the file is a *spillError.
+func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, id string, v, size int64, spill bool) (decoy.Data, error) {
 	var w io.Writer
 	var file *os.File
 	var buf *bytes.Buffer
@@ -84,7 +104,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock, spill bo
 		}
 		file, w = f, f
 	} else {
-		buf = bytes.NewBuffer(make([]byte, 0, m.Size))
+		buf = bytes.NewBuffer(make([]byte, 0, size))
 		w = buf
 	}
 	fail := func(err error) (decoy.Data, error) {
@@ -93,7 +113,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock, spill bo
 		}
 		return decoy.Data{}, err
 	}
-	rows, err := tx.Query(ctx, `SELECT data FROM mock_chunks WHERE mock_id = $1 ORDER BY n`, m.ID)
+	rows, err := tx.Query(ctx, `SELECT data FROM mock_chunks WHERE mock_id = $1 AND version = $2 ORDER BY n`, id, v)
 	if err != nil {
 		return fail(err)
 	}
@@ -119,8 +139,8 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, m *decoy.Mock, spill bo
 	if err := rows.Err(); err != nil {
 		return fail(err)
 	}
-	if total != m.Size {
-		return fail(fmt.Errorf("postgres: mock %s: its chunks hold %d bytes, its row says %d", m.ID, total, m.Size))
+	if total != size {
+		return fail(fmt.Errorf("postgres: mock %s, version %d: its chunks hold %d bytes, its row says %d", id, v, total, size))
 	}
 	if file == nil {
 		return decoy.Data{Bytes: buf.Bytes()}, nil

@@ -63,6 +63,11 @@ type DB struct {
 	// written to SpillDir and was read into memory instead.
 	SpillFailed func(err error)
 
+	// MaxVersions is how many versions of its data each mock keeps, the
+	// current one included (see versions.go); decoy.DefaultMaxVersions
+	// unless set before use.
+	MaxVersions int
+
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
 }
@@ -91,7 +96,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err != nil {
 		return nil, classify(fmt.Errorf("open pool: %w", err))
 	}
-	db := &DB{pool: pool, Now: time.Now}
+	db := &DB{pool: pool, Now: time.Now, MaxVersions: decoy.DefaultMaxVersions}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, classify(fmt.Errorf("migrate: %w", err))
@@ -203,14 +208,15 @@ func unreachable(err error) bool {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
+	COALESCE(template_mode, '')`
 
 type scanner interface{ Scan(...any) error }
 
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()
@@ -254,20 +260,11 @@ func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.D
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	err := pgx.BeginTxFunc(ctx, db.pool, opts, func(tx pgx.Tx) error {
 		var err error
-		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+` FROM mocks WHERE id = $1`, id)); err != nil {
+		var v int64
+		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+`, data_version FROM mocks WHERE id = $1`, id), &v); err != nil {
 			return err
 		}
-		spill := db.SpillDir != "" && spillable && m.Size >= db.SpillMinSize
-		data, err = db.readChunks(ctx, tx, m, spill)
-		var se *spillError
-		if spill && errors.As(err, &se) {
-			// A full disk or a folder gone must not fail reads: memory
-			// holds the document instead.
-			if db.SpillFailed != nil {
-				db.SpillFailed(se)
-			}
-			data, err = db.readChunks(ctx, tx, m, false)
-		}
+		data, err = db.readDoc(ctx, tx, id, v, m.Size)
 		return err
 	})
 	if err != nil {
@@ -355,21 +352,28 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 	return m, classify(err)
 }
 
-// ReplaceMockData replaces a mock's data.
+// ReplaceMockData replaces a mock's data, as a new version: the chunks of
+// the data it replaces are kept, and those of the versions past
+// MaxVersions deleted, in the same transaction.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
+		var v int64
+		now := db.now()
+		// The update locks the mock's row: concurrent writes of its data
+		// take turns, each with the next version number.
 		m, err = scanMock(tx.QueryRow(ctx, `
-			UPDATE mocks SET content_type = $1, size = $2, etag = $3, version = version + 1, updated_at = $4
-			WHERE id = $5 RETURNING `+mockColumns, d.ContentType, len(d.Data.Bytes), d.ETag, db.now(), id))
+			UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
+				version = version + 1, updated_at = $4
+			WHERE id = $5 RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, now, id), &v)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM mock_chunks WHERE mock_id = $1`, id); err != nil {
+		if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, id, d.Data.Bytes)
+		return writeChunks(ctx, tx, id, v, d.Data.Bytes)
 	})
 	if err != nil {
 		return nil, classify(err)
@@ -377,8 +381,8 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 	return m, nil
 }
 
-// DeleteMock deletes a mock; its data and counts go with it (ON DELETE
-// CASCADE).
+// DeleteMock deletes a mock; its data, its versions and its counts go
+// with it (ON DELETE CASCADE).
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
 	tag, err := db.pool.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
 	if err != nil {

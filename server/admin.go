@@ -41,6 +41,8 @@ type mockView struct {
 	*decoy.Mock
 	URL   string `json:"url"`
 	Token string `json:"token,omitempty"`
+	// TemplateMode is the mode of the mock's template, null when none.
+	TemplateMode *string `json:"template_mode"`
 }
 
 type mockList struct {
@@ -57,10 +59,16 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.adminAuthorized(w, r); err != nil {
 		return err
 	}
+	// The writer of the data versions the request makes (§9).
+	r = r.WithContext(decoy.WithActor(r.Context(), decoy.ServerAdmin))
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
 	var routes map[string]adminHandler
 	id := ""
 	switch {
+	case len(segs) == 1 && segs[0] == "generate":
+		routes = map[string]adminHandler{http.MethodPost: s.previewGenerate}
+	case len(segs) == 2 && segs[0] == "generate" && segs[1] == "functions":
+		routes = map[string]adminHandler{http.MethodGet: s.listFunctions}
 	case len(segs) == 1 && segs[0] == "mocks":
 		routes = map[string]adminHandler{http.MethodGet: s.listMocks, http.MethodPost: s.createMock}
 	case len(segs) >= 2 && segs[0] == "mocks":
@@ -74,12 +82,18 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 			routes = map[string]adminHandler{http.MethodGet: s.getMock, http.MethodPatch: s.patchMock, http.MethodDelete: s.deleteMock}
 		case len(segs) == 3 && segs[2] == "data":
 			routes = map[string]adminHandler{http.MethodGet: s.getData, http.MethodPut: s.replaceData}
+		case len(segs) == 3 && segs[2] == "template":
+			routes = map[string]adminHandler{http.MethodGet: s.getTemplate, http.MethodPut: s.putTemplate, http.MethodDelete: s.deleteTemplate}
+		case len(segs) == 3 && segs[2] == "regenerate":
+			routes = map[string]adminHandler{http.MethodPost: s.regenerate}
 		case len(segs) == 3 && segs[2] == "token":
 			routes = map[string]adminHandler{http.MethodPost: s.rotateToken}
 		case len(segs) == 3 && segs[2] == "usage":
 			routes = map[string]adminHandler{http.MethodGet: s.usage}
 		case len(segs) == 4 && segs[2] == "usage" && segs[3] == "history":
 			routes = map[string]adminHandler{http.MethodGet: s.usageHistory}
+		case len(segs) >= 3 && segs[2] == "versions":
+			routes = s.versionRoutes(segs[3:])
 		}
 	case len(segs) == 3 && segs[0] == "projects" && (segs[2] == "import" || segs[2] == "export"):
 		u, err := uuid.Parse(segs[1])
@@ -153,7 +167,11 @@ func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
 		}
 		base = scheme + "://" + r.Host
 	}
-	return mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+	v := mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+	if m.TemplateMode != "" {
+		v.TemplateMode = &m.TemplateMode
+	}
+	return v
 }
 
 func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -340,10 +358,21 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 		return err
 	}
 	defer up.discard()
+	m, err := s.writeData(r, id, up)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
+}
+
+// writeData makes an upload the data of mock id: every write of a mock's
+// data (a PUT of it, a template's output) comes through here.
+func (s *Server) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, error) {
 	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
 	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -354,12 +383,11 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	s.announce(ctx, id)
 	if err != nil {
 		s.cache.Remove(id)
-		return err
+		return nil, err
 	}
 	e.Mock = m
 	s.cache.PutAt(e, gen)
-	writeJSON(w, http.StatusOK, s.view(r, m, ""))
-	return nil
+	return m, nil
 }
 
 func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) error {

@@ -66,6 +66,7 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	cfg := server.Config{
 		Store:               store,
 		Quota:               store,
+		Templates:           store,
 		QuotaInMemory:       true,
 		Limiter:             limiter,
 		AuthFailures:        failures,

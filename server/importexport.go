@@ -13,6 +13,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/importer"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
@@ -70,6 +71,17 @@ func (s *Server) importLimits() importer.Limits {
 	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes}
 }
 
+// generateFromSchema makes the data of an imported OpenAPI operation that
+// has no example from its response's schema, as a JSON Schema template
+// (§7) does: output that validates against it, bounded as a template run.
+func (s *Server) generateFromSchema(schema []byte) ([]byte, error) {
+	t, err := generate.ParseSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(generate.NewSeed(), s.limits())
+}
+
 // importProject serves POST /admin/v1/projects/{id}/import: the file in
 // the body becomes mocks of the project, all of them or none.
 func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project string) error {
@@ -121,7 +133,7 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 	if format == "" {
 		format = importer.Detect(body)
 	}
-	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.cfg.GenerateFromSchema})
+	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema})
 	if err != nil {
 		return err
 	}

@@ -21,24 +21,10 @@ import (
 
 const projectPath = "/admin/v1/projects/" + decoy.DefaultProjectID
 
-// send sends a request with a body and the admin token.
-func (h *harness) send(method, path string, body []byte, header ...string) response {
+// sendFile sends an admin request with a file as its body.
+func (h *harness) sendFile(method, path string, body []byte, header ...string) response {
 	h.t.Helper()
-	req, err := http.NewRequest(method, h.url+path, bytes.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return h.send(method, path, "application/octet-stream", string(body), header...)
 }
 
 type importAnswer struct {
@@ -75,7 +61,7 @@ func TestImportOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := decodeImport(t, h.send("POST", projectPath+"/import?format=openapi", doc), 201)
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=openapi", doc), 201)
 	names := map[string]client.Mock{}
 	for _, m := range a.Created {
 		names[m.Name] = m
@@ -105,7 +91,7 @@ func TestImportJSONServerKeepsBytes(t *testing.T) {
 	h := newHarness(t)
 	db := "{\"posts\": [ {\"id\": 1.0, \"title\": \"caf\\u00e9\"} ], \"profile\": {\"name\": \"typicode\"}}"
 	// No format: guessed from the content.
-	a := decodeImport(t, h.send("POST", projectPath+"/import", []byte(db)), 201)
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import", []byte(db)), 201)
 	if len(a.Created) != 2 || a.Created[0].Name != "posts" || a.Created[1].Name != "profile" || len(a.Skipped) != 0 {
 		t.Fatalf("answer %+v", a)
 	}
@@ -116,7 +102,7 @@ func TestImportJSONServerKeepsBytes(t *testing.T) {
 
 func TestImportDryRun(t *testing.T) {
 	h := newHarness(t)
-	a := decodeImport(t, h.send("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"a":[1],"b":{}}`)), 200)
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"a":[1],"b":{}}`)), 200)
 	if len(a.Created) != 2 || a.Created[0].Name != "a" || a.Created[0].Size != 3 {
 		t.Fatalf("answer %+v", a)
 	}
@@ -145,7 +131,7 @@ func TestImportErrors(t *testing.T) {
 		{"invalid JSON value", projectPath + "/import?format=decoy", exportOf(t, `{"a":`), 400, `Mock "m": Invalid JSON: unexpected end of JSON input (line 1, column 6)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.send("POST", tc.path, tc.body)
+			r := h.sendFile("POST", tc.path, tc.body)
 			if tc.status == 400 && tc.name == "invalid JSON value" {
 				if r.status != 400 || !strings.HasPrefix(r.body, `{"error":"Mock \"m\": Invalid JSON`) {
 					t.Errorf("got %d %s", r.status, r.body)
@@ -155,9 +141,9 @@ func TestImportErrors(t *testing.T) {
 			wantError(t, r, tc.status, tc.msg)
 		})
 	}
-	r := h.send("GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil)
+	r := h.sendFile("GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil)
 	wantError(t, r, 404, "Project not found")
-	r = h.send("PUT", projectPath+"/import", nil)
+	r = h.sendFile("PUT", projectPath+"/import", nil)
 	if r.status != 405 || r.header.Get("Allow") != "POST" {
 		t.Errorf("PUT …/import: %d %s", r.status, r.header.Get("Allow"))
 	}
@@ -210,7 +196,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		before[id] = *m
 	}
 
-	r := h.send("GET", projectPath+"/export", nil)
+	r := h.sendFile("GET", projectPath+"/export", nil)
 	if r.status != 200 || r.header.Get("Content-Type") != "application/gzip" ||
 		r.header.Get("Content-Disposition") != `attachment; filename=decoy-default.tar.gz` {
 		t.Fatalf("export: %d %v", r.status, r.header)
@@ -225,7 +211,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 	}
 
-	a := decodeImport(t, h.send("POST", projectPath+"/import?format=decoy", export), 201)
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy", export), 201)
 	if len(a.Created) != 2 {
 		t.Fatalf("created %+v", a.Created)
 	}
@@ -254,14 +240,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	// Again: the ids are taken, so nothing is imported.
-	r = h.send("POST", projectPath+"/import?format=decoy", export)
+	r = h.sendFile("POST", projectPath+"/import?format=decoy", export)
 	if r.status != 409 || !strings.Contains(r.body, "already exists; nothing was imported") {
 		t.Errorf("second import: %d %s", r.status, r.body)
 	}
 	if n := h.mockCount(); n != 2 {
 		t.Errorf("%d mocks after a refused import", n)
 	}
-	a = decodeImport(t, h.send("POST", projectPath+"/import?format=decoy&new_ids=true", export), 201)
+	a = decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy&new_ids=true", export), 201)
 	if len(a.Created) != 2 || before[a.Created[0].ID].ID != "" || h.mockCount() != 4 {
 		t.Errorf("new_ids: %+v", a.Created)
 	}
@@ -318,7 +304,7 @@ func TestImportAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 
 	rs.fail = true
-	wantError(t, h.send("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3}`)), 500, "Internal server error")
+	wantError(t, h.sendFile("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3}`)), 500, "Internal server error")
 	if left, _, _ := h.store.ListMocks(ctx, "", 100); len(left) != 0 {
 		t.Errorf("%d mocks left behind by a failed import", len(left))
 	}
@@ -328,7 +314,7 @@ func TestImportAllOrNothing(t *testing.T) {
 	h.create(`"in the way"`, client.CreateOptions{ID: taken})
 	export := exportOfMocks(t, "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002", taken)
 	rs.hide = true
-	r := h.send("POST", projectPath+"/import?format=decoy", export)
+	r := h.sendFile("POST", projectPath+"/import?format=decoy", export)
 	rs.hide = false
 	wantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true to give the mocks new ids)")
 	left, _, _ := h.store.ListMocks(ctx, "", 100)
@@ -383,7 +369,7 @@ func TestImportExportMatchOpenAPI(t *testing.T) {
 		{"GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil, 404},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			r := h.send(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
+			r := h.sendFile(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
 			if r.status != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
 			}
@@ -450,8 +436,69 @@ func TestImportAtTheBound(t *testing.T) {
 		head, tail := `{"a":"`, `"}`
 		return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
 	}
-	if r := h.send("POST", projectPath+"/import?format=json-server", file(max)); r.status != 201 {
+	if r := h.sendFile("POST", projectPath+"/import?format=json-server", file(max)); r.status != 201 {
 		t.Errorf("a file of exactly the limit: %d %s", r.status, r.body)
 	}
-	wantError(t, h.send("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+	wantError(t, h.sendFile("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+}
+
+// TestImportOpenAPIGenerates: an operation without an example gets data
+// generated from its schema (§7), valid against it; one whose schema
+// cannot be generated is skipped, saying why.
+func TestImportOpenAPIGenerates(t *testing.T) {
+	h := newHarness(t)
+	doc := `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /users:
+    get:
+      operationId: listUsers
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: array
+                minItems: 3
+                maxItems: 3
+                items: {$ref: "#/components/schemas/User"}
+  /odd:
+    get:
+      operationId: odd
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {not: {type: string}}
+components:
+  schemas:
+    User:
+      type: object
+      required: [id, email]
+      properties:
+        id: {type: integer, minimum: 1, maximum: 9}
+        email: {type: string, format: email}
+`
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=openapi", []byte(doc)), 201)
+	if len(a.Created) != 1 || a.Created[0].Name != "listUsers" {
+		t.Fatalf("created %+v", a.Created)
+	}
+	var users []struct {
+		ID    int    `json:"id"`
+		Email string `json:"email"`
+	}
+	r := h.get("/mock/" + a.Created[0].ID)
+	if err := json.Unmarshal([]byte(r.body), &users); err != nil || len(users) != 3 {
+		t.Fatalf("generated data %s: %v", r.body, err)
+	}
+	for _, u := range users {
+		if u.ID < 1 || u.ID > 9 || !strings.Contains(u.Email, "@") {
+			t.Errorf("a generated user out of its schema: %+v", u)
+		}
+	}
+	if len(a.Skipped) != 1 || a.Skipped[0].Source != "GET /odd 200" || !strings.HasPrefix(a.Skipped[0].Reason, "no example, and data could not be generated from its schema: ") {
+		t.Errorf("skipped %+v", a.Skipped)
+	}
 }

@@ -37,17 +37,21 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Error("getMockData is not GET /mock/{mockApiId}")
 	}
 	for path, methods := range map[string][]string{
-		"/mock/{mockApiId}":          {"GET", "HEAD", "OPTIONS"},
-		"/api/{mockApiId}":           {"GET", "HEAD", "OPTIONS"},
-		"/admin/v1/mocks":            {"GET", "POST"},
-		"/admin/v1/mocks/{id}":       {"GET", "PATCH", "DELETE"},
-		"/admin/v1/mocks/{id}/data":  {"GET", "PUT"},
-		"/admin/v1/mocks/{id}/token": {"POST"},
-		"/admin/v1/mocks/{id}/usage": {"GET"},
-		"/healthz":                   {"GET"},
-		"/readyz":                    {"GET"},
-		"/metrics":                   {"GET"},
-		"/openapi.json":              {"GET"},
+		"/mock/{mockApiId}":               {"GET", "HEAD", "OPTIONS"},
+		"/api/{mockApiId}":                {"GET", "HEAD", "OPTIONS"},
+		"/admin/v1/mocks":                 {"GET", "POST"},
+		"/admin/v1/mocks/{id}":            {"GET", "PATCH", "DELETE"},
+		"/admin/v1/mocks/{id}/data":       {"GET", "PUT"},
+		"/admin/v1/mocks/{id}/token":      {"POST"},
+		"/admin/v1/mocks/{id}/usage":      {"GET"},
+		"/admin/v1/mocks/{id}/template":   {"GET", "PUT", "DELETE"},
+		"/admin/v1/mocks/{id}/regenerate": {"POST"},
+		"/admin/v1/generate":              {"POST"},
+		"/admin/v1/generate/functions":    {"GET"},
+		"/healthz":                        {"GET"},
+		"/readyz":                         {"GET"},
+		"/metrics":                        {"GET"},
+		"/openapi.json":                   {"GET"},
 	} {
 		item := doc.Paths.Find(path)
 		if item == nil {
@@ -82,6 +86,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{Name: "x", RateLimit: ptr(int64(2))})
 	priv := h.create(`{"a":1}`, client.CreateOptions{Private: true})
+	tm := h.create(`[]`, client.CreateOptions{})
 	auth := "Bearer " + adminToken
 	for _, tc := range []struct {
 		method, path, body string
@@ -101,6 +106,14 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		{"POST", "/admin/v1/mocks/" + priv.ID + "/token", "", []string{"Authorization", auth}, 200},
 		{"GET", "/admin/v1/mocks/" + m.ID + "/usage", "", []string{"Authorization", auth}, 200},
 		{"GET", "/admin/v1/mocks/" + m.ID, "", []string{"Authorization", "Bearer wrong"}, 401},
+		{"POST", "/admin/v1/generate?seed=1", `{"$repeat":2,"$item":"{{ name }}"}`, []string{"Authorization", auth, "Content-Type", "application/json"}, 200},
+		{"POST", "/admin/v1/generate", `"{{ nmae }}"`, []string{"Authorization", auth, "Content-Type", "application/json"}, 400},
+		{"GET", "/admin/v1/generate/functions", "", []string{"Authorization", auth}, 200},
+		{"PUT", "/admin/v1/mocks/" + tm.ID + "/template?mode=always", `{"$repeat":2,"$item":"{{ index }}"}`, []string{"Authorization", auth, "Content-Type", "application/json"}, 200},
+		{"GET", "/admin/v1/mocks/" + tm.ID + "/template", "", []string{"Authorization", auth}, 200},
+		{"GET", "/mock/" + tm.ID + "?limit=1", "", []string{"Decoy-Seed", "3"}, 200},
+		{"POST", "/admin/v1/mocks/" + tm.ID + "/regenerate", "", []string{"Authorization", auth}, 409},
+		{"DELETE", "/admin/v1/mocks/" + tm.ID + "/template", "", []string{"Authorization", auth}, 204},
 		{"GET", "/readyz", "", nil, 200},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 )
 
 // exposedHeaders are the response headers a browser app may read.
-const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining"
+const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed"
 
 // serveMock is GET /mock/{id} and GET /api/{id}. The checks run in the order
 // of the contract; the first that fails answers and nothing after it runs.
@@ -95,12 +95,33 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 
+	// A mock whose template runs on every read answers over data
+	// generated now, in an entry of its own: from here on, it is served as
+	// stored data is. A template that fails is answered at step 6, as
+	// parameters that do.
+	key := r.URL.RawQuery
+	if e.Mock.TemplateMode == decoy.TemplateAlways {
+		var ge *mockcache.Entry
+		seed, err := seedOf(r, false)
+		if err == nil {
+			h[SeedHeader] = one(strconv.FormatUint(seed, 10))
+			ge, err = s.generated(r, e, seed)
+		}
+		q, qerr, key = nil, err, "" // an answer of one seed is not kept
+		if err == nil {
+			defer ge.Release()
+			e = ge
+			if e.IsArray() {
+				q, qerr = cq.Query, cq.Err
+			}
+		}
+	}
+
 	// The answer is worked out before the quota step, so that one that will
 	// be a 304 never reserves quota; after the rate limit, so that refused
 	// requests stay cheap.
 	var a mockcache.Answer
 	if qerr == nil {
-		key := r.URL.RawQuery
 		if params.AuthToken != "" {
 			key = "" // never kept
 		}
@@ -360,7 +381,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, HEAD")
-		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match"}, s.tokenHeaders...), ", "))
+		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", SeedHeader}, s.tokenHeaders...), ", "))
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -68,10 +68,6 @@ type Config struct {
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
 	MaxDataBytes        int64 // largest mock document accepted
-	// GenerateFromSchema, when set, makes the data of an imported OpenAPI
-	// operation that has no example from its response's JSON Schema;
-	// without it such operations are skipped (see importer.Options).
-	GenerateFromSchema func(schema []byte) ([]byte, error)
 	// MaxCacheBytes bounds the memory of the mocks kept ready to serve
 	// (their documents and what is built over them); the least recently
 	// read are dropped first. 0: no bound.
@@ -103,6 +99,15 @@ type Config struct {
 	// refused reads for its charts.
 	Sessions decoy.SessionStore
 	Usage    *usage.Recorder
+	// Versions, when set, serves the versions of mocks' data that Store
+	// keeps (§9), under /admin/v1/mocks/{id}/versions: the same store.
+	Versions decoy.VersionStore
+
+	// Templates, when set, keeps mocks' templates (generated data); nil:
+	// the template calls answer 501.
+	Templates decoy.TemplateStore
+	// GenerateTimeout bounds the generation of one answer (default 2 s).
+	GenerateTimeout time.Duration
 
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
@@ -138,6 +143,7 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 	queries      mockcache.Queries
+	templates    templateCache
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).

@@ -52,7 +52,7 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid Content-Type %q", ct)
 	}
 	max := s.cfg.MaxDataBytes
-	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "Mock data larger than %d bytes (--max-data-bytes)", max)
+	tooLarge := errTooLarge(max)
 	if r.ContentLength > max {
 		return nil, tooLarge
 	}
@@ -70,6 +70,11 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, erro
 		return nil, decoy.Errorf(decoy.EINTERNAL, "map upload: %v", err)
 	}
 	return u, nil
+}
+
+// errTooLarge is the answer to data larger than max, MaxDataBytes.
+func errTooLarge(max int64) error {
+	return decoy.Errorf(decoy.ETOOLARGE, "Mock data larger than %d bytes (--max-data-bytes)", max)
 }
 
 // receive copies a request body into the upload's file. io.Copy does not

@@ -54,6 +54,10 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 		if err != nil {
 			return nil, err
 		}
+		// The data is the mock's first version (§9 of the contract).
+		if _, err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(nm.Data.Bytes)), m.ETag, now, file); err != nil {
+			return nil, err
+		}
 		created = append(created, c)
 	}
 	if err := tx.Commit(); err != nil {

@@ -17,7 +17,8 @@ import (
 )
 
 // DocsDir is the folder of the data directory that holds the documents,
-// one file per version of a mock's data. A file is written and synced
+// one file per version of a mock's data, the current one and those kept
+// (see versions.go). A file is written and synced
 // before the row naming it is committed, and removed after the commit that
 // stops naming it, so a crash leaves at most files that no row names:
 // they are removed in the background after Open (see sweepDocs).
@@ -142,7 +143,7 @@ func (db *DB) sweepDocs(ctx context.Context) error {
 }
 
 // sweepNames removes the files of the docs folder among names that no
-// row names.
+// row names, of mocks or of their kept versions.
 func (db *DB) sweepNames(ctx context.Context, names []string) error {
 	// A file's name starts with its mock's id (see placeDoc): the rows are
 	// found by primary key.
@@ -157,7 +158,9 @@ func (db *DB) sweepNames(ctx context.Context, names []string) error {
 	}
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	rows, err := db.reads.QueryContext(ctx, `SELECT data_file FROM mocks WHERE id IN (`+strings.Join(marks, ",")+`) AND data_file IS NOT NULL`, ids...)
+	in := `(` + strings.Join(marks, ",") + `)`
+	rows, err := db.reads.QueryContext(ctx, `SELECT data_file FROM mocks WHERE id IN `+in+` AND data_file IS NOT NULL
+		UNION ALL SELECT data_file FROM mock_versions WHERE mock_id IN `+in+` AND data_file IS NOT NULL`, append(ids, ids...)...)
 	if err != nil {
 		return err
 	}
@@ -208,6 +211,9 @@ func (db *DB) moveBlobs(ctx context.Context) error {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE mocks SET data_file = ? WHERE id = ?`, name, id)
+		if err == nil { // its one version, made by migration 0011_versions.sql
+			_, err = tx.ExecContext(ctx, `UPDATE mock_versions SET data_file = ? WHERE mock_id = ? AND data_file IS NULL`, name, id)
+		}
 		if err == nil {
 			_, err = tx.ExecContext(ctx, `DELETE FROM mock_data WHERE mock_id = ?`, id)
 		}

@@ -40,6 +40,7 @@ func TestOpenMovesBlobsToFiles(t *testing.T) {
 		`CREATE TABLE mock_data (mock_id TEXT NOT NULL PRIMARY KEY REFERENCES mocks (id) ON DELETE CASCADE, data BLOB NOT NULL)`,
 		`INSERT INTO mock_data (mock_id, data) VALUES ('` + m.ID + `', '[{"old":"blob"}]')`,
 		`UPDATE mocks SET data_file = NULL`,
+		`UPDATE mock_versions SET data_file = NULL`, // as migration 0011 made it
 	} {
 		if _, err := db.writes.Exec(q); err != nil {
 			t.Fatal(err)
@@ -64,7 +65,8 @@ func TestOpenMovesBlobsToFiles(t *testing.T) {
 }
 
 // Files no row names (a crash between writing a file and committing its
-// row) are removed after Open; replaced and deleted data leave no file.
+// row) are removed after Open; deleted data leaves no file, and replaced
+// data only the file of its version, kept.
 func TestDocFilesFollowRows(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -78,8 +80,8 @@ func TestDocFilesFollowRows(t *testing.T) {
 	if err := db.DeleteMock(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, DocsDir)); len(entries) != 1 {
-		t.Errorf("%d files after a replace and a delete, want 1", len(entries))
+	if entries, _ := os.ReadDir(filepath.Join(dir, DocsDir)); len(entries) != 2 {
+		t.Errorf("%d files after a replace and a delete, want 2 (a's data and its previous version)", len(entries))
 	}
 	os.WriteFile(filepath.Join(dir, DocsDir, "stray-from-a-crash"), []byte("x"), 0o600)
 	db.Close()
@@ -143,8 +145,8 @@ func TestSweepDocs(t *testing.T) {
 			t.Fatalf("mock created during the sweep: %q", got)
 		}
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, DocsDir)); len(entries) != mocks+20 {
-		t.Errorf("%d files after the sweep, want one per mock (%d)", len(entries), mocks+20)
+	if entries, _ := os.ReadDir(filepath.Join(dir, DocsDir)); len(entries) != mocks+40 {
+		t.Errorf("%d files after the sweep, want one per version kept (%d)", len(entries), mocks+40)
 	}
 }
 

@@ -64,6 +64,10 @@ type DB struct {
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
+	// MaxVersions is how many versions of its data each mock keeps, the
+	// current one included (see versions.go); decoy.DefaultMaxVersions
+	// unless set before use.
+	MaxVersions int
 	// reserved is set while the reserve file is in place (see
 	// ReserveFile), under writeMu.
 	reserved bool
@@ -104,7 +108,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.SetConnMaxIdleTime(0)
 		return db, nil
 	}
-	db := &DB{Now: time.Now, dir: dir, freeSpace: freeSpace}
+	db := &DB{Now: time.Now, MaxVersions: decoy.DefaultMaxVersions, dir: dir, freeSpace: freeSpace}
 	var err error
 	if db.lock, err = lockDir(dir); err != nil {
 		return nil, err
@@ -238,7 +242,8 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
+	COALESCE(template_mode, '')`
 
 type scanner interface{ Scan(...any) error }
 
@@ -247,7 +252,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()
@@ -388,30 +393,50 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 		`UPDATE mocks SET `+strings.Join(sets, ", ")+` WHERE id = ? RETURNING `+mockColumns, args...))
 }
 
-// ReplaceMockData replaces a mock's data with a new file, and removes the
-// old one once the change is committed.
+// ReplaceMockData replaces a mock's data with a new file, as a new
+// version: the old file is kept as the previous version, and the files of
+// the versions past MaxVersions are removed once the change is committed.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (_ *decoy.Mock, err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	var old sql.NullString
-	if err := db.writes.QueryRowContext(ctx, `SELECT data_file FROM mocks WHERE id = ?`, id).Scan(&old); errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound()
-	} else if err != nil {
+	var n int
+	if err := db.writes.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, id).Scan(&n); err != nil {
 		return nil, err
+	}
+	if n == 0 { // writes are serialised: still true at the update
+		return nil, notFound()
 	}
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
 		return nil, err
 	}
-	m, err := scanMock(db.writes.QueryRowContext(ctx, `
-		UPDATE mocks SET content_type = ?, size = ?, etag = ?, data_file = ?, version = version + 1, updated_at = ?
-		WHERE id = ? RETURNING `+mockColumns, d.ContentType, len(d.Data.Bytes), d.ETag, file, db.now(), id))
+	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		db.removeDoc(file)
 		return nil, err
 	}
-	db.removeDoc(old.String)
+	now := db.now()
+	var version int64
+	var gone []string
+	m, err := scanMock(tx.QueryRowContext(ctx, `
+		UPDATE mocks SET content_type = ?, size = ?, etag = ?, data_file = ?, data_version = data_version + 1,
+			version = version + 1, updated_at = ?
+		WHERE id = ? RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, file, now, id), &version)
+	if err == nil {
+		gone, err = db.addVersion(ctx, tx, id, version, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now, file)
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		tx.Rollback()
+		db.removeDoc(file)
+		return nil, err
+	}
+	for _, f := range gone {
+		db.removeDoc(f)
+	}
 	return m, nil
 }
 
@@ -420,16 +445,12 @@ func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	del := func() (file sql.NullString, err error) {
-		err = db.writes.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&file)
-		return file, err
-	}
-	file, err := del()
+	files, err := db.deleteMock(ctx, id)
 	if noSpace(err) && db.freeReserve() {
 		// What the reserve is for: a deletion gives back more than it
 		// takes. A failed one changed nothing (SQLite rolled it back, and
-		// the file goes only after the commit): trying again is safe.
-		file, err = del()
+		// the files go only after the commit): trying again is safe.
+		files, err = db.deleteMock(ctx, id)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound()
@@ -437,7 +458,9 @@ func (db *DB) DeleteMock(ctx context.Context, id string) (err error) {
 	if err != nil {
 		return err
 	}
-	db.removeDoc(file.String)
+	for _, f := range files {
+		db.removeDoc(f)
+	}
 	err = db.forgetCounts(id)
 	// At once if the document gave back room for it; a document still
 	// mapped gives it back when released, and the fold loop makes it then.

@@ -56,7 +56,7 @@ func create(t *testing.T, s Backend, n int, data string) *decoy.Mock {
 func bytesOf(s string) decoy.Data { return decoy.Data{Bytes: []byte(s)} }
 
 // find returns a mock's data as FindMockData gives it, read whole.
-func find(t *testing.T, s Backend, n int) (string, error) {
+func find(t *testing.T, s decoy.Store, n int) (string, error) {
 	t.Helper()
 	_, d, err := s.FindMockData(context.Background(), id(n))
 	if err != nil {

@@ -54,3 +54,33 @@ func TestMaxOpenDocumentsFlag(t *testing.T) {
 		t.Errorf("flag over the environment: %d, %v", n, err)
 	}
 }
+
+// --max-versions defaults to 20, is read from DECOY_MAX_VERSIONS when not
+// given, and takes 1 to 1000.
+func TestMaxVersionsFlag(t *testing.T) {
+	parse := func(args ...string) (int, error) {
+		m := NewMain(io.Discard, io.Discard)
+		err := m.ParseFlags(args)
+		return m.Config.MaxVersions, err
+	}
+	t.Setenv("DECOY_MAX_VERSIONS", "")
+	os.Unsetenv("DECOY_MAX_VERSIONS")
+	if n, err := parse(); err != nil || n != 20 {
+		t.Errorf("default: %d, %v", n, err)
+	}
+	for _, bad := range []string{"0", "-1", "1001", "x"} {
+		if _, err := parse("--max-versions", bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if n, err := parse("--max-versions", "1"); err != nil || n != 1 {
+		t.Errorf("1: %d, %v", n, err)
+	}
+	t.Setenv("DECOY_MAX_VERSIONS", "5")
+	if n, err := parse(); err != nil || n != 5 {
+		t.Errorf("from the environment: %d, %v", n, err)
+	}
+	if n, err := parse("--max-versions", "1000"); err != nil || n != 1000 {
+		t.Errorf("flag over the environment: %d, %v", n, err)
+	}
+}

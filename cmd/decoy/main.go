@@ -2,6 +2,7 @@
 //
 //	decoy serve [flags]          run the server
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
+//	decoy generate FILE          print the data a template generates
 //	decoy import FILE [flags]    make mocks of an OpenAPI, json-server or Decoy export file
 //	decoy export --out F [flags] write a project's mocks to a .tar.gz or a folder
 //	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
@@ -35,6 +36,7 @@ const usage = `Decoy serves JSON mock data over HTTP.
 Usage:
   decoy serve [flags]            run the server (decoy serve -h for flags)
   decoy mock COMMAND [flags]     manage mocks through the admin API (decoy mock -h)
+  decoy generate FILE [--seed N] print the data a template generates (decoy generate -h)
   decoy import FILE [flags]      make mocks of an OpenAPI, json-server or Decoy export file (decoy import -h)
   decoy export --out F [flags]   write a project's mocks to a .tar.gz or a folder (decoy export -h)
   decoy healthcheck              check that decoy serve answers on --addr (the image's HEALTHCHECK)
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return m.Close()
 	case "mock":
 		return runMock(ctx, args[1:], stdin, stdout, stderr)
+	case "generate":
+		return runGenerate(args[1:], stdin, stdout, stderr)
 	case "import":
 		return runImport(ctx, args[1:], stdout, stderr)
 	case "export":

@@ -21,6 +21,11 @@ Commands:
   create --file F [--name N] [--private] [--content-type T] [--id ID]
          [--status S] [--delay-ms D] [--rate-limit R] [--monthly-quota Q]
                          store F (- for standard input) as a new mock
+  create --template F [--mode once|always] [--schema] [settings as above]
+                         a new mock whose data the template F generates:
+                         once now (once), or afresh on every read (always);
+                         F is a JSON Schema with --schema or a name ending
+                         in .schema.json
   list [--limit N] [--cursor C] [--all]
                          list mocks in creation order
   get ID                 show a mock's settings
@@ -33,6 +38,9 @@ Commands:
   rotate-token ID        issue a new token for a private mock
   usage ID               show a mock's use of its rate limit and quota
   delete ID              delete a mock
+  versions ID            list the kept versions of a mock's data, newest first
+  version-data ID V      print version V of a mock's data, as it was stored
+  restore ID V           make version V the mock's data again (a new version)
 
 Every command takes --server (env DECOY_SERVER, default http://127.0.0.1:8080)
 and --admin-token (env DECOY_ADMIN_TOKEN). Mocks are printed as JSON.
@@ -64,8 +72,11 @@ func (c *mockCommand) parse(args []string, wantIDs int) ([]string, error) {
 	}
 	if len(pos) != wantIDs {
 		c.fs.Usage()
-		if wantIDs == 0 {
+		switch wantIDs {
+		case 0:
 			return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+		case 2:
+			return nil, fmt.Errorf("%w: %s needs a mock id and a version", errUsage, c.fs.Name())
 		}
 		return nil, fmt.Errorf("%w: %s needs a mock id", errUsage, c.fs.Name())
 	}
@@ -144,18 +155,31 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		c.fs.IntVar(&delay, "delay-ms", 0, "response delay in milliseconds (0-30000)")
 		c.fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited; default: the server's)")
 		c.fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited; default: the server's)")
+		var template, mode string
+		var schema bool
+		c.fs.StringVar(&template, "template", "", "file with a template to generate the data from (- for standard input)")
+		c.fs.StringVar(&mode, "mode", "once", "with --template: once (generate now) or always (on every read)")
+		c.fs.BoolVar(&schema, "schema", false, "with --template: the template is a JSON Schema")
 		if _, err := c.parse(args, 0); err != nil {
 			return err
+		}
+		o := client.CreateOptions{
+			ID: id, Name: mockName, Private: private, ContentType: ct, Status: status, DelayMS: delay,
+			RateLimit: rate.value, MonthlyQuota: quota.value,
+		}
+		if template != "" {
+			if file != "" {
+				return fmt.Errorf("%w: --file and --template exclude each other", errUsage)
+			}
+			return c.createFromTemplate(ctx, o, template, mode, schema, stdin)
 		}
 		data, ct, err := openData(file, ct, stdin)
 		if err != nil {
 			return err
 		}
 		defer data.Close()
-		return c.show(c.client().CreateMock(ctx, data, client.CreateOptions{
-			ID: id, Name: mockName, Private: private, ContentType: ct, Status: status, DelayMS: delay,
-			RateLimit: rate.value, MonthlyQuota: quota.value,
-		}))
+		o.ContentType = ct
+		return c.show(c.client().CreateMock(ctx, data, o))
 
 	case "list":
 		var limit int
@@ -272,6 +296,9 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return fmt.Errorf("%w: patch needs at least one setting to change", errUsage)
 		}
 		return c.show(c.client().UpdateMock(ctx, pos[0], fields))
+
+	case "versions", "version-data", "restore":
+		return c.runVersions(ctx, name, args)
 	}
 	fmt.Fprint(stderr, mockUsage)
 	return fmt.Errorf("%w: unknown mock command %q", errUsage, name)

@@ -32,6 +32,10 @@ import (
 // for mock tokens.
 const adminTokenPrefix = "dcy_admin_"
 
+// maxVersions is the most --max-versions takes: each mock may keep that
+// many copies of its data, each up to --max-data-bytes.
+const maxVersions = 1000
+
 // Config is the configuration of decoy serve, from flags and DECOY_*
 // variables.
 type Config struct {
@@ -48,6 +52,7 @@ type Config struct {
 	MaxDataBytes     byteSize
 	MaxCacheBytes    boundSize
 	MaxOpenDocuments int
+	MaxVersions      int
 	Seed             string
 	CORSOrigins      listFlag
 	AllowedHosts     listFlag
@@ -121,6 +126,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&c.MaxDataBytes, "max-data-bytes", "largest mock document accepted (bytes, or with KiB, MiB, GiB)")
 	fs.Var(&c.MaxCacheBytes, "max-cache-bytes", "memory for the mocks kept ready to serve, least recently read dropped first (bytes, or with KiB, MiB, GiB); 0 = no bound")
 	fs.IntVar(&c.MaxOpenDocuments, "max-open-documents", 1024, "most mocks kept ready to serve with their documents mapped from files (those of 64 KiB or more; each holds a mapping), least recently read closed first; 0 = no bound")
+	fs.IntVar(&c.MaxVersions, "max-versions", decoy.DefaultMaxVersions, fmt.Sprintf("versions of its data kept per mock, the current one included (1 to %d)", maxVersions))
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts; or a folder written by decoy export (ids and settings from its decoy.json)")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.Var(&c.AllowedHosts, "allowed-hosts", "extra Host names, comma-separated, that the Studio and the admin API accept when listening on a loopback address (others are refused, against DNS rebinding)")
@@ -156,6 +162,8 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("--auth-failure-limit must be 0 or more")
 	case c.MaxOpenDocuments < 0:
 		return fmt.Errorf("--max-open-documents must be 0 or more")
+	case c.MaxVersions < 1 || c.MaxVersions > maxVersions:
+		return fmt.Errorf("--max-versions must be from 1 to %d", maxVersions)
 	case c.ClientRateLimit < 0:
 		return fmt.Errorf("--client-rate-limit must be 0 or more")
 	case c.MaxConns < 0 || c.MaxClientConns < 0:
@@ -264,7 +272,9 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxDataBytes:        int64(c.MaxDataBytes),
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		MaxOpenDocuments:    c.MaxOpenDocuments,
+		Versions:            m.store,
 		UploadDir:           m.uploads,
+		Templates:           m.store,
 		CORSOrigins:         c.CORSOrigins,
 		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
@@ -319,6 +329,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"max_data_bytes", formatSize(int64(c.MaxDataBytes)),
 		"max_cache_bytes", formatSize(int64(c.MaxCacheBytes)),
 		"max_open_documents", c.MaxOpenDocuments,
+		"max_versions", c.MaxVersions,
 		"seed", c.Seed,
 		"cors_origins", c.CORSOrigins.String(),
 		"allowed_hosts", c.AllowedHosts.String(),
@@ -385,7 +396,9 @@ type store interface {
 	decoy.QuotaCounter
 	decoy.SessionStore
 	decoy.UsageHistoryStore
+	decoy.VersionStore
 	Close() error
+	decoy.TemplateStore
 }
 
 // pgStore gives the PostgreSQL store the Close of the store interface.
@@ -402,12 +415,14 @@ func (m *Main) openStore(ctx context.Context) (store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL store %s: %w", redactURL(c.DatabaseURL), err)
 		}
+		db.MaxVersions = c.MaxVersions
 		return pgStore{db}, nil
 	}
 	db, err := sqlite.Open(ctx, c.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", c.DataDir, err)
 	}
+	db.MaxVersions = c.MaxVersions
 	return db, nil
 }
 

@@ -102,3 +102,26 @@ export async function listMocks() {
     cursor = page.next_cursor;
   }
 }
+
+/**
+ * generate runs a template on the server without storing anything, and
+ * returns its output (formatted) and the seed it ran with.
+ */
+export async function generate(template, schema) {
+  const res = await fetch('/admin/v1/generate', {
+    method: 'POST',
+    headers: { 'X-CSRF-Token': csrf, 'Content-Type': schema ? 'application/schema+json' : 'application/json' },
+    body: template,
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (!res.ok) throw await errorOf(res);
+  const text = await res.text();
+  let output = text;
+  try {
+    output = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // shown as it came
+  }
+  return { output, seed: res.headers.get('Decoy-Seed') || '' };
+}

@@ -5,6 +5,8 @@ import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
+import { VersionsTab } from './versions.jsx';
+import { GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
 import './style.css';
 
@@ -17,6 +19,7 @@ const knownTokens = new Map();
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'generate') return { page: 'generate' };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   return { page: 'list' };
@@ -398,6 +401,7 @@ const TABS = [
   ['settings', 'Settings'],
   ['playground', 'Playground'],
   ['usage', 'Usage'],
+  ['versions', 'Versions'],
 ];
 
 function MockPage({ id, tab, onToken }) {
@@ -426,6 +430,7 @@ function MockPage({ id, tab, onToken }) {
       <p class="url">
         <span class="mono" data-testid="mock-url">{mock.url}</span> <CopyButton text={mock.url} label="Copy URL" />
         {mock.private && <span class="badge">private</span>}
+        {mock.template_mode && <TemplateBadge mode={mock.template_mode} />}
       </p>
       <nav class="tabs" aria-label="Mock sections">
         {TABS.map(([key, label]) => (
@@ -436,6 +441,7 @@ function MockPage({ id, tab, onToken }) {
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
+      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime }} />}
       {confirmDelete && (
         <ConfirmDialog title="Delete this mock?" confirm="Delete" danger onClose={() => setConfirmDelete(false)}
           onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); go('#/'); }}>
@@ -871,6 +877,7 @@ function App() {
         <nav aria-label="Main">
           <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
           <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
+          <a href="#/generate" aria-current={route.page === 'generate' ? 'page' : undefined}>Generate</a>
           <a href="#/transfer" aria-current={route.page === 'transfer' ? 'page' : undefined}>Import and export</a>
           <button type="button" class="link" onClick={signOut}>Sign out</button>
         </nav>
@@ -878,6 +885,7 @@ function App() {
       {route.page === 'list' && <MockList />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'generate' && <GeneratePage go={go} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
     </>

@@ -1,0 +1,328 @@
+package generate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brianvoe/gofakeit/v7"
+)
+
+// Function is a function a template expression may call.
+type Function struct {
+	Name        string `json:"name"`
+	Category    string `json:"category"`
+	Description string `json:"description"`
+	Args        []Arg  `json:"args"`
+	// Returns is the JSON type of the result: string, integer, number,
+	// boolean, or any (choice: the type of the value chosen).
+	Returns string `json:"returns"`
+	// Example is a template string that calls the function, and Output
+	// what it gave for one seed.
+	Example string          `json:"example"`
+	Output  json.RawMessage `json:"output"`
+
+	// run gives the function's value; a holds every argument, the
+	// defaults filled in, as prepare left them.
+	run func(g *gen, a []value) value
+	// prepare checks the arguments when a call is compiled and may turn
+	// them into what run uses (dates into Unix seconds).
+	prepare func(a []value) ([]value, error)
+}
+
+// Arg is an argument of a Function.
+type Arg struct {
+	Name string `json:"name"`
+	// Type is integer, number, string or any.
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	// Default is the value of an optional argument left out.
+	Default any `json:"default,omitempty"`
+	// Variadic is set on a last argument that may repeat (one or more).
+	Variadic bool `json:"variadic,omitempty"`
+}
+
+// compileArgs checks the arguments of a call when it is compiled: count
+// and types, then the function's own rules; it returns them with the
+// defaults filled in, as run takes them.
+func (fn *Function) compileArgs(a []value) ([]value, error) {
+	required := 0
+	for _, arg := range fn.Args {
+		if arg.Default == nil {
+			required++
+		}
+	}
+	variadic := len(fn.Args) > 0 && fn.Args[len(fn.Args)-1].Variadic
+	if len(a) < required || (!variadic && len(a) > len(fn.Args)) {
+		return nil, fmt.Errorf("%s takes %s, not %d", fn.Name, fn.arity(), len(a))
+	}
+	for i, v := range a {
+		arg := fn.Args[min(i, len(fn.Args)-1)]
+		ok := arg.Type == "any" || (arg.Type == "string" && v.kind == 's') ||
+			(arg.Type == "integer" && v.kind == 'i') || (arg.Type == "number" && (v.kind == 'i' || v.kind == 'f'))
+		if !ok {
+			return nil, fmt.Errorf("%s: %s must be %s", fn.Name, arg.Name, article(arg.Type))
+		}
+	}
+	for i := len(a); i < len(fn.Args) && !fn.Args[i].Variadic; i++ {
+		a = append(a, defaultValue(fn.Args[i].Default))
+	}
+	if fn.prepare != nil {
+		return fn.prepare(a)
+	}
+	return a, nil
+}
+
+func article(t string) string {
+	if t == "integer" {
+		return "an integer"
+	}
+	return "a " + t
+}
+
+// arity describes how many arguments fn takes.
+func (fn *Function) arity() string {
+	n, opt := 0, 0
+	for _, a := range fn.Args {
+		if a.Variadic {
+			return "one or more arguments"
+		}
+		if a.Default != nil {
+			opt++
+		} else {
+			n++
+		}
+	}
+	switch {
+	case n+opt == 0:
+		return "no arguments"
+	case opt == 0:
+		return fmt.Sprintf("%d arguments", n)
+	}
+	return fmt.Sprintf("%d to %d arguments", n, n+opt)
+}
+
+// defaultValue is the value of an argument's default.
+func defaultValue(d any) value {
+	switch d := d.(type) {
+	case int:
+		return integer(int64(d))
+	case float64:
+		return number(d)
+	case string:
+		return str(d)
+	}
+	return value{kind: 'n'}
+}
+
+// Functions returns every function templates may call, by category and
+// name, with the output of its example.
+func Functions() []Function {
+	functionsOnce.Do(func() {
+		for _, fn := range functionList {
+			t, err := ParseTemplate([]byte(`{"$repeat":1,"$item":` + string(appendString(nil, fn.Example)) + `}`))
+			if err != nil {
+				panic("generate: example of " + fn.Name + ": " + err.Error())
+			}
+			out, err := t.Run(7, Limits{})
+			if err != nil {
+				panic("generate: example of " + fn.Name + ": " + err.Error())
+			}
+			fn.Output = json.RawMessage(out[1 : len(out)-1])
+			functionsDone = append(functionsDone, *fn)
+		}
+	})
+	return functionsDone
+}
+
+var (
+	functionsOnce sync.Once
+	functionsDone []Function
+)
+
+// registry is the functions by name.
+var registry = map[string]*Function{}
+
+func init() {
+	for _, fn := range functionList {
+		registry[fn.Name] = fn
+	}
+}
+
+// text makes a function of no arguments that gives a string.
+func text(category, name, desc string, f func(*gofakeit.Faker) string) *Function {
+	return &Function{Name: name, Category: category, Description: desc, Returns: "string", Example: "{{ " + name + " }}",
+		run: func(g *gen, _ []value) value { return str(f(g.f)) }}
+}
+
+// dateLayout is the layout of date arguments and results.
+const dateLayout = "2006-01-02"
+
+// Default bounds of dates: fixed, so that a seed gives the same dates
+// whenever it runs.
+var (
+	defaultFrom = "2000-01-01"
+	defaultTo   = "2030-12-31"
+)
+
+// prepareDates checks the from and to arguments of a date function and
+// turns them into the first and last second of the range, as integers.
+func prepareDates(a []value) ([]value, error) {
+	f, err1 := time.Parse(dateLayout, a[0].s)
+	t, err2 := time.Parse(dateLayout, a[1].s)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("dates are written YYYY-MM-DD")
+	}
+	if t.Before(f) {
+		return nil, fmt.Errorf("from %s is after to %s", a[0].s, a[1].s)
+	}
+	return []value{integer(f.Unix()), integer(t.Unix() + 86399)}, nil
+}
+
+// randomTime returns a time, to the second, from a[0] to a[1] (Unix
+// seconds, as prepareDates made them).
+func randomTime(g *gen, a []value) time.Time {
+	return time.Unix(g.intRange(a[0].i, a[1].i), 0).UTC()
+}
+
+// defaultDates are the default range of dates, prepared.
+var defaultDates, _ = prepareDates([]value{str(defaultFrom), str(defaultTo)})
+
+// checkRange checks that min is not above max.
+func checkRange(a []value) ([]value, error) {
+	if a[0].asFloat() > a[1].asFloat() {
+		return nil, fmt.Errorf("min is greater than max")
+	}
+	return a, nil
+}
+
+// round rounds f to d decimals.
+func round(f float64, d int64) float64 {
+	p := math.Pow(10, float64(d))
+	if r := math.Round(f*p) / p; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r
+	}
+	return f
+}
+
+// floatIn returns a number from lo to hi, rounded to d decimals and kept
+// in the range.
+func floatIn(g *gen, lo, hi float64, d int64) float64 {
+	x := round(g.f.Float64Range(lo, hi), d)
+	return min(max(x, lo), hi)
+}
+
+var dateArgs = []Arg{
+	{Name: "from", Type: "string", Description: "earliest date, YYYY-MM-DD", Default: defaultFrom},
+	{Name: "to", Type: "string", Description: "latest date, YYYY-MM-DD", Default: defaultTo},
+}
+
+// functionList is every function, in the order listed.
+var functionList = []*Function{
+	// Numbers and choices.
+	{Name: "number", Category: "numbers", Description: "An integer from min to max, both included.", Returns: "integer",
+		Args:    []Arg{{Name: "min", Type: "integer", Default: 0}, {Name: "max", Type: "integer", Default: 1000}},
+		Example: "{{ number 18 80 }}", prepare: checkRange,
+		run: func(g *gen, a []value) value { return integer(g.intRange(a[0].i, a[1].i)) }},
+	{Name: "float", Category: "numbers", Description: "A number from min to max, rounded to decimals.", Returns: "number",
+		Args:    []Arg{{Name: "min", Type: "number", Default: 0}, {Name: "max", Type: "number", Default: 1}, {Name: "decimals", Type: "integer", Default: 2}},
+		Example: "{{ float 0 5 1 }}",
+		prepare: func(a []value) ([]value, error) {
+			if a[2].i < 0 || a[2].i > 15 {
+				return nil, fmt.Errorf("float: decimals must be from 0 to 15")
+			}
+			return checkRange(a)
+		},
+		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), a[2].i)) }},
+	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
+		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
+		Example: "{{ price 5 250 }}", prepare: checkRange,
+		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), 2)) }},
+	{Name: "boolean", Category: "numbers", Description: "true or false.", Returns: "boolean", Example: "{{ boolean }}",
+		run: func(g *gen, _ []value) value { return boolean(g.f.Bool()) }},
+	{Name: "choice", Category: "numbers", Description: "One of the values given, with its own type.", Returns: "any",
+		Args:    []Arg{{Name: "values", Type: "any", Variadic: true}},
+		Example: `{{ choice "pending" "paid" "shipped" }}`,
+		run:     func(g *gen, a []value) value { return a[g.intRange(0, int64(len(a)-1))] }},
+	{Name: "index", Category: "numbers", Description: "The position of the item in the innermost $repeat, from 0.", Returns: "integer",
+		Example: "{{ index }}",
+		run:     func(g *gen, _ []value) value { return integer(int64(g.index)) }},
+	{Name: "uuid", Category: "numbers", Description: "A random UUID (version 4).", Returns: "string", Example: "{{ uuid }}",
+		run: func(g *gen, _ []value) value { return str(g.f.UUID()) }},
+
+	// People.
+	text("person", "name", "A full name.", (*gofakeit.Faker).Name),
+	text("person", "firstName", "A first name.", (*gofakeit.Faker).FirstName),
+	text("person", "lastName", "A last name.", (*gofakeit.Faker).LastName),
+	text("person", "email", "An email address.", (*gofakeit.Faker).Email),
+	text("person", "username", "A user name.", (*gofakeit.Faker).Username),
+	text("person", "phone", "A phone number, digits only.", (*gofakeit.Faker).Phone),
+	text("person", "gender", "A gender.", (*gofakeit.Faker).Gender),
+	text("person", "jobTitle", "A job title.", (*gofakeit.Faker).JobTitle),
+
+	// Addresses.
+	text("address", "street", "A street address.", (*gofakeit.Faker).Street),
+	text("address", "city", "A city.", (*gofakeit.Faker).City),
+	text("address", "state", "A US state.", (*gofakeit.Faker).State),
+	text("address", "zip", "A postal code.", (*gofakeit.Faker).Zip),
+	text("address", "country", "A country.", (*gofakeit.Faker).Country),
+	text("address", "countryCode", "A two-letter country code.", (*gofakeit.Faker).CountryAbr),
+	{Name: "latitude", Category: "address", Description: "A latitude, 6 decimals.", Returns: "number", Example: "{{ latitude }}",
+		run: func(g *gen, _ []value) value { return number(floatIn(g, -90, 90, 6)) }},
+	{Name: "longitude", Category: "address", Description: "A longitude, 6 decimals.", Returns: "number", Example: "{{ longitude }}",
+		run: func(g *gen, _ []value) value { return number(floatIn(g, -180, 180, 6)) }},
+
+	// Companies and products.
+	text("company", "company", "A company name.", (*gofakeit.Faker).Company),
+	text("company", "buzzword", "A business buzzword.", (*gofakeit.Faker).BuzzWord),
+	text("company", "slogan", "A company slogan.", (*gofakeit.Faker).Slogan),
+	text("company", "productName", "A product name.", (*gofakeit.Faker).ProductName),
+	text("company", "productCategory", "A product category.", (*gofakeit.Faker).ProductCategory),
+	text("company", "productDescription", "A product description.", (*gofakeit.Faker).ProductDescription),
+	text("company", "color", "A color name.", (*gofakeit.Faker).Color),
+	text("company", "hexColor", "A color as #rrggbb.", (*gofakeit.Faker).HexColor),
+	text("company", "currency", "A currency code.", (*gofakeit.Faker).CurrencyShort),
+
+	// Internet.
+	text("internet", "url", "A URL.", (*gofakeit.Faker).URL),
+	text("internet", "domain", "A domain name.", (*gofakeit.Faker).DomainName),
+	text("internet", "ipv4", "An IPv4 address.", (*gofakeit.Faker).IPv4Address),
+	text("internet", "ipv6", "An IPv6 address.", (*gofakeit.Faker).IPv6Address),
+	text("internet", "userAgent", "A browser user agent.", (*gofakeit.Faker).UserAgent),
+
+	// Dates.
+	{Name: "date", Category: "dates", Description: "A date, YYYY-MM-DD, from from to to.", Returns: "string",
+		Args: dateArgs, Example: `{{ date "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
+		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(dateLayout)) }},
+	{Name: "datetime", Category: "dates", Description: "A date and time in UTC (RFC 3339), from from to to.", Returns: "string",
+		Args: dateArgs, Example: `{{ datetime "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
+		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(time.RFC3339)) }},
+
+	// Text.
+	text("text", "word", "A word.", (*gofakeit.Faker).Word),
+	{Name: "words", Category: "text", Description: "count lorem ipsum words.", Returns: "string",
+		Args: []Arg{{Name: "count", Type: "integer", Default: 3}}, Example: "{{ words 4 }}",
+		prepare: func(a []value) ([]value, error) {
+			if a[0].i < 1 || a[0].i > 1000 {
+				return nil, fmt.Errorf("words: count must be from 1 to 1000")
+			}
+			return a, nil
+		},
+		run: func(g *gen, a []value) value {
+			n := a[0].i
+			var b strings.Builder
+			for i := int64(0); i < n; i++ {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(g.f.LoremIpsumWord())
+			}
+			return str(b.String())
+		}},
+	text("text", "sentence", "A sentence.", func(f *gofakeit.Faker) string { return f.Sentence() }),
+	text("text", "paragraph", "A paragraph of a few sentences.", func(f *gofakeit.Faker) string { return f.Paragraph() }),
+	text("text", "lorem", "A sentence of lorem ipsum.", func(f *gofakeit.Faker) string { return f.LoremIpsumSentence(8) }),
+}

@@ -1,0 +1,163 @@
+// Package generate makes mock data from a template: JSON with $repeat and
+// {{ expression }} strings that call fake-data functions, or a JSON Schema.
+// A template is compiled once (Parse, ParseSchema) and then run with a seed
+// (Template.Run) as often as wanted: the same seed gives the same bytes.
+//
+// Running is bounded: the output may not pass Limits.MaxBytes, and the run
+// stops at Limits.Deadline, checked while it writes. A template comes from
+// the user, so nothing it holds makes the package panic or loop for ever.
+// It knows bytes, not HTTP.
+package generate
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/brianvoe/gofakeit/v7"
+	"github.com/decoy-mock/decoy"
+)
+
+// Template kinds, by the content type a template is sent with.
+const (
+	// SchemaContentType marks a template that is a JSON Schema.
+	SchemaContentType = "application/schema+json"
+)
+
+// maxDepth bounds the nesting of a template (and of the output a schema's
+// $ref may recurse into), as jsondoc bounds stored documents.
+const maxDepth = 64
+
+// Template is a compiled template, safe for concurrent use: it is never
+// changed once made.
+type Template struct {
+	root node
+	// size is the template's length, and outSize the length of its last
+	// output: the output buffer starts at the larger, so that a run
+	// allocates about its output once rather than growing to it.
+	size    int
+	outSize atomic.Int64
+}
+
+// Limits bound one run.
+type Limits struct {
+	// MaxBytes is the largest output allowed (0: no bound).
+	MaxBytes int
+	// Deadline, when not zero, ends a run that is still writing then.
+	Deadline time.Time
+}
+
+// Parse compiles a JSON template, or a JSON Schema when contentType is
+// SchemaContentType (parameters aside). A bad template is an EINVALID
+// error whose message starts with where it is, as a JSON path ("$.items.name:
+// unknown function \"nmae\"").
+func Parse(contentType string, body []byte) (*Template, error) {
+	if IsSchema(contentType) {
+		return ParseSchema(body)
+	}
+	return ParseTemplate(body)
+}
+
+// Run generates the template's output for seed: JSON text, the same for the
+// same seed. It fails with an EINVALID error when the output would pass
+// lim.MaxBytes or the run passes lim.Deadline.
+func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
+	last := int(t.outSize.Load())
+	hint := max(t.size, last+last/8, 512)
+	if lim.MaxBytes > 0 {
+		hint = min(hint, lim.MaxBytes+1)
+	}
+	out, err := t.AppendRun(make([]byte, 0, min(hint, 64<<20)), seed, lim)
+	if err == nil {
+		t.outSize.Store(int64(len(out)))
+	}
+	return out, err
+}
+
+// AppendRun is Run, appending the output to dst.
+func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, err error) {
+	g := &gen{
+		buf:      dst,
+		start:    len(dst),
+		max:      lim.MaxBytes,
+		deadline: lim.Deadline,
+		f:        gofakeit.NewFaker(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15), false),
+	}
+	defer func() {
+		// The fake-data library is not ours: whatever it does, a run
+		// ends in an error, not a crash.
+		if r := recover(); r != nil {
+			out, err = dst, decoy.Errorf(decoy.EINVALID, "The template could not be run: %v", r)
+		}
+	}()
+	if err := t.root.gen(g); err != nil {
+		return dst, err
+	}
+	if err := g.checkSize(); err != nil {
+		return dst, err
+	}
+	return g.buf, nil
+}
+
+// NewSeed returns a random seed: below 2^53, so that JavaScript reads it
+// exactly.
+func NewSeed() uint64 { return rand.Uint64N(1 << 53) }
+
+// gen is the state of one run.
+type gen struct {
+	buf      []byte
+	start    int
+	max      int
+	deadline time.Time
+	f        *gofakeit.Faker
+	// index is the position in the innermost $repeat.
+	index int
+	// steps counts checks, so that the clock is read every few of them.
+	steps int
+	// depth is the nesting of schema $refs being generated.
+	depth int
+}
+
+// check fails when the output passed its bound or the run its deadline.
+// Every loop calls it once per element, so a run ends soon after either.
+func (g *gen) check() error {
+	if err := g.checkSize(); err != nil {
+		return err
+	}
+	g.steps++
+	if g.steps&63 == 0 && !g.deadline.IsZero() && time.Now().After(g.deadline) {
+		return errDeadline
+	}
+	return nil
+}
+
+func (g *gen) checkSize() error {
+	if g.max > 0 && len(g.buf)-g.start > g.max {
+		return decoy.Errorf(decoy.EINVALID, "Generated data larger than %d bytes (--max-data-bytes)", g.max)
+	}
+	return nil
+}
+
+var errDeadline = decoy.Errorf(decoy.EINVALID, "Generating the data took too long: make the template smaller")
+
+// intRange returns an integer from lo to hi, both included (lo <= hi).
+func (g *gen) intRange(lo, hi int64) int64 {
+	span := uint64(hi) - uint64(lo)
+	if span == ^uint64(0) {
+		return int64(g.f.Uint64())
+	}
+	return lo + int64(g.f.Rand.Uint64()%(span+1)) // bias below 2^-40 for spans that matter
+}
+
+// node is a compiled part of a template: it appends its output.
+type node interface {
+	gen(g *gen) error
+}
+
+// literal is output that does not change: constant JSON.
+type literal []byte
+
+func (l literal) gen(g *gen) error {
+	g.buf = append(g.buf, l...)
+	return nil
+}

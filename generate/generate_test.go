@@ -1,0 +1,312 @@
+package generate_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/generate"
+)
+
+func run(t *testing.T, ct, src string, seed uint64) string {
+	t.Helper()
+	tp, err := generate.Parse(ct, []byte(src))
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", src, err)
+	}
+	out, err := tp.Run(seed, generate.Limits{MaxBytes: 1 << 20, Deadline: time.Now().Add(5 * time.Second)})
+	if err != nil {
+		t.Fatalf("Run(%s): %v", src, err)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("Run(%s) is not JSON: %s", src, out)
+	}
+	return string(out)
+}
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("decode %s: %v", s, err)
+	}
+	return v
+}
+
+// TestConstructs runs every construct of a template, each over several
+// seeds, against what it must give.
+func TestConstructs(t *testing.T) {
+	tests := []struct {
+		name, template string
+		// want is the exact output, when it does not depend on the seed.
+		want string
+		// check checks the output otherwise.
+		check func(t *testing.T, out string)
+	}{
+		{name: "literals: key order and number spelling kept", template: `{"b":1.50,"a":[true,null,"x\u00e9"],"c":{}}`,
+			want: `{"b":1.50,"a":[true,null,"xé"],"c":{}}`},
+		{name: "repeat N", template: `{"$repeat":3,"$item":"x"}`, want: `["x","x","x"]`},
+		{name: "repeat 0", template: `{"$repeat":0,"$item":"{{ name }}"}`, want: `[]`},
+		{name: "index", template: `{"$repeat":4,"$item":"{{ index }}"}`, want: `[0,1,2,3]`},
+		{name: "index of the innermost repeat", template: `{"$repeat":2,"$item":{"i":"{{index}}","sub":{"$repeat":2,"$item":"{{ index }}"},"after":"{{ index }}"}}`,
+			want: `[{"i":0,"sub":[0,1],"after":0},{"i":1,"sub":[0,1],"after":1}]`},
+		{name: "repeat inside an array", template: `["a",{"$repeat":2,"$item":1}]`, want: `["a",[1,1]]`},
+		{name: "repeat range", template: `{"$repeat":[2,4],"$item":0}`, check: func(t *testing.T, out string) {
+			if n := len(decode(t, out).([]any)); n < 2 || n > 4 {
+				t.Errorf("%d items, want 2 to 4", n)
+			}
+		}},
+		{name: "typed number", template: `{"age":"{{ number 18 80 }}"}`, check: func(t *testing.T, out string) {
+			n, err := decode(t, out).(map[string]any)["age"].(json.Number).Int64()
+			if err != nil || n < 18 || n > 80 {
+				t.Errorf("age %v, want an integer from 18 to 80", out)
+			}
+		}},
+		{name: "typed boolean", template: `"{{ boolean }}"`, check: func(t *testing.T, out string) {
+			if out != "true" && out != "false" {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{name: "choice keeps the type of the value", template: `"{{ choice 1 2.5 true \"s\" null }}"`, check: func(t *testing.T, out string) {
+			if !strings.Contains(" 1 2.5 true \"s\" null ", " "+out+" ") {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{name: "text with expressions is a string", template: `"user is {{ number 5 5 }} ({{ boolean }})"`,
+			check: func(t *testing.T, out string) {
+				if out != `"user is 5 (true)"` && out != `"user is 5 (false)"` {
+					t.Errorf("got %s", out)
+				}
+			}},
+		{name: "literal expression", template: `["{{ 42 }}","{{ \"{{\" }}x","{{ -1.5e2 }}"]`, want: `[42,"{{x",-150]`},
+		{name: "spaces optional", template: `"{{number 7 7}}"`, want: `7`},
+		{name: "escaped output", template: `"a\"b\\c\n{{ choice \"q\\\"\" }}"`, want: `"a\"b\\c\nq\""`},
+		{name: "lone braces are text", template: `"}} { } {"`, want: `"}} { } {"`},
+		{name: "float decimals", template: `"{{ float 1 2 1 }}"`, check: func(t *testing.T, out string) {
+			f, _ := decode(t, out).(json.Number).Float64()
+			if f < 1 || f > 2 || len(out) > 3 {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{name: "date range", template: `"{{ date \"2024-02-01\" \"2024-02-03\" }}"`, check: func(t *testing.T, out string) {
+			if out < `"2024-02-01"` || out > `"2024-02-03"` {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{name: "datetime is RFC 3339", template: `"{{ datetime }}"`, check: func(t *testing.T, out string) {
+			if _, err := time.Parse(time.RFC3339, decode(t, out).(string)); err != nil {
+				t.Error(err)
+			}
+		}},
+		{name: "uuid", template: `"{{ uuid }}"`, check: func(t *testing.T, out string) {
+			if len(out) != 38 || out[9] != '-' {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{name: "words count", template: `"{{ words 5 }}"`, check: func(t *testing.T, out string) {
+			if n := len(strings.Fields(decode(t, out).(string))); n != 5 {
+				t.Errorf("%d words in %s", n, out)
+			}
+		}},
+		{name: "keys that need quoting", template: `{"a b":"{{ 1 }}","\"":2}`, want: `{"a b":1,"\"":2}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for seed := uint64(0); seed < 20; seed++ {
+				out := run(t, "application/json", tt.template, seed)
+				if tt.check != nil {
+					tt.check(t, out)
+				} else if out != tt.want {
+					t.Fatalf("got %s, want %s", out, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryFunction runs every listed function through its example, over
+// many seeds, checking the type it says it returns.
+func TestEveryFunction(t *testing.T) {
+	fns := generate.Functions()
+	if len(fns) < 30 {
+		t.Fatalf("%d functions", len(fns))
+	}
+	for _, fn := range fns {
+		t.Run(fn.Name, func(t *testing.T) {
+			if fn.Description == "" || len(fn.Output) == 0 {
+				t.Errorf("no description or output: %+v", fn)
+			}
+			src := `{"$repeat":1,"$item":` + string(mustJSON(fn.Example)) + `}`
+			for seed := uint64(0); seed < 50; seed++ {
+				out := run(t, "", src, seed)
+				v := decode(t, out).([]any)[0]
+				ok := false
+				switch v := v.(type) {
+				case string:
+					ok = fn.Returns == "string" || fn.Returns == "any"
+				case json.Number:
+					_, ierr := v.Int64()
+					ok = fn.Returns == "number" || (fn.Returns == "integer" && ierr == nil) || fn.Returns == "any"
+				case bool:
+					ok = fn.Returns == "boolean" || fn.Returns == "any"
+				}
+				if !ok {
+					t.Fatalf("%s gave %s, said to return %s", fn.Example, out, fn.Returns)
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func TestSameSeedSameOutput(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`{"$repeat":[5,50],"$item":{`)
+	for i, fn := range generate.Functions() {
+		if i > 0 {
+			src.WriteString(",")
+		}
+		fmt.Fprintf(&src, "%q:%s", fn.Name, mustJSON(fn.Example))
+	}
+	src.WriteString("}}")
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 10; seed++ {
+		a := run(t, "", src.String(), seed)
+		if b := run(t, "", src.String(), seed); a != b {
+			t.Fatalf("seed %d gave two outputs", seed)
+		}
+		if seen[a] {
+			t.Fatalf("seed %d gave the output of another seed", seed)
+		}
+		seen[a] = true
+	}
+}
+
+// TestErrors: a bad template is EINVALID, naming where.
+func TestErrors(t *testing.T) {
+	tests := []struct{ name, ct, template, want string }{
+		{"unknown function", "", `{"items":{"$repeat":2,"$item":{"name":"{{ nmae }}"}}}`, `$.items.name: unknown function "nmae"`},
+		{"path through arrays", "", `{"a":[1,{"b c":"{{ x }}"}]}`, `$.a[1]["b c"]: unknown function "x"`},
+		{"too many arguments", "", `"{{ name 1 }}"`, `$: name takes no arguments, not 1`},
+		{"too few arguments", "", `"{{ choice }}"`, `$: choice takes one or more arguments, not 0`},
+		{"argument type", "", `"{{ number \"a\" 2 }}"`, `$: number: min must be an integer`},
+		{"min above max", "", `"{{ number 5 1 }}"`, `$: min is greater than max`},
+		{"bad date", "", `"{{ date \"2024-13-01\" }}"`, `$: dates are written YYYY-MM-DD`},
+		{"unclosed expression", "", `{"a":"{{ name "}`, `$.a: unclosed "{{"`},
+		{"unclosed string", "", `"{{ choice \"a }}"`, `$: unclosed string in expression`},
+		{"empty expression", "", `"{{ }}"`, `$: empty expression`},
+		{"two names", "", `"{{ name email }}"`, `$: unexpected "email": arguments are literals (numbers, "strings", true, false, null)`},
+		{"strange character", "", `"{{ name @ }}"`, `$: unexpected '@' in expression`},
+		{"index outside a repeat", "", `{"i":"{{ index }}"}`, `$.i: index is only meaningful inside the $item of a $repeat`},
+		{"repeat without item", "", `{"$repeat":2}`, `$: $repeat without $item`},
+		{"item without repeat", "", `{"a":{"$item":1}}`, `$.a: $item without $repeat`},
+		{"repeat with other keys", "", `{"$repeat":2,"$item":1,"x":1}`, `$: an object with $repeat has only $repeat and $item, not "x"`},
+		{"repeat negative", "", `{"$repeat":-1,"$item":1}`, `$.$repeat: must be a count of 0 or more, or [min, max]`},
+		{"repeat range reversed", "", `{"a":{"$repeat":[3,1],"$item":1}}`, `$.a.$repeat: must be a count of 0 or more, or [min, max]`},
+		{"repeat float", "", `{"$repeat":1.5,"$item":1}`, `$.$repeat: must be a count of 0 or more, or [min, max]`},
+		{"not JSON", "", `{"a":`, `Invalid JSON: unexpected EOF`},
+		{"data after JSON", "", `1 2`, `Invalid JSON: data after the end of the JSON value`},
+		{"too deep", "", strings.Repeat("[", 70) + strings.Repeat("]", 70), `Template nested too deeply: at most 64 levels of arrays and objects`},
+		{"schema: unknown type", generate.SchemaContentType, `{"properties":{"a":{"type":"strng"}}}`, `$.properties.a.type: unknown type "strng"`},
+		{"schema: unsupported keyword", generate.SchemaContentType, `{"type":"array","items":{"oneOf":[{"type":"string"}]}}`, `$.items: the keyword "oneOf" is not supported in schemas used as templates`},
+		{"schema: external ref", generate.SchemaContentType, `{"$ref":"other.json"}`, `$.$ref: only references within the document (#/...) are supported`},
+		{"schema: dangling ref", generate.SchemaContentType, `{"items":{"$ref":"#/$defs/x"}}`, `$.items.$ref: "#/$defs/x" points to nothing in the document`},
+		{"schema: bad pattern", generate.SchemaContentType, `{"type":"string","pattern":"("}`, "$.pattern: not a pattern Decoy can generate from: error parsing regexp: missing closing ): `(`"},
+		{"schema: empty range", generate.SchemaContentType, `{"type":"integer","minimum":5,"maximum":4}`, `$: no number fits minimum, maximum and multipleOf`},
+		{"schema: false", generate.SchemaContentType, `{"properties":{"a":false},"required":["a"]}`, `$.properties.a: the schema false admits no value`},
+		{"schema: lengths", generate.SchemaContentType, `{"type":"string","minLength":3,"maxLength":2}`, `$: maxLength is less than minLength`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := generate.Parse(tt.ct, []byte(tt.template))
+			if decoy.ErrorCode(err) != decoy.EINVALID || decoy.ErrorMessage(err) != tt.want {
+				t.Errorf("got %v (%s), want %q", err, decoy.ErrorCode(err), tt.want)
+			}
+		})
+	}
+}
+
+func TestLimits(t *testing.T) {
+	tp, err := generate.Parse("", []byte(`{"$repeat":1000000000,"$item":{"$repeat":1000000000,"$item":"{{ name }}"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = tp.Run(1, generate.Limits{MaxBytes: 1 << 20})
+	if msg := decoy.ErrorMessage(err); msg != "Generated data larger than 1048576 bytes (--max-data-bytes)" {
+		t.Errorf("MaxBytes: %v", err)
+	}
+	_, err = tp.Run(1, generate.Limits{Deadline: time.Now().Add(50 * time.Millisecond)})
+	if msg := decoy.ErrorMessage(err); msg != "Generating the data took too long: make the template smaller" {
+		t.Errorf("Deadline: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("bounded runs took %v", d)
+	}
+	// The output at the bound passes; one byte more does not.
+	tp, _ = generate.Parse("", []byte(`{"$repeat":10,"$item":1}`)) // [1,1,...]: 21 bytes
+	if _, err := tp.Run(1, generate.Limits{MaxBytes: 21}); err != nil {
+		t.Errorf("21 bytes within 21: %v", err)
+	}
+	if _, err := tp.Run(1, generate.Limits{MaxBytes: 20}); err == nil {
+		t.Errorf("21 bytes within 20: no error")
+	}
+	// A long string from a schema stops at the bound too.
+	tp, _ = generate.Parse(generate.SchemaContentType, []byte(`{"type":"string","minLength":1000000}`))
+	if _, err := tp.Run(1, generate.Limits{MaxBytes: 1000}); err == nil {
+		t.Errorf("a string of 1,000,000 within 1,000 bytes: no error")
+	}
+}
+
+// TestAllocationsFollowOutput: ten times the records cost about ten times
+// the allocations, not more; and a run allocates little besides its
+// output and the strings of the fake-data library.
+func TestAllocationsFollowOutput(t *testing.T) {
+	allocs := func(n int) float64 {
+		tp, err := generate.Parse("", []byte(fmt.Sprintf(`{"$repeat":%d,"$item":{"id":"{{index}}","name":"{{ name }}","age":"{{ number 18 80 }}","tag":"t-{{ index }}"}}`, n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 0, 1<<20)
+		return testing.AllocsPerRun(20, func() { _, _ = tp.AppendRun(buf[:0], 1, generate.Limits{}) })
+	}
+	a100, a1000 := allocs(100), allocs(1000)
+	t.Logf("allocations: %.0f for 100 records, %.0f for 1,000", a100, a1000)
+	if a1000 > 11*a100 || a100 > 100*4 {
+		t.Errorf("allocations: %.0f for 100 records, %.0f for 1,000: want at most 4 a record, growing with the records", a100, a1000)
+	}
+}
+
+func BenchmarkRun100Users(b *testing.B) {
+	tp, err := generate.Parse("", []byte(usersTemplate))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		out, _ := tp.Run(uint64(n), generate.Limits{MaxBytes: 1 << 24})
+		n += len(out)
+	}
+	b.SetBytes(int64(n / max(b.N, 1)))
+}
+
+const usersTemplate = `{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}","age":"{{ number 18 80 }}","city":"{{ city }}","active":"{{ boolean }}","joined":"{{ date }}"}}`
+
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = generate.Parse("", []byte(usersTemplate))
+	}
+}
+
+func jsonValid(b []byte) bool { return json.Valid(b) }

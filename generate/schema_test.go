@@ -1,0 +1,114 @@
+package generate_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy/generate"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestSchemaOutputsValidate generates from a schema for each keyword of
+// the contract, over many seeds, and validates every output with a JSON
+// Schema validator (formats asserted).
+func TestSchemaOutputsValidate(t *testing.T) {
+	tests := []struct{ name, schema string }{
+		{"type string", `{"type":"string"}`},
+		{"type number", `{"type":"number"}`},
+		{"type integer", `{"type":"integer"}`},
+		{"type boolean", `{"type":"boolean"}`},
+		{"type null", `{"type":"null"}`},
+		{"several types", `{"type":["string","integer","null"]}`},
+		{"no type", `{}`},
+		{"true schema", `true`},
+		{"object, required", `{"type":"object","required":["id","name"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"nick":{"type":"string"}},"additionalProperties":false}`},
+		{"required without a schema", `{"type":"object","required":["x"],"properties":{}}`},
+		{"enum", `{"enum":["a",1,null,{"b":[true]}]}`},
+		{"const", `{"const":{"k":[1,"2"]}}`},
+		{"minimum maximum", `{"type":"integer","minimum":-3,"maximum":3}`},
+		{"exclusive bounds", `{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":0.5}`},
+		{"exclusive integer bounds", `{"type":"integer","exclusiveMinimum":1,"exclusiveMaximum":3}`},
+		{"only a minimum", `{"type":"number","minimum":1e6}`},
+		{"only a maximum", `{"type":"integer","maximum":-10}`},
+		{"multipleOf", `{"type":"number","multipleOf":0.01,"minimum":0,"maximum":1}`},
+		{"integer multipleOf", `{"type":"integer","multipleOf":5,"minimum":1,"maximum":99}`},
+		{"minLength maxLength", `{"type":"string","minLength":3,"maxLength":7}`},
+		{"exact length", `{"type":"string","minLength":12,"maxLength":12}`},
+		{"empty string", `{"type":"string","maxLength":0}`},
+		{"long string", `{"type":"string","minLength":200}`},
+		{"pattern", `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"}`},
+		{"pattern, unanchored", `{"type":"string","pattern":"ab+c"}`},
+		{"pattern with lengths", `{"type":"string","pattern":"^[a-z]+$","minLength":2,"maxLength":6}`},
+		{"format email", `{"type":"string","format":"email"}`},
+		{"format uuid", `{"type":"string","format":"uuid"}`},
+		{"format date", `{"type":"string","format":"date"}`},
+		{"format date-time", `{"type":"string","format":"date-time"}`},
+		{"format uri", `{"type":"string","format":"uri"}`},
+		{"format ipv4", `{"type":"string","format":"ipv4"}`},
+		{"minItems maxItems", `{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3}`},
+		{"array without items", `{"type":"array","minItems":1}`},
+		{"hinted names within lengths", `{"type":"object","required":["name","email","city"],"properties":{"name":{"type":"string","maxLength":4},"email":{"type":"string"},"city":{"type":"string","minLength":1}}}`},
+		{"anyOf", `{"anyOf":[{"type":"string","maxLength":2},{"type":"integer","minimum":10}]}`},
+		{"allOf of one", `{"allOf":[{"$ref":"#/$defs/n"}],"$defs":{"n":{"type":"integer"}}}`},
+		{"$ref to $defs", `{"type":"array","items":{"$ref":"#/$defs/user"},"$defs":{"user":{"type":"object","required":["id","email"],"properties":{"id":{"type":"string","format":"uuid"},"email":{"type":"string","format":"email"}}}}}`},
+		{"$ref to definitions", `{"definitions":{"a":{"type":"boolean"}},"properties":{"x":{"$ref":"#/definitions/a"}},"required":["x"]}`},
+		{"recursive $ref", `{"$defs":{"node":{"type":"object","required":["v"],"properties":{"v":{"type":"integer"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`},
+		{"root $ref", `{"type":"object","properties":{"self":{"$ref":"#"}}}`},
+		{"draft 4 exclusive", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"number","minimum":0,"exclusiveMinimum":true,"maximum":1,"exclusiveMaximum":true}`},
+		{"a shop", `{"type":"array","minItems":5,"maxItems":5,"items":{"type":"object","required":["sku","price","tags","created"],
+			"properties":{"sku":{"type":"string","pattern":"^SKU-[0-9]{6}$"},"price":{"type":"number","minimum":0.5,"maximum":999,"multipleOf":0.01},
+			"tags":{"type":"array","items":{"enum":["new","sale","eco"]},"maxItems":3},"created":{"type":"string","format":"date-time"},
+			"owner":{"type":"object","properties":{"email":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"}}}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := jsonschema.NewCompiler()
+			c.AssertFormat()
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AddResource("schema.json", doc); err != nil {
+				t.Fatal(err)
+			}
+			sch, err := c.Compile("schema.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := uint64(0); seed < 300; seed++ {
+				out := run(t, generate.SchemaContentType, tt.schema, seed)
+				v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(out)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sch.Validate(v); err != nil {
+					t.Fatalf("seed %d: %s does not validate: %v", seed, out, err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzParse compiles any text as a template and as a schema: never a
+// panic; what compiles runs, within its bounds, into valid JSON.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{usersTemplate, `{"$repeat":[1,3],"$item":"{{ choice 1 \"a\" }} {{ index }}"}`,
+		`"{{ date \"2020-01-01\" }}"`, `{"type":"array","items":{"$ref":"#"}}`, `{"type":"string","pattern":"a{2,}"}`,
+		`{"properties":{"a":{"type":"integer","multipleOf":3}}}`, `"{{"`, `{"$repeat":99999999,"$item":[]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, ct := range []string{"application/json", generate.SchemaContentType} {
+			tp, err := generate.Parse(ct, []byte(src))
+			if err != nil {
+				continue
+			}
+			out, err := tp.Run(1, generate.Limits{MaxBytes: 1 << 16, Deadline: time.Now().Add(time.Second)})
+			if err == nil && !jsonValid(out) {
+				t.Fatalf("%s (%s) gave invalid JSON: %s", src, ct, out)
+			}
+		}
+	})
+}

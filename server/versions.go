@@ -1,0 +1,149 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
+)
+
+// The versions of a mock's data (§9 of the contract), under
+// /admin/v1/mocks/{id}/versions: the list, the data of one, and its
+// restore, which writes that data again as a new version through the same
+// path as an upload (writeData), so that the cache and the other replicas
+// learn of it as of any data replaced.
+
+// versionList is the answer of GET /admin/v1/mocks/{id}/versions.
+type versionList struct {
+	Versions []decoy.Version `json:"versions"`
+}
+
+// versionRoutes routes the path segments after /admin/v1/mocks/{id}/versions;
+// nil when none matches, or when the server keeps no versions.
+func (s *Server) versionRoutes(segs []string) map[string]adminHandler {
+	if s.cfg.Versions == nil {
+		return nil
+	}
+	switch {
+	case len(segs) == 0:
+		return map[string]adminHandler{http.MethodGet: s.listVersions}
+	case len(segs) == 2 && segs[1] == "data":
+		v := segs[0]
+		return map[string]adminHandler{http.MethodGet: func(w http.ResponseWriter, r *http.Request, id string) error {
+			return s.versionData(w, r, id, v)
+		}}
+	case len(segs) == 2 && segs[1] == "restore":
+		v := segs[0]
+		return map[string]adminHandler{http.MethodPost: func(w http.ResponseWriter, r *http.Request, id string) error {
+			return s.restoreVersion(w, r, id, v)
+		}}
+	}
+	return nil
+}
+
+func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, id string) error {
+	vs, err := s.cfg.Versions.MockVersions(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, versionList{Versions: vs})
+	return nil
+}
+
+// findVersion returns version text of mock id and its data, for the
+// caller to close. A text that is not a version number is a version not
+// found, once the mock is found.
+func (s *Server) findVersion(r *http.Request, id, text string) (*decoy.Version, decoy.Data, error) {
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < 1 || strconv.FormatInt(n, 10) != text {
+		if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
+			return nil, decoy.Data{}, err
+		}
+		return nil, decoy.Data{}, decoy.ErrVersionNotFound()
+	}
+	return s.cfg.Versions.FindVersionData(r.Context(), id, n)
+}
+
+// versionData answers the data of a version as it was stored, with its
+// content type, as GET /admin/v1/mocks/{id}/data answers the current one.
+func (s *Server) versionData(w http.ResponseWriter, r *http.Request, id, text string) error {
+	v, d, err := s.findVersion(r, id, text)
+	if err != nil {
+		return err
+	}
+	var body io.Reader
+	if d.File != nil {
+		defer d.File.Close()
+		body = d.File
+	} else {
+		body = bytes.NewReader(d.Bytes)
+	}
+	h := w.Header()
+	h.Set("Content-Type", v.ContentType)
+	h.Set("Content-Length", strconv.FormatInt(v.Size, 10))
+	setHeader(h, "ETag", v.ETag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Shown as it is, whatever it holds: never run as a page of this origin.
+	h.Set("Content-Security-Policy", "sandbox")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, io.LimitReader(body, v.Size))
+	return nil
+}
+
+// restoreVersion makes a version's data the mock's data again, as a new
+// version, and answers the mock as PUT data does.
+func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request, id, text string) error {
+	v, d, err := s.findVersion(r, id, text)
+	if err != nil {
+		return err
+	}
+	up, err := s.uploadOf(v, d)
+	if err != nil {
+		return err
+	}
+	defer up.discard()
+	m, err := s.writeData(r, id, up)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
+}
+
+// uploadOf copies a version's data into a file of the upload folder, as if
+// it were sent again: the store then takes it over as it does an upload,
+// while the version keeps its own. It closes d. A version larger than
+// MaxDataBytes (lowered since it was stored) is refused as its upload
+// would be.
+func (s *Server) uploadOf(v *decoy.Version, d decoy.Data) (*upload, error) {
+	var src io.Reader = bytes.NewReader(d.Bytes)
+	if d.File != nil {
+		defer d.File.Close()
+		src = d.File
+	}
+	if max := s.cfg.MaxDataBytes; v.Size > max {
+		return nil, errTooLarge(max)
+	}
+	f, err := os.CreateTemp(s.cfg.UploadDir, "restore-*")
+	if err != nil {
+		return nil, uploadFileError("create", err)
+	}
+	u := &upload{contentType: v.ContentType, file: f}
+	if _, err := io.Copy(f, io.LimitReader(src, v.Size)); err != nil {
+		u.discard()
+		return nil, uploadFileError("write", err)
+	}
+	if u.doc, err = docfile.Load(f); err != nil {
+		u.discard()
+		return nil, decoy.Errorf(decoy.EINTERNAL, "map restored version: %v", err)
+	}
+	if u.doc.Size() != v.Size {
+		u.discard()
+		return nil, decoy.Errorf(decoy.EINTERNAL, "restore version %d of mock: read %d bytes of %d", v.Version, u.doc.Size(), v.Size)
+	}
+	return u, nil
+}
