@@ -14,8 +14,10 @@ type MockBatchStore interface {
 	CreateMocks(ctx context.Context, mocks []NewMock) ([]*Mock, error)
 }
 
-// NewMock is a mock to create and its data (see Store.CreateMock).
+// NewMock is a mock to create, its data (see Store.CreateMock), and its
+// template when it has one (see TemplateStore), stored with it.
 type NewMock struct {
-	Mock *Mock
-	Data Data
+	Mock     *Mock
+	Data     Data
+	Template *Template
 }

@@ -56,9 +56,35 @@ type ManifestMock struct {
 	DelayMS      int    `json:"delay_ms"`
 	RateLimit    *int64 `json:"rate_limit"`
 	MonthlyQuota *int64 `json:"monthly_quota"`
-	// Template is the mock's template (§7 of the contract); null until
-	// templates are stored.
-	Template json.RawMessage `json:"template"`
+	// Template is the mock's template (§7 of the contract), null when it
+	// has none.
+	Template *ManifestTemplate `json:"template"`
+}
+
+// ManifestTemplate is a mock's template in a manifest: its mode (once or
+// always), its content type (application/json, or application/schema+json
+// for a JSON Schema) and its body, the JSON as stored.
+type ManifestTemplate struct {
+	Mode        string          `json:"mode"`
+	ContentType string          `json:"content_type"`
+	Body        json.RawMessage `json:"body"`
+}
+
+// ManifestOf is the manifest entry of a mock an import read (to write it
+// out again).
+func ManifestOf(m Mock) ManifestMock {
+	return ManifestMock{
+		ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
+		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: TemplateOf(m.Template),
+	}
+}
+
+// TemplateOf is a template as a manifest holds it; nil for none.
+func TemplateOf(t *decoy.Template) *ManifestTemplate {
+	if t == nil {
+		return nil
+	}
+	return &ManifestTemplate{Mode: t.Mode, ContentType: t.ContentType, Body: t.Body}
 }
 
 // DataPath is where the data of mock id is in an export.
@@ -85,9 +111,6 @@ func NewExportWriter(w io.Writer, project string, now time.Time) *ExportWriter {
 
 // Add writes the data of mock m, size bytes read from data.
 func (e *ExportWriter) Add(m ManifestMock, size int64, data io.Reader) error {
-	if m.Template == nil {
-		m.Template = json.RawMessage("null")
-	}
 	if err := e.tw.WriteHeader(e.header(DataPath(m.ID), size)); err != nil {
 		return err
 	}
@@ -355,9 +378,9 @@ func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), 
 		if err != nil {
 			return nil, err
 		}
-		var tmpl json.RawMessage
-		if len(mm.Template) > 0 && string(mm.Template) != "null" {
-			tmpl = mm.Template
+		var tmpl *decoy.Template
+		if t := mm.Template; t != nil {
+			tmpl = &decoy.Template{Mode: t.Mode, ContentType: t.ContentType, Body: t.Body}
 		}
 		res.Mocks = append(res.Mocks, Mock{
 			ID: id, Name: mm.Name, ContentType: mm.ContentType, Private: mm.Private, Status: mm.Status,
@@ -385,6 +408,17 @@ func checkSettings(m ManifestMock) error {
 	}
 	if _, _, err := mime.ParseMediaType(m.ContentType); err != nil {
 		return errors.New("content_type must be a media type")
+	}
+	if t := m.Template; t != nil {
+		if t.Mode != decoy.TemplateOnce && t.Mode != decoy.TemplateAlways {
+			return errors.New("template.mode must be once or always")
+		}
+		if _, _, err := mime.ParseMediaType(t.ContentType); err != nil {
+			return errors.New("template.content_type must be a media type")
+		}
+		if len(t.Body) == 0 || string(t.Body) == "null" {
+			return errors.New("template.body must be the template, as JSON")
+		}
 	}
 	return nil
 }

@@ -24,9 +24,11 @@ var exportMocks = []importer.ManifestMock{
 	{ID: "00000000-0000-4000-8000-000000000001", Name: "users", ContentType: "application/json", Status: 200},
 	{ID: "00000000-0000-4000-8000-000000000002", Name: "secret", ContentType: "text/csv; charset=utf-8", Private: true, Status: 203,
 		DelayMS: 50, RateLimit: ptr(int64(7)), MonthlyQuota: ptr(int64(0))},
+	{ID: "00000000-0000-4000-8000-000000000003", Name: "generated", ContentType: "application/json", Status: 200,
+		Template: &importer.ManifestTemplate{Mode: "always", ContentType: "application/schema+json", Body: []byte(`{"type":"integer"}`)}},
 }
 
-var exportData = [][]byte{[]byte(`[{"id": 1.0}]`), []byte("a,b\n\x00\xff")}
+var exportData = [][]byte{[]byte(`[{"id": 1.0}]`), []byte("a,b\n\x00\xff"), []byte(`7`)}
 
 func export(t *testing.T) []byte {
 	t.Helper()
@@ -50,9 +52,13 @@ func checkExport(t *testing.T, r *importer.Result) {
 	}
 	for i, m := range r.Mocks {
 		want := exportMocks[i]
-		got := importer.ManifestMock{ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
-			DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota}
-		if !reflect.DeepEqual(got, want) || !bytes.Equal(m.Data, exportData[i]) || m.Template != nil {
+		got := importer.ManifestOf(m)
+		if got.Template != nil {
+			var b bytes.Buffer
+			json.Compact(&b, got.Template.Body)
+			got.Template.Body = b.Bytes()
+		}
+		if !reflect.DeepEqual(got, want) || !bytes.Equal(m.Data, exportData[i]) {
 			t.Errorf("mock %d = %+v %q, want %+v %q", i, got, m.Data, want, exportData[i])
 		}
 	}
@@ -191,6 +197,10 @@ func TestReadExportHostile(t *testing.T) {
 			"00000000-0000-4000-8000-000000000003", "00000000-0000-4000-8000-000000000004", "00000000-0000-4000-8000-000000000005")}), decoy.ETOOLARGE, "more than 4 mocks"},
 		{"bad status", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"status":200`, `"status":99`, 1)},
 			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "status"},
+		{"bad template mode", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"template":null`, `"template":{"mode":"sometimes","content_type":"application/json","body":{}}`, 1)},
+			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "template.mode must be once or always"},
+		{"template without a body", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"template":null`, `"template":{"mode":"once","content_type":"application/json"}`, 1)},
+			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "template.body"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

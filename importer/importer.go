@@ -36,8 +36,8 @@ type Mock struct {
 	// RateLimit and MonthlyQuota override the server defaults when set.
 	RateLimit    *int64
 	MonthlyQuota *int64
-	// Template is the mock's template in a Decoy export (null for now).
-	Template json.RawMessage
+	// Template is the mock's template in a Decoy export, when it has one.
+	Template *decoy.Template
 	// Data is the mock's document, byte for byte.
 	Data []byte
 }

@@ -21,13 +21,19 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 		for _, nm := range mocks {
 			m, data := nm.Mock, nm.Data.Bytes
 			current = m.ID
+			var tmode, ttype *string
+			var tbody []byte
+			if t := nm.Template; t != nil {
+				tmode, ttype, tbody = &t.Mode, &t.ContentType, t.Body
+			}
 			c, err := scanMock(tx.QueryRow(ctx, `
 				INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-					rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
+					rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
+					template_mode, template_type, template)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14, $15)
 				RETURNING `+mockColumns,
 				m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-				m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
+				m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, tmode, ttype, tbody))
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"io"
 	"mime"
@@ -153,11 +155,6 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 			return err
 		}
 		mocks = append(mocks, im)
-		if in.Template != nil {
-			// Templates are stored by the generated-data work (§7); until
-			// then the mock comes back with its data alone.
-			skipped = append(skipped, importer.Skipped{Source: "template of " + in.ID, Reason: "templates are not imported yet: the mock keeps its data"})
-		}
 	}
 	out := importAnswer{Created: make([]mockView, 0, len(mocks)), Skipped: skipped}
 
@@ -193,7 +190,7 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 	defer cancel()
 	batch := make([]pendingMock, len(mocks))
 	for i, im := range mocks {
-		batch[i] = pendingMock{im.mock, im.entry, decoy.Data{Bytes: im.entry.Data}}
+		batch[i] = pendingMock{im.mock, im.entry, decoy.Data{Bytes: im.entry.Data}, im.template}
 	}
 	created, err := s.addMocks(ctx, batch, batcher.CreateMocks)
 	if decoy.ErrorCode(err) == decoy.ECONFLICT {
@@ -213,9 +210,10 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 // importedMock is a mock of an import, ready to store: its settings, its
 // data as a cache entry, and the token issued when it is private.
 type importedMock struct {
-	mock  *decoy.Mock
-	entry *mockcache.Entry
-	token string
+	mock     *decoy.Mock
+	entry    *mockcache.Entry
+	token    string
+	template *decoy.Template
 }
 
 // newImportedMock checks a mock an import read as the admin API checks an
@@ -240,11 +238,18 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 			return nil, named(err)
 		}
 	}
+	if t := in.Template; t != nil {
+		// A template is checked as PUT …/template checks it.
+		if _, err := generate.Parse(t.ContentType, t.Body); err != nil {
+			return nil, named(err)
+		}
+		m.TemplateMode = t.Mode
+	}
 	e, err := mockcache.NewEntry(m, docfile.FromBytes(in.Data))
 	if err != nil {
 		return nil, named(err)
 	}
-	im := &importedMock{mock: m, entry: e}
+	im := &importedMock{mock: m, entry: e, template: in.Template}
 	if m.Private {
 		var h *[]byte
 		im.token, h = issueToken()
@@ -287,7 +292,8 @@ func (s *Server) exportProject(w http.ResponseWriter, r *http.Request, project s
 }
 
 // exportMock adds one mock to an export: its settings and data as read
-// together from the store. A mock deleted since the listing is left out.
+// together from the store, and its template. A mock deleted since the
+// listing is left out.
 func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id string) error {
 	m, data, err := s.cfg.Store.FindMockData(ctx, id)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
@@ -303,9 +309,22 @@ func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id s
 	} else {
 		body = bytes.NewReader(data.Bytes)
 	}
+	var tmpl *decoy.Template
+	if m.TemplateMode != "" && s.cfg.Templates != nil {
+		t, err := s.cfg.Templates.FindTemplate(ctx, id)
+		switch {
+		case decoy.ErrorCode(err) == decoy.ENOTFOUND: // removed since
+		case err != nil:
+			return err
+		case !json.Valid(t.Body):
+			return fmt.Errorf("the template of mock %s is not JSON", id)
+		default:
+			tmpl = t
+		}
+	}
 	return ew.Add(importer.ManifestMock{
 		ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
-		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota,
+		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: importer.TemplateOf(tmpl),
 	}, m.Size, body)
 }
 
@@ -313,17 +332,18 @@ func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id s
 const importTimeout = 5 * time.Minute
 
 // pendingMock is a mock to store: its settings, its data as a cache entry,
-// and its data as the store takes it.
+// its data as the store takes it, and its template if any.
 type pendingMock struct {
-	mock  *decoy.Mock
-	entry *mockcache.Entry
-	data  decoy.Data
+	mock     *decoy.Mock
+	entry    *mockcache.Entry
+	data     decoy.Data
+	template *decoy.Template
 }
 
 // addMock stores a new mock with its data and puts it in the cache.
 // The caller holds writeMu.
 func (s *Server) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
-	created, err := s.addMocks(ctx, []pendingMock{{m, e, data}}, func(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
+	created, err := s.addMocks(ctx, []pendingMock{{m, e, data, nil}}, func(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
 		m, err := s.cfg.Store.CreateMock(ctx, b[0].Mock, b[0].Data)
 		return []*decoy.Mock{m}, err
 	})
@@ -341,7 +361,7 @@ func (s *Server) addMocks(ctx context.Context, mocks []pendingMock, create func(
 	gen := s.cache.Generation()
 	batch := make([]decoy.NewMock, len(mocks))
 	for i, p := range mocks {
-		batch[i] = decoy.NewMock{Mock: p.mock, Data: p.data}
+		batch[i] = decoy.NewMock{Mock: p.mock, Data: p.data, Template: p.template}
 	}
 	created, err := create(ctx, batch)
 	for _, p := range mocks {

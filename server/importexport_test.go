@@ -405,21 +405,21 @@ func TestSeedMock(t *testing.T) {
 	m := func(private bool, status int, rate *int64) *decoy.Mock {
 		return &decoy.Mock{ID: id, Name: "seeded", ContentType: "application/json", Private: private, Status: status, RateLimit: rate}
 	}
-	got, changed, token, err := h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`))
+	got, changed, token, err := h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil)
 	if err != nil || !changed || token != "" || got.Status != 201 || *got.RateLimit != 3 {
 		t.Fatalf("first seed: %+v %v %q %v", got, changed, token, err)
 	}
-	if _, changed, _, _ = h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`)); changed {
+	if _, changed, _, _ = h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil); changed {
 		t.Error("the same seed again changed the mock")
 	}
-	got, changed, token, err = h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[1]`))
+	got, changed, token, err = h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[1]`), nil)
 	if err != nil || !changed || token == "" || !got.Private || got.Status != 202 || got.RateLimit != nil {
 		t.Fatalf("turned private: %+v %v %q %v", got, changed, token, err)
 	}
 	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[1]" {
 		t.Errorf("read with the token: %d %s", r.status, r.body)
 	}
-	if _, _, again, _ := h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[2]`)); again != "" {
+	if _, _, again, _ := h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[2]`), nil); again != "" {
 		t.Error("a mock private already got a new token")
 	}
 	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[2]" {
@@ -501,4 +501,65 @@ components:
 	if len(a.Skipped) != 1 || a.Skipped[0].Source != "GET /odd 200" || !strings.HasPrefix(a.Skipped[0].Reason, "no example, and data could not be generated from its schema: ") {
 		t.Errorf("skipped %+v", a.Skipped)
 	}
+}
+
+// TestExportImportTemplates: a mock's template goes out with the export
+// and comes back with the import, in its mode.
+func TestExportImportTemplates(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	m := h.create(`[]`, client.CreateOptions{Name: "numbers"})
+	const tpl = `{"$repeat":3,"$item":"{{ number 1 9 }}"}`
+	if r := h.send("PUT", "/admin/v1/mocks/"+m.ID+"/template?mode=always", "application/json", tpl); r.status != 200 {
+		t.Fatalf("PUT template: %d %s", r.status, r.body)
+	}
+	export := []byte(h.sendFile("GET", projectPath+"/export", nil).body)
+	if !strings.Contains(gunzip(t, export), `"mode": "always"`) {
+		t.Fatalf("the manifest lacks the template:\n%s", gunzip(t, export))
+	}
+	if err := h.admin.DeleteMock(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy", export), 201)
+	if len(a.Created) != 1 || a.Created[0].ID != m.ID {
+		t.Fatalf("created %+v", a.Created)
+	}
+	// The template as JSON: the manifest is indented, and so is the
+	// template within it.
+	r := h.send("GET", "/admin/v1/mocks/"+m.ID+"/template", "", "")
+	if r.status != 200 || !jsonSame(r.body, tpl) {
+		t.Errorf("GET template: %d %q", r.status, r.body)
+	}
+	var got struct {
+		TemplateMode *string `json:"template_mode"`
+	}
+	json.Unmarshal([]byte(h.send("GET", "/admin/v1/mocks/"+m.ID, "", "").body), &got)
+	if got.TemplateMode == nil || *got.TemplateMode != "always" {
+		t.Errorf("template_mode %v", got.TemplateMode)
+	}
+	// Every read runs it afresh: three numbers.
+	var nums []int
+	if r := h.get("/mock/" + m.ID); json.Unmarshal([]byte(r.body), &nums) != nil || len(nums) != 3 || r.header.Get("Decoy-Seed") == "" {
+		t.Errorf("a read of the imported always mock: %d %s", r.status, r.body)
+	}
+	// A template that does not compile is refused, naming the mock.
+	bad := regzip(bytes.Replace([]byte(gunzip(t, export)), []byte(`number 1 9`), []byte(`nmbr 1 9  `), 1))
+	r = h.sendFile("POST", projectPath+"/import?format=decoy&new_ids=true", bad)
+	if r.status != 400 || !strings.Contains(r.body, `Mock \"numbers\"`) {
+		t.Errorf("a bad template: %d %s", r.status, r.body)
+	}
+}
+
+// regzip gzips b (an export's tar, changed in place).
+func regzip(b []byte) []byte {
+	var out bytes.Buffer
+	gz := gzip.NewWriter(&out)
+	gz.Write(b)
+	gz.Close()
+	return out.Bytes()
+}
+
+func jsonSame(a, b string) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, []byte(a)) == nil && json.Compact(&cb, []byte(b)) == nil && ca.String() == cb.String()
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
 )
@@ -18,12 +19,13 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 	return s.seed(ctx, m, data, false)
 }
 
-// SeedMock stores data as mock m, with m's id and settings (a mock of an
-// exported folder given to --seed). A mock that exists takes m's settings
-// where they differ, and its data is replaced only when it differs. It
-// reports whether anything was written, and the token of a mock made
-// private now (shown once).
-func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte) (*decoy.Mock, bool, string, error) {
+// SeedMock stores data as mock m, with m's id and settings, and tpl as
+// its template (nil: none) — a mock of an exported folder given to
+// --seed. A mock that exists takes m's settings and template where they
+// differ, and its data is replaced only when it differs. It reports
+// whether anything was written, and the token of a mock made private now
+// (shown once).
+func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte, tpl *decoy.Template) (*decoy.Mock, bool, string, error) {
 	token := ""
 	if m.Private {
 		var h *[]byte
@@ -33,6 +35,15 @@ func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte) (*dec
 	seeded, changed, err := s.seed(ctx, m, data, true)
 	if err != nil {
 		return nil, false, "", err
+	}
+	if s.cfg.Templates != nil {
+		withTemplate, set, err := s.seedTemplate(ctx, m.ID, tpl)
+		if err != nil {
+			return nil, false, "", err
+		}
+		if set {
+			seeded, changed = withTemplate, true
+		}
 	}
 	if !tokenMatches(token, seeded.TokenHash) {
 		token = "" // it was private already, with its own token
@@ -104,6 +115,43 @@ func (s *Server) seed(ctx context.Context, m *decoy.Mock, data []byte, settings 
 	s.cache.PutAt(e, gen)
 	s.announce(ctx, id)
 	return updated, true, nil
+}
+
+// seedTemplate makes tpl (nil: none) the template of mock id, unless it is
+// already, and reports whether it wrote.
+func (s *Server) seedTemplate(ctx context.Context, id string, tpl *decoy.Template) (*decoy.Mock, bool, error) {
+	cur, err := s.cfg.Templates.FindTemplate(ctx, id)
+	switch {
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		cur = nil
+	case err != nil:
+		return nil, false, err
+	}
+	same := tpl != nil && cur != nil && tpl.Mode == cur.Mode && tpl.ContentType == cur.ContentType && bytes.Equal(tpl.Body, cur.Body)
+	if tpl == nil && cur == nil || same {
+		return nil, false, nil
+	}
+	if tpl != nil {
+		if _, err := generate.Parse(tpl.ContentType, tpl.Body); err != nil {
+			return nil, false, err
+		}
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	gen := s.cache.Generation()
+	var m *decoy.Mock
+	if tpl == nil {
+		m, err = s.cfg.Templates.DeleteTemplate(ctx, id)
+	} else {
+		m, err = s.cfg.Templates.SetTemplate(ctx, id, *tpl)
+	}
+	s.announce(ctx, id)
+	if err != nil {
+		s.cache.Remove(id)
+		return nil, false, err
+	}
+	s.cache.PutSettingsAt(m, gen)
+	return m, true, nil
 }
 
 // settingsUpdate is the change that gives cur the settings of want, and

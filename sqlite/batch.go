@@ -44,13 +44,20 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 			return nil, err
 		}
 		placed = append(placed, file)
+		var tmode, ttype any
+		var tbody []byte
+		if t := nm.Template; t != nil {
+			tmode, ttype, tbody = t.Mode, t.ContentType, t.Body
+		}
 		c, err := scanMock(tx.QueryRowContext(ctx, `
 			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file,
+				template_mode, template_type, template)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			nullable(m.RateLimit), nullable(m.MonthlyQuota), len(nm.Data.Bytes), m.ETag, now, now, file))
+			nullable(m.RateLimit), nullable(m.MonthlyQuota), len(nm.Data.Bytes), m.ETag, now, now, file,
+			tmode, ttype, tbody))
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 type BatchBackend interface {
 	Backend
 	decoy.MockBatchStore
+	decoy.TemplateStore
 }
 
 // RunBatch runs the suite of decoy.MockBatchStore. open returns an empty
@@ -23,6 +24,7 @@ func RunBatch(t *testing.T, open func(t *testing.T) BatchBackend) {
 	t.Run("CreateMocks", func(t *testing.T) { testCreateMocks(t, open(t)) })
 	t.Run("CreateMocksAllOrNothing", func(t *testing.T) { testCreateMocksAllOrNothing(t, open(t)) })
 	t.Run("CreateMocksFromFiles", func(t *testing.T) { testCreateMocksFromFiles(t, open(t)) })
+	t.Run("CreateMocksWithTemplates", func(t *testing.T) { testCreateMocksWithTemplates(t, open(t)) })
 }
 
 func batch(ns ...int) []decoy.NewMock {
@@ -122,4 +124,25 @@ func testCreateMocksFromFiles(t *testing.T, s BatchBackend) {
 			t.Errorf("mock %d: %q %v", n, data, err)
 		}
 	}
+}
+
+// testCreateMocksWithTemplates: a mock of a batch keeps the template it is
+// created with.
+func testCreateMocksWithTemplates(t *testing.T, s BatchBackend) {
+	ctx := context.Background()
+	b := batch(1, 2)
+	b[1].Template = &decoy.Template{Mode: decoy.TemplateAlways, ContentType: "application/schema+json", Body: []byte(`{"type":"integer"}`)}
+	created, err := s.CreateMocks(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created[0].TemplateMode != "" || created[1].TemplateMode != decoy.TemplateAlways {
+		t.Errorf("template modes %q %q", created[0].TemplateMode, created[1].TemplateMode)
+	}
+	tpl, err := s.FindTemplate(ctx, id(2))
+	if err != nil || tpl.Mode != decoy.TemplateAlways || tpl.ContentType != "application/schema+json" || string(tpl.Body) != `{"type":"integer"}` {
+		t.Errorf("FindTemplate = %+v, %v", tpl, err)
+	}
+	_, err = s.FindTemplate(ctx, id(1))
+	wantCode(t, err, decoy.ENOTFOUND)
 }

@@ -115,9 +115,7 @@ func openImport(path string, o *client.ImportOptions) (io.ReadCloser, error) {
 	var b bytes.Buffer
 	w := importer.NewExportWriter(&b, filepath.Base(path), time.Now())
 	for _, m := range res.Mocks {
-		mm := importer.ManifestMock{ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
-			DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: m.Template}
-		if err := w.Add(mm, int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
+		if err := w.Add(importer.ManifestOf(m), int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +265,7 @@ func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error
 		mock, changed, token, err := m.server.SeedMock(ctx, &decoy.Mock{
 			ID: in.ID, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 			DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota,
-		}, in.Data)
+		}, in.Data, in.Template)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %s: mock %s: %s", dir, in.ID, decoy.ErrorMessage(err))
 		}

@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,8 +85,22 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 	p := start(t, t.TempDir(), append(store(), "--admin-token", adminToken)...)
 	createMock(t, p, `[{"id": 1.0, "name": "caf\u00e9"}]`, client.CreateOptions{Name: "users", Status: 203, DelayMS: 10, RateLimit: i64(5), MonthlyQuota: i64(0)})
 	priv := createMock(t, p, "id,name\n1,Ada\n", client.CreateOptions{Name: "people.csv", Private: true, ContentType: "text/csv"})
-	createMock(t, p, `{"ok":true}`, client.CreateOptions{Name: "status"})
+	tm := createMock(t, p, `[]`, client.CreateOptions{Name: "generated"})
+	const tpl = `{"$repeat":2,"$item":{"n":"{{ number 1 9 }}"}}`
+	auth := []string{"Authorization", "Bearer " + adminToken, "Content-Type", "application/json"}
+	if a := send(t, "PUT", p.url+"/admin/v1/mocks/"+tm.ID+"/template?mode=once", tpl, auth...); a.status != 200 {
+		t.Fatalf("PUT template: %d %s", a.status, a.body)
+	}
 	want := snapshots(t, p)
+	// wantTemplate checks that the generated mock has its template back.
+	wantTemplate := func(p *proc) {
+		t.Helper()
+		a := get(t, p.url+"/admin/v1/mocks/"+tm.ID+"/template", auth...)
+		var compact bytes.Buffer
+		if a.status != 200 || json.Compact(&compact, []byte(a.body)) != nil || compact.String() != tpl {
+			t.Errorf("the template after the round trip: %d %s", a.status, a.body)
+		}
+	}
 
 	work := t.TempDir()
 	file, dir := filepath.Join(work, "project.tar.gz"), filepath.Join(work, "mocks")
@@ -108,6 +124,7 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 			t.Fatalf("import %s: %d %s %s", in, code, stdout, stderr)
 		}
 		sameSnapshots(t, snapshots(t, p), want)
+		wantTemplate(p)
 		tok := tokenLine.FindStringSubmatch(stdout)
 		if tok == nil {
 			t.Fatalf("no token printed for the private mock:\n%s", stdout)
@@ -127,6 +144,7 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 	// The folder as --seed of a new server: the same mocks.
 	q := start(t, t.TempDir(), append(store(), "--admin-token", adminToken, "--seed", dir)...)
 	sameSnapshots(t, snapshots(t, q), want)
+	wantTemplate(q)
 	if !tokenLine.MatchString(q.stdout.String()) {
 		t.Errorf("serve --seed printed no token for the private mock:\n%s", q.stdout)
 	}
