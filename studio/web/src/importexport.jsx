@@ -135,9 +135,10 @@ export function ImportExportPage() {
       <section class="card" aria-labelledby="import-title">
         <h2 id="import-title">Import</h2>
         <p class="hint">
-          An OpenAPI description makes one mock per GET operation with a JSON example; a json-server db.json one
-          mock per key; a Decoy export gives back its mocks with their ids and settings. Nothing is stored until
-          you confirm, and an import that fails stores nothing.
+          An OpenAPI description makes one mock per GET operation with a JSON response (its example, else data
+          generated from its schema); a json-server db.json one mock per key; a Decoy export gives back its mocks
+          with their ids, settings and templates. Nothing is stored until you confirm, and an import that fails
+          stores nothing.
         </p>
         <div
           class={'dropzone' + (over ? ' over' : '')}
@@ -217,7 +218,7 @@ export function ImportExportPage() {
       <section class="card" aria-labelledby="export-title">
         <h2 id="export-title">Export</h2>
         <p class="hint">
-          Every mock of the project as a .tar.gz: <code>decoy.json</code> (ids and settings, no tokens) and each
+          Every mock of the project as a .tar.gz: <code>decoy.json</code> (ids, settings and templates; no tokens) and each
           mock's data, byte for byte. Import it here or with <code>decoy import</code>; unpacked, it is a folder{' '}
           <code>decoy serve --seed</code> takes.
         </p>
