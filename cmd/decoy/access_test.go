@@ -426,3 +426,26 @@ func decoyCLIEnv(t *testing.T, env []string, stdin string, args ...string) (stri
 	t.Helper()
 	return runCLI(t, append(cleanEnv(), env...), stdin, args...)
 }
+
+// TestWorkspaceMonthlyReads: 20 concurrent reads of a workspace's mocks
+// against its monthly_reads of 5 serve exactly 5, on the embedded store.
+func TestWorkspaceMonthlyReads(t *testing.T) {
+	if !storesCountWorkspaces {
+		t.Skip("the stores' QuotaCounter does not count workspace ids yet")
+	}
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	o := &org{t: t, p: p}
+	ws := o.admin("POST", "workspaces", `{"name":"q"}`, 201, "id")
+	project := o.defaultProject(ws)
+	m1, m2 := o.newMock(project, "", `[1]`), o.newMock(project, "", `[2]`)
+	o.admin("PATCH", "workspaces/"+ws, `{"limits":{"monthly_reads":5}}`, 200, "id")
+	counts := concurrentGets(t, 20, func(i int) string {
+		if i%2 == 0 {
+			return p.url + "/mock/" + m1
+		}
+		return p.url + "/mock/" + m2
+	})
+	if counts[200] != 5 || counts[429] != 15 {
+		t.Errorf("20 reads against monthly_reads 5: %v, want 5 200s and 15 429s", counts)
+	}
+}
