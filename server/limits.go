@@ -25,7 +25,7 @@ const maxReadLimits = 10000
 
 // readLimits caches workspaces' monthly_reads limits.
 type readLimits struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	limits  map[string]readLimit
 	flights singleflight.Group
 }
@@ -48,9 +48,9 @@ func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (in
 	}
 	c := &s.readLimits
 	now := s.cfg.Now()
-	c.mu.Lock()
+	c.mu.RLock()
 	l, ok := c.limits[workspaceID]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if ok && now.Sub(l.at) < readLimitTTL && now.Sub(l.at) >= 0 {
 		return l.limit, nil
 	}
