@@ -89,7 +89,7 @@ var adminRoutes = []adminRoute{
 	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*Server).createWorkspace},
 	{method: "GET", path: "workspaces/{ws}", need: viewer, projectKey: true, handle: (*Server).getWorkspace},
 	{method: "PATCH", path: "workspaces/{ws}", need: owner, action: "changing the workspace", audit: "workspace.update", handle: (*Server).patchWorkspace},
-	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", handle: (*Server).deleteWorkspace},
+	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", audit: "workspace.delete", handle: (*Server).deleteWorkspace},
 	{method: "GET", path: "workspaces/{ws}/members", need: viewer, handle: (*Server).listMembers},
 	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*Server).addMember},
 	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*Server).patchMember},

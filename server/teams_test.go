@@ -36,6 +36,13 @@ func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
 	t.Helper()
 	h := newHarness(t, append([]func(*server.Config){withTeams}, configure...)...)
 	tm := &teams{harness: h, users: map[string]string{}}
+	t.Cleanup(func() {
+		for _, bad := range []string{"could not append to the audit log", "internal error", "panic"} {
+			if strings.Contains(h.logs.String(), bad) {
+				t.Errorf("the log holds %q:\n%s", bad, h.logs.String())
+			}
+		}
+	})
 	tm.ws = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"acme"}`), 201)
 	tm.other = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"globex"}`), 201)
 	tm.project = tm.defaultProject(tm.ws)
