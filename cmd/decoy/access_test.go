@@ -133,9 +133,17 @@ func newOrg(t *testing.T, p *proc) *org {
 }
 
 // TestAccessMatrix checks, on the real binary, the status of every admin
-// endpoint for every kind of caller.
+// endpoint for every kind of caller, on each store.
 func TestAccessMatrix(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0")
+	t.Run("sqlite", func(t *testing.T) {
+		accessMatrix(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		accessMatrix(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0", "--database-url", postgresURL(t)))
+	})
+}
+
+func accessMatrix(t *testing.T, p *proc) {
 	o := newOrg(t, p)
 	// A row's path and body may hold {fresh:…}, made anew for each
 	// caller: a mock, a project, a workspace the people are members
@@ -266,7 +274,15 @@ func TestAccessMatrix(t *testing.T) {
 // key limited to another project, reach none of a workspace's data
 // through any route.
 func TestNoTenantCrossing(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0")
+	t.Run("sqlite", func(t *testing.T) {
+		noTenantCrossing(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		noTenantCrossing(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0", "--database-url", postgresURL(t)))
+	})
+}
+
+func noTenantCrossing(t *testing.T, p *proc) {
 	o := newOrg(t, p)
 	api(t, p, "GET", "mocks/"+o.mock+"/data", o.tokens["owner"], "") // something in the audit log
 	for _, c := range []struct {
