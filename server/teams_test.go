@@ -306,10 +306,10 @@ func TestTeamsWrongPasswordsCountAsFailures(t *testing.T) {
 
 func TestTeamsKeyExpiry(t *testing.T) {
 	tm := newTeams(t)
-	at := tm.clock.Now().Add(200*time.Second).UTC().Format("2006-01-02T15:04:05Z")
+	at := tm.clock.Now().Add(200 * time.Second).UTC().Format("2006-01-02T15:04:05Z")
 	key := tm.key(`{"name":"short","role":"viewer","expires_at":"` + at + `"}`)
 	tm.want(tm.call("GET", "/admin/v1/me", key, ""), 200)
-	tm.clock.Add(200*time.Second)
+	tm.clock.Add(200 * time.Second)
 	wantError(t, tm.call("GET", "/admin/v1/me", key, ""), 401, "Invalid admin token")
 	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"viewer","expires_at":"2000-01-01T00:00:00Z"}`), 400, "expires_at must be in the future")
 	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"owner"}`), 400, "role must be editor, viewer")
