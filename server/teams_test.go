@@ -542,6 +542,8 @@ func TestTeamsBadBodies(t *testing.T) {
 	} {
 		wantError(t, tm.call(tc.method, tc.path, adminToken, tc.body), 400, tc.msg)
 	}
+	tm.want(tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 200), tm.viewer, ""), 200)
+	wantError(t, tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 201), tm.viewer, ""), 400, "q must be valid UTF-8 of at most 200 bytes")
 	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID, adminToken, ""), 409, "The default workspace cannot be deleted")
 	wantError(t, tm.call("PUT", "/admin/v1/workspaces", adminToken, ""), 405, "Method not allowed")
 }
