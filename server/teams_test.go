@@ -582,6 +582,7 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"GET", "/admin/v1/workspaces/" + tm.other, owner, "", 404},
 		{"GET", "/admin/v1/workspaces/" + ws + "/members", owner, "", 200},
 		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"viewer@example.com","role":"viewer"}`, 201},
+		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"gus@example.com","role":"viewer"}`, 201},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["viewer"], owner, `{"role":"viewer"}`, 200},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["owner"], owner, `{"role":"viewer"}`, 409},
 		{"GET", "/admin/v1/workspaces/" + ws + "/keys", owner, "", 200},
