@@ -468,7 +468,7 @@ func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, 
 	}
 	s.log.LogAttrs(ctx, level, "request",
 		slog.String("method", method),
-		slog.String("path", query.Redact(path)),
+		slog.String("path", redactInvitation(query.Redact(path))),
 		slog.String("query", query.Redact(rawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),

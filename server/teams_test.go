@@ -392,8 +392,15 @@ func TestTeamsSecretsNotLogged(t *testing.T) {
 	tm := newTeams(t)
 	tm.call("GET", "/admin/v1/me", "dcy_key_"+strings.Repeat("A", 43), "")
 	tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`)
+	inv := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"hal@example.com","role":"viewer"}`), 201)
+	_, secret, _ := strings.Cut(inv["invitation_url"].(string), "/#/invite/")
+	tm.want(tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 200)
+	tm.want(tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Hal","password":"a long enough password"}`), 201)
+	if !strings.Contains(tm.logs.String(), "/admin/v1/invitations/REDACTED/accept") {
+		t.Error("no access-log line of the accepted invitation")
+	}
 	logs := tm.logs.String()
-	for _, secret := range []string{tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
+	for _, secret := range []string{secret, "a long enough password", tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q", secret)
 		}

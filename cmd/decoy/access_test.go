@@ -343,13 +343,18 @@ func TestTeamSecretsStaySecret(t *testing.T) {
 	api(t, p, "POST", "auth/token", "", `{"email":"owner@example.com","password":"a wrong password"}`)
 	api(t, p, "GET", "me", "dcy_key_"+strings.Repeat("Z", 43), "")
 	api(t, p, "PATCH", "users/"+o.users["viewer"], adminToken, `{"password":"another long password"}`)
+	link := field(t, api(t, p, "POST", "workspaces/"+o.ws+"/members", o.tokens["owner"], `{"email":"ivy@example.com","role":"viewer"}`), 201, "invitation_url")
+	_, invitation, _ := strings.Cut(link, "/#/invite/")
+	api(t, p, "GET", "invitations/"+invitation, "", "")
+	accepted := field(t, api(t, p, "POST", "invitations/"+invitation+"/accept", "", `{"name":"Ivy","password":"ivy's long password"}`), 201, "token")
 	audit := api(t, p, "GET", "workspaces/"+o.ws+"/audit?limit=1000", o.tokens["owner"], "").body
 	if !strings.Contains(audit, "key.create") || !strings.Contains(audit, "mock.create") {
 		t.Errorf("audit log misses changes: %s", audit)
 	}
 	p.stop()
 	logs := p.stdout.String() + p.stderr.String()
-	secrets := []string{password, "a wrong password", "another long password", strings.Repeat("Z", 43), "acme-data"}
+	secrets := []string{password, "a wrong password", "another long password", strings.Repeat("Z", 43), "acme-data",
+		invitation, "ivy's long password", accepted}
 	for _, kind := range callerKinds[1:] {
 		if s := o.tokens[kind]; s != "" {
 			secrets = append(secrets, s)
