@@ -489,7 +489,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.metrics.panics.Inc()
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("panic serving request", "method", r.Method, "path", redactInvitation(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
 				s.writeError(w, r, errorAnswer(http.StatusInternalServerError, "Internal server error"))
 			}
