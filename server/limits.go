@@ -41,7 +41,8 @@ type readLimit struct {
 func WorkspaceQuotaKey(workspaceID string) string { return workspaceID }
 
 // workspaceReadLimit returns the monthly_reads limit of a workspace (0:
-// none). When the store cannot say, the last limit known is used.
+// none). When the store cannot say, the last limit known is used (none
+// when there is none), so that a read does not fail for it.
 func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (int64, error) {
 	if s.cfg.Teams == nil || workspaceID == "" {
 		return 0, nil
@@ -76,15 +77,16 @@ func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (in
 	switch {
 	case err == nil:
 		return v.(int64), nil
-	case ok:
-		if s.firstFailure("workspace limits") {
-			s.log.Warn("workspace limits unavailable; using the last known", "workspace", workspaceID, "err", err)
-		}
-		return l.limit, nil
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
 		return 0, nil // deleted with its mocks meanwhile
 	}
-	return 0, err
+	// The store cannot say: the last limit known holds, or none, as the
+	// server goes on without the store while it serves cached mocks.
+	s.metrics.sharedErrors.WithLabelValues("store").Inc()
+	if s.firstFailure("workspace limits") {
+		s.log.Warn("workspace limits unavailable; using the last known, or none", "workspace", workspaceID, "err", err)
+	}
+	return l.limit, nil
 }
 
 // forgetReadLimit drops the cached limit of a workspace this server

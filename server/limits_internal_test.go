@@ -17,12 +17,16 @@ type workspaces struct {
 	mu    sync.Mutex
 	reads int64
 	asked int
+	down  bool
 }
 
 func (w *workspaces) FindWorkspace(_ context.Context, id string) (*decoy.Workspace, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.asked++
+	if w.down {
+		return nil, decoy.Errorf(decoy.EUNAVAILABLE, "The database is unavailable")
+	}
 	n := w.reads
 	return &decoy.Workspace{ID: id, Limits: decoy.WorkspaceLimits{MonthlyReads: &n}}, nil
 }
@@ -53,6 +57,15 @@ func TestWorkspaceReadLimitCached(t *testing.T) {
 	s.forgetReadLimit("w")
 	if n, _ := s.workspaceReadLimit(ctx, "w"); n != 9 {
 		t.Errorf("after a change here: %d", n)
+	}
+	// The store down: the last limit known holds, and none is none.
+	store.down = true
+	now = now.Add(time.Hour)
+	if n, err := s.workspaceReadLimit(ctx, "w"); n != 9 || err != nil {
+		t.Errorf("store down: %d %v", n, err)
+	}
+	if n, err := s.workspaceReadLimit(ctx, "never read"); n != 0 || err != nil {
+		t.Errorf("store down, nothing known: %d %v", n, err)
 	}
 }
 
