@@ -66,12 +66,7 @@ func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (in
 		if w.Limits.MonthlyReads != nil {
 			n = *w.Limits.MonthlyReads
 		}
-		c.mu.Lock()
-		if c.limits == nil || len(c.limits) >= maxReadLimits {
-			c.limits = map[string]readLimit{}
-		}
-		c.limits[workspaceID] = readLimit{limit: n, at: s.cfg.Now()}
-		c.mu.Unlock()
+		s.keepReadLimit(workspaceID, n)
 		return n, nil
 	})
 	switch {
@@ -82,11 +77,25 @@ func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (in
 	}
 	// The store cannot say: the last limit known holds, or none, as the
 	// server goes on without the store while it serves cached mocks.
+	// Kept for readLimitTTL as if read, so that reads do not each wait
+	// on a store that is down.
 	s.metrics.sharedErrors.WithLabelValues("store").Inc()
 	if s.firstFailure("workspace limits") {
 		s.log.Warn("workspace limits unavailable; using the last known, or none", "workspace", workspaceID, "err", err)
 	}
+	s.keepReadLimit(workspaceID, l.limit)
 	return l.limit, nil
+}
+
+// keepReadLimit caches the limit of a workspace.
+func (s *Server) keepReadLimit(workspaceID string, limit int64) {
+	c := &s.readLimits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limits == nil || len(c.limits) >= maxReadLimits {
+		c.limits = map[string]readLimit{}
+	}
+	c.limits[workspaceID] = readLimit{limit: limit, at: s.cfg.Now()}
 }
 
 // forgetReadLimit drops the cached limit of a workspace this server

@@ -67,6 +67,13 @@ func TestWorkspaceReadLimitCached(t *testing.T) {
 	if n, err := s.workspaceReadLimit(ctx, "never read"); n != 0 || err != nil {
 		t.Errorf("store down, nothing known: %d %v", n, err)
 	}
+	asked := store.asked
+	for range 100 {
+		s.workspaceReadLimit(ctx, "never read")
+	}
+	if store.asked != asked {
+		t.Errorf("a store that is down was asked %d more times within the TTL", store.asked-asked)
+	}
 }
 
 func TestWorkspaceReadLimitsBounded(t *testing.T) {
