@@ -209,14 +209,14 @@ func unreachable(err error) bool {
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, '')`
+	COALESCE(template_mode, ''), workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()
@@ -240,27 +240,36 @@ func (db *DB) now() time.Time { return db.Now().UTC().Truncate(time.Millisecond)
 func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
 	data := d.Bytes
 	var created *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
 		now := db.now()
-		var err error
+		workspaceID, projectID, err := placeMock(ctx, tx, m)
+		if err != nil {
+			return err
+		}
 		created, err = scanMock(tx.QueryRow(ctx, `
 			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-				rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, workspace_id, project_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
+			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, workspaceID, projectID))
 		if err != nil {
 			return err
 		}
 		if err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(data)), m.ETag, now); err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, m.ID, 1, data)
+		if err := writeChunks(ctx, tx, m.ID, 1, data); err != nil {
+			return err
+		}
+		return checkLimits(ctx, tx, workspaceID, true, len(data) > 0)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation: the project went meanwhile
+		return nil, projectNotFound()
 	}
 	if err != nil {
 		return nil, classify(err)
@@ -379,12 +388,13 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // MaxVersions deleted, in the same transaction.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var err error
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
+		workspaceID, _, err := lockMock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		var v int64
 		now := db.now()
-		// The update locks the mock's row: concurrent writes of its data
-		// take turns, each with the next version number.
 		m, err = scanMock(tx.QueryRow(ctx, `
 			UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
 				version = version + 1, updated_at = $4
@@ -395,7 +405,12 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 		if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, id, v, d.Data.Bytes)
+		if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
+			return err
+		}
+		// The data it replaces stays, as a version: the workspace's
+		// bytes grow.
+		return checkLimits(ctx, tx, workspaceID, false, true)
 	})
 	if err != nil {
 		return nil, classify(err)

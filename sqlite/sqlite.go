@@ -243,7 +243,7 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, '')`
+	COALESCE(template_mode, ''), workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
@@ -252,7 +252,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()
@@ -293,6 +293,10 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_
 	if n > 0 { // writes are serialised: still true at the insert
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
 	}
+	workspaceID, projectID, err := db.placeMock(ctx, m, int64(len(data.Bytes)))
+	if err != nil {
+		return nil, err
+	}
 	file, err := db.placeDoc(m.ID, data)
 	if err != nil {
 		return nil, err
@@ -305,11 +309,11 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_
 	}
 	created, err := scanMock(tx.QueryRowContext(ctx, `
 		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file, workspace_id, project_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
 		RETURNING `+mockColumns,
 		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file))
+		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file, workspaceID, projectID))
 	if err == nil {
 		_, err = db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(data.Bytes)), m.ETag, now, file)
 	}
@@ -439,6 +443,9 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 	}
 	if n == 0 { // writes are serialised: still true at the update
 		return nil, notFound()
+	}
+	if err := db.checkReplace(ctx, id, int64(len(d.Data.Bytes))); err != nil {
+		return nil, err
 	}
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
