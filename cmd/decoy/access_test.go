@@ -17,6 +17,9 @@ import (
 
 const password = "correct horse battery"
 
+// template is a small template for the generated-data routes.
+const template = `{"$repeat":2,"$item":{"n":"{{ index }}"}}`
+
 // org is a server with one workspace's people and keys, and an outsider
 // who owns another workspace.
 type org struct {
@@ -152,6 +155,10 @@ func accessMatrix(t *testing.T, p *proc) {
 		switch kind {
 		case "mock":
 			return o.newMock(o.project, "", `[1]`)
+		case "templated":
+			m := o.newMock(o.project, "", `[1]`)
+			o.admin("PUT", "mocks/"+m+"/template?mode=once", template, 200, "id")
+			return m
 		case "project":
 			return o.admin("POST", "workspaces/"+o.ws+"/projects", `{"name":"`+o.unique("p")+`"}`, 201, "id")
 		case "workspace":
@@ -246,6 +253,17 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"POST", "mocks/" + m + "/token", "", editors(200), false},
 		{"GET", "mocks/" + m + "/usage", "", viewers, false},
 		{"GET", "mocks/" + m + "/usage/history", "", viewers, false},
+		{"GET", "mocks/" + m + "/versions", "", viewers, false},
+		{"GET", "mocks/" + m + "/versions/1/data", "", viewers, false},
+		{"POST", "mocks/" + m + "/versions/1/restore", "", editors(200), false},
+		{"PUT", "mocks/" + m + "/template?mode=once", template, editors(200), false},
+		{"GET", "mocks/" + m + "/template", "", viewers, false},
+		{"POST", "mocks/" + m + "/regenerate", "", editors(200), false},
+		{"DELETE", "mocks/{fresh:templated}/template", "", editors(204), false},
+		// A preview names no resource: it needs the editor role in some
+		// workspace (the outsider owns one).
+		{"POST", "generate", template, [8]int{200, 200, 200, 403, 200, 403, 200, 200}, false},
+		{"GET", "generate/functions", "", all(200), false},
 		// Last: it signs the people out.
 		{"DELETE", "auth/token", "", [8]int{400, 204, 204, 204, 400, 400, 400, 204}, false},
 	}
@@ -300,6 +318,7 @@ func noTenantCrossing(t *testing.T, p *proc) {
 		tok := o.tokens[c.caller]
 		for _, path := range []string{
 			"mocks/" + c.mock, "mocks/" + c.mock + "/data", "mocks/" + c.mock + "/usage", "mocks/" + c.mock + "/usage/history",
+			"mocks/" + c.mock + "/versions", "mocks/" + c.mock + "/versions/1/data", "mocks/" + c.mock + "/template",
 		} {
 			if a := api(t, p, "GET", path, tok, ""); a.status != 404 || strings.Contains(a.body, c.secret) {
 				t.Errorf("%s GET %s: %d %s", c.caller, path, a.status, a.body)
@@ -323,6 +342,8 @@ func noTenantCrossing(t *testing.T, p *proc) {
 		for _, w := range []struct{ method, path, body string }{
 			{"PUT", "mocks/" + c.mock + "/data", `[]`}, {"PATCH", "mocks/" + c.mock, `{"name":"x"}`},
 			{"DELETE", "mocks/" + c.mock, ""}, {"POST", "mocks/" + c.mock + "/token", ""},
+			{"POST", "mocks/" + c.mock + "/versions/1/restore", ""}, {"PUT", "mocks/" + c.mock + "/template", template},
+			{"POST", "mocks/" + c.mock + "/regenerate", ""},
 		} {
 			if a := api(t, p, w.method, w.path, tok, w.body); a.status != 404 {
 				t.Errorf("%s %s %s: %d %s", c.caller, w.method, w.path, a.status, a.body)
