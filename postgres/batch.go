@@ -12,15 +12,22 @@ import (
 var _ decoy.MockBatchStore = (*DB)(nil)
 
 // CreateMocks stores new mocks with their data, rows and chunks, in one
-// transaction.
+// transaction, each in its project (the default one when it names none),
+// and checks the limits of their workspaces once they are in.
 func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.Mock, error) {
 	created := make([]*decoy.Mock, 0, len(mocks))
 	current := ""
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
 		now := db.now()
+		grew := map[string]bool{} // workspace: whether its bytes grew
 		for _, nm := range mocks {
 			m, data := nm.Mock, nm.Data.Bytes
 			current = m.ID
+			workspaceID, projectID, err := placeMock(ctx, tx, m)
+			if err != nil {
+				return err
+			}
+			grew[workspaceID] = grew[workspaceID] || len(data) > 0
 			var tmode, ttype *string
 			var tbody []byte
 			if t := nm.Template; t != nil {
@@ -29,11 +36,11 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 			c, err := scanMock(tx.QueryRow(ctx, `
 				INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
 					rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-					template_mode, template_type, template)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14, $15)
+					workspace_id, project_id, template_mode, template_type, template)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14, $15, $16, $17)
 				RETURNING `+mockColumns,
 				m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-				m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, tmode, ttype, tbody))
+				m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, workspaceID, projectID, tmode, ttype, tbody))
 			if err != nil {
 				return err
 			}
@@ -46,11 +53,19 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 			}
 			created = append(created, c)
 		}
+		for workspaceID, bytes := range grew {
+			if err := checkLimits(ctx, tx, workspaceID, true, bytes); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", current)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation: the project went meanwhile
+		return nil, projectNotFound()
 	}
 	if err != nil {
 		return nil, classify(err)

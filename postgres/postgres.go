@@ -209,14 +209,14 @@ func unreachable(err error) bool {
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, '')`
+	COALESCE(template_mode, ''), workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()
@@ -357,12 +357,13 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // MaxVersions deleted, in the same transaction.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var err error
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
+		workspaceID, _, err := lockMock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		var v int64
 		now := db.now()
-		// The update locks the mock's row: concurrent writes of its data
-		// take turns, each with the next version number.
 		m, err = scanMock(tx.QueryRow(ctx, `
 			UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
 				version = version + 1, updated_at = $4
@@ -373,7 +374,12 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 		if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, id, v, d.Data.Bytes)
+		if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
+			return err
+		}
+		// The data it replaces stays, as a version: the workspace's
+		// bytes grow.
+		return checkLimits(ctx, tx, workspaceID, false, true)
 	})
 	if err != nil {
 		return nil, classify(err)

@@ -22,21 +22,24 @@ import (
 	"github.com/google/uuid"
 )
 
-// errProjectNotFound answers for a project that does not exist, or that
-// the caller cannot see.
-var errProjectNotFound = decoy.Errorf(decoy.ENOTFOUND, "Project not found")
-
-// findProject returns the name of a project. Until projects are stored
-// (§6 of the contract), the default project is the only one.
-func (s *Server) findProject(_ context.Context, project string) (string, error) {
-	if project != decoy.DefaultProjectID {
-		return "", errProjectNotFound
+// findProject returns the name of a project: from the TeamStore, or,
+// on a server without teams, the default project, its only one.
+func (s *Server) findProject(ctx context.Context, project string) (string, error) {
+	if s.cfg.Teams == nil {
+		if project != decoy.DefaultProjectID {
+			return "", errProjectNotFound
+		}
+		return decoy.DefaultName, nil
 	}
-	return decoy.DefaultName, nil
+	p, err := s.cfg.Teams.FindProject(ctx, project)
+	if err != nil {
+		return "", err
+	}
+	return p.Name, nil
 }
 
-// projectMocks returns the mocks of a project, in creation order. Until
-// projects are stored, the default project holds every mock.
+// projectMocks returns the mocks of a project, in creation order; on a
+// server without teams, the default project holds every mock.
 func (s *Server) projectMocks(ctx context.Context, project string) ([]*decoy.Mock, error) {
 	if _, err := s.findProject(ctx, project); err != nil {
 		return nil, err
@@ -44,7 +47,14 @@ func (s *Server) projectMocks(ctx context.Context, project string) ([]*decoy.Moc
 	var all []*decoy.Mock
 	cursor := ""
 	for {
-		page, next, err := s.cfg.Store.ListMocks(ctx, cursor, 1000)
+		var page []*decoy.Mock
+		var next string
+		var err error
+		if s.cfg.Teams == nil {
+			page, next, err = s.cfg.Store.ListMocks(ctx, cursor, 1000)
+		} else {
+			page, next, err = s.cfg.Teams.SearchMocks(ctx, decoy.MockFilter{ProjectID: project}, cursor, 1000)
+		}
 		if err != nil {
 			return nil, err
 		}

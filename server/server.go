@@ -64,6 +64,13 @@ type Config struct {
 	// AdminTokenHash is the SHA-256 of the admin API bearer token.
 	AdminTokenHash []byte
 
+	// Teams, when set, keeps people, workspaces, projects, keys and the
+	// audit log (§6): callers other than the admin token are let in, by
+	// their role. Without it the admin token is the only caller.
+	Teams decoy.TeamStore
+	// OpenWorkspaces lets any signed-in user create workspaces.
+	OpenWorkspaces bool
+
 	DefaultRateLimit    int64 // per mock and minute; 0: unlimited
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
@@ -163,6 +170,11 @@ type Server struct {
 	serving   chan error
 	closeOnce sync.Once
 	closeErr  error
+
+	// keyUses collects API keys' last use, written in batches (auth.go);
+	// readLimits caches workspaces' monthly read limits (limits.go).
+	keyUses    keyUses
+	readLimits readLimits
 
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
@@ -469,7 +481,7 @@ func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, 
 	}
 	s.log.LogAttrs(ctx, level, "request",
 		slog.String("method", method),
-		slog.String("path", query.Redact(path)),
+		slog.String("path", redactInvitation(query.Redact(path))),
 		slog.String("query", query.Redact(rawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
@@ -490,7 +502,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.metrics.panics.Inc()
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("panic serving request", "method", r.Method, "path", redactInvitation(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
 				s.writeError(w, r, errorAnswer(http.StatusInternalServerError, "Internal server error"))
 			}

@@ -22,30 +22,29 @@ type versionList struct {
 	Versions []decoy.Version `json:"versions"`
 }
 
-// versionRoutes routes the path segments after /admin/v1/mocks/{id}/versions;
-// nil when none matches, or when the server keeps no versions.
-func (s *Server) versionRoutes(segs []string) map[string]adminHandler {
+// versionsKept is nil when the server keeps versions; else the version
+// routes are not found.
+func (s *Server) versionsKept() error {
 	if s.cfg.Versions == nil {
-		return nil
-	}
-	switch {
-	case len(segs) == 0:
-		return map[string]adminHandler{http.MethodGet: s.listVersions}
-	case len(segs) == 2 && segs[1] == "data":
-		v := segs[0]
-		return map[string]adminHandler{http.MethodGet: func(w http.ResponseWriter, r *http.Request, id string) error {
-			return s.versionData(w, r, id, v)
-		}}
-	case len(segs) == 2 && segs[1] == "restore":
-		v := segs[0]
-		return map[string]adminHandler{http.MethodPost: func(w http.ResponseWriter, r *http.Request, id string) error {
-			return s.restoreVersion(w, r, id, v)
-		}}
+		return errNotFound
 	}
 	return nil
 }
 
+// getVersionData is GET /admin/v1/mocks/{mock}/versions/{v}/data.
+func (s *Server) getVersionData(w http.ResponseWriter, r *http.Request, id string) error {
+	return s.versionData(w, r, id, callOf(r).params["v"])
+}
+
+// postRestore is POST /admin/v1/mocks/{mock}/versions/{v}/restore.
+func (s *Server) postRestore(w http.ResponseWriter, r *http.Request, id string) error {
+	return s.restoreVersion(w, r, id, callOf(r).params["v"])
+}
+
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, id string) error {
+	if err := s.versionsKept(); err != nil {
+		return err
+	}
 	vs, err := s.cfg.Versions.MockVersions(r.Context(), id)
 	if err != nil {
 		return err
@@ -58,6 +57,9 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, id string)
 // caller to close. A text that is not a version number is a version not
 // found, once the mock is found.
 func (s *Server) findVersion(r *http.Request, id, text string) (*decoy.Version, decoy.Data, error) {
+	if err := s.versionsKept(); err != nil {
+		return nil, decoy.Data{}, err
+	}
 	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil || n < 1 || strconv.FormatInt(n, 10) != text {
 		if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {

@@ -9,12 +9,34 @@ import (
 var _ decoy.MockBatchStore = (*DB)(nil)
 
 // CreateMocks stores new mocks with their data in one transaction, each
-// document in a file of its own: the files are written and synced before
-// the commit, and removed again when the transaction does not commit.
+// in its project (the default one when it names none) and its document in
+// a file of its own: the files are written and synced before the commit,
+// and removed again when the transaction does not commit.
 func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*decoy.Mock, err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	// Each mock in its project, and the limits of their workspaces checked
+	// for the whole batch, before the transaction takes the one write
+	// connection: writes are serialised, so they still hold at the commit.
+	type place struct{ workspace, project string }
+	places := make([]place, len(mocks))
+	grow := map[string][2]int64{} // workspace: mocks and bytes added
+	for i, nm := range mocks {
+		size := int64(len(nm.Data.Bytes))
+		w, p, err := db.placeMock(ctx, nm.Mock, size)
+		if err != nil {
+			return nil, err
+		}
+		places[i] = place{w, p}
+		g := grow[w]
+		grow[w] = [2]int64{g[0] + 1, g[1] + size}
+	}
+	for w, g := range grow {
+		if err := checkLimits(ctx, db.writes, w, g[0], g[1]); err != nil {
+			return nil, err
+		}
+	}
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -30,7 +52,7 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 	}()
 	now := db.now()
 	created := make([]*decoy.Mock, 0, len(mocks))
-	for _, nm := range mocks {
+	for i, nm := range mocks {
 		m := nm.Mock
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
@@ -52,12 +74,12 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 		c, err := scanMock(tx.QueryRowContext(ctx, `
 			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
 				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file,
-				template_mode, template_type, template)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+				workspace_id, project_id, template_mode, template_type, template)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
 			nullable(m.RateLimit), nullable(m.MonthlyQuota), len(nm.Data.Bytes), m.ETag, now, now, file,
-			tmode, ttype, tbody))
+			places[i].workspace, places[i].project, tmode, ttype, tbody))
 		if err != nil {
 			return nil, err
 		}

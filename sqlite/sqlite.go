@@ -243,7 +243,7 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, '')`
+	COALESCE(template_mode, ''), workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
@@ -252,7 +252,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()
@@ -406,6 +406,9 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 	}
 	if n == 0 { // writes are serialised: still true at the update
 		return nil, notFound()
+	}
+	if err := db.checkReplace(ctx, id, int64(len(d.Data.Bytes))); err != nil {
+		return nil, err
 	}
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {

@@ -3,6 +3,8 @@
 //	decoy serve [flags]          run the server
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
 //	decoy generate FILE          print the data a template generates
+//	decoy login, logout          sign in with email and password
+//	decoy user|workspace|project|member|key|audit ...  manage teams (§6)
 //	decoy import FILE [flags]    make mocks of an OpenAPI, json-server or Decoy export file
 //	decoy export --out F [flags] write a project's mocks to a .tar.gz or a folder
 //	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
@@ -37,6 +39,9 @@ Usage:
   decoy serve [flags]            run the server (decoy serve -h for flags)
   decoy mock COMMAND [flags]     manage mocks through the admin API (decoy mock -h)
   decoy generate FILE [--seed N] print the data a template generates (decoy generate -h)
+  decoy login | logout           sign in with email and password (stores a personal token)
+  decoy user|workspace|project|member|key COMMAND, decoy audit
+                                 manage people, workspaces, projects, members, keys (decoy key -h)
   decoy import FILE [flags]      make mocks of an OpenAPI, json-server or Decoy export file (decoy import -h)
   decoy export --out F [flags]   write a project's mocks to a .tar.gz or a folder (decoy export -h)
   decoy healthcheck              check that decoy serve answers on --addr (the image's HEALTHCHECK)
@@ -64,6 +69,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMock(ctx, args[1:], stdin, stdout, stderr)
 	case "generate":
 		return runGenerate(args[1:], stdin, stdout, stderr)
+	case "login":
+		return runLogin(ctx, args[1:], stdin, stdout, stderr)
+	case "logout":
+		return runLogout(ctx, args[1:], stdout, stderr)
+	case "user", "workspace", "project", "member", "key", "audit":
+		return runTeams(ctx, args[0], args[1:], stdin, stdout, stderr)
 	case "import":
 		return runImport(ctx, args[1:], stdout, stderr)
 	case "export":
