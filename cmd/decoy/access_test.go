@@ -242,6 +242,10 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"GET", "projects/" + p2, "", wsViewers, false},
 		{"PATCH", "projects/" + p2, `{"name":"second"}`, wsEditors(200), false},
 		{"DELETE", "projects/{fresh:project}", "", wsEditors(204), false},
+		{"POST", "projects/" + p1 + "/import?format=json-server", `{"imported":[1]}`, editors(201), false},
+		{"POST", "projects/" + p2 + "/import?format=json-server&dry_run=true", `{"imported":[1]}`, wsEditors(200), false},
+		{"GET", "projects/" + p1 + "/export", "", editors(200), false},
+		{"GET", "projects/" + p2 + "/export", "", wsEditors(200), false},
 		{"GET", "mocks", "", all(200), false},
 		{"POST", "mocks?project_id=" + p1, `[1]`, editors(201), false},
 		{"GET", "mocks/" + m, "", viewers, false},
@@ -338,6 +342,14 @@ func noTenantCrossing(t *testing.T, p *proc) {
 					t.Errorf("%s GET %s: %d %s", c.caller, path, a.status, a.body)
 				}
 			}
+		}
+		// Nor its project's export, nor an import into it.
+		project := field(t, api(t, p, "GET", "mocks/"+c.mock, adminToken, ""), 200, "project_id")
+		if a := api(t, p, "GET", "projects/"+project+"/export", tok, ""); a.status != 404 {
+			t.Errorf("%s GET the export of %s: %d", c.caller, project, a.status)
+		}
+		if a := api(t, p, "POST", "projects/"+project+"/import?format=json-server", tok, `{"x":[1]}`); a.status != 404 {
+			t.Errorf("%s POST an import into %s: %d %s", c.caller, project, a.status, a.body)
 		}
 		for _, w := range []struct{ method, path, body string }{
 			{"PUT", "mocks/" + c.mock + "/data", `[]`}, {"PATCH", "mocks/" + c.mock, `{"name":"x"}`},
