@@ -16,6 +16,7 @@ type BatchBackend interface {
 	Backend
 	decoy.MockBatchStore
 	decoy.TemplateStore
+	decoy.TeamStore
 }
 
 // RunBatch runs the suite of decoy.MockBatchStore. open returns an empty
@@ -25,6 +26,7 @@ func RunBatch(t *testing.T, open func(t *testing.T) BatchBackend) {
 	t.Run("CreateMocksAllOrNothing", func(t *testing.T) { testCreateMocksAllOrNothing(t, open(t)) })
 	t.Run("CreateMocksFromFiles", func(t *testing.T) { testCreateMocksFromFiles(t, open(t)) })
 	t.Run("CreateMocksWithTemplates", func(t *testing.T) { testCreateMocksWithTemplates(t, open(t)) })
+	t.Run("CreateMocksWorkspaceLimits", func(t *testing.T) { testCreateMocksWorkspaceLimits(t, open(t)) })
 }
 
 func batch(ns ...int) []decoy.NewMock {
@@ -144,5 +146,48 @@ func testCreateMocksWithTemplates(t *testing.T, s BatchBackend) {
 		t.Errorf("FindTemplate = %+v, %v", tpl, err)
 	}
 	_, err = s.FindTemplate(ctx, id(1))
+	wantCode(t, err, decoy.ENOTFOUND)
+}
+
+// testCreateMocksWorkspaceLimits: a batch goes to its mocks' project, and
+// one that would take their workspace past max_mocks or max_bytes, as a
+// whole, stores nothing.
+func testCreateMocksWorkspaceLimits(t *testing.T, s BatchBackend) {
+	ctx := context.Background()
+	created, err := s.CreateMocks(ctx, batch(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created[0].ProjectID != decoy.DefaultProjectID || created[0].WorkspaceID != decoy.DefaultWorkspaceID {
+		t.Errorf("placed in %s/%s, want the default project", created[0].WorkspaceID, created[0].ProjectID)
+	}
+	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxMocks: ptr(int64(3))}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CreateMocks(ctx, batch(2, 3, 4))
+	wantCode(t, err, decoy.EFORBIDDEN)
+	if mocks, _, _ := s.ListMocks(ctx, "", 10); len(mocks) != 1 {
+		t.Errorf("%d mocks after a batch past max_mocks", len(mocks))
+	}
+	if _, err := s.CreateMocks(ctx, batch(2, 3)); err != nil {
+		t.Errorf("a batch up to max_mocks: %v", err)
+	}
+	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxBytes: ptr(int64(100))}}); err != nil {
+		t.Fatal(err)
+	}
+	// Each fits alone; the two do not.
+	big := batch(5, 6)
+	for i := range big {
+		big[i].Data = bytesOf(fmt.Sprintf("[%q]", strings.Repeat("x", 40)+strings.Repeat("y", 20)))
+	}
+	_, err = s.CreateMocks(ctx, big)
+	wantCode(t, err, decoy.EFORBIDDEN)
+	if mocks, _, _ := s.ListMocks(ctx, "", 10); len(mocks) != 3 {
+		t.Errorf("%d mocks after a batch past max_bytes", len(mocks))
+	}
+	p := "00000000-0000-4000-8000-00000000dead"
+	nm := batch(7)
+	nm[0].Mock.ProjectID = p
+	_, err = s.CreateMocks(ctx, nm)
 	wantCode(t, err, decoy.ENOTFOUND)
 }
