@@ -421,10 +421,15 @@ func (db *DB) DeleteWorkspace(ctx context.Context, id string) ([]string, error) 
 	if _, err := db.FindWorkspace(ctx, id); err != nil {
 		return nil, err
 	}
-	return db.emptyThenDelete(ctx, `workspace_id = ?`, id, func(tx *sql.Tx) error {
+	deleted, err := db.emptyThenDelete(ctx, `workspace_id = ?`, id, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM workspaces WHERE id = ?`, id)
 		return err
 	})
+	if err != nil {
+		return deleted, err
+	}
+	// Its reads went from workspace_reads with it; those in memory go now.
+	return deleted, db.forgetCounts(id)
 }
 
 // emptyBatch is how many mocks emptyThenDelete looks up at a time.
