@@ -44,7 +44,7 @@ type Session struct {
 // restarts.
 type SessionStore interface {
 	// CreateSession stores a new session. Returns ECONFLICT when the ID is
-	// taken.
+	// taken, ENOTFOUND when its UserID is no user's.
 	CreateSession(ctx context.Context, s *Session) error
 
 	// FindSession returns the session with id. Returns ENOTFOUND.

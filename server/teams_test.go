@@ -582,26 +582,13 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 	}
 }
 
-// userSessions keeps the UserID of sessions beside a store that may not.
-type userSessions struct {
-	decoy.SessionStore
-	mu    sync.Mutex
-	users map[string]string
-}
+// lostUsers is a store that loses the UserID of the sessions it keeps.
+type lostUsers struct{ decoy.SessionStore }
 
-func (s *userSessions) CreateSession(ctx context.Context, sess *decoy.Session) error {
-	s.mu.Lock()
-	s.users[sess.ID] = sess.UserID
-	s.mu.Unlock()
-	return s.SessionStore.CreateSession(ctx, sess)
-}
-
-func (s *userSessions) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
+func (s lostUsers) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
 	sess, err := s.SessionStore.FindSession(ctx, id)
 	if err == nil {
-		s.mu.Lock()
-		sess.UserID = s.users[id]
-		s.mu.Unlock()
+		sess.UserID = ""
 	}
 	return sess, err
 }
@@ -624,9 +611,7 @@ func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r re
 }
 
 func TestStudioUserSignIn(t *testing.T) {
-	tm := newTeams(t, func(c *server.Config) {
-		c.Sessions = &userSessions{SessionStore: c.Store.(decoy.SessionStore), users: map[string]string{}}
-	})
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
 	if r.status != 200 || cookie == "" || !strings.Contains(r.body, `"user_id":"`+tm.users["viewer"]+`"`) {
 		t.Fatalf("sign-in: %d %s", r.status, r.body)
@@ -650,15 +635,19 @@ func TestStudioUserSignIn(t *testing.T) {
 	if c, _, r := tm.signIn(adminToken); r.status != 200 || c == nil {
 		t.Errorf("admin sign-in: %d %s", r.status, r.body)
 	}
-	// A deleted user's session ends.
+	// A deleted user's session ends, in the store too.
 	tm.want(tm.call("DELETE", "/admin/v1/users/"+tm.users["viewer"], adminToken, ""), 204)
 	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	id, _, _ := studio.ParseCookie(cookie)
+	if _, err := tm.store.FindSession(context.Background(), id); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		t.Errorf("the deleted user's session is still stored: %v", err)
+	}
 }
 
 // A store that loses a session's user signs nobody in with it, least of
 // all the server admin.
 func TestStudioUserSessionLostUser(t *testing.T) {
-	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = lostUsers{c.Store.(decoy.SessionStore)} })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
 	if r.status != 200 {
 		t.Fatalf("sign-in: %d %s", r.status, r.body)

@@ -9,11 +9,13 @@ import (
 	"github.com/decoy-mock/decoy"
 )
 
-// StudioBackend is what Decoy Studio needs from a store, besides the rest.
+// StudioBackend is what Decoy Studio needs from a store, besides the rest:
+// with the users (§6) who sign in to it.
 type StudioBackend interface {
 	Backend
 	decoy.SessionStore
 	decoy.UsageHistoryStore
+	decoy.TeamStore
 }
 
 // RunStudio runs the suite of sessions and usage history. open returns an
@@ -22,6 +24,7 @@ func RunStudio(t *testing.T, open func(t *testing.T) StudioBackend) {
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
 	t.Run("SessionExpiry", func(t *testing.T) { testSessionExpiry(t, open(t)) })
 	t.Run("SessionsOfAnotherAdminToken", func(t *testing.T) { testSessionsNotOf(t, open(t)) })
+	t.Run("UserSessions", func(t *testing.T) { testUserSessions(t, open(t)) })
 	t.Run("UsageHistory", func(t *testing.T) { testUsageHistory(t, open(t)) })
 	t.Run("UsagePrune", func(t *testing.T) { testUsagePrune(t, open(t)) })
 	t.Run("UsageConcurrent", func(t *testing.T) { testUsageConcurrent(t, open(t)) })
@@ -47,7 +50,7 @@ func testSessions(t *testing.T, s StudioBackend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != "a" || string(got.SecretHash) != "secret-hash-a" || string(got.AdminHash) != "admin" ||
+	if got.ID != "a" || string(got.SecretHash) != "secret-hash-a" || string(got.AdminHash) != "admin" || got.UserID != "" ||
 		!got.CreatedAt.Equal(t0) || !got.LastSeenAt.Equal(t0) || !got.ExpiresAt.Equal(in.ExpiresAt) {
 		t.Errorf("stored session differs: %+v", got)
 	}
@@ -99,6 +102,14 @@ func testSessionExpiry(t *testing.T, s StudioBackend) {
 	}
 }
 
+// userSession is a session of a user, whose AdminHash is the user's (see
+// decoy.Session).
+func userSession(id, userID string, created time.Time) *decoy.Session {
+	x := session(id, created)
+	x.UserID, x.AdminHash = userID, []byte("user "+userID)
+	return x
+}
+
 func testSessionsNotOf(t *testing.T, s StudioBackend) {
 	ctx := context.Background()
 	mine, other := session("mine", t0), session("other", t0)
@@ -116,6 +127,29 @@ func testSessionsNotOf(t *testing.T, s StudioBackend) {
 		t.Errorf("a session of the admin token in force was deleted: %v", err)
 	}
 	_, err = s.FindSession(ctx, "other")
+	wantCode(t, err, decoy.ENOTFOUND)
+}
+
+// A user's session keeps its UserID; one of no user is refused.
+func testUserSessions(t *testing.T, s StudioBackend) {
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, &decoy.User{Email: "ann@example.com", Name: "Ann", PasswordHash: []byte("h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := userSession("a", u.ID, t0)
+	if err := s.CreateSession(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FindSession(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UserID != u.ID || string(got.AdminHash) != string(in.AdminHash) || !got.ExpiresAt.Equal(in.ExpiresAt) {
+		t.Errorf("stored session differs: %+v", got)
+	}
+	wantCode(t, s.CreateSession(ctx, userSession("b", id(9), t0)), decoy.ENOTFOUND)
+	_, err = s.FindSession(ctx, "b")
 	wantCode(t, err, decoy.ENOTFOUND)
 }
 

@@ -10,3 +10,8 @@ CREATE TABLE workspace_reads (
 	used         bigint NOT NULL CHECK (used >= 0),
 	PRIMARY KEY (workspace_id, month)
 );
+
+-- The user a Studio session signed in (§6); NULL for the server admin,
+-- signed in with the admin token. A user's sessions end with the user.
+ALTER TABLE studio_sessions ADD COLUMN user_id text REFERENCES users (id) ON DELETE CASCADE;
+CREATE INDEX studio_sessions_user ON studio_sessions (user_id);

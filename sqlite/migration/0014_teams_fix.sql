@@ -8,3 +8,8 @@ CREATE TABLE workspace_reads (
 	used         INTEGER NOT NULL,
 	PRIMARY KEY (workspace_id, month)
 ) WITHOUT ROWID;
+
+-- The user a Studio session signed in (§6); NULL for the server admin,
+-- signed in with the admin token. A user's sessions end with the user.
+ALTER TABLE studio_sessions ADD COLUMN user_id TEXT REFERENCES users (id) ON DELETE CASCADE;
+CREATE INDEX studio_sessions_user ON studio_sessions (user_id);
