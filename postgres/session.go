@@ -80,9 +80,10 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return tag.RowsAffected(), nil
 }
 
-// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+// DeleteSessionsNotOf deletes the server admin's sessions opened under
+// another admin token; users' sessions stay.
 func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> $1`, adminHash)
+	tag, err := db.pool.Exec(ctx, `DELETE FROM studio_sessions WHERE user_id IS NULL AND admin_hash <> $1`, adminHash)
 	if err != nil {
 		return 0, classify(err)
 	}

@@ -644,6 +644,43 @@ func TestStudioUserSignIn(t *testing.T) {
 	}
 }
 
+// A user's Studio session outlives a restart, with the same admin token or
+// another, and ends when the user's password changes.
+func TestStudioUserSessionLifetime(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.status != 200 {
+		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	}
+	admin, adminCSRF, _ := tm.signIn(adminToken)
+	for _, token := range []string{adminToken, "another token"} {
+		restarted := server.New(server.Config{
+			Addr: "127.0.0.1:0", Store: tm.store, Quota: tm.store, Sessions: tm.store, AdminTokenHash: server.HashToken(token),
+		})
+		if err := restarted.Open(); err != nil {
+			t.Fatal(err)
+		}
+		restarted.Close()
+		if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
+			t.Errorf("the user's session after a start with admin token %q: %d %s", token, r.status, r.body)
+		}
+	}
+	// The server admin's session ended with its token.
+	if r := tm.studioReq("GET", "/admin/v1/mocks", admin.Value, "", studio.CSRFHeader, adminCSRF); r.status != 401 {
+		t.Errorf("the admin's session after a start with another token: %d %s", r.status, r.body)
+	}
+	// A new password signs the user out; signing in with it works.
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"name":"Vera"}`), 200)
+	if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
+		t.Errorf("after a change of name: %d %s", r.status, r.body)
+	}
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"password":"a new horse battery"}`), 200)
+	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	if _, _, r := tm.studioSignIn("viewer@example.com", "a new horse battery"); r.status != 200 {
+		t.Errorf("sign-in with the new password: %d %s", r.status, r.body)
+	}
+}
+
 // A store that loses a session's user signs nobody in with it, least of
 // all the server admin.
 func TestStudioUserSessionLostUser(t *testing.T) {

@@ -104,12 +104,13 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return res.RowsAffected()
 }
 
-// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+// DeleteSessionsNotOf deletes the server admin's sessions opened under
+// another admin token; users' sessions stay.
 func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (_ int64, err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> ?`, adminHash)
+	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id IS NULL AND admin_hash <> ?`, adminHash)
 	if err != nil {
 		return 0, err
 	}

@@ -208,7 +208,8 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 	return users, next, nil
 }
 
-// UpdateUser applies upd to a user.
+// UpdateUser applies upd to a user; a new password ends its Studio
+// sessions.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (*decoy.User, error) {
 	sets := []string{"id = id"}
 	var args []any
@@ -224,6 +225,11 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 	var u *decoy.User
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = ? RETURNING `+userColumns, append(args, id)...))
+		if err != nil || upd.PasswordHash == nil {
+			return err
+		}
+		// A new password signs the user out of the Studio.
+		_, err = tx.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id = ?`, id)
 		return err
 	})
 	return u, err
