@@ -221,17 +221,22 @@ type Store interface {
 }
 
 // QuotaCounter counts served responses per mock and calendar month, durably
-// and exactly under concurrency.
+// and exactly under concurrency. It counts the reads of a workspace's mocks
+// (its monthly_reads limit, §6.2) the same way, under the workspace's id:
+// an id is a mock's or a workspace's, and the counts of either go when it
+// is deleted.
 type QuotaCounter interface {
-	// ReserveQuota counts one served response of mock id in month when fewer
-	// than limit were counted (limit 0: always). It returns the count after
-	// the call and whether the response may be served.
+	// ReserveQuota counts one served response of mock (or workspace) id in
+	// month when fewer than limit were counted (limit 0: always). It
+	// returns the count after the call and whether the response may be
+	// served. Returns ENOTFOUND when id is neither a mock's nor a
+	// workspace's.
 	ReserveQuota(ctx context.Context, id, month string, limit int64) (used int64, ok bool, err error)
 
 	// ReleaseQuota takes back a reservation whose response was not served.
 	ReleaseQuota(ctx context.Context, id, month string) error
 
-	// QuotaUsed returns the count of mock id in month.
+	// QuotaUsed returns the count of mock (or workspace) id in month.
 	QuotaUsed(ctx context.Context, id, month string) (int64, error)
 }
 

@@ -29,7 +29,9 @@ type Session struct {
 	// that a session whose UserID was lost opens nothing.
 	AdminHash []byte
 	// UserID is the user signed in with an email and a password (§6);
-	// empty for the server admin, signed in with the admin token.
+	// empty for the server admin, signed in with the admin token. A
+	// user's sessions end when the user is deleted or its password
+	// changes (TeamStore), not when the admin token changes.
 	UserID string
 
 	CreatedAt time.Time
@@ -44,7 +46,7 @@ type Session struct {
 // restarts.
 type SessionStore interface {
 	// CreateSession stores a new session. Returns ECONFLICT when the ID is
-	// taken.
+	// taken, ENOTFOUND when its UserID is no user's.
 	CreateSession(ctx context.Context, s *Session) error
 
 	// FindSession returns the session with id. Returns ENOTFOUND.
@@ -62,8 +64,9 @@ type SessionStore interface {
 	// were last seen at or before idleBefore, and returns how many.
 	DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
 
-	// DeleteSessionsNotOf deletes the sessions whose AdminHash is not
-	// adminHash (opened under another admin token), and returns how many.
+	// DeleteSessionsNotOf deletes the server admin's sessions (no UserID)
+	// whose AdminHash is not adminHash (opened under another admin token),
+	// and returns how many. Users' sessions stay.
 	DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error)
 }
 

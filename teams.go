@@ -197,9 +197,12 @@ type TeamStore interface {
 	// FindUserByEmail compares emails case-insensitively.
 	FindUserByEmail(ctx context.Context, email string) (*User, error)
 	ListUsers(ctx context.Context, cursor string, limit int) ([]*User, string, error)
+	// UpdateUser changes a user; a new PasswordHash ends the user's
+	// Studio sessions (SessionStore).
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
-	// DeleteUser removes the user, its memberships and its access tokens;
-	// ErrLastOwner when it is the last owner of a workspace.
+	// DeleteUser removes the user, its memberships, its access tokens and
+	// its Studio sessions; ErrLastOwner when it is the last owner of a
+	// workspace.
 	DeleteUser(ctx context.Context, id string) error
 
 	CreateAccessToken(ctx context.Context, t *AccessToken) error

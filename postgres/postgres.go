@@ -426,24 +426,49 @@ func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
 	return nil
 }
 
-// ReserveQuota counts one served response when fewer than limit were counted
-// (limit 0 or less: always, as in the sqlite store). The upsert is one
-// statement: PostgreSQL locks the row and evaluates the WHERE on its latest
-// version, so concurrent reservations from any number of processes never
-// grant more than limit. The first reservation of a month always succeeds,
-// as it inserts.
+// ReserveQuota counts one served response of a mock, or one read of a
+// workspace's mocks (id is then the workspace's, counted in
+// workspace_reads), when fewer than limit were counted (limit 0 or less:
+// always, as in the sqlite store). Each upsert is one statement:
+// PostgreSQL locks the row and evaluates the WHERE on its latest version,
+// so concurrent reservations from any number of processes never grant more
+// than limit. The first reservation of a month always succeeds, as it
+// inserts. Of the two upserts, the one whose parent row has not the id
+// inserts nothing, so it fails no foreign key; the foreign key of the
+// other fails when its mock or workspace is deleted meanwhile.
 func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
 	var used int64
 	err := db.pool.QueryRow(ctx, `
-		INSERT INTO quota_usage AS q (mock_id, month, used) VALUES ($1, $2, 1)
-		ON CONFLICT (mock_id, month) DO UPDATE SET used = q.used + 1
-		WHERE $3::bigint <= 0 OR q.used < $3::bigint
-		RETURNING used`, id, month, limit).Scan(&used)
+		WITH m AS (
+			INSERT INTO quota_usage AS q (mock_id, month, used)
+			SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM mocks WHERE id = $1)
+			ON CONFLICT (mock_id, month) DO UPDATE SET used = q.used + 1
+			WHERE $3::bigint <= 0 OR q.used < $3::bigint
+			RETURNING used
+		), w AS (
+			INSERT INTO workspace_reads AS q (workspace_id, month, used)
+			SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $1)
+			ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
+			WHERE $3::bigint <= 0 OR q.used < $3::bigint
+			RETURNING used
+		)
+		SELECT used FROM m UNION ALL SELECT used FROM w`, id, month, limit).Scan(&used)
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.Is(err, pgx.ErrNoRows): // the WHERE refused: at the limit
-		used, err = db.QuotaUsed(ctx, id, month)
-		return used, false, err
+	case errors.Is(err, pgx.ErrNoRows): // at the limit, or no such id
+		var exists bool
+		err = db.pool.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM mocks WHERE id = $1) OR EXISTS (SELECT 1 FROM workspaces WHERE id = $1),
+				coalesce((SELECT used FROM quota_usage WHERE mock_id = $1 AND month = $2),
+					(SELECT used FROM workspace_reads WHERE workspace_id = $1 AND month = $2), 0)`,
+			id, month).Scan(&exists, &used)
+		switch {
+		case err != nil:
+			return 0, false, classify(err)
+		case !exists:
+			return 0, false, notFound()
+		}
+		return used, false, nil
 	case errors.As(err, &pgErr) && pgErr.Code == "23503": // foreign_key_violation
 		return 0, false, notFound() // deleted while the request ran
 	case err != nil:
@@ -455,16 +480,18 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 // ReleaseQuota takes back one reservation, never going below zero.
 func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
 	_, err := db.pool.Exec(ctx, `
-		UPDATE quota_usage SET used = used - 1 WHERE mock_id = $1 AND month = $2 AND used > 0`, id, month)
+		WITH m AS (
+			UPDATE quota_usage SET used = used - 1 WHERE mock_id = $1 AND month = $2 AND used > 0
+		)
+		UPDATE workspace_reads SET used = used - 1 WHERE workspace_id = $1 AND month = $2 AND used > 0`, id, month)
 	return classify(err)
 }
 
-// QuotaUsed returns the count of a mock in a month.
+// QuotaUsed returns the count of a mock or workspace in a month.
 func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
 	var used int64
-	err := db.pool.QueryRow(ctx, `SELECT used FROM quota_usage WHERE mock_id = $1 AND month = $2`, id, month).Scan(&used)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
+	err := db.pool.QueryRow(ctx, `
+		SELECT coalesce((SELECT used FROM quota_usage WHERE mock_id = $1 AND month = $2),
+			(SELECT used FROM workspace_reads WHERE workspace_id = $1 AND month = $2), 0)`, id, month).Scan(&used)
 	return used, classify(err)
 }

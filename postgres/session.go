@@ -19,15 +19,22 @@ var (
 	_ decoy.UsageHistoryStore = (*DB)(nil)
 )
 
-// CreateSession stores a new session.
+// CreateSession stores a new session. Returns ENOTFOUND when its user is
+// gone.
 func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) error {
+	var user *string
+	if s.UserID != "" {
+		user = &s.UserID
+	}
 	_, err := db.pool.Exec(ctx, `
-		INSERT INTO studio_sessions (id, secret_hash, admin_hash, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		s.ID, s.SecretHash, s.AdminHash, s.CreatedAt.UTC(), s.LastSeenAt.UTC(), s.ExpiresAt.UTC())
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		INSERT INTO studio_sessions (id, secret_hash, admin_hash, user_id, created_at, last_seen_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		s.ID, s.SecretHash, s.AdminHash, user, s.CreatedAt.UTC(), s.LastSeenAt.UTC(), s.ExpiresAt.UTC())
+	switch pgCode(err) {
+	case uniqueViolation:
 		return decoy.Errorf(decoy.ECONFLICT, "A session with this id exists already")
+	case foreignKeyViolation:
+		return userNotFound()
 	}
 	return classify(err)
 }
@@ -35,14 +42,18 @@ func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) error {
 // FindSession returns a session.
 func (db *DB) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
 	var s decoy.Session
+	var user *string
 	err := db.pool.QueryRow(ctx, `
-		SELECT id, secret_hash, admin_hash, created_at, last_seen_at, expires_at
-		FROM studio_sessions WHERE id = $1`, id).Scan(&s.ID, &s.SecretHash, &s.AdminHash, &s.CreatedAt, &s.LastSeenAt, &s.ExpiresAt)
+		SELECT id, secret_hash, admin_hash, user_id, created_at, last_seen_at, expires_at
+		FROM studio_sessions WHERE id = $1`, id).Scan(&s.ID, &s.SecretHash, &s.AdminHash, &user, &s.CreatedAt, &s.LastSeenAt, &s.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, decoy.Errorf(decoy.ENOTFOUND, "Session not found")
 	}
 	if err != nil {
 		return nil, classify(err)
+	}
+	if user != nil {
+		s.UserID = *user
 	}
 	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC(), s.ExpiresAt.UTC()
 	return &s, nil
@@ -69,9 +80,10 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return tag.RowsAffected(), nil
 }
 
-// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+// DeleteSessionsNotOf deletes the server admin's sessions opened under
+// another admin token; users' sessions stay.
 func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> $1`, adminHash)
+	tag, err := db.pool.Exec(ctx, `DELETE FROM studio_sessions WHERE user_id IS NULL AND admin_hash <> $1`, adminHash)
 	if err != nil {
 		return 0, classify(err)
 	}

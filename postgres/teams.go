@@ -233,7 +233,8 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 	return users, next, nil
 }
 
-// UpdateUser applies upd to a user.
+// UpdateUser applies upd to a user; a new password ends its Studio
+// sessions.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (*decoy.User, error) {
 	sets := []string{"id = id"}
 	args := []any{id}
@@ -250,8 +251,17 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 	if upd.ServerAdmin != nil {
 		set("server_admin", *upd.ServerAdmin)
 	}
-	u, err := scanUser(db.pool.QueryRow(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = $1 RETURNING `+userColumns, args...))
-	return u, classify(err)
+	var u *decoy.User
+	err := db.write(ctx, func(tx pgx.Tx) (err error) {
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = $1 RETURNING `+userColumns, args...))
+		if err != nil || upd.PasswordHash == nil {
+			return err
+		}
+		// A new password signs the user out of the Studio.
+		_, err = tx.Exec(ctx, `DELETE FROM studio_sessions WHERE user_id = $1`, id)
+		return err
+	})
+	return u, err
 }
 
 // DeleteUser removes a user with its memberships and tokens, unless it is

@@ -84,7 +84,8 @@ type quotaClient interface {
 //
 // Redis holds one count per mock and month, shared by the replicas, at
 // prefix+"{mock:"+id+"}:quota:"+month (seeded from the store when missing,
-// expiring 40 days after). A mock at its quota is refused without a write
+// expiring 40 days after). A workspace's reads (its monthly_reads) are
+// counted the same way under its id (decoy.QuotaCounter). A mock at its quota is refused without a write
 // to the database. A response Redis admits is then counted by
 // the store, which is exact and durable and decides: when it refuses, the
 // Redis count is set back to the store's (a Redis that fell behind, say

@@ -370,3 +370,42 @@ func TestQuotaPendingFullKeepsRedisCount(t *testing.T) {
 	}
 	reserve(t, q, limit, limit, false)
 }
+
+// A workspace's reads (its monthly_reads) are counted under its id, as a
+// mock's are: two replicas sharing Redis and the store serve exactly the
+// limit, and the workspace's count is apart from its mocks'.
+func TestQuotaWorkspaceKey(t *testing.T) {
+	ctx := context.Background()
+	c, prefix := testRedis(t)
+	store := newFakeStore()
+	replicas := []*redis.Quota{redis.NewQuota(c, prefix, store), redis.NewQuota(c, prefix, store)}
+	const workspaceID = "7d0e5b1a-4c2f-4e8b-b1d3-95a6c0f2e4b7"
+	var served atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			q := replicas[i%2]
+			if _, ok, err := q.ReserveQuota(ctx, mockID, month, 0); err != nil || !ok {
+				t.Errorf("the mock's own count: %v, %v", ok, err)
+			}
+			_, ok, err := q.ReserveQuota(ctx, workspaceID, month, 5)
+			if err != nil {
+				t.Error(err)
+			} else if ok {
+				served.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if served.Load() != 5 || store.get(workspaceID, month) != 5 {
+		t.Errorf("served %d, store counted %d; want 5 of 20", served.Load(), store.get(workspaceID, month))
+	}
+	for _, q := range replicas {
+		if n, err := q.QuotaUsed(ctx, workspaceID, month); err != nil || n != 5 {
+			t.Errorf("workspace QuotaUsed = %d, %v; want 5", n, err)
+		}
+		if n, err := q.QuotaUsed(ctx, mockID, month); err != nil || n != 20 {
+			t.Errorf("mock QuotaUsed = %d, %v; want 20", n, err)
+		}
+	}
+}

@@ -422,59 +422,10 @@ func TestTeamsKeyLastUseFlushedAtClose(t *testing.T) {
 	}
 }
 
-// splitQuota counts workspaces' reads in memory and mocks' in the store.
-type splitQuota struct {
-	decoy.QuotaCounter
-	mu sync.Mutex
-	ws map[string]int64
-}
-
-func (q *splitQuota) isWorkspace(id string) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	_, ok := q.ws[id]
-	return ok
-}
-
-func (q *splitQuota) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
-	if !q.isWorkspace(id) {
-		return q.QuotaCounter.ReserveQuota(ctx, id, month, limit)
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if limit > 0 && q.ws[id] >= limit {
-		return q.ws[id], false, nil
-	}
-	q.ws[id]++
-	return q.ws[id], true, nil
-}
-
-func (q *splitQuota) ReleaseQuota(ctx context.Context, id, month string) error {
-	if !q.isWorkspace(id) {
-		return q.QuotaCounter.ReleaseQuota(ctx, id, month)
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.ws[id]--
-	return nil
-}
-
-func (q *splitQuota) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
-	if !q.isWorkspace(id) {
-		return q.QuotaCounter.QuotaUsed(ctx, id, month)
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.ws[id], nil
-}
-
+// The store's QuotaCounter counts a workspace's reads under
+// WorkspaceQuotaKey, exactly, as it counts a mock's.
 func TestWorkspaceMonthlyReads(t *testing.T) {
-	var quota *splitQuota
-	tm := newTeams(t, func(c *server.Config) {
-		quota = &splitQuota{QuotaCounter: c.Quota, ws: map[string]int64{}}
-		c.Quota = quota
-	})
-	quota.ws[server.WorkspaceQuotaKey(tm.ws)] = 0
+	tm := newTeams(t)
 	a, b := tm.mock(tm.project, `[1]`), tm.mock(tm.project2, `[2]`)
 	other := tm.mock(tm.otherProject, `[3]`)
 	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"monthly_reads":5}}`), 200)
@@ -631,26 +582,13 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 	}
 }
 
-// userSessions keeps the UserID of sessions beside a store that may not.
-type userSessions struct {
-	decoy.SessionStore
-	mu    sync.Mutex
-	users map[string]string
-}
+// lostUsers is a store that loses the UserID of the sessions it keeps.
+type lostUsers struct{ decoy.SessionStore }
 
-func (s *userSessions) CreateSession(ctx context.Context, sess *decoy.Session) error {
-	s.mu.Lock()
-	s.users[sess.ID] = sess.UserID
-	s.mu.Unlock()
-	return s.SessionStore.CreateSession(ctx, sess)
-}
-
-func (s *userSessions) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
+func (s lostUsers) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
 	sess, err := s.SessionStore.FindSession(ctx, id)
 	if err == nil {
-		s.mu.Lock()
-		sess.UserID = s.users[id]
-		s.mu.Unlock()
+		sess.UserID = ""
 	}
 	return sess, err
 }
@@ -673,9 +611,7 @@ func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r re
 }
 
 func TestStudioUserSignIn(t *testing.T) {
-	tm := newTeams(t, func(c *server.Config) {
-		c.Sessions = &userSessions{SessionStore: c.Store.(decoy.SessionStore), users: map[string]string{}}
-	})
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
 	if r.status != 200 || cookie == "" || !strings.Contains(r.body, `"user_id":"`+tm.users["viewer"]+`"`) {
 		t.Fatalf("sign-in: %d %s", r.status, r.body)
@@ -699,15 +635,56 @@ func TestStudioUserSignIn(t *testing.T) {
 	if c, _, r := tm.signIn(adminToken); r.status != 200 || c == nil {
 		t.Errorf("admin sign-in: %d %s", r.status, r.body)
 	}
-	// A deleted user's session ends.
+	// A deleted user's session ends, in the store too.
 	tm.want(tm.call("DELETE", "/admin/v1/users/"+tm.users["viewer"], adminToken, ""), 204)
 	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	id, _, _ := studio.ParseCookie(cookie)
+	if _, err := tm.store.FindSession(context.Background(), id); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		t.Errorf("the deleted user's session is still stored: %v", err)
+	}
+}
+
+// A user's Studio session outlives a restart, with the same admin token or
+// another, and ends when the user's password changes.
+func TestStudioUserSessionLifetime(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.status != 200 {
+		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	}
+	admin, adminCSRF, _ := tm.signIn(adminToken)
+	for _, token := range []string{adminToken, "another token"} {
+		restarted := server.New(server.Config{
+			Addr: "127.0.0.1:0", Store: tm.store, Quota: tm.store, Sessions: tm.store, AdminTokenHash: server.HashToken(token),
+		})
+		if err := restarted.Open(); err != nil {
+			t.Fatal(err)
+		}
+		restarted.Close()
+		if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
+			t.Errorf("the user's session after a start with admin token %q: %d %s", token, r.status, r.body)
+		}
+	}
+	// The server admin's session ended with its token.
+	if r := tm.studioReq("GET", "/admin/v1/mocks", admin.Value, "", studio.CSRFHeader, adminCSRF); r.status != 401 {
+		t.Errorf("the admin's session after a start with another token: %d %s", r.status, r.body)
+	}
+	// A new password signs the user out; signing in with it works.
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"name":"Vera"}`), 200)
+	if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
+		t.Errorf("after a change of name: %d %s", r.status, r.body)
+	}
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"password":"a new horse battery"}`), 200)
+	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	if _, _, r := tm.studioSignIn("viewer@example.com", "a new horse battery"); r.status != 200 {
+		t.Errorf("sign-in with the new password: %d %s", r.status, r.body)
+	}
 }
 
 // A store that loses a session's user signs nobody in with it, least of
 // all the server admin.
 func TestStudioUserSessionLostUser(t *testing.T) {
-	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = lostUsers{c.Store.(decoy.SessionStore)} })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
 	if r.status != 200 {
 		t.Fatalf("sign-in: %d %s", r.status, r.body)

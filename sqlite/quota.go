@@ -28,13 +28,19 @@ import (
 //
 // A journal is a text file, quota-SEQ.journal, of lines:
 //
-//	+ ID MONTH MS  a reservation, at MS (Unix milliseconds; absent in
-//	               journals of older versions)
+//	+ ID MONTH MS  a reservation, at MS (Unix milliseconds; absent for a
+//	               workspace, and in journals of older versions)
 //	- ID MONTH   a release
 //	x ID         the mock was deleted: the lines about it before this one
 //	             no longer count
 //
 // The settings row quotaFoldedKey holds the last SEQ folded into SQLite.
+//
+// An ID is a mock's, counted in quota_usage, or a workspace's, whose reads
+// are counted against its monthly_reads limit (§6.2) in workspace_reads:
+// ids are UUIDs, and no mock has the id of a workspace. A deleted workspace
+// is an "x" line as a deleted mock is. A workspace's reservations carry no
+// MS: they count against no rate limit.
 //
 // A journal is kept for a rate window (decoy.RateWindow) after its last
 // line, folded or not: its reservations are the served reads of the last
@@ -65,9 +71,12 @@ type quotaCount struct {
 	n int64
 	// used is quota.epoch when the count was last used.
 	used int64
+	// workspace is set when the id is a workspace's, not a mock's.
+	workspace bool
 }
 
-// quota is the in-memory count of served responses per mock and month.
+// quota is the in-memory count of served responses per mock, or workspace,
+// and month.
 type quota struct {
 	mu     sync.Mutex
 	counts map[quotaKey]quotaCount
@@ -304,29 +313,40 @@ type countRow struct {
 
 // writeCounts writes counts into SQLite in one transaction, and records
 // that the journals up to seq are in: absolute counts, or, with add, changes
-// to the stored ones. Counts of mocks deleted meanwhile are left out.
+// to the stored ones. Counts of mocks and workspaces deleted meanwhile are
+// left out. A count goes to the table of what its id is (a replayed one
+// does not say): each statement writes only the ids of its table.
 func (db *DB) writeCounts(ctx context.Context, rows []countRow, add bool, seq int64) error {
 	tx, err := db.counts.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	q := `INSERT INTO quota_usage (mock_id, month, used)
-		SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM mocks WHERE id = ?1)
-		ON CONFLICT (mock_id, month) DO UPDATE SET used = excluded.used`
-	if add {
-		q = `INSERT INTO quota_usage (mock_id, month, used)
-			SELECT ?1, ?2, max(?3, 0) WHERE EXISTS (SELECT 1 FROM mocks WHERE id = ?1)
-			ON CONFLICT (mock_id, month) DO UPDATE SET used = max(used + ?3, 0)`
-	}
-	stmt, err := tx.PrepareContext(ctx, q)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r.key.id, r.key.month, r.n); err != nil {
+	var stmts []*sql.Stmt
+	for _, t := range []struct{ table, col, parent string }{
+		{"quota_usage", "mock_id", "mocks"},
+		{"workspace_reads", "workspace_id", "workspaces"},
+	} {
+		q := `INSERT INTO ` + t.table + ` (` + t.col + `, month, used)
+			SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM ` + t.parent + ` WHERE id = ?1)
+			ON CONFLICT (` + t.col + `, month) DO UPDATE SET used = excluded.used`
+		if add {
+			q = `INSERT INTO ` + t.table + ` (` + t.col + `, month, used)
+				SELECT ?1, ?2, max(?3, 0) WHERE EXISTS (SELECT 1 FROM ` + t.parent + ` WHERE id = ?1)
+				ON CONFLICT (` + t.col + `, month) DO UPDATE SET used = max(used + ?3, 0)`
+		}
+		stmt, err := tx.PrepareContext(ctx, q)
+		if err != nil {
 			return err
+		}
+		defer stmt.Close()
+		stmts = append(stmts, stmt)
+	}
+	for _, r := range rows {
+		for _, stmt := range stmts {
+			if _, err := stmt.ExecContext(ctx, r.key.id, r.key.month, r.n); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?1, ?2)
@@ -484,26 +504,32 @@ func (db *DB) closeQuota() error {
 	return err
 }
 
-// load returns the count of key, read from SQLite on first use. It is
-// called with q.mu held: a first read of a mock in a month waits for one
-// indexed read (WAL readers never wait for the writer).
-func (db *DB) load(ctx context.Context, key quotaKey) (int64, bool, error) {
+// load returns the count of key, read from SQLite on first use, and
+// whether its mock or workspace exists. It is called with q.mu held: a
+// first read of a mock in a month waits for one indexed read (WAL readers
+// never wait for the writer).
+func (db *DB) load(ctx context.Context, key quotaKey) (quotaCount, bool, error) {
 	q := db.quota
 	if c, ok := q.counts[key]; ok {
 		if c.used != q.epoch {
-			q.counts[key] = quotaCount{c.n, q.epoch}
+			c.used = q.epoch
+			q.counts[key] = c
 		}
-		return c.n, true, nil
+		return c, true, nil
 	}
-	var exists bool
+	var mock, workspace bool
 	var used sql.NullInt64
 	err := db.reads.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mocks WHERE id = ?1),
-		(SELECT used FROM quota_usage WHERE mock_id = ?1 AND month = ?2)`, key.id, key.month).Scan(&exists, &used)
-	if err != nil || !exists {
-		return 0, false, err
+		EXISTS (SELECT 1 FROM workspaces WHERE id = ?1),
+		coalesce((SELECT used FROM quota_usage WHERE mock_id = ?1 AND month = ?2),
+			(SELECT used FROM workspace_reads WHERE workspace_id = ?1 AND month = ?2))`,
+		key.id, key.month).Scan(&mock, &workspace, &used)
+	if err != nil || !mock && !workspace {
+		return quotaCount{}, false, err
 	}
-	q.counts[key] = quotaCount{used.Int64, q.epoch}
-	return used.Int64, true, nil
+	c := quotaCount{n: used.Int64, used: q.epoch, workspace: !mock}
+	q.counts[key] = c
+	return c, true, nil
 }
 
 var errClosed = errors.New("sqlite: store closed")
@@ -593,9 +619,10 @@ func (q *quota) check() error {
 	return q.append(0, "", "", 0)
 }
 
-// ReserveQuota counts one served response when fewer than limit were
-// counted (limit 0: always). The count is exact: one process counts, under
-// one mutex; it is durable against a crash of the process once this
+// ReserveQuota counts one served response of a mock, or one read of a
+// workspace's mocks (id is then the workspace's), when fewer than limit
+// were counted (limit 0: always). The count is exact: one process counts,
+// under one mutex; it is durable against a crash of the process once this
 // returns.
 func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
 	q := db.quota
@@ -605,21 +632,26 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 	if q.closed {
 		return 0, false, errClosed
 	}
-	n, exists, err := db.load(ctx, key)
+	c, exists, err := db.load(ctx, key)
 	switch {
 	case err != nil:
 		return 0, false, err
 	case !exists:
 		return 0, false, notFound()
-	case limit > 0 && n >= limit:
-		return n, false, nil
+	case limit > 0 && c.n >= limit:
+		return c.n, false, nil
 	}
-	if err := q.record('+', id, month, db.Now().UnixMilli()); err != nil {
-		return n, false, err
+	var at int64 // a workspace's reads count against no rate limit
+	if !c.workspace {
+		at = db.Now().UnixMilli()
 	}
-	q.counts[key] = quotaCount{n + 1, q.epoch}
+	if err := q.record('+', id, month, at); err != nil {
+		return c.n, false, err
+	}
+	c.n++
+	q.counts[key] = c
 	q.dirty[key] = struct{}{}
-	return n + 1, true, nil
+	return c.n, true, nil
 }
 
 // ReleaseQuota takes back one reservation; a count never goes below zero.
@@ -631,19 +663,21 @@ func (db *DB) ReleaseQuota(ctx context.Context, id, month string) error {
 	if q.closed {
 		return errClosed
 	}
-	n, exists, err := db.load(ctx, key)
-	if err != nil || !exists || n == 0 {
+	c, exists, err := db.load(ctx, key)
+	if err != nil || !exists || c.n == 0 {
 		return err
 	}
 	if err := q.record('-', id, month, 0); err != nil {
 		return err
 	}
-	q.counts[key] = quotaCount{n - 1, q.epoch}
+	c.n--
+	q.counts[key] = c
 	q.dirty[key] = struct{}{}
 	return nil
 }
 
-// QuotaUsed returns the count of a mock in a month (0 for a missing mock).
+// QuotaUsed returns the count of a mock or workspace in a month (0 for a
+// missing one).
 func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
 	q := db.quota
 	q.mu.Lock()
@@ -651,13 +685,14 @@ func (db *DB) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
 	if q.closed {
 		return 0, errClosed
 	}
-	n, _, err := db.load(ctx, quotaKey{id, month})
-	return n, err
+	c, _, err := db.load(ctx, quotaKey{id, month})
+	return c.n, err
 }
 
-// forgetCounts drops the counts of a deleted mock, after its rows went from
-// SQLite, and journals the deletion, so that a replay does not count what
-// came before it against a mock made again under the same id.
+// forgetCounts drops the counts of a deleted mock or workspace, after its
+// rows went from SQLite, and journals the deletion, so that a replay does
+// not count what came before it against a mock made again under the same
+// id.
 func (db *DB) forgetCounts(id string) error {
 	q := db.quota
 	q.mu.Lock()

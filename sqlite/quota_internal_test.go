@@ -292,3 +292,51 @@ func stopFolding(db *DB) {
 	<-db.quota.done
 	db.quota.stop = make(chan struct{}) // for Close
 }
+
+// A workspace's reads (its monthly_reads) are journaled and folded as a
+// mock's are, count against no rate limit, and go with the workspace.
+func TestQuotaWorkspaceReplay(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	w, err := db.CreateWorkspace(ctx, &decoy.Workspace{Name: "acme"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := db.CreateWorkspace(ctx, &decoy.Workspace{Name: "gone"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		db.ReserveQuota(ctx, w.ID, "2026-11", 0)
+		db.ReserveQuota(ctx, gone.ID, "2026-11", 0)
+	}
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := db.reads.QueryRow(`SELECT used FROM workspace_reads WHERE workspace_id = ? AND month = '2026-11'`, w.ID).Scan(&n); err != nil || n != 3 {
+		t.Errorf("SQLite holds %d, %v; want 3", n, err)
+	}
+	db.ReserveQuota(ctx, w.ID, "2026-11", 0) // journaled only
+	db.ReserveQuota(ctx, gone.ID, "2026-11", 0)
+	if _, err := db.DeleteWorkspace(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	crash(db)
+
+	db = openAt(t, dir)
+	defer db.Close()
+	if got := used(t, db, w.ID, "2026-11"); got != 4 {
+		t.Errorf("after the crash: %d, want 4", got)
+	}
+	if got := used(t, db, gone.ID, "2026-11"); got != 0 {
+		t.Errorf("a deleted workspace: %d, want 0", got)
+	}
+	if err := db.reads.QueryRow(`SELECT COUNT(*) FROM workspace_reads WHERE workspace_id = ?`, gone.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("rows of a deleted workspace: %d, %v", n, err)
+	}
+	if recent := db.RecentReads(); len(recent) != 0 {
+		t.Errorf("a workspace's reads count against rate limits: %v", recent)
+	}
+}

@@ -20,34 +20,53 @@ var (
 
 func sessionNotFound() error { return decoy.Errorf(decoy.ENOTFOUND, "Session not found") }
 
-// CreateSession stores a new session.
+// CreateSession stores a new session. Returns ENOTFOUND when its user is
+// gone.
 func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) (err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	_, err = db.writes.ExecContext(ctx, `
-		INSERT INTO studio_sessions (id, secret_hash, admin_hash, created_at, last_seen_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		s.ID, s.SecretHash, s.AdminHash, s.CreatedAt.UnixMilli(), s.LastSeenAt.UnixMilli(), s.ExpiresAt.UnixMilli())
+	res, err := db.writes.ExecContext(ctx, `
+		INSERT INTO studio_sessions (id, secret_hash, admin_hash, user_id, created_at, last_seen_at, expires_at)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ?4)`,
+		s.ID, s.SecretHash, s.AdminHash, nullString(s.UserID), s.CreatedAt.UnixMilli(), s.LastSeenAt.UnixMilli(), s.ExpiresAt.UnixMilli())
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 		return decoy.Errorf(decoy.ECONFLICT, "A session with this id exists already")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return userNotFound()
+	}
+	return nil
+}
+
+// nullString is s, or NULL when s is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // FindSession returns a session.
 func (db *DB) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
 	var s decoy.Session
+	var user sql.NullString
 	var created, seen, expires int64
 	err := db.reads.QueryRowContext(ctx, `
-		SELECT id, secret_hash, admin_hash, created_at, last_seen_at, expires_at
-		FROM studio_sessions WHERE id = ?`, id).Scan(&s.ID, &s.SecretHash, &s.AdminHash, &created, &seen, &expires)
+		SELECT id, secret_hash, admin_hash, user_id, created_at, last_seen_at, expires_at
+		FROM studio_sessions WHERE id = ?`, id).Scan(&s.ID, &s.SecretHash, &s.AdminHash, &user, &created, &seen, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, sessionNotFound()
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.UserID = user.String
 	s.CreatedAt = time.UnixMilli(created).UTC()
 	s.LastSeenAt = time.UnixMilli(seen).UTC()
 	s.ExpiresAt = time.UnixMilli(expires).UTC()
@@ -85,12 +104,13 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now, idleBefore time.Ti
 	return res.RowsAffected()
 }
 
-// DeleteSessionsNotOf deletes the sessions opened under another admin token.
+// DeleteSessionsNotOf deletes the server admin's sessions opened under
+// another admin token; users' sessions stay.
 func (db *DB) DeleteSessionsNotOf(ctx context.Context, adminHash []byte) (_ int64, err error) {
 	defer func() { err = classify(err) }()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE admin_hash <> ?`, adminHash)
+	res, err := db.writes.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id IS NULL AND admin_hash <> ?`, adminHash)
 	if err != nil {
 		return 0, err
 	}

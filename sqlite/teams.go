@@ -208,7 +208,8 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 	return users, next, nil
 }
 
-// UpdateUser applies upd to a user.
+// UpdateUser applies upd to a user; a new password ends its Studio
+// sessions.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (*decoy.User, error) {
 	sets := []string{"id = id"}
 	var args []any
@@ -224,6 +225,11 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 	var u *decoy.User
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = ? RETURNING `+userColumns, append(args, id)...))
+		if err != nil || upd.PasswordHash == nil {
+			return err
+		}
+		// A new password signs the user out of the Studio.
+		_, err = tx.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id = ?`, id)
 		return err
 	})
 	return u, err
@@ -421,10 +427,15 @@ func (db *DB) DeleteWorkspace(ctx context.Context, id string) ([]string, error) 
 	if _, err := db.FindWorkspace(ctx, id); err != nil {
 		return nil, err
 	}
-	return db.emptyThenDelete(ctx, `workspace_id = ?`, id, func(tx *sql.Tx) error {
+	deleted, err := db.emptyThenDelete(ctx, `workspace_id = ?`, id, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM workspaces WHERE id = ?`, id)
 		return err
 	})
+	if err != nil {
+		return deleted, err
+	}
+	// Its reads went from workspace_reads with it; those in memory go now.
+	return deleted, db.forgetCounts(id)
 }
 
 // emptyBatch is how many mocks emptyThenDelete looks up at a time.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -9,11 +10,13 @@ import (
 	"github.com/decoy-mock/decoy"
 )
 
-// StudioBackend is what Decoy Studio needs from a store, besides the rest.
+// StudioBackend is what Decoy Studio needs from a store, besides the rest:
+// with the users (§6) who sign in to it.
 type StudioBackend interface {
 	Backend
 	decoy.SessionStore
 	decoy.UsageHistoryStore
+	decoy.TeamStore
 }
 
 // RunStudio runs the suite of sessions and usage history. open returns an
@@ -22,6 +25,8 @@ func RunStudio(t *testing.T, open func(t *testing.T) StudioBackend) {
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
 	t.Run("SessionExpiry", func(t *testing.T) { testSessionExpiry(t, open(t)) })
 	t.Run("SessionsOfAnotherAdminToken", func(t *testing.T) { testSessionsNotOf(t, open(t)) })
+	t.Run("UserSessions", func(t *testing.T) { testUserSessions(t, open(t)) })
+	t.Run("UserSessionsEnd", func(t *testing.T) { testUserSessionsEnd(t, open(t)) })
 	t.Run("UsageHistory", func(t *testing.T) { testUsageHistory(t, open(t)) })
 	t.Run("UsagePrune", func(t *testing.T) { testUsagePrune(t, open(t)) })
 	t.Run("UsageConcurrent", func(t *testing.T) { testUsageConcurrent(t, open(t)) })
@@ -47,7 +52,7 @@ func testSessions(t *testing.T, s StudioBackend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != "a" || string(got.SecretHash) != "secret-hash-a" || string(got.AdminHash) != "admin" ||
+	if got.ID != "a" || string(got.SecretHash) != "secret-hash-a" || string(got.AdminHash) != "admin" || got.UserID != "" ||
 		!got.CreatedAt.Equal(t0) || !got.LastSeenAt.Equal(t0) || !got.ExpiresAt.Equal(in.ExpiresAt) {
 		t.Errorf("stored session differs: %+v", got)
 	}
@@ -99,11 +104,25 @@ func testSessionExpiry(t *testing.T, s StudioBackend) {
 	}
 }
 
+// userSession is a session of a user, whose AdminHash is the user's (see
+// decoy.Session).
+func userSession(id, userID string, created time.Time) *decoy.Session {
+	x := session(id, created)
+	x.UserID, x.AdminHash = userID, []byte("user "+userID)
+	return x
+}
+
+// The server admin's sessions of another admin token end; users' sessions,
+// which no admin token opened, stay.
 func testSessionsNotOf(t *testing.T, s StudioBackend) {
 	ctx := context.Background()
-	mine, other := session("mine", t0), session("other", t0)
+	u, err := s.CreateUser(ctx, &decoy.User{Email: "ann@example.com", Name: "Ann", PasswordHash: []byte("h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, other, user := session("mine", t0), session("other", t0), userSession("user", u.ID, t0)
 	other.AdminHash = []byte("another admin")
-	for _, x := range []*decoy.Session{mine, other} {
+	for _, x := range []*decoy.Session{mine, other, user} {
 		if err := s.CreateSession(ctx, x); err != nil {
 			t.Fatal(err)
 		}
@@ -117,6 +136,74 @@ func testSessionsNotOf(t *testing.T, s StudioBackend) {
 	}
 	_, err = s.FindSession(ctx, "other")
 	wantCode(t, err, decoy.ENOTFOUND)
+	if _, err := s.FindSession(ctx, "user"); err != nil {
+		t.Errorf("a user's session was deleted with the admin's: %v", err)
+	}
+}
+
+// A user's session keeps its UserID; one of no user is refused.
+func testUserSessions(t *testing.T, s StudioBackend) {
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, &decoy.User{Email: "ann@example.com", Name: "Ann", PasswordHash: []byte("h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := userSession("a", u.ID, t0)
+	if err := s.CreateSession(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FindSession(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UserID != u.ID || string(got.AdminHash) != string(in.AdminHash) || !got.ExpiresAt.Equal(in.ExpiresAt) {
+		t.Errorf("stored session differs: %+v", got)
+	}
+	wantCode(t, s.CreateSession(ctx, userSession("b", id(9), t0)), decoy.ENOTFOUND)
+	_, err = s.FindSession(ctx, "b")
+	wantCode(t, err, decoy.ENOTFOUND)
+}
+
+// A user's sessions end when its password changes or it is deleted, and
+// only its own.
+func testUserSessionsEnd(t *testing.T, s StudioBackend) {
+	ctx := context.Background()
+	var users []*decoy.User
+	for _, email := range []string{"ann@example.com", "bob@example.com"} {
+		u, err := s.CreateUser(ctx, &decoy.User{Email: email, Name: email, PasswordHash: []byte("h")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, u)
+	}
+	ann, bob := users[0], users[1]
+	for _, x := range []*decoy.Session{session("admin", t0), userSession("ann", ann.ID, t0), userSession("bob", bob.ID, t0)} {
+		if err := s.CreateSession(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := func(want ...string) {
+		t.Helper()
+		for _, sid := range []string{"admin", "ann", "bob"} {
+			_, err := s.FindSession(ctx, sid)
+			if slices.Contains(want, sid) != (err == nil) {
+				t.Errorf("session %s: %v; want live: %v", sid, err, slices.Contains(want, sid))
+			}
+		}
+	}
+	name, hash := "Ann B.", []byte("new hash")
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	live("admin", "ann", "bob")
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{PasswordHash: &hash}); err != nil {
+		t.Fatal(err)
+	}
+	live("admin", "bob")
+	if err := s.DeleteUser(ctx, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	live("admin")
 }
 
 func bucketsOf(bs []decoy.UsageBucket) map[time.Time][2]int64 {

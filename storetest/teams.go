@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ func RunTeams(t *testing.T, open func(t *testing.T) TeamBackend) {
 	t.Run("DeleteWorkspace", func(t *testing.T) { testDeleteWorkspace(t, open(t)) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, open(t)) })
 	t.Run("LimitsConcurrent", func(t *testing.T) { testLimitsConcurrent(t, open(t)) })
+	t.Run("WorkspaceQuota", func(t *testing.T) { testWorkspaceQuota(t, open(t)) })
+	t.Run("WorkspaceQuotaConcurrent", func(t *testing.T) { testWorkspaceQuotaConcurrent(t, open(t)) })
 	t.Run("SearchMocks", func(t *testing.T) { testSearchMocks(t, open(t)) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, open(t)) })
 	t.Run("AuditBound", func(t *testing.T) { testAuditBound(t, open(t)) })
@@ -865,6 +868,95 @@ func testDeleteWorkspace(t *testing.T, s TeamBackend) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A workspace's reads (its monthly_reads, §6.2) are counted under its id by
+// the QuotaCounter, apart from its mocks' counts, and go with it.
+func testWorkspaceQuota(t *testing.T, s TeamBackend) {
+	ctx := context.Background()
+	ann := mustUser(t, s, "ann@example.com")
+	w := mustWorkspace(t, s, "acme", ann.ID)
+	createIn(t, s, 1, defaultProject(t, s, w.ID).ID, "a", "[1]")
+	for i := int64(1); i <= 3; i++ {
+		used, ok, err := s.ReserveQuota(ctx, w.ID, "2026-11", 3)
+		if err != nil || !ok || used != i {
+			t.Fatalf("reservation %d: used=%d ok=%v err=%v", i, used, ok, err)
+		}
+	}
+	if used, ok, err := s.ReserveQuota(ctx, w.ID, "2026-11", 3); err != nil || ok || used != 3 {
+		t.Fatalf("over the limit: used=%d ok=%v err=%v", used, ok, err)
+	}
+	if err := s.ReleaseQuota(ctx, w.ID, "2026-11"); err != nil {
+		t.Fatal(err)
+	}
+	if used, err := s.QuotaUsed(ctx, w.ID, "2026-11"); err != nil || used != 2 {
+		t.Errorf("after release: %d, %v", used, err)
+	}
+	// The mock's count and the workspace's are apart.
+	if _, ok, err := s.ReserveQuota(ctx, id(1), "2026-11", 0); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if used, _ := s.QuotaUsed(ctx, id(1), "2026-11"); used != 1 {
+		t.Errorf("the mock's count: %d, want 1", used)
+	}
+	if used, _ := s.QuotaUsed(ctx, w.ID, "2026-12"); used != 0 {
+		t.Errorf("another month: %d", used)
+	}
+	// Deleting a mock leaves the workspace's count.
+	if err := s.DeleteMock(ctx, id(1)); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := s.QuotaUsed(ctx, w.ID, "2026-11"); used != 2 {
+		t.Errorf("after deleting a mock: %d, want 2", used)
+	}
+	// Deleting the workspace deletes its count; it cannot be counted then.
+	if _, err := s.DeleteWorkspace(ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if used, err := s.QuotaUsed(ctx, w.ID, "2026-11"); err != nil || used != 0 {
+		t.Errorf("counts survived the workspace: %d, %v", used, err)
+	}
+	_, _, err := s.ReserveQuota(ctx, w.ID, "2026-11", 3)
+	wantError(t, err, decoy.ENOTFOUND, "")
+}
+
+// Concurrent reads of a workspace's mocks grant exactly its limit, while
+// the mocks' own counts go on beside it.
+func testWorkspaceQuotaConcurrent(t *testing.T, s TeamBackend) {
+	ctx := context.Background()
+	ann := mustUser(t, s, "ann@example.com")
+	w := mustWorkspace(t, s, "acme", ann.ID)
+	createIn(t, s, 1, defaultProject(t, s, w.ID).ID, "a", "[1]")
+	var granted, mock atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for range 10 {
+				key, limit, n := w.ID, int64(37), &granted
+				if g%2 == 1 {
+					key, limit, n = id(1), 0, &mock
+				}
+				_, ok, err := s.ReserveQuota(ctx, key, "2026-11", limit)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					n.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if granted.Load() != 37 {
+		t.Errorf("granted %d of 80 against a workspace limit of 37", granted.Load())
+	}
+	if used, _ := s.QuotaUsed(ctx, w.ID, "2026-11"); used != 37 {
+		t.Errorf("workspace count %d, want 37", used)
+	}
+	if used, _ := s.QuotaUsed(ctx, id(1), "2026-11"); used != 80 || mock.Load() != 80 {
+		t.Errorf("mock count %d (granted %d), want 80", used, mock.Load())
+	}
+}
 
 func testLimits(t *testing.T, s TeamBackend) {
 	ctx := context.Background()

@@ -167,8 +167,9 @@ func (s *sessions) check(ctx context.Context, cookie string) (*opened, error) {
 	return &opened{session: sess, secret: secret}, nil
 }
 
-// endStale deletes the sessions opened under another admin token than the
-// one in force, and returns how many.
+// endStale deletes the server admin's sessions opened under another admin
+// token than the one in force, and returns how many. Users' sessions stay:
+// a restart does not sign them out.
 func (s *sessions) endStale(ctx context.Context) (int64, error) {
 	return s.store.DeleteSessionsNotOf(ctx, s.adminHash)
 }

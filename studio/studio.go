@@ -100,10 +100,11 @@ func IsRoute(path string) bool {
 	return path == "/" || path == SessionPath || strings.HasPrefix(path, AssetPrefix)
 }
 
-// EndStaleSessions ends, for good, the sessions opened under another admin
-// token than the one in force: a server restarted with a new token signs
-// everyone out, and one restarted with the old token again signs nobody
-// back in. It returns how many ended.
+// EndStaleSessions ends, for good, the server admin's sessions opened under
+// another admin token than the one in force: a server restarted with a new
+// token signs the server admin out, and one restarted with the old token
+// again signs nobody back in. Users signed in with a password stay signed
+// in. It returns how many ended.
 func (h *Handler) EndStaleSessions(ctx context.Context) (int64, error) {
 	return h.sessions.endStale(ctx)
 }

@@ -484,9 +484,6 @@ func decoyCLIEnv(t *testing.T, env []string, stdin string, args ...string) (stri
 // TestWorkspaceMonthlyReads: 20 concurrent reads of a workspace's mocks
 // against its monthly_reads of 5 serve exactly 5, on the embedded store.
 func TestWorkspaceMonthlyReads(t *testing.T) {
-	if !storesCountWorkspaces {
-		t.Skip("the stores' QuotaCounter does not count workspace ids yet")
-	}
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	o := &org{t: t, p: p}
 	ws := o.admin("POST", "workspaces", `{"name":"q"}`, 201, "id")

@@ -9,12 +9,6 @@ import (
 // Teams across replicas on one PostgreSQL and one Redis: what one replica
 // changes about who may do what is in force on the other within a second.
 
-// storesCountWorkspaces says whether the stores' QuotaCounter counts a
-// workspace's reads under its id (server.WorkspaceQuotaKey), as it counts a
-// mock's: SQLite's and PostgreSQL's count only ids of mocks so far, and a
-// workspace's monthly_reads needs them to. Set it once they do.
-const storesCountWorkspaces = false
-
 // within polls check until it is true, for at most d.
 func within(d time.Duration, check func() bool) bool {
 	deadline := time.Now().Add(d)
@@ -74,9 +68,6 @@ func TestReplicasTeams(t *testing.T) {
 	})
 
 	t.Run("workspace monthly reads", func(t *testing.T) {
-		if !storesCountWorkspaces {
-			t.Skip("the stores' QuotaCounter does not count workspace ids yet")
-		}
 		ws := o.admin("POST", "workspaces", `{"name":"`+o.unique("q")+`"}`, 201, "id")
 		project := o.defaultProject(ws)
 		m1, m2 := o.newMock(project, "", `[1]`), o.newMock(project, "", `[2]`)
