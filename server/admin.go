@@ -48,77 +48,38 @@ type mockList struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-type adminHandler func(w http.ResponseWriter, r *http.Request, id string) error
-
-// serveAdmin routes /admin/v1. Authentication comes first, so that nothing
-// about the API shows without the admin token.
+// serveAdmin routes /admin/v1 through adminRoutes. Authentication comes
+// first, so that nothing about the API shows to a caller who is not signed
+// in; then authorize checks the caller's role (access.go); then the
+// handler runs, and a change it made is recorded in the audit log.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.adminAuthorized(w, r); err != nil {
-		return err
-	}
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
-	var routes map[string]adminHandler
-	id := ""
+	rt, params, allow := matchRoute(r.Method, segs)
+	call := &adminCall{route: rt, params: params}
+	if rt == nil || rt.need != public {
+		c, err := s.resolveCaller(w, r)
+		if err != nil {
+			return err
+		}
+		call.caller = c
+	}
 	switch {
-	case len(segs) == 1 && segs[0] == "mocks":
-		routes = map[string]adminHandler{http.MethodGet: s.listMocks, http.MethodPost: s.createMock}
-	case len(segs) >= 2 && segs[0] == "mocks":
-		u, err := uuid.Parse(segs[1])
-		if err != nil || len(segs[1]) != 36 {
-			return errMockNotFound
-		}
-		id = u.String()
-		switch {
-		case len(segs) == 2:
-			routes = map[string]adminHandler{http.MethodGet: s.getMock, http.MethodPatch: s.patchMock, http.MethodDelete: s.deleteMock}
-		case len(segs) == 3 && segs[2] == "data":
-			routes = map[string]adminHandler{http.MethodGet: s.getData, http.MethodPut: s.replaceData}
-		case len(segs) == 3 && segs[2] == "token":
-			routes = map[string]adminHandler{http.MethodPost: s.rotateToken}
-		case len(segs) == 3 && segs[2] == "usage":
-			routes = map[string]adminHandler{http.MethodGet: s.usage}
-		case len(segs) == 4 && segs[2] == "usage" && segs[3] == "history":
-			routes = map[string]adminHandler{http.MethodGet: s.usageHistory}
-		}
-	}
-	if routes == nil {
+	case rt == nil && allow == nil:
 		return errNotFound
-	}
-	h, ok := routes[r.Method]
-	if !ok {
-		var allow []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			if routes[m] != nil {
-				allow = append(allow, m)
-			}
-		}
+	case rt == nil:
 		return errorAnswer(http.StatusMethodNotAllowed, "Method not allowed", "Allow", strings.Join(allow, ", "))
 	}
-	return h(w, r, id)
-}
-
-// adminAuthorized checks the bearer token: nil when the request may go on.
-// Wrong tokens count as failed attempts, as for mock tokens, but apart from
-// them: guessing one never locks out the other.
-func (s *Server) adminAuthorized(w http.ResponseWriter, r *http.Request) error {
-	if err, done := s.studioAuthorized(w, r); done {
+	id, err := s.authorize(r.Context(), call)
+	if err != nil {
 		return err
 	}
-	key := "admin-token:" + s.limitKey(r)
-	if err := s.authBlocked(r, key); err != nil {
+	r = r.WithContext(context.WithValue(r.Context(), callKey{}, call))
+	if err := rt.handle(s, w, r, id); err != nil {
 		return err
 	}
-	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return errorAnswer(http.StatusUnauthorized, "Admin token required", "WWW-Authenticate", `Bearer realm="decoy-admin"`)
-	}
-	if tokenMatches(token, s.cfg.AdminTokenHash) {
-		return nil
-	}
-	return s.authFailed(r, key, errorAnswer(http.StatusUnauthorized, "Invalid admin token",
-		"WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`))
+	s.audit(r, call, id)
+	return nil
 }
 
 // writeContext is the context of admin writes. A write, once started,
@@ -134,15 +95,7 @@ func writeContext(r *http.Request) (context.Context, context.CancelFunc) {
 const writeTimeout = 30 * time.Second
 
 func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
-	base := s.cfg.PublicURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
-	return mockView{Mock: m, URL: strings.TrimRight(base, "/") + "/mock/" + m.ID, Token: token}
+	return mockView{Mock: m, URL: s.baseURL(r) + "/mock/" + m.ID, Token: token}
 }
 
 func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -155,7 +108,18 @@ func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) err
 		}
 		limit = n
 	}
-	mocks, next, err := s.cfg.Store.ListMocks(r.Context(), q.Get("cursor"), limit)
+	var mocks []*decoy.Mock
+	var next string
+	var err error
+	if s.cfg.Teams != nil {
+		var f decoy.MockFilter
+		if f, err = s.mockFilter(r); err != nil {
+			return err
+		}
+		mocks, next, err = s.cfg.Teams.SearchMocks(r.Context(), f, q.Get("cursor"), limit)
+	} else {
+		mocks, next, err = s.cfg.Store.ListMocks(r.Context(), q.Get("cursor"), limit)
+	}
 	if err != nil {
 		return err
 	}
@@ -173,6 +137,7 @@ func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) err
 // createParams are the query parameters of POST /admin/v1/mocks.
 var createParams = map[string]bool{
 	"name": true, "private": true, "status": true, "delay_ms": true, "id": true, "rate_limit": true, "monthly_quota": true,
+	"project_id": true,
 }
 
 func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -196,6 +161,9 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 		m.ID = uuid.NewString()
 	}
 	if err := applyParams(m, q); err != nil {
+		return err
+	}
+	if err := s.placeMock(r, m, q.Get("project_id")); err != nil {
 		return err
 	}
 	up, err := s.readData(w, r)
@@ -229,6 +197,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	e.Mock = created
 	s.cache.PutAt(e, gen)
+	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "mock", ID: created.ID, Name: created.Name}
 	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
 	writeJSON(w, http.StatusCreated, s.view(r, created, token))
 	return nil

@@ -95,7 +95,12 @@ func (s *Server) Addr() net.Addr {
 // for at most the shutdown timeout; requests still running then (a client
 // reading a large answer very slowly, say) are cut.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	s.closeOnce.Do(func() {
+		s.closeErr = s.close()
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		defer cancel()
+		s.flushKeyUses(ctx)
+	})
 	return s.closeErr
 }
 

@@ -157,6 +157,21 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		s.cfg.Usage.Refused(id, now)
 		return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 	}
+	// The monthly reads of the mock's workspace, counted the same way.
+	wsReserved, err := s.reserveWorkspaceRead(ctx, e.Mock.WorkspaceID, month, reserve)
+	if err != nil {
+		if reserve {
+			s.releaseQuota(ctx, id, month)
+		}
+		s.undoRate(ctx, id, rate)
+		if decoy.ErrorCode(err) == decoy.ERATELIMIT {
+			s.limitHeaders(h, rate, quotaLimit, used-1)
+			s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
+			s.cfg.Usage.Refused(id, now)
+			return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+		}
+		return err
+	}
 	s.limitHeaders(h, rate, quotaLimit, used)
 
 	// 6. Query parameters.
@@ -172,11 +187,10 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		case <-ctx.Done():
 			t.Stop()
 			if reserve { // nothing was served: give the count back
-				qctx, cancel := s.quotaContext(ctx, true)
-				defer cancel()
-				if err := s.cfg.Quota.ReleaseQuota(qctx, id, month); err != nil {
-					s.log.Error("release quota", "mock", id, "err", err)
-				}
+				s.releaseQuota(ctx, id, month)
+			}
+			if wsReserved {
+				s.releaseQuota(ctx, WorkspaceQuotaKey(e.Mock.WorkspaceID), month)
 			}
 			// Nothing must be written: returning would let net/http send
 			// an empty 200 to a client that may still be reading (one
@@ -225,6 +239,16 @@ func (s *Server) quotaContext(ctx context.Context, detached bool) (context.Conte
 }
 
 func noCancel() {}
+
+// releaseQuota takes back a reservation of id (a mock's or a workspace's)
+// whose response was not served.
+func (s *Server) releaseQuota(ctx context.Context, id, month string) {
+	qctx, cancel := s.quotaContext(ctx, true)
+	defer cancel()
+	if err := s.cfg.Quota.ReleaseQuota(qctx, id, month); err != nil {
+		s.log.Error("release quota", "id", id, "err", err)
+	}
+}
 
 // RateKey is the key under which the Limiter counts the reads of mock id.
 func RateKey(id string) string { return "mock:" + id }

@@ -64,6 +64,13 @@ type Config struct {
 	// AdminTokenHash is the SHA-256 of the admin API bearer token.
 	AdminTokenHash []byte
 
+	// Teams, when set, keeps people, workspaces, projects, keys and the
+	// audit log (§6): callers other than the admin token are let in, by
+	// their role. Without it the admin token is the only caller.
+	Teams decoy.TeamStore
+	// OpenWorkspaces lets any signed-in user create workspaces.
+	OpenWorkspaces bool
+
 	DefaultRateLimit    int64 // per mock and minute; 0: unlimited
 	DefaultMonthlyQuota int64 // per mock and month; 0: unlimited
 	AuthFailureLimit    int64 // per client and minute; 0: unlimited
@@ -153,6 +160,11 @@ type Server struct {
 	serving   chan error
 	closeOnce sync.Once
 	closeErr  error
+
+	// keyUses collects API keys' last use, written in batches (auth.go);
+	// readLimits caches workspaces' monthly read limits (limits.go).
+	keyUses    keyUses
+	readLimits readLimits
 
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/google/uuid"
+)
+
+// This file is where the admin API decides who may do what (§6.2 of the
+// contract): every route declares the role it needs and, through the first
+// placeholder of its path, the workspace whose role decides. serveAdmin
+// checks both before any handler runs, so that no handler checks access
+// itself.
+
+// need is what a route asks of its caller.
+type need int
+
+const (
+	// public: no sign-in; the route authenticates what it is sent itself
+	// (a password, an invitation's secret).
+	public need = iota
+	// signedIn: any caller; the handler narrows what it shows to what the
+	// caller sees.
+	signedIn
+	viewer
+	editor
+	owner
+	// serverAdmin: the admin token, or a user who is a server admin.
+	serverAdmin
+)
+
+// role is the workspace role a need asks for, for viewer, editor and owner.
+func (n need) role() decoy.Role {
+	switch n {
+	case viewer:
+		return decoy.RoleViewer
+	case editor:
+		return decoy.RoleEditor
+	case owner:
+		return decoy.RoleOwner
+	}
+	return ""
+}
+
+// adminRoute is one line of the admin API's table.
+//
+// path is split on "/" below /admin/v1; a segment in braces matches any
+// segment, and the first of {mock}, {project} and {ws} names the resource
+// whose workspace the role is checked in (a mock id, a project id, a
+// workspace id). Its value is what the handler gets as id; the values of
+// all placeholders are in adminCall.params.
+type adminRoute struct {
+	method string
+	path   string
+	need   need
+	// action names what the route does, in "Forbidden: <action> needs
+	// the <role> role"; empty: the method and path.
+	action string
+	// audit is the action recorded in the audit log when the handler
+	// succeeds; empty: none (reads, and changes outside a workspace).
+	audit string
+	// projectKey lets a key limited to one project through a workspace
+	// route (the workspace's record, its projects); other workspace
+	// routes are not found to it. Mock and project routes check that
+	// the resource is in the key's project.
+	projectKey bool
+	handle     func(s *Server, w http.ResponseWriter, r *http.Request, id string) error
+}
+
+// adminRoutes is the admin API. A new route is one line: GET routes of
+// mocks, projects and workspaces need viewer; changes need editor.
+var adminRoutes = []adminRoute{
+	{method: "POST", path: "auth/token", need: public, handle: (*Server).createAccessToken},
+	{method: "DELETE", path: "auth/token", need: signedIn, handle: (*Server).deleteAccessToken},
+	{method: "GET", path: "invitations/{secret}", need: public, handle: (*Server).getInvitation},
+	{method: "POST", path: "invitations/{secret}/accept", need: public, handle: (*Server).acceptInvitation},
+	{method: "GET", path: "me", need: signedIn, handle: (*Server).me},
+
+	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*Server).listUsers},
+	{method: "POST", path: "users", need: serverAdmin, action: "creating users", handle: (*Server).createUser},
+	{method: "GET", path: "users/{user}", need: serverAdmin, action: "reading users", handle: (*Server).getUser},
+	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", handle: (*Server).patchUser},
+	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", handle: (*Server).deleteUser},
+
+	{method: "GET", path: "workspaces", need: signedIn, handle: (*Server).listWorkspaces},
+	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*Server).createWorkspace},
+	{method: "GET", path: "workspaces/{ws}", need: viewer, projectKey: true, handle: (*Server).getWorkspace},
+	{method: "PATCH", path: "workspaces/{ws}", need: owner, action: "changing the workspace", audit: "workspace.update", handle: (*Server).patchWorkspace},
+	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", handle: (*Server).deleteWorkspace},
+	{method: "GET", path: "workspaces/{ws}/members", need: viewer, handle: (*Server).listMembers},
+	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*Server).addMember},
+	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*Server).patchMember},
+	{method: "DELETE", path: "workspaces/{ws}/members/{user}", need: owner, action: "removing members", audit: "member.remove", handle: (*Server).removeMember},
+	{method: "GET", path: "workspaces/{ws}/keys", need: owner, action: "listing API keys", handle: (*Server).listKeys},
+	{method: "POST", path: "workspaces/{ws}/keys", need: owner, action: "creating API keys", audit: "key.create", handle: (*Server).createKey},
+	{method: "DELETE", path: "workspaces/{ws}/keys/{key}", need: owner, action: "revoking API keys", audit: "key.revoke", handle: (*Server).revokeKey},
+	{method: "GET", path: "workspaces/{ws}/projects", need: viewer, projectKey: true, handle: (*Server).listProjects},
+	{method: "POST", path: "workspaces/{ws}/projects", need: editor, action: "creating projects", audit: "project.create", handle: (*Server).createProject},
+	{method: "GET", path: "workspaces/{ws}/audit", need: viewer, handle: (*Server).listAudit},
+
+	{method: "GET", path: "projects/{project}", need: viewer, handle: (*Server).getProject},
+	{method: "PATCH", path: "projects/{project}", need: editor, action: "changing projects", audit: "project.rename", handle: (*Server).patchProject},
+	{method: "DELETE", path: "projects/{project}", need: editor, action: "deleting projects", audit: "project.delete", handle: (*Server).deleteProject},
+
+	{method: "GET", path: "mocks", need: signedIn, handle: (*Server).listMocks},
+	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*Server).createMock},
+	{method: "GET", path: "mocks/{mock}", need: viewer, handle: (*Server).getMock},
+	{method: "PATCH", path: "mocks/{mock}", need: editor, action: "changing mocks", audit: "mock.settings", handle: (*Server).patchMock},
+	{method: "DELETE", path: "mocks/{mock}", need: editor, action: "deleting mocks", audit: "mock.delete", handle: (*Server).deleteMock},
+	{method: "GET", path: "mocks/{mock}/data", need: viewer, handle: (*Server).getData},
+	{method: "PUT", path: "mocks/{mock}/data", need: editor, action: "changing mock data", audit: "mock.data", handle: (*Server).replaceData},
+	{method: "POST", path: "mocks/{mock}/token", need: editor, action: "rotating mock tokens", audit: "mock.token", handle: (*Server).rotateToken},
+	{method: "GET", path: "mocks/{mock}/usage", need: viewer, handle: (*Server).usage},
+	{method: "GET", path: "mocks/{mock}/usage/history", need: viewer, handle: (*Server).usageHistory},
+}
+
+// adminCall is what serveAdmin found out about a request before its
+// handler runs: who sent it and, for a route of a workspace's resource,
+// the resource and the caller's role there. Handlers read it with callOf.
+type adminCall struct {
+	caller *caller
+	route  *adminRoute
+	params map[string]string
+	// workspaceID is the workspace of the resource (empty for routes
+	// outside one); role is the caller's role there.
+	workspaceID string
+	role        decoy.Role
+	mock        *decoy.Mock
+	project     *decoy.Project
+	workspace   *decoy.Workspace
+
+	// Set by handlers for the audit log: the workspace and target of a
+	// resource they created or changed (default: the route's resource),
+	// and an action more precise than the route's.
+	auditWorkspace string
+	auditTarget    *decoy.AuditTarget
+	auditAction    string
+}
+
+type callKey struct{}
+
+// callOf returns the adminCall of a request serveAdmin let through.
+func callOf(r *http.Request) *adminCall {
+	c, _ := r.Context().Value(callKey{}).(*adminCall)
+	if c == nil {
+		return &adminCall{caller: &caller{admin: true}} // handlers called directly by tests
+	}
+	return c
+}
+
+// matchRoute finds the routes of a path: the one of the method, and the
+// methods the path answers to.
+func matchRoute(method string, segs []string) (match *adminRoute, params map[string]string, allow []string) {
+	for i := range adminRoutes {
+		rt := &adminRoutes[i]
+		p, ok := matchPath(rt.path, segs)
+		if !ok {
+			continue
+		}
+		if rt.method == method {
+			match, params = rt, p
+		}
+		if !strings.Contains(strings.Join(allow, ","), rt.method) {
+			allow = append(allow, rt.method)
+		}
+	}
+	return match, params, allow
+}
+
+// matchPath matches a route's path against a request's segments.
+func matchPath(pattern string, segs []string) (map[string]string, bool) {
+	pat := strings.Split(pattern, "/")
+	if len(pat) != len(segs) {
+		return nil, false
+	}
+	var params map[string]string
+	for i, p := range pat {
+		if strings.HasPrefix(p, "{") {
+			if params == nil {
+				params = map[string]string{}
+			}
+			params[p[1:len(p)-1]] = segs[i]
+			continue
+		}
+		if p != segs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// scopeOf returns the placeholder whose resource places a route in a
+// workspace: "mock", "project", "ws", or "".
+func scopeOf(pattern string) string {
+	for _, p := range strings.Split(pattern, "/") {
+		switch p {
+		case "{mock}", "{project}", "{ws}":
+			return p[1 : len(p)-1]
+		}
+	}
+	return ""
+}
+
+// Not-found answers of the resources a route is placed by.
+var (
+	errProjectNotFound   = errorAnswer(http.StatusNotFound, "Project not found")
+	errWorkspaceNotFound = errorAnswer(http.StatusNotFound, "Workspace not found")
+)
+
+// idParams are the placeholders that hold ids (UUIDs), with the answer to
+// one that is not.
+var idParams = map[string]error{
+	"mock":    errMockNotFound,
+	"project": errProjectNotFound,
+	"ws":      errWorkspaceNotFound,
+	"user":    errorAnswer(http.StatusNotFound, "User not found"),
+	"key":     errorAnswer(http.StatusNotFound, "Key not found"),
+}
+
+// forbidden is the answer to a caller who sees a resource but lacks the
+// role to do what it asked.
+func forbidden(action, role string) error {
+	return errorAnswer(http.StatusForbidden, "Forbidden: "+action+" needs the "+role+" role")
+}
+
+// authorize checks that the caller may use the route: it finds the
+// route's resource and the caller's role in its workspace. What the
+// caller cannot see is not found; what it sees but may not do is
+// forbidden.
+func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error) {
+	rt, c := call.route, call.caller
+	action := rt.action
+	if action == "" {
+		action = rt.method + " /admin/v1/" + rt.path
+	}
+	scope := scopeOf(rt.path)
+	var id string
+	for name, notFound := range idParams {
+		if v, ok := call.params[name]; ok {
+			u, err := uuid.Parse(v)
+			if err != nil || len(v) != 36 {
+				return "", notFound
+			}
+			call.params[name] = u.String()
+		}
+	}
+	id = call.params[scope]
+	if s.cfg.Teams == nil && !strings.HasPrefix(rt.path, "mocks") {
+		return "", errNotFound // no teams here
+	}
+	switch rt.need {
+	case public, signedIn:
+		return id, nil
+	case serverAdmin:
+		if !c.admin {
+			return id, forbidden(action, "server admin")
+		}
+		return id, nil
+	}
+	if s.cfg.Teams == nil {
+		// Without teams there is one caller, the server admin, and
+		// the handlers find the resource themselves.
+		return id, nil
+	}
+	var notFound error
+	var projectID string
+	switch scope {
+	case "mock":
+		notFound = errMockNotFound
+		m, err := s.cfg.Store.FindMock(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		call.mock, call.workspaceID, projectID = m, m.WorkspaceID, m.ProjectID
+	case "project":
+		notFound = errProjectNotFound
+		p, err := s.cfg.Teams.FindProject(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		call.project, call.workspaceID, projectID = p, p.WorkspaceID, p.ID
+	case "ws":
+		notFound = errWorkspaceNotFound
+		w, err := s.cfg.Teams.FindWorkspace(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		call.workspace, call.workspaceID = w, w.ID
+	default:
+		return id, nil
+	}
+	role, err := s.roleIn(ctx, c, call.workspaceID, projectID)
+	if err != nil {
+		return "", err
+	}
+	if role == "" {
+		return "", notFound
+	}
+	if c.key != nil && c.key.ProjectID != nil && scope == "ws" && !rt.projectKey {
+		return "", errNotFound
+	}
+	call.role = role
+	if !role.Allows(rt.need.role()) {
+		return "", forbidden(action, string(rt.need.role()))
+	}
+	return id, nil
+}
+
+// roleIn returns the caller's role in a workspace, for a resource of
+// projectID (empty: the workspace itself), or "" when the caller cannot
+// see it. The server admin is an owner everywhere.
+func (s *Server) roleIn(ctx context.Context, c *caller, workspaceID, projectID string) (decoy.Role, error) {
+	switch {
+	case c.admin:
+		return decoy.RoleOwner, nil
+	case c.key != nil:
+		if c.key.WorkspaceID != workspaceID || (c.key.ProjectID != nil && projectID != "" && *c.key.ProjectID != projectID) {
+			return "", nil
+		}
+		return c.key.Role, nil
+	case c.user != nil:
+		role, err := s.cfg.Teams.MemberRole(ctx, workspaceID, c.user.ID)
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+			return "", nil
+		}
+		return role, err
+	}
+	return "", nil
+}

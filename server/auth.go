@@ -1,0 +1,192 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// This file finds who sent an admin API request (§6): the server admin by
+// its token or a Studio session, a user by a personal access token, or a
+// workspace's API key. Lookups are not cached, so that a revoked key or
+// token, or a deleted user, is refused at once on every replica.
+
+// Prefixes of the secrets the admin API is called with.
+const (
+	AccessTokenPrefix = "dcy_pat_"
+	KeyPrefix         = "dcy_key_"
+	invitationPrefix  = "dcy_inv_"
+	// secretLength is the length of a secret after its prefix: 256 bits
+	// in base64url.
+	secretLength = 43
+)
+
+// Lifetimes of what people are given.
+const (
+	AccessTokenLifetime = 90 * 24 * time.Hour
+	InvitationLifetime  = 7 * 24 * time.Hour
+)
+
+// caller is who sent an admin API request: the server admin (admin), a
+// user (who may also be a server admin), or an API key.
+type caller struct {
+	admin bool
+	user  *decoy.User
+	key   *decoy.APIKey
+	// tokenHash is the hash of the personal access token a user's
+	// request came with, for DELETE /auth/token.
+	tokenHash []byte
+}
+
+// actor is the caller as the audit log names it.
+func (c *caller) actor() decoy.Actor {
+	switch {
+	case c.key != nil:
+		return decoy.Actor{Kind: "key", ID: c.key.ID, Label: c.key.Name}
+	case c.user != nil:
+		return decoy.Actor{Kind: "user", ID: c.user.ID, Label: c.user.Email}
+	}
+	return decoy.ServerAdmin
+}
+
+var errInvalidAdminToken = errorAnswer(http.StatusUnauthorized, "Invalid admin token",
+	"WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
+
+// resolveCaller finds the caller of an admin API request. A wrong bearer
+// token counts as a failed attempt, as for mock tokens, but apart from
+// them: guessing one never locks out the other.
+func (s *Server) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, error) {
+	if err, done := s.studioAuthorized(w, r); done {
+		if err != nil {
+			return nil, err
+		}
+		return &caller{admin: true}, nil
+	}
+	key := "admin-token:" + s.limitKey(r)
+	if err := s.authBlocked(r, key); err != nil {
+		return nil, err
+	}
+	token := bearerToken(r)
+	if token == "" {
+		return nil, errorAnswer(http.StatusUnauthorized, "Admin token required", "WWW-Authenticate", `Bearer realm="decoy-admin"`)
+	}
+	c, err := s.lookupCaller(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, s.authFailed(r, key, errInvalidAdminToken)
+	}
+	return c, nil
+}
+
+// bearerToken returns the bearer token of a request, or "".
+func bearerToken(r *http.Request) string {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// lookupCaller returns the caller a bearer token stands for, or nil when
+// it stands for none (wrong, expired, revoked).
+func (s *Server) lookupCaller(ctx context.Context, token string) (*caller, error) {
+	if tokenMatches(token, s.cfg.AdminTokenHash) {
+		return &caller{admin: true}, nil
+	}
+	if s.cfg.Teams == nil {
+		return nil, nil
+	}
+	now := s.cfg.Now()
+	switch {
+	case strings.HasPrefix(token, AccessTokenPrefix) && len(token) == len(AccessTokenPrefix)+secretLength:
+		h := HashToken(token)
+		u, err := s.cfg.Teams.FindAccessToken(ctx, h, now)
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &caller{admin: u.ServerAdmin, user: u, tokenHash: h}, nil
+	case strings.HasPrefix(token, KeyPrefix) && len(token) == len(KeyPrefix)+secretLength:
+		k, err := s.cfg.Teams.FindKey(ctx, HashToken(token))
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+			return nil, nil
+		}
+		s.keyUsed(k.ID, now)
+		return &caller{key: k}, nil
+	}
+	return nil, nil
+}
+
+// keyUses collects the last use of each API key in memory; they are
+// written to the store in one batch at most every keyFlushInterval, and
+// at Close, so that a request never waits on a write.
+type keyUses struct {
+	mu       sync.Mutex
+	used     map[string]time.Time
+	flushed  time.Time
+	flushing bool
+}
+
+const (
+	keyFlushInterval = 10 * time.Second
+	// maxKeyUses bounds the keys waiting: past it, a flush starts and
+	// further uses wait for the next one (a last use is a hint).
+	maxKeyUses = 10000
+)
+
+// keyUsed notes that key id was used at now, and starts a flush in the
+// background when one is due.
+func (s *Server) keyUsed(id string, now time.Time) {
+	k := &s.keyUses
+	k.mu.Lock()
+	if k.used == nil {
+		k.used = map[string]time.Time{}
+	}
+	if len(k.used) < maxKeyUses {
+		k.used[id] = now
+	}
+	due := !k.flushing && (now.Sub(k.flushed) >= keyFlushInterval || len(k.used) >= maxKeyUses)
+	if due {
+		k.flushing = true
+	}
+	k.mu.Unlock()
+	if due {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			defer cancel()
+			s.flushKeyUses(ctx)
+		}()
+	}
+}
+
+// flushKeyUses writes the last uses collected so far.
+func (s *Server) flushKeyUses(ctx context.Context) {
+	k := &s.keyUses
+	k.mu.Lock()
+	used := k.used
+	k.used = nil
+	k.flushed = s.cfg.Now()
+	k.mu.Unlock()
+	if len(used) > 0 && s.cfg.Teams != nil {
+		if err := s.cfg.Teams.TouchKeys(ctx, used); err != nil {
+			s.log.Warn("could not record the last use of API keys", "keys", len(used), "err", err)
+		}
+	}
+	k.mu.Lock()
+	k.flushing = false
+	k.mu.Unlock()
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"golang.org/x/sync/singleflight"
+)
+
+// This file brings a workspace's monthly_reads limit (§6.2) to the read
+// path. Reads past it are counted by the same QuotaCounter as the per-mock
+// quota, under the workspace's id; the limit itself is kept here for
+// readLimitTTL, so that a read does not ask the store, and a change made on
+// any replica is in force everywhere within a second.
+
+// readLimitTTL is how long a workspace's limit is used before the store is
+// asked again.
+const readLimitTTL = 500 * time.Millisecond
+
+// maxReadLimits bounds the workspaces whose limit is kept; past it the
+// cache starts over.
+const maxReadLimits = 10000
+
+// readLimits caches workspaces' monthly_reads limits.
+type readLimits struct {
+	mu      sync.Mutex
+	limits  map[string]readLimit
+	flights singleflight.Group
+}
+
+type readLimit struct {
+	limit int64 // 0: none
+	at    time.Time
+}
+
+// WorkspaceQuotaKey is the id under which the QuotaCounter counts the
+// reads of a workspace's mocks. Workspace ids are UUIDs, as mock ids are,
+// and never equal to one.
+func WorkspaceQuotaKey(workspaceID string) string { return workspaceID }
+
+// workspaceReadLimit returns the monthly_reads limit of a workspace (0:
+// none). When the store cannot say, the last limit known is used.
+func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (int64, error) {
+	if s.cfg.Teams == nil || workspaceID == "" {
+		return 0, nil
+	}
+	c := &s.readLimits
+	now := s.cfg.Now()
+	c.mu.Lock()
+	l, ok := c.limits[workspaceID]
+	c.mu.Unlock()
+	if ok && now.Sub(l.at) < readLimitTTL && now.Sub(l.at) >= 0 {
+		return l.limit, nil
+	}
+	v, err, _ := c.flights.Do(workspaceID, func() (any, error) {
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quotaTimeout)
+		defer cancel()
+		w, err := s.cfg.Teams.FindWorkspace(qctx, workspaceID)
+		if err != nil {
+			return int64(0), err
+		}
+		var n int64
+		if w.Limits.MonthlyReads != nil {
+			n = *w.Limits.MonthlyReads
+		}
+		c.mu.Lock()
+		if c.limits == nil || len(c.limits) >= maxReadLimits {
+			c.limits = map[string]readLimit{}
+		}
+		c.limits[workspaceID] = readLimit{limit: n, at: s.cfg.Now()}
+		c.mu.Unlock()
+		return n, nil
+	})
+	switch {
+	case err == nil:
+		return v.(int64), nil
+	case ok:
+		if s.firstFailure("workspace limits") {
+			s.log.Warn("workspace limits unavailable; using the last known", "workspace", workspaceID, "err", err)
+		}
+		return l.limit, nil
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		return 0, nil // deleted with its mocks meanwhile
+	}
+	return 0, err
+}
+
+// forgetReadLimit drops the cached limit of a workspace this server
+// changed, so that it is in force here at once.
+func (s *Server) forgetReadLimit(workspaceID string) {
+	s.readLimits.mu.Lock()
+	delete(s.readLimits.limits, workspaceID)
+	s.readLimits.mu.Unlock()
+}
+
+// reserveWorkspaceRead counts one served read of a workspace's mocks
+// against its monthly_reads limit, through the QuotaCounter that counts the
+// mock's own quota: when reserve is false (a read that will not return the
+// data) it only looks. It returns whether it reserved, and an ERATELIMIT
+// error when the limit is reached.
+func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month string, reserve bool) (bool, error) {
+	limit, err := s.workspaceReadLimit(ctx, workspaceID)
+	if err != nil || limit == 0 {
+		return false, err
+	}
+	key := WorkspaceQuotaKey(workspaceID)
+	var ok bool
+	if reserve {
+		qctx, cancel := s.quotaContext(ctx, true)
+		_, ok, err = s.cfg.Quota.ReserveQuota(qctx, key, month, limit)
+		cancel()
+	} else {
+		var used int64
+		qctx, cancel := s.quotaContext(ctx, false)
+		used, err = s.cfg.Quota.QuotaUsed(qctx, key, month)
+		cancel()
+		ok = used < limit
+	}
+	switch {
+	case err != nil:
+		if s.firstFailure("workspace quota") {
+			s.log.Warn("workspace reads cannot be counted; refusing the reads that would be", "workspace", workspaceID, "err", err)
+		}
+		return false, decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
+	case !ok:
+		return false, decoy.Errorf(decoy.ERATELIMIT, "Monthly request quota exceeded")
+	}
+	return reserve, nil
+}

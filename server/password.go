@@ -1,0 +1,107 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+	"golang.org/x/crypto/argon2"
+)
+
+// Passwords are kept as argon2id hashes in the PHC string form
+// ($argon2id$v=19$m=…,t=…,p=…$salt$hash), so that the parameters can be
+// raised later and old hashes still checked.
+
+// Password bounds: long enough to resist guessing, short enough that
+// hashing one is bounded work.
+const (
+	MinPasswordLength = 12
+	maxPasswordBytes  = 1024
+)
+
+// argon2id parameters of new hashes: 19 MiB, 2 passes, 1 lane (the
+// OWASP baseline), about 30 ms on one core.
+const (
+	argonMemory  = 19 * 1024
+	argonTime    = 2
+	argonThreads = 1
+	argonKeyLen  = 32
+	argonSaltLen = 16
+)
+
+// validPassword checks a password's length.
+func validPassword(pw string) error {
+	if utf8.RuneCountInString(pw) < MinPasswordLength || len(pw) > maxPasswordBytes || !utf8.ValidString(pw) {
+		return decoy.Errorf(decoy.EINVALID, "password must be from %d characters to %d bytes of UTF-8", MinPasswordLength, maxPasswordBytes)
+	}
+	return nil
+}
+
+// HashPassword returns the argon2id hash of a password in PHC string form.
+func HashPassword(pw string) []byte {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never, on supported platforms
+	}
+	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Appendf(nil, "$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// phc is a parsed argon2id hash.
+type phc struct {
+	memory  uint32
+	time    uint32
+	threads uint8
+	salt    []byte
+	key     []byte
+}
+
+// parsePHC parses an argon2id hash in PHC string form; it refuses
+// parameters past what a server would ever set, so that a hash does not
+// make a check cost unbounded memory or time.
+func parsePHC(s string) (phc, bool) {
+	var p phc
+	parts := strings.Split(s, "$")
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" || parts[2] != fmt.Sprintf("v=%d", argon2.Version) {
+		return p, false
+	}
+	var threads uint32
+	if n, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.memory, &p.time, &threads); err != nil || n != 3 ||
+		fmt.Sprintf("m=%d,t=%d,p=%d", p.memory, p.time, threads) != parts[3] {
+		return p, false
+	}
+	if p.memory < 8 || p.memory > 1<<20 || p.time < 1 || p.time > 16 || threads < 1 || threads > 16 {
+		return p, false
+	}
+	p.threads = uint8(threads)
+	var err error
+	if p.salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil || len(p.salt) < 8 || len(p.salt) > 64 {
+		return p, false
+	}
+	if p.key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(p.key) < 16 || len(p.key) > 64 {
+		return p, false
+	}
+	return p, true
+}
+
+// passwordMatches checks a password against a stored hash, in constant
+// time. A hash that does not parse matches nothing.
+func passwordMatches(pw string, hash []byte) bool {
+	p, ok := parsePHC(string(hash))
+	if !ok {
+		return false
+	}
+	key := argon2.IDKey([]byte(pw), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
+	return subtle.ConstantTimeCompare(key, p.key) == 1
+}
+
+// dummyHash is checked against when no user has the email given, so that a
+// sign-in takes as long whether the email is known or not.
+var dummyHash = sync.OnceValue(func() []byte { return HashPassword("decoy: no user has this email") })

@@ -1,0 +1,1008 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// This file is the admin API of teams (§6.3 of the contract): users,
+// personal access tokens, invitations, workspaces, members, API keys and
+// projects. serveAdmin has checked the caller's role before a handler here
+// runs (access.go); handlers only narrow listings to what the caller sees.
+
+// decodeBody decodes the JSON object of a request into v, refusing unknown
+// fields; fields lists the ones accepted, for the error.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields string) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return decoy.Errorf(decoy.ETOOLARGE, "The body is at most %d bytes", maxPatchBytes)
+	case err != nil:
+		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	}
+	return parseBody(body, v, fields)
+}
+
+// parseBody is the parsing half of decodeBody.
+func parseBody(body []byte, v any, fields string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) || dec.Decode(v) != nil || dec.More() {
+		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
+	}
+	return nil
+}
+
+// validLabel checks the name of a workspace, project, key or user.
+func validLabel(what, name string) error {
+	if strings.TrimSpace(name) == "" || len(name) > decoy.MaxNameLength || !utf8.ValidString(name) {
+		return decoy.Errorf(decoy.EINVALID, "%s must be valid UTF-8 of 1 to %d bytes", what, decoy.MaxNameLength)
+	}
+	return nil
+}
+
+// validEmail checks an email address, loosely: people know theirs.
+func validEmail(email string) error {
+	at := strings.LastIndexByte(email, '@')
+	if at < 1 || at == len(email)-1 || len(email) > 254 || !utf8.ValidString(email) || strings.ContainsAny(email, " \t\r\n<>") {
+		return decoy.Errorf(decoy.EINVALID, "email must be an email address")
+	}
+	return nil
+}
+
+// pageLimit is the limit parameter of a paged listing.
+func pageLimit(r *http.Request) (int, error) {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, decoy.Errorf(decoy.EINVALID, "limit must be an integer from 1 to 1000")
+		}
+		limit = n
+	}
+	return limit, nil
+}
+
+// cursorOf is a next cursor as listings show it: null on the last page.
+func cursorOf(next string) *string {
+	if next == "" {
+		return nil
+	}
+	return &next
+}
+
+// baseURL is the URL the server is reached at, for links it gives.
+func (s *Server) baseURL(r *http.Request) string {
+	base := s.cfg.PublicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return strings.TrimRight(base, "/")
+}
+
+// Personal access tokens.
+
+var errBadCredentials = errorAnswer(http.StatusUnauthorized, "Invalid email or password")
+
+// createAccessToken is POST /auth/token: an email and a password for a
+// personal access token. A wrong pair counts against the client's failed
+// authentication limit, as a wrong token does.
+func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
+	var in struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	}
+	if err := decodeBody(w, r, &in, "email and password"); err != nil {
+		return err
+	}
+	if s.cfg.Teams == nil {
+		return errBadCredentials
+	}
+	u, err := s.checkPassword(r, in.Email, in.Password)
+	if err != nil {
+		return err
+	}
+	token, expires, err := s.issueAccessToken(r, u)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		Token     string    `json:"token"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}{token, expires})
+	return nil
+}
+
+// checkPassword returns the user of an email and password, or refuses
+// them, counting the failure.
+func (s *Server) checkPassword(r *http.Request, email, password string) (*decoy.User, error) {
+	key := "admin-token:" + s.limitKey(r)
+	if err := s.authBlocked(r, key); err != nil {
+		return nil, err
+	}
+	u, err := s.cfg.Teams.FindUserByEmail(r.Context(), email)
+	switch {
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND || (err == nil && len(u.PasswordHash) == 0):
+		passwordMatches(password, dummyHash()) // as long as a wrong password
+		return nil, s.authFailed(r, key, errBadCredentials)
+	case err != nil:
+		return nil, err
+	case !passwordMatches(password, u.PasswordHash):
+		return nil, s.authFailed(r, key, errBadCredentials)
+	}
+	return u, nil
+}
+
+// issueAccessToken gives a user a new personal access token.
+func (s *Server) issueAccessToken(r *http.Request, u *decoy.User) (string, time.Time, error) {
+	token := NewToken(AccessTokenPrefix)
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	t := &decoy.AccessToken{Hash: HashToken(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(AccessTokenLifetime)}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.cfg.Teams.CreateAccessToken(ctx, t); err != nil {
+		return "", time.Time{}, err
+	}
+	return token, t.ExpiresAt, nil
+}
+
+// deleteAccessToken is DELETE /auth/token: it revokes the personal access
+// token it is sent with.
+func (s *Server) deleteAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
+	c := callOf(r).caller
+	if c.tokenHash == nil {
+		return decoy.Errorf(decoy.EINVALID, "Send the personal access token to revoke as the bearer token")
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.cfg.Teams.DeleteAccessToken(ctx, c.tokenHash); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Invitations.
+
+// invitationView is an invitation as the person invited sees it.
+type invitationView struct {
+	Email     string     `json:"email"`
+	Role      decoy.Role `json:"role"`
+	Workspace struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"workspace"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+var errInvitationNotFound = errorAnswer(http.StatusNotFound, "Invitation not found")
+
+// findInvitation finds the live invitation of a secret; a wrong secret
+// counts against the client's failed-authentication limit.
+func (s *Server) findInvitation(r *http.Request, secret string) (*decoy.Invitation, error) {
+	key := "admin-token:" + s.limitKey(r)
+	if err := s.authBlocked(r, key); err != nil {
+		return nil, err
+	}
+	if s.cfg.Teams == nil || !strings.HasPrefix(secret, invitationPrefix) || len(secret) != len(invitationPrefix)+secretLength {
+		return nil, s.authFailed(r, key, errInvitationNotFound)
+	}
+	inv, err := s.cfg.Teams.FindInvitation(r.Context(), HashToken(secret), s.cfg.Now())
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+		return nil, s.authFailed(r, key, errInvitationNotFound)
+	}
+	return inv, err
+}
+
+// getInvitation is GET /invitations/{secret}: what Studio shows before the
+// person accepts.
+func (s *Server) getInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
+	inv, err := s.findInvitation(r, callOf(r).params["secret"])
+	if err != nil {
+		return err
+	}
+	ws, err := s.cfg.Teams.FindWorkspace(r.Context(), inv.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	v := invitationView{Email: inv.Email, Role: inv.Role, ExpiresAt: inv.ExpiresAt}
+	v.Workspace.ID, v.Workspace.Name = ws.ID, ws.Name
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// acceptInvitation is POST /invitations/{secret}/accept with a name and a
+// password: it makes the user (or finds the one of the invitation's email)
+// a member, and signs it in with a personal access token.
+func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
+	call := callOf(r)
+	secret := call.params["secret"]
+	var in struct {
+		Name     string `json:"name"`
+		Password string `json:"password"`
+	}
+	if err := decodeBody(w, r, &in, "name and password"); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	if err := validPassword(in.Password); err != nil {
+		return err
+	}
+	inv, err := s.findInvitation(r, secret)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	u, err := s.cfg.Teams.AcceptInvitation(ctx, HashToken(secret), s.cfg.Now(), &decoy.User{
+		Email: inv.Email, Name: in.Name, PasswordHash: HashPassword(in.Password),
+	})
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+		return errInvitationNotFound // used meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	token, expires, err := s.issueAccessToken(r, u)
+	if err != nil {
+		return err
+	}
+	call.caller = &caller{user: u}
+	call.auditWorkspace, call.auditAction = inv.WorkspaceID, "member.join"
+	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
+	writeJSON(w, http.StatusCreated, struct {
+		User      *decoy.User `json:"user"`
+		Token     string      `json:"token"`
+		ExpiresAt time.Time   `json:"expires_at"`
+	}{u, token, expires})
+	return nil
+}
+
+// Me.
+
+// meView is who the caller is, with the workspaces it reaches.
+type meView struct {
+	Kind        string             `json:"kind"`
+	User        *decoy.User        `json:"user,omitempty"`
+	Key         *decoy.APIKey      `json:"key,omitempty"`
+	Memberships []decoy.Membership `json:"memberships"`
+}
+
+// me is GET /me.
+func (s *Server) me(w http.ResponseWriter, r *http.Request, _ string) error {
+	c := callOf(r).caller
+	ctx := r.Context()
+	v := meView{Kind: c.actor().Kind, User: c.user, Key: c.key, Memberships: []decoy.Membership{}}
+	switch {
+	case s.cfg.Teams == nil:
+	case c.admin:
+		all, err := s.cfg.Teams.ListWorkspaces(ctx, "")
+		if err != nil {
+			return err
+		}
+		for _, ws := range all {
+			v.Memberships = append(v.Memberships, decoy.Membership{Workspace: *ws, Role: decoy.RoleOwner})
+		}
+	case c.key != nil:
+		ws, err := s.cfg.Teams.FindWorkspace(ctx, c.key.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		v.Memberships = append(v.Memberships, decoy.Membership{Workspace: *ws, Role: c.key.Role})
+	case c.user != nil:
+		ms, err := s.cfg.Teams.Memberships(ctx, c.user.ID)
+		if err != nil {
+			return err
+		}
+		v.Memberships = append(v.Memberships, ms...)
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// Users.
+
+type userList struct {
+	Users      []*decoy.User `json:"users"`
+	NextCursor *string       `json:"next_cursor"`
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ string) error {
+	limit, err := pageLimit(r)
+	if err != nil {
+		return err
+	}
+	users, next, err := s.cfg.Teams.ListUsers(r.Context(), r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	if users == nil {
+		users = []*decoy.User{}
+	}
+	writeJSON(w, http.StatusOK, userList{Users: users, NextCursor: cursorOf(next)})
+	return nil
+}
+
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request, _ string) error {
+	var in struct {
+		Email       string `json:"email"`
+		Name        string `json:"name"`
+		Password    string `json:"password"`
+		ServerAdmin bool   `json:"server_admin"`
+	}
+	if err := decodeBody(w, r, &in, "email, name, password and server_admin"); err != nil {
+		return err
+	}
+	if err := validEmail(in.Email); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	if err := validPassword(in.Password); err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	u, err := s.cfg.Teams.CreateUser(ctx, &decoy.User{Email: in.Email, Name: in.Name, ServerAdmin: in.ServerAdmin, PasswordHash: HashPassword(in.Password)})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/admin/v1/users/"+u.ID)
+	writeJSON(w, http.StatusCreated, u)
+	return nil
+}
+
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request, _ string) error {
+	u, err := s.cfg.Teams.FindUser(r.Context(), callOf(r).params["user"])
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) error {
+	var in struct {
+		Name        *string `json:"name"`
+		Password    *string `json:"password"`
+		ServerAdmin *bool   `json:"server_admin"`
+	}
+	if err := decodeBody(w, r, &in, "any of name, password and server_admin"); err != nil {
+		return err
+	}
+	upd := decoy.UserUpdate{Name: in.Name, ServerAdmin: in.ServerAdmin}
+	if in.Name != nil {
+		if err := validLabel("name", *in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Password != nil {
+		if err := validPassword(*in.Password); err != nil {
+			return err
+		}
+		h := HashPassword(*in.Password)
+		upd.PasswordHash = &h
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	u, err := s.cfg.Teams.UpdateUser(ctx, callOf(r).params["user"], upd)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, _ string) error {
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.cfg.Teams.DeleteUser(ctx, callOf(r).params["user"]); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Workspaces.
+
+type workspaceList struct {
+	Workspaces []*decoy.Workspace `json:"workspaces"`
+}
+
+// listWorkspaces is GET /workspaces: those the caller sees.
+func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, _ string) error {
+	c := callOf(r).caller
+	ctx := r.Context()
+	var out []*decoy.Workspace
+	var err error
+	switch {
+	case c.key != nil:
+		var ws *decoy.Workspace
+		ws, err = s.cfg.Teams.FindWorkspace(ctx, c.key.WorkspaceID)
+		out = []*decoy.Workspace{ws}
+	case c.admin:
+		out, err = s.cfg.Teams.ListWorkspaces(ctx, "")
+	default:
+		out, err = s.cfg.Teams.ListWorkspaces(ctx, c.user.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = []*decoy.Workspace{}
+	}
+	writeJSON(w, http.StatusOK, workspaceList{Workspaces: out})
+	return nil
+}
+
+// createWorkspace is POST /workspaces: server admins, and any signed-in
+// user with --open-workspaces, who becomes its owner.
+func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
+	call := callOf(r)
+	c := call.caller
+	if !c.admin && !(s.cfg.OpenWorkspaces && c.user != nil) {
+		return forbidden("creating workspaces", "server admin")
+	}
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeBody(w, r, &in, "name"); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	owner := ""
+	if c.user != nil {
+		owner = c.user.ID
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	ws, err := s.cfg.Teams.CreateWorkspace(ctx, &decoy.Workspace{Name: in.Name}, owner)
+	if err != nil {
+		return err
+	}
+	call.auditWorkspace = ws.ID
+	call.auditTarget = &decoy.AuditTarget{Kind: "workspace", ID: ws.ID, Name: ws.Name}
+	w.Header().Set("Location", "/admin/v1/workspaces/"+ws.ID)
+	writeJSON(w, http.StatusCreated, ws)
+	return nil
+}
+
+func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
+	writeJSON(w, http.StatusOK, callOf(r).workspace)
+	return nil
+}
+
+// patchWorkspace is PATCH /workspaces/{ws}: name (owners), limits (server
+// admins; the object replaces the limits, a field left out or null is no
+// limit).
+func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Name   *string                `json:"name"`
+		Limits *decoy.WorkspaceLimits `json:"limits"`
+	}
+	if err := decodeBody(w, r, &in, "any of name and limits"); err != nil {
+		return err
+	}
+	if in.Name != nil {
+		if err := validLabel("name", *in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Limits != nil {
+		if !call.caller.admin {
+			return forbidden("setting workspace limits", "server admin")
+		}
+		for _, l := range []*int64{in.Limits.MaxMocks, in.Limits.MaxBytes, in.Limits.MonthlyReads} {
+			if l != nil && *l < 0 {
+				return decoy.Errorf(decoy.EINVALID, "limits must be null (none) or integers of 0 or more")
+			}
+		}
+		call.auditAction = "workspace.limits"
+	} else if in.Name != nil {
+		call.auditAction = "workspace.rename"
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	ws, err := s.cfg.Teams.UpdateWorkspace(ctx, id, decoy.WorkspaceUpdate{Name: in.Name, Limits: in.Limits})
+	if err != nil {
+		return err
+	}
+	s.forgetReadLimit(id)
+	call.workspace = ws
+	writeJSON(w, http.StatusOK, ws)
+	return nil
+}
+
+// deleteWorkspace is DELETE /workspaces/{ws}, with everything in it (its
+// audit log too, so the deletion is logged only).
+func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
+	if id == decoy.DefaultWorkspaceID {
+		return decoy.Errorf(decoy.ECONFLICT, "The default workspace cannot be deleted")
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	ids, err := s.cfg.Teams.DeleteWorkspace(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.dropMocks(ctx, ids)
+	s.forgetReadLimit(id)
+	s.log.Info("workspace deleted", "workspace", id, "mocks", len(ids), "actor", callOf(r).caller.actor().Kind)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// dropMocks drops deleted mocks from the cache, here and on other
+// replicas. The caller holds writeMu.
+func (s *Server) dropMocks(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		s.announce(ctx, id)
+		s.cache.Remove(id)
+	}
+}
+
+// Members.
+
+type memberList struct {
+	Members []*decoy.Member `json:"members"`
+}
+
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, id string) error {
+	ms, err := s.cfg.Teams.ListMembers(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []*decoy.Member{}
+	}
+	writeJSON(w, http.StatusOK, memberList{Members: ms})
+	return nil
+}
+
+func validRole(role decoy.Role, roles ...decoy.Role) error {
+	for _, r := range roles {
+		if role == r {
+			return nil
+		}
+	}
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
+	return decoy.Errorf(decoy.EINVALID, "role must be %s", strings.Join(names, ", "))
+}
+
+// invitationAnswer is the answer to adding a member who has no user yet.
+type invitationAnswer struct {
+	Email         string     `json:"email"`
+	Role          decoy.Role `json:"role"`
+	InvitationURL string     `json:"invitation_url"`
+	ExpiresAt     time.Time  `json:"expires_at"`
+}
+
+// addMember is POST /workspaces/{ws}/members: a user with that email
+// becomes a member; an email with no user gets an invitation link, single
+// use, that Studio opens.
+func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Email string     `json:"email"`
+		Role  decoy.Role `json:"role"`
+	}
+	if err := decodeBody(w, r, &in, "email and role"); err != nil {
+		return err
+	}
+	if err := validEmail(in.Email); err != nil {
+		return err
+	}
+	if err := validRole(in.Role, decoy.RoleOwner, decoy.RoleEditor, decoy.RoleViewer); err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	u, err := s.cfg.Teams.FindUserByEmail(ctx, in.Email)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+		secret := NewToken(invitationPrefix)
+		now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+		inv := &decoy.Invitation{Hash: HashToken(secret), WorkspaceID: id, Email: in.Email, Role: in.Role, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
+		if err := s.cfg.Teams.CreateInvitation(ctx, inv); err != nil {
+			return err
+		}
+		call.auditAction = "member.invite"
+		call.auditTarget = &decoy.AuditTarget{Kind: "invitation", Name: in.Email}
+		writeJSON(w, http.StatusCreated, invitationAnswer{Email: in.Email, Role: in.Role,
+			InvitationURL: s.baseURL(r) + "/#/invite/" + secret, ExpiresAt: inv.ExpiresAt})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := s.cfg.Teams.PutMember(ctx, id, u.ID, in.Role)
+	if err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
+	writeJSON(w, http.StatusCreated, m)
+	return nil
+}
+
+var errMemberNotFound = errorAnswer(http.StatusNotFound, "Member not found")
+
+// member checks that a user is a member of a workspace.
+func (s *Server) member(ctx context.Context, ws, userID string) error {
+	_, err := s.cfg.Teams.MemberRole(ctx, ws, userID)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+		return errMemberNotFound
+	}
+	return err
+}
+
+func (s *Server) patchMember(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Role decoy.Role `json:"role"`
+	}
+	if err := decodeBody(w, r, &in, "role"); err != nil {
+		return err
+	}
+	if err := validRole(in.Role, decoy.RoleOwner, decoy.RoleEditor, decoy.RoleViewer); err != nil {
+		return err
+	}
+	userID := call.params["user"]
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.member(ctx, id, userID); err != nil {
+		return err
+	}
+	m, err := s.cfg.Teams.PutMember(ctx, id, userID, in.Role)
+	if err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: m.UserID, Name: m.Email}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	userID := call.params["user"]
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.member(ctx, id, userID); err != nil {
+		return err
+	}
+	if err := s.cfg.Teams.RemoveMember(ctx, id, userID); err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: userID}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// API keys.
+
+type keyList struct {
+	Keys []*decoy.APIKey `json:"keys"`
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, id string) error {
+	keys, err := s.cfg.Teams.ListKeys(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if keys == nil {
+		keys = []*decoy.APIKey{}
+	}
+	writeJSON(w, http.StatusOK, keyList{Keys: keys})
+	return nil
+}
+
+// createdKey is a new key with its secret, shown this once.
+type createdKey struct {
+	*decoy.APIKey
+	Secret string `json:"secret"`
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Name      string     `json:"name"`
+		Role      decoy.Role `json:"role"`
+		ProjectID *string    `json:"project_id"`
+		ExpiresAt *time.Time `json:"expires_at"`
+	}
+	if err := decodeBody(w, r, &in, "name, role, project_id and expires_at"); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	if err := validRole(in.Role, decoy.RoleEditor, decoy.RoleViewer); err != nil {
+		return err
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.cfg.Now()) {
+		return decoy.Errorf(decoy.EINVALID, "expires_at must be in the future")
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if in.ProjectID != nil {
+		p, err := s.cfg.Teams.FindProject(ctx, *in.ProjectID)
+		if err != nil || p.WorkspaceID != id {
+			if err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
+				return err
+			}
+			return decoy.Errorf(decoy.EINVALID, "project_id must be a project of this workspace")
+		}
+	}
+	secret := NewToken(KeyPrefix)
+	k, err := s.cfg.Teams.CreateKey(ctx, &decoy.APIKey{
+		Name: in.Name, WorkspaceID: id, Role: in.Role, ProjectID: in.ProjectID, ExpiresAt: in.ExpiresAt, Hash: HashToken(secret),
+	})
+	if err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "key", ID: k.ID, Name: k.Name}
+	writeJSON(w, http.StatusCreated, createdKey{APIKey: k, Secret: secret})
+	return nil
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	keyID := call.params["key"]
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	if err := s.cfg.Teams.RevokeKey(ctx, id, keyID); err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "key", ID: keyID}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Projects.
+
+type projectList struct {
+	Projects []*decoy.Project `json:"projects"`
+}
+
+// listProjects is GET /workspaces/{ws}/projects; a key limited to a
+// project sees that one only.
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id string) error {
+	c := callOf(r).caller
+	ps, err := s.cfg.Teams.ListProjects(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := []*decoy.Project{}
+	for _, p := range ps {
+		if c.key == nil || c.key.ProjectID == nil || *c.key.ProjectID == p.ID {
+			out = append(out, p)
+		}
+	}
+	writeJSON(w, http.StatusOK, projectList{Projects: out})
+	return nil
+}
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeBody(w, r, &in, "name"); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	p, err := s.cfg.Teams.CreateProject(ctx, &decoy.Project{WorkspaceID: id, Name: in.Name})
+	if err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "project", ID: p.ID, Name: p.Name}
+	w.Header().Set("Location", "/admin/v1/projects/"+p.ID)
+	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request, _ string) error {
+	writeJSON(w, http.StatusOK, callOf(r).project)
+	return nil
+}
+
+func (s *Server) patchProject(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeBody(w, r, &in, "name"); err != nil {
+		return err
+	}
+	if err := validLabel("name", in.Name); err != nil {
+		return err
+	}
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	p, err := s.cfg.Teams.RenameProject(ctx, id, in.Name)
+	if err != nil {
+		return err
+	}
+	call.project = p
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+// deleteProject is DELETE /projects/{id}: 409 while it holds mocks, unless
+// ?cascade=true deletes them too.
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, id string) error {
+	if id == decoy.DefaultProjectID {
+		return decoy.Errorf(decoy.ECONFLICT, "The default project of the default workspace cannot be deleted")
+	}
+	cascade := false
+	if v := r.URL.Query().Get("cascade"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return decoy.Errorf(decoy.EINVALID, "cascade must be true or false")
+		}
+		cascade = b
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	ids, err := s.cfg.Teams.DeleteProject(ctx, id, cascade)
+	if err != nil {
+		return err
+	}
+	s.dropMocks(ctx, ids)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Mocks.
+
+// errProjectRequired: a caller reaching more than one project creates a
+// mock without saying in which.
+var errProjectRequired = decoy.Errorf(decoy.EINVALID, "project_id is required")
+
+// placeMock puts a mock to be created in a project: the one asked for, in
+// which the caller must be an editor, or the only one the caller reaches
+// (the server admin's is the default project).
+func (s *Server) placeMock(r *http.Request, m *decoy.Mock, projectID string) error {
+	if s.cfg.Teams == nil {
+		if projectID != "" && projectID != decoy.DefaultProjectID {
+			return errProjectNotFound
+		}
+		m.WorkspaceID, m.ProjectID = decoy.DefaultWorkspaceID, decoy.DefaultProjectID
+		return nil
+	}
+	call := callOf(r)
+	c := call.caller
+	ctx := r.Context()
+	if projectID == "" {
+		switch {
+		case c.admin:
+			projectID = decoy.DefaultProjectID
+		case c.key != nil && c.key.ProjectID != nil:
+			projectID = *c.key.ProjectID
+		default:
+			only, err := s.onlyProject(ctx, c)
+			if err != nil {
+				return err
+			}
+			projectID = only
+		}
+	}
+	p, err := s.cfg.Teams.FindProject(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	role, err := s.roleIn(ctx, c, p.WorkspaceID, p.ID)
+	switch {
+	case err != nil:
+		return err
+	case role == "":
+		return errProjectNotFound
+	case !role.Allows(decoy.RoleEditor):
+		return forbidden("creating mocks", string(decoy.RoleEditor))
+	}
+	m.WorkspaceID, m.ProjectID = p.WorkspaceID, p.ID
+	call.auditWorkspace = p.WorkspaceID
+	return nil
+}
+
+// onlyProject returns the one project a user or a workspace key reaches,
+// or errProjectRequired.
+func (s *Server) onlyProject(ctx context.Context, c *caller) (string, error) {
+	var workspaces []string
+	switch {
+	case c.key != nil:
+		workspaces = []string{c.key.WorkspaceID}
+	case c.user != nil:
+		ms, err := s.cfg.Teams.Memberships(ctx, c.user.ID)
+		if err != nil {
+			return "", err
+		}
+		for _, m := range ms {
+			workspaces = append(workspaces, m.Workspace.ID)
+		}
+	}
+	found := ""
+	for _, ws := range workspaces {
+		ps, err := s.cfg.Teams.ListProjects(ctx, ws)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range ps {
+			if found != "" {
+				return "", errProjectRequired
+			}
+			found = p.ID
+		}
+	}
+	if found == "" {
+		return "", errProjectRequired
+	}
+	return found, nil
+}
+
+// maxSearchBytes caps the q parameter of a mock search.
+const maxSearchBytes = 200
+
+// mockFilter is the filter of GET /mocks: what the query asks for,
+// narrowed to what the caller sees.
+func (s *Server) mockFilter(r *http.Request) (decoy.MockFilter, error) {
+	q := r.URL.Query()
+	f := decoy.MockFilter{WorkspaceID: q.Get("workspace_id"), ProjectID: q.Get("project_id"), Q: q.Get("q")}
+	if len(f.Q) > maxSearchBytes || !utf8.ValidString(f.Q) {
+		return f, decoy.Errorf(decoy.EINVALID, "q must be valid UTF-8 of at most %d bytes", maxSearchBytes)
+	}
+	c := callOf(r).caller
+	switch {
+	case c.admin:
+	case c.key != nil:
+		f.WorkspaceIDs = []string{c.key.WorkspaceID}
+		if p := c.key.ProjectID; p != nil {
+			if f.ProjectID != "" && f.ProjectID != *p {
+				f.WorkspaceIDs = []string{}
+			}
+			f.ProjectID = *p
+		}
+	case c.user != nil:
+		ms, err := s.cfg.Teams.Memberships(r.Context(), c.user.ID)
+		if err != nil {
+			return f, err
+		}
+		f.WorkspaceIDs = []string{}
+		for _, m := range ms {
+			f.WorkspaceIDs = append(f.WorkspaceIDs, m.Workspace.ID)
+		}
+	default:
+		f.WorkspaceIDs = []string{}
+	}
+	return f, nil
+}
