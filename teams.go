@@ -2,6 +2,7 @@ package decoy
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -266,3 +267,27 @@ type TeamStore interface {
 	// SearchMocks lists mocks as ListMocks does, narrowed by f.
 	SearchMocks(ctx context.Context, f MockFilter, cursor string, limit int) ([]*Mock, string, error)
 }
+
+// EmailKey is the form of an email that stores compare: emails are unique
+// and found whatever their case.
+func EmailKey(email string) string { return strings.ToLower(email) }
+
+// Bounds of what grows with use and is listed whole, so that no listing
+// grows without end. Past them a create is EINVALID, except access tokens:
+// a user's oldest go first.
+const (
+	// MaxAccessTokens is the most personal access tokens a user holds.
+	MaxAccessTokens = 100
+	// MaxProjects is the most projects a workspace holds.
+	MaxProjects = 200
+	// MaxKeys is the most API keys a workspace holds, revoked ones aside.
+	MaxKeys = 200
+	// MaxMembers is the most members and pending invitations a workspace
+	// holds, and the most workspaces a user is a member of.
+	MaxMembers = 1000
+	// MaxWorkspaces is the most workspaces ListWorkspaces lists.
+	MaxWorkspaces = 10000
+	// MaxPage is the largest page ListUsers, ListAudit and SearchMocks
+	// give: a larger limit gives this many.
+	MaxPage = 1000
+)

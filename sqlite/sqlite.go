@@ -238,7 +238,7 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at, workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
@@ -247,7 +247,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()
@@ -288,6 +288,10 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_
 	if n > 0 { // writes are serialised: still true at the insert
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
 	}
+	workspaceID, projectID, err := db.placeMock(ctx, m, int64(len(data.Bytes)))
+	if err != nil {
+		return nil, err
+	}
 	file, err := db.placeDoc(m.ID, data)
 	if err != nil {
 		return nil, err
@@ -295,11 +299,11 @@ func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, data decoy.Data) (_
 	now := db.now()
 	created, err := scanMock(db.writes.QueryRowContext(ctx, `
 		INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+			rate_limit, monthly_quota, size, etag, version, created_at, updated_at, data_file, workspace_id, project_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
 		RETURNING `+mockColumns,
 		m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file))
+		nullable(m.RateLimit), nullable(m.MonthlyQuota), len(data.Bytes), m.ETag, now, now, file, workspaceID, projectID))
 	if err != nil {
 		db.removeDoc(file)
 		return nil, err
@@ -419,6 +423,9 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 	if err := db.writes.QueryRowContext(ctx, `SELECT data_file FROM mocks WHERE id = ?`, id).Scan(&old); errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound()
 	} else if err != nil {
+		return nil, err
+	}
+	if err := db.checkReplace(ctx, id, int64(len(d.Data.Bytes))); err != nil {
 		return nil, err
 	}
 	file, err := db.placeDoc(id, d.Data)
