@@ -118,7 +118,9 @@ export function MocksPage({ projectID = '' }) {
 
   // The server searches: each change of the search, the project or the
   // workspace asks it again, a moment after the last keystroke, and only
-  // the answer to the latest question is shown.
+  // the answer to the latest question is shown. Until it comes, the list
+  // of the previous question is gone, so that it is never taken for the
+  // answer.
   useEffect(() => {
     const n = ++asked.current;
     const t = setTimeout(() => {
@@ -178,11 +180,11 @@ export function MocksPage({ projectID = '' }) {
       <ErrorNote error={error} />
       <div class="search">
         <label for="search">Search by name or id</label>
-        <input id="search" type="search" value={q} onInput={(e) => { setQ(e.target.value); setPage(0); }}
+        <input id="search" type="search" value={q} onInput={(e) => { setQ(e.target.value); setPage(0); setMocks(null); }}
           aria-describedby="search-hint" />
         <p class="hint" id="search-hint">{project ? `In the project ${project.name}.` : ws ? `In every project of ${ws.name}.` : ''}</p>
       </div>
-      {!mocks && !error && <p aria-busy="true">Loading…</p>}
+      {!mocks && !error && <p aria-busy="true">{q.trim() ? 'Searching…' : 'Loading…'}</p>}
       {mocks && all.length === 0 && <p>{q.trim() ? 'No mock matches.' : team.can('editor') ? 'No mocks yet: create one.' : 'No mocks yet.'}</p>}
       {current.length > 0 && (
         <table class="mocks">
