@@ -118,7 +118,7 @@ await journey(async (browser) => {
   await step('the owner invites a person as a viewer', async () => {
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Members of default' }).waitFor();
-    await page.getByRole('cell', { name: owner.email }).waitFor();
+    await page.getByRole('cell', { name: owner.email, exact: true }).waitFor();
     await page.getByLabel('Email').fill(viewer.email);
     await page.getByLabel('Role', { exact: true }).selectOption('viewer');
     await page.getByRole('button', { name: 'Invite' }).click();
@@ -179,7 +179,7 @@ await journey(async (browser) => {
     assert.equal(await vPage.getByRole('button', { name: 'Save settings' }).count(), 0);
     await screenshot(vPage, 'viewer-mock');
     await vPage.getByRole('link', { name: 'Members' }).click();
-    await vPage.getByRole('cell', { name: viewer.email }).waitFor();
+    await vPage.getByRole('cell', { name: viewer.email, exact: true }).waitFor();
     assert.equal(await vPage.getByRole('button', { name: 'Invite' }).count(), 0);
     assert.equal(await vPage.getByRole('button', { name: /^Remove/ }).count(), 0);
     await screenshot(vPage, 'viewer-members');

@@ -30,6 +30,10 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
   const submit = async (e) => {
     e.preventDefault();
     setError(null);
+    if (!name.trim()) {
+      setError({ message: 'Fill in your name.' });
+      return;
+    }
     if (password.length < MIN_PASSWORD) {
       setError({ message: `The password needs at least ${MIN_PASSWORD} characters.` });
       return;
@@ -81,7 +85,7 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
       )}
       {!inv && !loadError && <p aria-busy="true">Loading…</p>}
       {inv && (
-        <form onSubmit={submit} class="card stack" aria-labelledby="join-title">
+        <form onSubmit={submit} class="card stack" aria-labelledby="join-title" noValidate>
           <h2 id="join-title">
             {ws ? <>You are invited to <strong>{ws}</strong></> : 'You are invited'}
             {inv.role ? ` as ${inv.role}` : ''}
@@ -94,12 +98,12 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
           <div>
             <label for="join-password">New password</label>
             <input id="join-password" type="password" required minLength={MIN_PASSWORD} autocomplete="new-password" value={password}
-              onInput={(e) => setPassword(e.target.value)} aria-describedby="join-password-hint" />
+              onInput={(e) => { setPassword(e.target.value); setError(null); }} aria-describedby="join-password-hint" />
             <p class="hint" id="join-password-hint">At least {MIN_PASSWORD} characters.</p>
           </div>
           <div>
             <label for="join-again">Repeat the password</label>
-            <input id="join-again" type="password" required autocomplete="new-password" value={again} onInput={(e) => setAgain(e.target.value)} />
+            <input id="join-again" type="password" required autocomplete="new-password" value={again} onInput={(e) => { setAgain(e.target.value); setError(null); }} />
           </div>
           <ErrorNote error={error} />
           <button class="primary" type="submit" disabled={busy}>Join and sign in</button>
