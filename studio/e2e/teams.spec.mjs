@@ -280,6 +280,19 @@ await journey(async (browser) => {
     assert.ok(!storage.includes('dcy_') && !storage.includes(owner.password), `storage holds ${storage}`);
   });
 
+  await step('at 375 px wide, the team pages fit', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.getByLabel('Workspace').selectOption({ label: 'default' });
+    for (const [hash, heading] of [['#/', 'Mocks'], ['#/members', 'Members of default'], ['#/keys', 'API keys of default'], ['#/audit', 'Audit log of default']]) {
+      await page.goto(base + '/' + hash);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      if (hash === '#/audit') await page.getByTestId('audit').waitFor();
+      const w = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(w <= 375, `${hash} is ${w} px wide at 375 px`);
+      await screenshot(page, `phone-${hash.slice(2) || 'mocks'}`);
+    }
+  });
+
   await vContext.close();
   await context.close();
 });
