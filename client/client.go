@@ -58,6 +58,9 @@ type CreateOptions struct {
 	DelayMS      int
 	RateLimit    *int64 // nil: the server default
 	MonthlyQuota *int64 // nil: the server default
+	// ProjectID is the project to create the mock in; required when the
+	// caller reaches more than one (§6).
+	ProjectID string
 }
 
 // CreateMock stores data as a new mock.
@@ -84,6 +87,9 @@ func (c *Client) CreateMock(ctx context.Context, data io.Reader, o CreateOptions
 	if o.MonthlyQuota != nil {
 		q.Set("monthly_quota", strconv.FormatInt(*o.MonthlyQuota, 10))
 	}
+	if o.ProjectID != "" {
+		q.Set("project_id", o.ProjectID)
+	}
 	var m Mock
 	err := c.do(ctx, http.MethodPost, "/admin/v1/mocks?"+q.Encode(), contentType(o.ContentType), data, &m)
 	return &m, err
@@ -92,25 +98,7 @@ func (c *Client) CreateMock(ctx context.Context, data io.Reader, o CreateOptions
 // ListMocks returns a page of mocks and the cursor of the next ("" at the
 // end). limit 0 uses the server's default page size.
 func (c *Client) ListMocks(ctx context.Context, cursor string, limit int) ([]Mock, string, error) {
-	q := url.Values{}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	var page struct {
-		Mocks      []Mock  `json:"mocks"`
-		NextCursor *string `json:"next_cursor"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/admin/v1/mocks?"+q.Encode(), "", nil, &page); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if page.NextCursor != nil {
-		next = *page.NextCursor
-	}
-	return page.Mocks, next, nil
+	return c.SearchMocks(ctx, MockQuery{}, cursor, limit)
 }
 
 // GetMock returns a mock's settings.

@@ -135,6 +135,9 @@ func (s *Server) lookupCaller(ctx context.Context, token string) (*caller, error
 // written to the store in one batch at most every keyFlushInterval, and
 // at Close, so that a request never waits on a write.
 type keyUses struct {
+	// flushMu is held by a flush from start to end, so that Close waits
+	// for one in flight.
+	flushMu  sync.Mutex
 	mu       sync.Mutex
 	used     map[string]time.Time
 	flushed  time.Time
@@ -176,6 +179,8 @@ func (s *Server) keyUsed(id string, now time.Time) {
 // flushKeyUses writes the last uses collected so far.
 func (s *Server) flushKeyUses(ctx context.Context) {
 	k := &s.keyUses
+	k.flushMu.Lock()
+	defer k.flushMu.Unlock()
 	k.mu.Lock()
 	used := k.used
 	k.used = nil

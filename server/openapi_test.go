@@ -117,26 +117,33 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
-			// Route on the path alone, as the document describes it.
-			vreq, _ := http.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
-			vreq.Header = req.Header
-			route, params, err := router.FindRoute(vreq)
-			if err != nil {
-				t.Fatalf("no route in the document: %v", err)
-			}
-			in := &openapi3filter.RequestValidationInput{
-				Request: vreq, PathParams: params, Route: route,
-				Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-			}
-			out := &openapi3filter.ResponseValidationInput{
-				RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
-				Body:    io.NopCloser(bytes.NewReader(body)),
-				Options: &openapi3filter.Options{IncludeResponseStatus: true},
-			}
-			if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-				t.Errorf("answer does not match the document: %v", err)
-			}
+			validateAnswer(t, router, req, tc.path, tc.body, resp, body)
 		})
+	}
+}
+
+// validateAnswer checks an answer against the document. path is the
+// request's path and query, as the document describes it.
+func validateAnswer(t *testing.T, router routers.Router, req *http.Request, path, reqBody string, resp *http.Response, body []byte) {
+	t.Helper()
+	// Route on the path alone, as the document describes it.
+	vreq, _ := http.NewRequest(req.Method, path, strings.NewReader(reqBody))
+	vreq.Header = req.Header
+	route, params, err := router.FindRoute(vreq)
+	if err != nil {
+		t.Fatalf("no route in the document: %v", err)
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request: vreq, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("answer does not match the document: %v", err)
 	}
 }
 

@@ -2,6 +2,8 @@
 //
 //	decoy serve [flags]          run the server
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
+//	decoy login, logout          sign in with email and password
+//	decoy user|workspace|project|member|key|audit ...  manage teams (§6)
 //	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
 //	decoy version                print the version
 package main
@@ -33,6 +35,9 @@ const usage = `Decoy serves JSON mock data over HTTP.
 Usage:
   decoy serve [flags]            run the server (decoy serve -h for flags)
   decoy mock COMMAND [flags]     manage mocks through the admin API (decoy mock -h)
+  decoy login | logout           sign in with email and password (stores a personal token)
+  decoy user|workspace|project|member|key COMMAND, decoy audit
+                                 manage people, workspaces, projects, members, keys (decoy key -h)
   decoy healthcheck              check that decoy serve answers on --addr (the image's HEALTHCHECK)
   decoy version                  print the version
 `
@@ -56,6 +61,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return m.Close()
 	case "mock":
 		return runMock(ctx, args[1:], stdin, stdout, stderr)
+	case "login":
+		return runLogin(ctx, args[1:], stdin, stdout, stderr)
+	case "logout":
+		return runLogout(ctx, args[1:], stdout, stderr)
+	case "user", "workspace", "project", "member", "key", "audit":
+		return runTeams(ctx, args[0], args[1:], stdin, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

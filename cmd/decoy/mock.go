@@ -20,9 +20,12 @@ const mockUsage = `Usage: decoy mock COMMAND [flags] [ID]
 Commands:
   create --file F [--name N] [--private] [--content-type T] [--id ID]
          [--status S] [--delay-ms D] [--rate-limit R] [--monthly-quota Q]
-                         store F (- for standard input) as a new mock
-  list [--limit N] [--cursor C] [--all]
-                         list mocks in creation order
+         [--project P]
+                         store F (- for standard input) as a new mock, in
+                         project P (needed when you reach more than one)
+  list [--limit N] [--cursor C] [--all] [--project P] [--workspace W] [--q Q]
+                         list mocks in creation order (those of P or W, and
+                         whose name or id matches Q)
   get ID                 show a mock's settings
   data ID                print a mock's stored data
   update ID --file F [--content-type T]
@@ -35,7 +38,8 @@ Commands:
   delete ID              delete a mock
 
 Every command takes --server (env DECOY_SERVER, default http://127.0.0.1:8080)
-and --admin-token (env DECOY_ADMIN_TOKEN). Mocks are printed as JSON.
+and --admin-token (env DECOY_ADMIN_TOKEN; default: the token of decoy login).
+Mocks are printed as JSON.
 `
 
 // mockCommand holds the flags every mock command shares.
@@ -70,7 +74,10 @@ func (c *mockCommand) parse(args []string, wantIDs int) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s needs a mock id", errUsage, c.fs.Name())
 	}
 	if c.token == "" {
-		return nil, fmt.Errorf("no admin token: pass --admin-token or set DECOY_ADMIN_TOKEN")
+		c.token = savedToken(c.server)
+	}
+	if c.token == "" {
+		return nil, fmt.Errorf("no admin token: pass --admin-token, set DECOY_ADMIN_TOKEN, or run decoy login")
 	}
 	return pos, nil
 }
@@ -144,6 +151,8 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		c.fs.IntVar(&delay, "delay-ms", 0, "response delay in milliseconds (0-30000)")
 		c.fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited; default: the server's)")
 		c.fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited; default: the server's)")
+		var project string
+		c.fs.StringVar(&project, "project", "", "id of the project to create the mock in")
 		if _, err := c.parse(args, 0); err != nil {
 			return err
 		}
@@ -154,7 +163,7 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		defer data.Close()
 		return c.show(c.client().CreateMock(ctx, data, client.CreateOptions{
 			ID: id, Name: mockName, Private: private, ContentType: ct, Status: status, DelayMS: delay,
-			RateLimit: rate.value, MonthlyQuota: quota.value,
+			RateLimit: rate.value, MonthlyQuota: quota.value, ProjectID: project,
 		}))
 
 	case "list":
@@ -164,6 +173,10 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		c.fs.IntVar(&limit, "limit", 0, "mocks per page (1-1000; default 100)")
 		c.fs.StringVar(&cursor, "cursor", "", "cursor of the page to show (from next_cursor)")
 		c.fs.BoolVar(&all, "all", false, "follow next_cursor and list every mock")
+		var mq client.MockQuery
+		c.fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only")
+		c.fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only")
+		c.fs.StringVar(&mq.Q, "q", "", "list the mocks whose name contains, or id starts with, this")
 		if _, err := c.parse(args, 0); err != nil {
 			return err
 		}
@@ -172,7 +185,7 @@ func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			NextCursor *string       `json:"next_cursor"`
 		}{Mocks: []client.Mock{}}
 		for {
-			page, next, err := c.client().ListMocks(ctx, cursor, limit)
+			page, next, err := c.client().SearchMocks(ctx, mq, cursor, limit)
 			if err != nil {
 				return err
 			}

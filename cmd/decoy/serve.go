@@ -61,6 +61,7 @@ type Config struct {
 	LogLevel         string
 	ShutdownTimeout  time.Duration
 	Studio           bool
+	OpenWorkspaces   bool
 }
 
 // Main is the decoy serve program: ParseFlags, then Run, then Close. An
@@ -130,6 +131,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&c.Studio, "studio", true, "serve Decoy Studio, the web dashboard, at /; --studio=false turns it off")
+	fs.BoolVar(&c.OpenWorkspaces, "open-workspaces", false, "let any signed-in user create workspaces (else only server admins)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: decoy serve [flags]\n\nEvery flag can also be set with DECOY_<FLAG> (upper case, - as _).\n\nFlags:\n")
@@ -265,6 +267,7 @@ func (m *Main) Run(ctx context.Context) error {
 		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
+		OpenWorkspaces:      c.OpenWorkspaces,
 		Addr:                c.Addr,
 		TLSCert:             c.TLSCert,
 		TLSKey:              c.TLSKey,
@@ -328,6 +331,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"shutdown_timeout", c.ShutdownTimeout.String(),
 		"gogc", gogc,
 		"studio", c.Studio,
+		"open_workspaces", c.OpenWorkspaces,
 	)
 
 	seeded, err := m.seed(ctx)

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/decoy-mock/decoy/client"
+	"golang.org/x/term"
+)
+
+// decoy login and logout keep a personal access token per server in the
+// user's config directory (credentials.json, mode 0600); the other
+// commands use it when no --admin-token or DECOY_ADMIN_TOKEN is given.
+
+const loginUsage = `Usage: decoy login [--server URL] [--email E] [--password-stdin]
+       decoy logout [--server URL]
+
+login asks for an email and a password (or reads the password from standard
+input with --password-stdin), and stores a personal access token (90 days)
+for the server in the user's config directory, mode 0600. Commands that get
+no --admin-token then use it. logout revokes it and removes it.
+`
+
+// credentials are the stored tokens, by server address.
+type credentials struct {
+	Servers map[string]storedToken `json:"servers"`
+}
+
+type storedToken struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// credentialsPath is where the tokens are stored.
+func credentialsPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "decoy", "credentials.json"), nil
+}
+
+func loadCredentials() (*credentials, error) {
+	c := &credentials{Servers: map[string]storedToken{}}
+	p, err := credentialsPath()
+	if err != nil {
+		return c, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, c); err != nil {
+		return c, fmt.Errorf("%s: %w", p, err)
+	}
+	if c.Servers == nil {
+		c.Servers = map[string]storedToken{}
+	}
+	return c, nil
+}
+
+// save writes the tokens, readable by the user only.
+func (c *credentials) save() error {
+	p, err := credentialsPath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".credentials-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// serverKey is the form of a server address tokens are stored under.
+func serverKey(server string) string { return strings.TrimRight(server, "/") }
+
+// savedToken returns the stored token of a server, or "".
+func savedToken(server string) string {
+	c, err := loadCredentials()
+	if err != nil {
+		return ""
+	}
+	t, ok := c.Servers[serverKey(server)]
+	if !ok || (!t.ExpiresAt.IsZero() && time.Now().After(t.ExpiresAt)) {
+		return ""
+	}
+	return t.Token
+}
+
+func runLogin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c := newMockCommand("login", stderr, stdout)
+	c.fs.Usage = func() { fmt.Fprint(stderr, loginUsage) }
+	var email string
+	var passwordStdin bool
+	c.fs.StringVar(&email, "email", "", "email to sign in with (default: asked)")
+	c.fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
+	pos, err := parseArgs(c.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		c.fs.Usage()
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	in := bufio.NewReader(stdin)
+	if email == "" {
+		fmt.Fprint(stderr, "Email: ")
+		if email, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	var password string
+	if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return err
+		}
+		password = string(b)
+	} else {
+		if !passwordStdin {
+			fmt.Fprint(stderr, "Password: ")
+		}
+		if password, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	var tok storedToken
+	if err := client.New(c.server, "").Do(ctx, "POST", "/admin/v1/auth/token",
+		map[string]string{"email": email, "password": password}, &tok); err != nil {
+		return err
+	}
+	creds, err := loadCredentials()
+	if err != nil {
+		return err
+	}
+	creds.Servers[serverKey(c.server)] = tok
+	if err := creds.save(); err != nil {
+		return err
+	}
+	p, _ := credentialsPath()
+	fmt.Fprintf(stdout, "Signed in to %s as %s until %s; token stored in %s\n", c.server, email, tok.ExpiresAt.Format(time.RFC3339), p)
+	return nil
+}
+
+// readLine reads a line without its end.
+func readLine(r *bufio.Reader) (string, error) {
+	s, err := r.ReadString('\n')
+	if err != nil && (err != io.EOF || s == "") {
+		return "", fmt.Errorf("read standard input: %w", err)
+	}
+	return strings.TrimRight(s, "\r\n"), nil
+}
+
+func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newMockCommand("logout", stderr, stdout)
+	c.fs.Usage = func() { fmt.Fprint(stderr, loginUsage) }
+	if _, err := parseArgs(c.fs, args); err != nil {
+		return err
+	}
+	creds, err := loadCredentials()
+	if err != nil {
+		return err
+	}
+	tok, ok := creds.Servers[serverKey(c.server)]
+	if !ok {
+		fmt.Fprintf(stdout, "Not signed in to %s\n", c.server)
+		return nil
+	}
+	err = client.New(c.server, tok.Token).Do(ctx, "DELETE", "/admin/v1/auth/token", nil, nil)
+	var ce *client.Error
+	if err != nil && !(errors.As(err, &ce) && ce.Status == 401) { // 401: revoked or expired already
+		return err
+	}
+	delete(creds.Servers, serverKey(c.server))
+	if err := creds.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Signed out of %s\n", c.server)
+	return nil
+}

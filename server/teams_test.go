@@ -1,0 +1,614 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/server"
+)
+
+// teams is a harness with teams on, and the people and keys of one
+// workspace: an owner, an editor and a viewer (by personal token), an
+// editor key, a viewer key and a key limited to one project, and an
+// outsider who owns another workspace.
+type teams struct {
+	*harness
+	ws, other                  string // workspaces
+	project, project2          string // projects of ws
+	otherProject               string // the project of other
+	owner, editor, viewer, out string // personal access tokens
+	editorKey, viewerKey       string
+	projectKey                 string // editor key of project
+	users                      map[string]string
+}
+
+func withTeams(c *server.Config) { c.Teams = c.Store.(decoy.TeamStore) }
+
+func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
+	t.Helper()
+	h := newHarness(t, append([]func(*server.Config){withTeams}, configure...)...)
+	tm := &teams{harness: h, users: map[string]string{}}
+	tm.ws = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"acme"}`), 201)
+	tm.other = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"globex"}`), 201)
+	tm.project = tm.defaultProject(tm.ws)
+	tm.project2 = tm.mustID(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/projects", adminToken, `{"name":"second"}`), 201)
+	tm.otherProject = tm.defaultProject(tm.other)
+	for _, p := range []struct {
+		name, ws, role string
+		token          *string
+	}{
+		{"owner", tm.ws, "owner", &tm.owner},
+		{"editor", tm.ws, "editor", &tm.editor},
+		{"viewer", tm.ws, "viewer", &tm.viewer},
+		{"out", tm.other, "owner", &tm.out},
+	} {
+		email := p.name + "@example.com"
+		tm.users[p.name] = tm.mustID(tm.call("POST", "/admin/v1/users", adminToken,
+			`{"email":"`+email+`","name":"`+p.name+`","password":"correct horse battery"}`), 201)
+		tm.want(tm.call("POST", "/admin/v1/workspaces/"+p.ws+"/members", adminToken, `{"email":"`+email+`","role":"`+p.role+`"}`), 201)
+		*p.token = tm.login(email, "correct horse battery")
+	}
+	tm.editorKey = tm.key(`{"name":"ci","role":"editor"}`)
+	tm.viewerKey = tm.key(`{"name":"dash","role":"viewer"}`)
+	tm.projectKey = tm.key(`{"name":"proj","role":"editor","project_id":"` + tm.project + `"}`)
+	return tm
+}
+
+// call sends a JSON request with a bearer token ("" for none).
+func (tm *teams) call(method, path, token, body string) response {
+	tm.t.Helper()
+	req, err := http.NewRequest(method, tm.url+path, strings.NewReader(body))
+	if err != nil {
+		tm.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tm.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+func (tm *teams) want(r response, status int) map[string]any {
+	tm.t.Helper()
+	if r.status != status {
+		tm.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	var v map[string]any
+	_ = json.Unmarshal([]byte(r.body), &v)
+	return v
+}
+
+func (tm *teams) mustID(r response, status int) string {
+	tm.t.Helper()
+	id, _ := tm.want(r, status)["id"].(string)
+	if id == "" {
+		tm.t.Fatalf("no id in %s", r.body)
+	}
+	return id
+}
+
+func (tm *teams) defaultProject(ws string) string {
+	tm.t.Helper()
+	var out struct {
+		Projects []decoy.Project `json:"projects"`
+	}
+	r := tm.call("GET", "/admin/v1/workspaces/"+ws+"/projects", adminToken, "")
+	tm.want(r, 200)
+	_ = json.Unmarshal([]byte(r.body), &out)
+	for _, p := range out.Projects {
+		if p.Name == "default" {
+			return p.ID
+		}
+	}
+	tm.t.Fatalf("no default project in %s", r.body)
+	return ""
+}
+
+func (tm *teams) login(email, password string) string {
+	tm.t.Helper()
+	v := tm.want(tm.call("POST", "/admin/v1/auth/token", "", `{"email":"`+email+`","password":"`+password+`"}`), 201)
+	return v["token"].(string)
+}
+
+func (tm *teams) key(body string) string {
+	tm.t.Helper()
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, body), 201)
+	return v["secret"].(string)
+}
+
+// mock creates a mock in a project as the server admin.
+func (tm *teams) mock(project, data string) string {
+	tm.t.Helper()
+	return tm.mustID(tm.call("POST", "/admin/v1/mocks?name=m&project_id="+project, adminToken, data), 201)
+}
+
+// TestTeamsAccess checks the role each route needs, for every kind of
+// caller, against the handlers (the real binary has its own matrix).
+func TestTeamsAccess(t *testing.T) {
+	tm := newTeams(t)
+	m := tm.mock(tm.project, `[1]`)
+	m2 := tm.mock(tm.project2, `[2]`)
+	mo := tm.mock(tm.otherProject, `[3]`)
+	type row struct {
+		method, path, body string
+		// statuses of: admin, owner, editor, viewer, editor key, viewer
+		// key, project key, outsider, none
+		want [9]int
+	}
+	ws, p, p2 := tm.ws, tm.project, tm.project2
+	rows := []row{
+		{"GET", "/admin/v1/mocks/" + m, "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"GET", "/admin/v1/mocks/" + m2, "", [9]int{200, 200, 200, 200, 200, 200, 404, 404, 401}},
+		{"GET", "/admin/v1/mocks/" + mo, "", [9]int{200, 404, 404, 404, 404, 404, 404, 200, 401}},
+		{"GET", "/admin/v1/mocks/" + m + "/data", "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"GET", "/admin/v1/mocks/" + m + "/usage", "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"PATCH", "/admin/v1/mocks/" + m, `{"delay_ms":1}`, [9]int{200, 200, 200, 403, 200, 403, 200, 404, 401}},
+		{"PUT", "/admin/v1/mocks/" + m + "/data", `[1,2]`, [9]int{200, 200, 200, 403, 200, 403, 200, 404, 401}},
+		{"POST", "/admin/v1/mocks/" + m + "/token", "", [9]int{409, 409, 409, 403, 409, 403, 409, 404, 401}},
+		{"GET", "/admin/v1/workspaces/" + ws, "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"PATCH", "/admin/v1/workspaces/" + ws, `{"name":"acme"}`, [9]int{200, 200, 403, 403, 403, 403, 404, 404, 401}},
+		{"PATCH", "/admin/v1/workspaces/" + ws, `{"limits":{}}`, [9]int{200, 403, 403, 403, 403, 403, 404, 404, 401}},
+		{"GET", "/admin/v1/workspaces/" + ws + "/members", "", [9]int{200, 200, 200, 200, 200, 200, 404, 404, 401}},
+		{"POST", "/admin/v1/workspaces/" + ws + "/members", `{"email":"new@example.com","role":"viewer"}`, [9]int{201, 201, 403, 403, 403, 403, 404, 404, 401}},
+		{"GET", "/admin/v1/workspaces/" + ws + "/keys", "", [9]int{200, 200, 403, 403, 403, 403, 404, 404, 401}},
+		{"POST", "/admin/v1/workspaces/" + ws + "/keys", `{"name":"k","role":"viewer"}`, [9]int{201, 201, 403, 403, 403, 403, 404, 404, 401}},
+		{"GET", "/admin/v1/workspaces/" + ws + "/projects", "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"POST", "/admin/v1/workspaces/" + ws + "/projects", `{"name":"x {caller}"}`, [9]int{201, 201, 201, 403, 201, 403, 404, 404, 401}},
+		{"GET", "/admin/v1/workspaces/" + ws + "/audit", "", [9]int{200, 200, 200, 200, 200, 200, 404, 404, 401}},
+		{"GET", "/admin/v1/projects/" + p, "", [9]int{200, 200, 200, 200, 200, 200, 200, 404, 401}},
+		{"GET", "/admin/v1/projects/" + p2, "", [9]int{200, 200, 200, 200, 200, 200, 404, 404, 401}},
+		{"PATCH", "/admin/v1/projects/" + p2, `{"name":"second"}`, [9]int{200, 200, 200, 403, 200, 403, 404, 404, 401}},
+		{"DELETE", "/admin/v1/projects/" + p2, "", [9]int{409, 409, 409, 403, 409, 403, 404, 404, 401}},
+		{"GET", "/admin/v1/users", "", [9]int{200, 403, 403, 403, 403, 403, 403, 403, 401}},
+		{"POST", "/admin/v1/workspaces", `{"name":"w"}`, [9]int{201, 403, 403, 403, 403, 403, 403, 403, 401}},
+		{"GET", "/admin/v1/me", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
+		{"GET", "/admin/v1/workspaces", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
+		{"GET", "/admin/v1/mocks", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
+	}
+	callers := []string{adminToken, tm.owner, tm.editor, tm.viewer, tm.editorKey, tm.viewerKey, tm.projectKey, tm.out, ""}
+	names := []string{"admin", "owner", "editor", "viewer", "editor key", "viewer key", "project key", "outsider", "none"}
+	for _, r := range rows {
+		for i, token := range callers {
+			t.Run(r.method+" "+r.path+" "+names[i], func(t *testing.T) {
+				got := tm.call(r.method, r.path, token, strings.ReplaceAll(r.body, "{caller}", names[i]))
+				if got.status != r.want[i] {
+					t.Errorf("status %d, want %d: %s", got.status, r.want[i], got.body)
+				}
+				if got.status == 403 && !strings.HasPrefix(got.body, `{"error":"Forbidden: `) {
+					t.Errorf("403 body %s", got.body)
+				}
+			})
+		}
+	}
+}
+
+func TestTeamsNotFoundTexts(t *testing.T) {
+	tm := newTeams(t)
+	mo := tm.mock(tm.otherProject, `[3]`)
+	for _, tc := range []struct{ method, path, body, msg string }{
+		{"GET", "/admin/v1/mocks/" + mo, "", "Mock api not found"},
+		{"PATCH", "/admin/v1/mocks/" + mo, `{"name":"x"}`, "Mock api not found"},
+		{"GET", "/admin/v1/workspaces/" + tm.other, "", "Workspace not found"},
+		{"GET", "/admin/v1/projects/" + tm.otherProject, "", "Project not found"},
+		{"GET", "/admin/v1/projects/nope", "", "Project not found"},
+		{"POST", "/admin/v1/mocks?project_id=" + tm.otherProject, `[1]`, "Project not found"},
+	} {
+		wantError(t, tm.call(tc.method, tc.path, tm.viewer, tc.body), 404, tc.msg)
+	}
+	wantError(t, tm.call("PATCH", "/admin/v1/mocks/"+tm.mock(tm.project, `[1]`), tm.viewer, `{"name":"x"}`), 403,
+		"Forbidden: changing mocks needs the editor role")
+	wantError(t, tm.call("GET", "/admin/v1/users", tm.owner, ""), 403, "Forbidden: listing users needs the server admin role")
+}
+
+func TestTeamsCreateMockProject(t *testing.T) {
+	tm := newTeams(t)
+	// The editor reaches two projects: it must say which.
+	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.editor, `[1]`), 400, "project_id is required")
+	v := tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.editor, `[1]`), 201)
+	if v["project_id"] != tm.project2 || v["workspace_id"] != tm.ws {
+		t.Errorf("created in %v/%v", v["workspace_id"], v["project_id"])
+	}
+	// A project key creates in its project; the server admin in the
+	// default one.
+	if v := tm.want(tm.call("POST", "/admin/v1/mocks", tm.projectKey, `[1]`), 201); v["project_id"] != tm.project {
+		t.Errorf("project key created in %v", v["project_id"])
+	}
+	if v := tm.want(tm.call("POST", "/admin/v1/mocks", adminToken, `[1]`), 201); v["project_id"] != decoy.DefaultProjectID || v["workspace_id"] != decoy.DefaultWorkspaceID {
+		t.Errorf("admin created in %v", v["project_id"])
+	}
+	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.projectKey, `[1]`), 404, "Project not found")
+	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 403, "Forbidden: creating mocks needs the editor role")
+}
+
+func TestTeamsSearchNarrowed(t *testing.T) {
+	tm := newTeams(t)
+	tm.mock(tm.project, `[1]`)
+	tm.mock(tm.project2, `[2]`)
+	tm.mock(tm.otherProject, `[3]`)
+	count := func(token, query string) int {
+		t.Helper()
+		v := tm.want(tm.call("GET", "/admin/v1/mocks"+query, token, ""), 200)
+		return len(v["mocks"].([]any))
+	}
+	for _, tc := range []struct {
+		name, token, query string
+		want               int
+	}{
+		{"admin all", adminToken, "", 3},
+		{"viewer", tm.viewer, "", 2},
+		{"viewer other workspace", tm.viewer, "?workspace_id=" + tm.other, 0},
+		{"viewer one project", tm.viewer, "?project_id=" + tm.project2, 1},
+		{"project key", tm.projectKey, "", 1},
+		{"project key asks another", tm.projectKey, "?project_id=" + tm.project2, 0},
+		{"outsider", tm.out, "", 1},
+		{"q", tm.viewer, "?q=M", 2},
+		{"q none", tm.viewer, "?q=zzz", 0},
+	} {
+		if got := count(tc.token, tc.query); got != tc.want {
+			t.Errorf("%s: %d mocks, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestTeamsAuthTokens(t *testing.T) {
+	tm := newTeams(t)
+	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"nobody@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+	// Email compared in any case.
+	tok := tm.login("OWNER@example.com", "correct horse battery")
+	tm.want(tm.call("GET", "/admin/v1/me", tok, ""), 200)
+	tm.want(tm.call("DELETE", "/admin/v1/auth/token", tok, ""), 204)
+	wantError(t, tm.call("GET", "/admin/v1/me", tok, ""), 401, "Invalid admin token")
+	wantError(t, tm.call("DELETE", "/admin/v1/auth/token", adminToken, ""), 400, "Send the personal access token to revoke as the bearer token")
+	// A revoked key is refused at once.
+	v := tm.want(tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, ""), 200)
+	var id string
+	for _, k := range v["keys"].([]any) {
+		if k.(map[string]any)["name"] == "dash" {
+			id = k.(map[string]any)["id"].(string)
+		}
+	}
+	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/keys/"+id, tm.owner, ""), 204)
+	wantError(t, tm.call("GET", "/admin/v1/me", tm.viewerKey, ""), 401, "Invalid admin token")
+}
+
+func TestTeamsWrongPasswordsCountAsFailures(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
+	for range 3 {
+		wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+	}
+	r := tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery"}`)
+	wantError(t, r, 429, "Too many failed authentication attempts")
+}
+
+func TestTeamsKeyExpiry(t *testing.T) {
+	tm := newTeams(t)
+	at := tm.clock.Now().Add(200*time.Second).UTC().Format("2006-01-02T15:04:05Z")
+	key := tm.key(`{"name":"short","role":"viewer","expires_at":"` + at + `"}`)
+	tm.want(tm.call("GET", "/admin/v1/me", key, ""), 200)
+	tm.clock.Add(200*time.Second)
+	wantError(t, tm.call("GET", "/admin/v1/me", key, ""), 401, "Invalid admin token")
+	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"viewer","expires_at":"2000-01-01T00:00:00Z"}`), 400, "expires_at must be in the future")
+	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"owner"}`), 400, "role must be editor, viewer")
+}
+
+func TestTeamsMembersAndInvitations(t *testing.T) {
+	tm := newTeams(t)
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"dana@example.com","role":"editor"}`), 201)
+	link, _ := v["invitation_url"].(string)
+	_, secret, ok := strings.Cut(link, "/#/invite/")
+	if !ok {
+		t.Fatalf("invitation_url %q", link)
+	}
+	inv := tm.want(tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 200)
+	if inv["email"] != "dana@example.com" || inv["role"] != "editor" {
+		t.Errorf("invitation %v", inv)
+	}
+	wantError(t, tm.call("GET", "/admin/v1/invitations/dcy_inv_wrong", "", ""), 404, "Invitation not found")
+	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"short"}`), 400, "password must be from 12 characters to 1024 bytes of UTF-8")
+	acc := tm.want(tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 201)
+	tok := acc["token"].(string)
+	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tok, `[1]`), 201)
+	// Single use.
+	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 404, "Invitation not found")
+	// Roles change at once; the last owner stays.
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"editor"}`), 200)
+	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 201)
+	wantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["owner"], tm.owner, `{"role":"viewer"}`), 409, decoy.ErrLastOwner.Message)
+	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 204)
+	wantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws, tm.editor, ""), 404, "Workspace not found")
+	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 404, "Member not found")
+}
+
+func TestTeamsAudit(t *testing.T) {
+	tm := newTeams(t)
+	m := tm.mustID(tm.call("POST", "/admin/v1/mocks?name=orders&project_id="+tm.project, tm.editor, `[{"secret":"body"}]`), 201)
+	tm.want(tm.call("PUT", "/admin/v1/mocks/"+m+"/data", tm.editorKey, `[{"secret":"body2"}]`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/mocks/"+m, tm.editor, `{"private":true}`), 200)
+	tm.want(tm.call("POST", "/admin/v1/mocks/"+m+"/token", tm.editor, ""), 200)
+	tm.want(tm.call("GET", "/admin/v1/mocks/"+m, tm.viewer, ""), 200) // a read: not logged
+	tm.want(tm.call("DELETE", "/admin/v1/mocks/"+m, tm.editor, ""), 204)
+	r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=6", tm.viewer, "")
+	var page struct {
+		Entries []struct {
+			Action string      `json:"action"`
+			Actor  decoy.Actor `json:"actor"`
+			Target struct{ Kind, ID, Name string }
+			IP     string `json:"ip"`
+		} `json:"entries"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	tm.want(r, 200)
+	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range page.Entries {
+		got = append(got, e.Action+" "+e.Actor.Kind+" "+e.Target.Kind)
+		if e.IP == "" {
+			t.Errorf("%s: no ip", e.Action)
+		}
+	}
+	want := []string{"mock.delete user mock", "mock.token user mock", "mock.settings user mock", "mock.data key mock", "mock.create user mock", "key.create user key"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("audit\n got %v\nwant %v", got, want)
+	}
+	if page.NextCursor == nil {
+		t.Error("no next cursor after a full page")
+	}
+	all := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1000", tm.owner, "").body
+	for _, secret := range []string{"body", tm.editorKey, tm.owner, "correct horse", "dcy_"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the audit log holds %q", secret)
+		}
+	}
+	wantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=0", tm.viewer, ""), 400, "limit must be an integer from 1 to 1000")
+}
+
+func TestTeamsSecretsNotLogged(t *testing.T) {
+	tm := newTeams(t)
+	tm.call("GET", "/admin/v1/me", "dcy_key_"+strings.Repeat("A", 43), "")
+	tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`)
+	logs := tm.logs.String()
+	for _, secret := range []string{tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds %q", secret)
+		}
+	}
+}
+
+func TestTeamsKeyLastUseFlushedAtClose(t *testing.T) {
+	tm := newTeams(t)
+	tm.want(tm.call("GET", "/admin/v1/me", tm.viewerKey, ""), 200)
+	tm.srv.Close()
+	keys, err := tm.store.ListKeys(context.Background(), tm.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.Name == "dash" && k.LastUsedAt == nil {
+			t.Error("the viewer key's last use was not recorded")
+		}
+	}
+}
+
+// splitQuota counts workspaces' reads in memory and mocks' in the store.
+type splitQuota struct {
+	decoy.QuotaCounter
+	mu sync.Mutex
+	ws map[string]int64
+}
+
+func (q *splitQuota) isWorkspace(id string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.ws[id]
+	return ok
+}
+
+func (q *splitQuota) ReserveQuota(ctx context.Context, id, month string, limit int64) (int64, bool, error) {
+	if !q.isWorkspace(id) {
+		return q.QuotaCounter.ReserveQuota(ctx, id, month, limit)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if limit > 0 && q.ws[id] >= limit {
+		return q.ws[id], false, nil
+	}
+	q.ws[id]++
+	return q.ws[id], true, nil
+}
+
+func (q *splitQuota) ReleaseQuota(ctx context.Context, id, month string) error {
+	if !q.isWorkspace(id) {
+		return q.QuotaCounter.ReleaseQuota(ctx, id, month)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ws[id]--
+	return nil
+}
+
+func (q *splitQuota) QuotaUsed(ctx context.Context, id, month string) (int64, error) {
+	if !q.isWorkspace(id) {
+		return q.QuotaCounter.QuotaUsed(ctx, id, month)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ws[id], nil
+}
+
+func TestWorkspaceMonthlyReads(t *testing.T) {
+	var quota *splitQuota
+	tm := newTeams(t, func(c *server.Config) {
+		quota = &splitQuota{QuotaCounter: c.Quota, ws: map[string]int64{}}
+		c.Quota = quota
+	})
+	quota.ws[server.WorkspaceQuotaKey(tm.ws)] = 0
+	a, b := tm.mock(tm.project, `[1]`), tm.mock(tm.project2, `[2]`)
+	other := tm.mock(tm.otherProject, `[3]`)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"monthly_reads":5}}`), 200)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := a
+			if i%2 == 1 {
+				id = b
+			}
+			r := tm.get("/mock/" + id)
+			mu.Lock()
+			statuses[r.status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[200] != 5 || statuses[429] != 15 {
+		t.Errorf("statuses %v, want 5 200s and 15 429s", statuses)
+	}
+	wantError(t, tm.get("/mock/"+a), 429, "Monthly request quota exceeded")
+	// HEAD only looks, and other workspaces are not limited.
+	if r := tm.do("HEAD", "/mock/"+a); r.status != 429 {
+		t.Errorf("HEAD: %d", r.status)
+	}
+	if r := tm.get("/mock/" + other); r.status != 200 {
+		t.Errorf("other workspace: %d", r.status)
+	}
+	// The per-mock counts gave back what the workspace refused.
+	if r := tm.want(tm.call("GET", "/admin/v1/mocks/"+a+"/usage", adminToken, ""), 200); r["month"].(map[string]any)["used"].(float64) > 5 {
+		t.Errorf("mock usage %v", r)
+	}
+	// Lifting the limit takes effect here at once.
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"monthly_reads":null}}`), 200)
+	if r := tm.get("/mock/" + a); r.status != 200 {
+		t.Errorf("after lifting: %d", r.status)
+	}
+}
+
+func TestWorkspaceLimitsFromStore(t *testing.T) {
+	tm := newTeams(t)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"max_mocks":1}}`), 200)
+	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 201)
+	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 403, "Workspace limit reached: max_mocks")
+}
+
+func TestTeamsOpenWorkspaces(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.OpenWorkspaces = true })
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces", tm.viewer, `{"name":"mine"}`), 201)
+	ws := v["id"].(string)
+	ms := tm.want(tm.call("GET", "/admin/v1/workspaces/"+ws+"/members", tm.viewer, ""), 200)
+	if m := ms["members"].([]any); len(m) != 1 || m[0].(map[string]any)["role"] != "owner" {
+		t.Errorf("members %v", ms)
+	}
+	wantError(t, tm.call("POST", "/admin/v1/workspaces", tm.editorKey, `{"name":"k"}`), 403, "Forbidden: creating workspaces needs the server admin role")
+}
+
+func TestTeamsBadBodies(t *testing.T) {
+	tm := newTeams(t)
+	for _, tc := range []struct{ method, path, body, msg string }{
+		{"POST", "/admin/v1/workspaces", `{"name":""}`, "name must be valid UTF-8 of 1 to 200 bytes"},
+		{"POST", "/admin/v1/workspaces", `{"nom":"x"}`, "The body must be a JSON object with name"},
+		{"POST", "/admin/v1/workspaces", `[]`, "The body must be a JSON object with name"},
+		{"POST", "/admin/v1/users", `{"email":"x","name":"x","password":"long enough pass"}`, "email must be an email address"},
+		{"POST", "/admin/v1/workspaces/" + tm.ws + "/members", `{"email":"a@b.c","role":"boss"}`, "role must be owner, editor, viewer"},
+		{"PATCH", "/admin/v1/workspaces/" + tm.ws, `{"limits":{"max_mocks":-1}}`, "limits must be null (none) or integers of 0 or more"},
+		{"DELETE", "/admin/v1/projects/" + tm.project2 + "?cascade=maybe", "", "cascade must be true or false"},
+	} {
+		wantError(t, tm.call(tc.method, tc.path, adminToken, tc.body), 400, tc.msg)
+	}
+	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID, adminToken, ""), 409, "The default workspace cannot be deleted")
+	wantError(t, tm.call("PUT", "/admin/v1/workspaces", adminToken, ""), 405, "Method not allowed")
+}
+
+// TestOpenAPITeamsResponses validates live answers of the teams endpoints
+// against the document.
+func TestOpenAPITeamsResponses(t *testing.T) {
+	router := openAPIRouter(t)
+	tm := newTeams(t)
+	m := tm.mock(tm.project, `[1]`)
+	inv := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"eve@example.com","role":"viewer"}`), 201)
+	_, secret, _ := strings.Cut(inv["invitation_url"].(string), "/#/invite/")
+	keyID := tm.mustID(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"gone","role":"viewer"}`), 201)
+	ws, p2, owner := tm.ws, tm.project2, tm.owner
+	for _, tc := range []struct {
+		method, path, token, body string
+		status                    int
+	}{
+		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery"}`, 201},
+		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"nope"}`, 401},
+		{"GET", "/admin/v1/me", owner, "", 200},
+		{"GET", "/admin/v1/me", tm.projectKey, "", 200},
+		{"GET", "/admin/v1/invitations/" + secret, "", "", 200},
+		{"GET", "/admin/v1/invitations/dcy_inv_x", "", "", 404},
+		{"POST", "/admin/v1/invitations/" + secret + "/accept", "", `{"name":"Eve","password":"a long enough password"}`, 201},
+		{"GET", "/admin/v1/users?limit=2", adminToken, "", 200},
+		{"POST", "/admin/v1/users", adminToken, `{"email":"f@example.com","name":"F","password":"a long enough password"}`, 201},
+		{"GET", "/admin/v1/users", owner, "", 403},
+		{"GET", "/admin/v1/users/" + tm.users["viewer"], adminToken, "", 200},
+		{"PATCH", "/admin/v1/users/" + tm.users["viewer"], adminToken, `{"name":"V"}`, 200},
+		{"GET", "/admin/v1/workspaces", owner, "", 200},
+		{"POST", "/admin/v1/workspaces", adminToken, `{"name":"new"}`, 201},
+		{"GET", "/admin/v1/workspaces/" + ws, owner, "", 200},
+		{"PATCH", "/admin/v1/workspaces/" + ws, owner, `{"name":"acme2"}`, 200},
+		{"PATCH", "/admin/v1/workspaces/" + ws, tm.viewer, `{"name":"acme2"}`, 403},
+		{"GET", "/admin/v1/workspaces/" + tm.other, owner, "", 404},
+		{"GET", "/admin/v1/workspaces/" + ws + "/members", owner, "", 200},
+		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"viewer@example.com","role":"viewer"}`, 201},
+		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["viewer"], owner, `{"role":"viewer"}`, 200},
+		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["owner"], owner, `{"role":"viewer"}`, 409},
+		{"GET", "/admin/v1/workspaces/" + ws + "/keys", owner, "", 200},
+		{"POST", "/admin/v1/workspaces/" + ws + "/keys", owner, `{"name":"k","role":"editor","project_id":"` + tm.project + `","expires_at":"2100-01-01T00:00:00Z"}`, 201},
+		{"DELETE", "/admin/v1/workspaces/" + ws + "/keys/" + keyID, owner, "", 204},
+		{"GET", "/admin/v1/workspaces/" + ws + "/projects", owner, "", 200},
+		{"POST", "/admin/v1/workspaces/" + ws + "/projects", owner, `{"name":"third"}`, 201},
+		{"GET", "/admin/v1/workspaces/" + ws + "/audit?limit=3", owner, "", 200},
+		{"GET", "/admin/v1/projects/" + p2, owner, "", 200},
+		{"PATCH", "/admin/v1/projects/" + p2, owner, `{"name":"renamed"}`, 200},
+		{"GET", "/admin/v1/mocks?workspace_id=" + ws + "&q=m", owner, "", 200},
+		{"POST", "/admin/v1/mocks?project_id=" + p2, owner, `[1]`, 201},
+		{"PATCH", "/admin/v1/mocks/" + m, tm.viewer, `{"name":"x"}`, 403},
+		{"DELETE", "/admin/v1/projects/" + tm.project, owner, "", 409},
+		{"DELETE", "/admin/v1/projects/" + p2 + "?cascade=true", owner, "", 204},
+		{"DELETE", "/admin/v1/workspaces/" + tm.other, tm.out, "", 204},
+		{"DELETE", "/admin/v1/users/" + tm.users["editor"], adminToken, "", 204},
+		{"DELETE", "/admin/v1/auth/token", owner, "", 204},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, tm.url+tc.path, strings.NewReader(tc.body))
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			validateAnswer(t, router, req, tc.path, tc.body, resp, body)
+		})
+	}
+}
