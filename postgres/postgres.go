@@ -203,14 +203,14 @@ func unreachable(err error) bool {
 }
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
-	rate_limit, monthly_quota, size, etag, version, created_at, updated_at`
+	rate_limit, monthly_quota, size, etag, version, created_at, updated_at, workspace_id, project_id`
 
 type scanner interface{ Scan(...any) error }
 
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.WorkspaceID, &m.ProjectID}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()
@@ -234,24 +234,33 @@ func (db *DB) now() time.Time { return db.Now().UTC().Truncate(time.Millisecond)
 func (db *DB) CreateMock(ctx context.Context, m *decoy.Mock, d decoy.Data) (*decoy.Mock, error) {
 	data := d.Bytes
 	var created *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
 		now := db.now()
-		var err error
-		created, err = scanMock(tx.QueryRow(ctx, `
-			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
-				rate_limit, monthly_quota, size, etag, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12)
-			RETURNING `+mockColumns,
-			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now))
+		workspaceID, projectID, err := placeMock(ctx, tx, m)
 		if err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, m.ID, data)
+		created, err = scanMock(tx.QueryRow(ctx, `
+			INSERT INTO mocks (id, name, private, token_hash, content_type, status, delay_ms,
+				rate_limit, monthly_quota, size, etag, version, created_at, updated_at, workspace_id, project_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14)
+			RETURNING `+mockColumns,
+			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
+			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, workspaceID, projectID))
+		if err != nil {
+			return err
+		}
+		if err := writeChunks(ctx, tx, m.ID, data); err != nil {
+			return err
+		}
+		return checkLimits(ctx, tx, workspaceID, true, len(data) > 0)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the id is unique
 		return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation: the project went meanwhile
+		return nil, projectNotFound()
 	}
 	if err != nil {
 		return nil, classify(err)
@@ -377,8 +386,11 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // ReplaceMockData replaces a mock's data.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var err error
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
+		workspaceID, old, err := lockMock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		m, err = scanMock(tx.QueryRow(ctx, `
 			UPDATE mocks SET content_type = $1, size = $2, etag = $3, version = version + 1, updated_at = $4
 			WHERE id = $5 RETURNING `+mockColumns, d.ContentType, len(d.Data.Bytes), d.ETag, db.now(), id))
@@ -388,7 +400,10 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 		if _, err := tx.Exec(ctx, `DELETE FROM mock_chunks WHERE mock_id = $1`, id); err != nil {
 			return err
 		}
-		return writeChunks(ctx, tx, id, d.Data.Bytes)
+		if err := writeChunks(ctx, tx, id, d.Data.Bytes); err != nil {
+			return err
+		}
+		return checkLimits(ctx, tx, workspaceID, false, int64(len(d.Data.Bytes)) > old)
 	})
 	if err != nil {
 		return nil, classify(err)
