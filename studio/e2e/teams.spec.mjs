@@ -5,7 +5,7 @@
 // client, as curl would, then revoked; the audit log shows each step.
 // See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
-import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, step } from './harness.mjs';
+import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, signInAsAdmin, step } from './harness.mjs';
 
 const owner = { email: 'olivia@example.com', name: 'Olivia Owner', password: 'olivia-password-0123' };
 const viewer = { email: 'vera@example.com', name: 'Vera Viewer', password: 'vera-password-456789' };
@@ -69,7 +69,7 @@ await journey(async (browser) => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Mocks' }).waitFor();
     assert.match(await page.getByTestId('who').innerText(), /Olivia Owner\s*owner/);
-    assert.equal(await page.getByLabel('Workspace').inputValue(), defaultWS.id);
+    assert.equal(await page.getByLabel('Workspace', { exact: true }).inputValue(), defaultWS.id);
     await page.getByRole('link', { name: 'users' }).waitFor();
     // Nothing secret in the page's storage or address.
     const leaks = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href);
@@ -263,18 +263,38 @@ await journey(async (browser) => {
     await vPage.locator('[data-testid="audit"] tr[data-action="key.revoke"]').waitFor();
   });
 
+  let acme;
+  await step('the server admin makes a workspace in Studio, and adds the owner to it', async () => {
+    const { context: aContext, page: aPage } = await newPage(browser, 'admin');
+    await signInAsAdmin(aPage);
+    await aPage.getByRole('heading', { name: 'Mocks' }).waitFor();
+    await aPage.getByRole('button', { name: 'New workspace' }).click();
+    const dialog = aPage.getByRole('dialog', { name: 'New workspace' });
+    await dialog.getByLabel('Workspace name').fill('acme');
+    await dialog.getByRole('button', { name: 'Create workspace' }).click();
+    await aPage.getByRole('heading', { name: 'Projects of acme' }).waitFor();
+    acme = await aPage.getByLabel('Workspace', { exact: true }).inputValue();
+    await aPage.getByRole('link', { name: 'Members' }).click();
+    await aPage.getByRole('heading', { name: 'Members of acme' }).waitFor();
+    await aPage.getByLabel('Email').fill(owner.email);
+    await aPage.getByLabel('Role', { exact: true }).selectOption('owner');
+    await aPage.getByRole('button', { name: 'Invite' }).click();
+    // A person who has an account joins at once: no link to pass on.
+    await aPage.getByText(`${owner.email} is now a member, as owner.`).waitFor();
+    await aPage.getByRole('cell', { name: owner.email, exact: true }).waitFor();
+    await screenshot(aPage, 'admin-new-workspace');
+    await aContext.close();
+  });
+
   await step('the workspace switcher is remembered across reloads', async () => {
-    const ws = await call('POST', '/workspaces', adminToken, { name: 'acme' });
-    assert.equal(ws.status, 201, ws.text);
-    assert.equal((await call('POST', `/workspaces/${ws.json.id}/members`, adminToken, { email: owner.email, role: 'owner' })).status, 201);
     await page.goto(base + '/#/');
     await page.reload();
-    await page.getByLabel('Workspace').selectOption({ label: 'acme' });
+    await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'acme' });
     await page.getByRole('heading', { name: 'Projects of acme' }).waitFor();
     await page.getByText('No mocks yet: create one.').waitFor();
     await page.reload();
     await page.getByRole('heading', { name: 'Projects of acme' }).waitFor();
-    assert.equal(await page.getByLabel('Workspace').inputValue(), ws.json.id);
+    assert.equal(await page.getByLabel('Workspace', { exact: true }).inputValue(), acme);
     await screenshot(page, 'switched-workspace');
     const storage = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
     assert.ok(!storage.includes('dcy_') && !storage.includes(owner.password), `storage holds ${storage}`);
@@ -282,7 +302,7 @@ await journey(async (browser) => {
 
   await step('at 375 px wide, the team pages fit', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
-    await page.getByLabel('Workspace').selectOption({ label: 'default' });
+    await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'default' });
     for (const [hash, heading] of [['#/', 'Mocks'], ['#/members', 'Members of default'], ['#/keys', 'API keys of default'], ['#/audit', 'Audit log of default']]) {
       await page.goto(base + '/' + hash);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();

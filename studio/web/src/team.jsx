@@ -8,7 +8,7 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
-import { ErrorNote } from './ui.jsx';
+import { Dialog, ErrorNote } from './ui.jsx';
 
 export const ROLES = ['viewer', 'editor', 'owner'];
 
@@ -138,16 +138,65 @@ export function TeamProvider({ children }) {
   return <Team.Provider value={value}>{children}</Team.Provider>;
 }
 
-/** WorkspaceSwitcher picks the workspace the pages show. */
+/** NewWorkspace is the dialog in which a server admin names a workspace. */
+function NewWorkspace({ onClose }) {
+  const team = useTeam();
+  const [name, setName] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const ws = await api.admin('POST', '/workspaces', { body: JSON.stringify({ name: name.trim() }) });
+      remember(ws.id);
+      onClose();
+      await team.reload(ws.id);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="New workspace" onClose={onClose} labelledBy="new-workspace-title">
+      <form onSubmit={submit} class="stack">
+        <p class="hint">A workspace holds projects, members, API keys and its own audit log. It starts with a project named default.</p>
+        <div>
+          <label for="new-workspace-name">Workspace name</label>
+          <input id="new-workspace-name" required maxLength={200} value={name} onInput={(e) => setName(e.target.value)} autofocus />
+        </div>
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="button" onClick={onClose}>Cancel</button>
+          <button type="submit" class="primary" disabled={busy}>Create workspace</button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+/**
+ * WorkspaceSwitcher picks the workspace the pages show; a server admin
+ * also creates workspaces there.
+ */
 export function WorkspaceSwitcher() {
   const team = useTeam();
-  if (!team.workspaces.length) return <span class="hint">No workspace</span>;
+  const [creating, setCreating] = useState(false);
   return (
     <span class="switcher">
-      <label for="workspace-switcher">Workspace</label>
-      <select id="workspace-switcher" value={team.workspace ? team.workspace.id : ''} onChange={(e) => team.switchTo(e.target.value)}>
-        {team.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
-      </select>
+      {team.workspaces.length > 0 ? (
+        <>
+          <label for="workspace-switcher">Workspace</label>
+          <select id="workspace-switcher" value={team.workspace ? team.workspace.id : ''} onChange={(e) => team.switchTo(e.target.value)}>
+            {team.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+          </select>
+        </>
+      ) : (
+        <span class="hint">No workspace</span>
+      )}
+      {team.caller.admin && <button type="button" class="icon" aria-label="New workspace" title="New workspace" onClick={() => setCreating(true)}>+</button>}
+      {creating && <NewWorkspace onClose={() => setCreating(false)} />}
     </span>
   );
 }
