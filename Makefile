@@ -9,7 +9,7 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
-	./server:FuzzQuery ./server:FuzzHandler ./transport:FuzzRewrite \
+	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzParsePHC ./server:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e

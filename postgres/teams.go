@@ -511,6 +511,9 @@ func workspaceBytes(ctx context.Context, q querier, workspaceID string) (int64, 
 // even over a limit (a limit lowered below what the workspace holds). It
 // runs after the write, so that the lock is held only to the commit.
 func checkLimits(ctx context.Context, tx pgx.Tx, workspaceID string, grewMocks, grewBytes bool) error {
+	if !grewMocks && !grewBytes {
+		return nil
+	}
 	maxMocks, maxBytes, err := lockWorkspace(ctx, tx, workspaceID)
 	if err != nil {
 		return err

@@ -80,10 +80,10 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "me", need: signedIn, handle: (*Server).me},
 
 	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*Server).listUsers},
-	{method: "POST", path: "users", need: serverAdmin, action: "creating users", handle: (*Server).createUser},
+	{method: "POST", path: "users", need: serverAdmin, action: "creating users", audit: "user.create", handle: (*Server).createUser},
 	{method: "GET", path: "users/{user}", need: serverAdmin, action: "reading users", handle: (*Server).getUser},
-	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", handle: (*Server).patchUser},
-	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", handle: (*Server).deleteUser},
+	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", audit: "user.update", handle: (*Server).patchUser},
+	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", audit: "user.delete", handle: (*Server).deleteUser},
 
 	{method: "GET", path: "workspaces", need: signedIn, handle: (*Server).listWorkspaces},
 	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*Server).createWorkspace},

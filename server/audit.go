@@ -10,7 +10,8 @@ import (
 // route declares, once its handler succeeded. Reads are never recorded, and
 // an entry holds names and ids only: never a secret or a data body.
 
-// audit appends the entry of a change a handler made.
+// audit appends the entry of a change a handler made. A change outside
+// any workspace (a user's) is kept with no workspace.
 func (s *Server) audit(r *http.Request, call *adminCall, id string) {
 	action := call.auditAction
 	if action == "" && call.route != nil {
@@ -34,9 +35,6 @@ func (s *Server) audit(r *http.Request, call *adminCall, id string) {
 		target = &decoy.AuditTarget{Kind: "workspace", ID: call.workspace.ID, Name: call.workspace.Name}
 	default:
 		target = &decoy.AuditTarget{Kind: "unknown", ID: id}
-	}
-	if ws == "" {
-		return
 	}
 	e := &decoy.AuditEntry{
 		WorkspaceID: ws,

@@ -365,6 +365,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, _ string) er
 	if err != nil {
 		return err
 	}
+	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
 	w.Header().Set("Location", "/admin/v1/users/"+u.ID)
 	writeJSON(w, http.StatusCreated, u)
 	return nil
@@ -407,6 +408,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) err
 	if err != nil {
 		return err
 	}
+	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
 	writeJSON(w, http.StatusOK, u)
 	return nil
 }
@@ -414,9 +416,11 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) err
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, _ string) error {
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	if err := s.cfg.Teams.DeleteUser(ctx, callOf(r).params["user"]); err != nil {
+	id := callOf(r).params["user"]
+	if err := s.cfg.Teams.DeleteUser(ctx, id); err != nil {
 		return err
 	}
+	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: id}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -267,6 +267,7 @@ func (m *Main) Run(ctx context.Context) error {
 		AllowedHosts:        c.AllowedHosts,
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
+		Teams:               m.store,
 		OpenWorkspaces:      c.OpenWorkspaces,
 		Addr:                c.Addr,
 		TLSCert:             c.TLSCert,
@@ -380,6 +381,7 @@ type store interface {
 	decoy.QuotaCounter
 	decoy.SessionStore
 	decoy.UsageHistoryStore
+	decoy.TeamStore
 	Close() error
 }
 
