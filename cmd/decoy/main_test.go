@@ -457,8 +457,15 @@ func TestGracefulShutdown(t *testing.T) {
 // decoyCLI runs the binary as a CLI command.
 func decoyCLI(t *testing.T, p *proc, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return runCLI(t, append(cleanEnv(), "DECOY_SERVER="+p.url, "DECOY_ADMIN_TOKEN="+adminToken), stdin, args...)
+}
+
+// runCLI runs the decoy binary with env and stdin, and returns what it
+// printed and its exit code.
+func runCLI(t *testing.T, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(cleanEnv(), "DECOY_SERVER="+p.url, "DECOY_ADMIN_TOKEN="+adminToken)
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
