@@ -25,8 +25,12 @@ type Session struct {
 	SecretHash []byte
 	// AdminHash identifies the admin token the session was opened with
 	// (a hash of its hash): a session ends when the server's admin token
-	// changes.
+	// changes. A user's session holds a hash of its UserID instead, so
+	// that a session whose UserID was lost opens nothing.
 	AdminHash []byte
+	// UserID is the user signed in with an email and a password (§6);
+	// empty for the server admin, signed in with the admin token.
+	UserID string
 
 	CreatedAt time.Time
 	// LastSeenAt is when the session was last used (updated at most once a

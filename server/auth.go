@@ -60,11 +60,8 @@ var errInvalidAdminToken = errorAnswer(http.StatusUnauthorized, "Invalid admin t
 // token counts as a failed attempt, as for mock tokens, but apart from
 // them: guessing one never locks out the other.
 func (s *Server) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, error) {
-	if err, done := s.studioAuthorized(w, r); done {
-		if err != nil {
-			return nil, err
-		}
-		return &caller{admin: true}, nil
+	if c, err, done := s.studioAuthorized(w, r); done {
+		return c, err
 	}
 	key := "admin-token:" + s.limitKey(r)
 	if err := s.authBlocked(r, key); err != nil {

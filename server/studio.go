@@ -17,10 +17,15 @@ func (s *Server) newStudio() *studio.Handler {
 	if s.cfg.Sessions == nil {
 		return nil
 	}
+	var checkPassword func(*http.Request, string, string) (string, error)
+	if s.cfg.Teams != nil {
+		checkPassword = s.checkStudioPassword
+	}
 	return studio.New(studio.Config{
 		Sessions:        s.cfg.Sessions,
 		AdminTokenHash:  s.cfg.AdminTokenHash,
 		CheckAdminToken: s.checkAdminToken,
+		CheckPassword:   checkPassword,
 		Fail:            s.writeError,
 		PublicURL:       s.cfg.PublicURL,
 		Now:             s.cfg.Now,
@@ -54,13 +59,39 @@ func (s *Server) checkAdminToken(r *http.Request, token string) error {
 
 // studioAuthorized authorizes an admin API request that carries a Studio
 // session cookie and no bearer token: the session must be live and the
-// X-CSRF-Token header right. done is false when the request is not the
-// Studio's, and the bearer token decides.
-func (s *Server) studioAuthorized(w http.ResponseWriter, r *http.Request) (err error, done bool) {
+// X-CSRF-Token header right; its caller is the server admin, or the user
+// who signed in with a password. done is false when the request is not
+// the Studio's, and the bearer token decides.
+func (s *Server) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *caller, err error, done bool) {
 	if s.studio == nil || r.Header.Get("Authorization") != "" || !studio.HasSession(r) {
-		return nil, false
+		return nil, nil, false
 	}
-	return s.studio.Authorize(w, r), true
+	userID, err := s.studio.Authorize(w, r)
+	switch {
+	case err != nil:
+		return nil, err, true
+	case userID == "":
+		return &caller{admin: true}, nil, true
+	case s.cfg.Teams == nil:
+		return nil, errorAnswer(http.StatusUnauthorized, "Session expired or signed out; sign in again"), true
+	}
+	u, err := s.cfg.Teams.FindUser(r.Context(), userID)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND { // deleted since
+		return nil, errorAnswer(http.StatusUnauthorized, "Session expired or signed out; sign in again"), true
+	}
+	if err != nil {
+		return nil, err, true
+	}
+	return &caller{user: u, admin: u.ServerAdmin}, nil, true
+}
+
+// checkStudioPassword checks the email and password of a Studio sign-in.
+func (s *Server) checkStudioPassword(r *http.Request, email, password string) (string, error) {
+	u, err := s.checkPassword(r, email, password)
+	if err != nil {
+		return "", err
+	}
+	return u.ID, nil
 }
 
 // usageHistory is GET /admin/v1/mocks/{id}/usage/history: the mock's

@@ -12,6 +12,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/studio"
 )
 
 // teams is a harness with teams on, and the people and keys of one
@@ -610,5 +611,91 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 			}
 			validateAnswer(t, router, req, tc.path, tc.body, resp, body)
 		})
+	}
+}
+
+// userSessions keeps the UserID of sessions beside a store that may not.
+type userSessions struct {
+	decoy.SessionStore
+	mu    sync.Mutex
+	users map[string]string
+}
+
+func (s *userSessions) CreateSession(ctx context.Context, sess *decoy.Session) error {
+	s.mu.Lock()
+	s.users[sess.ID] = sess.UserID
+	s.mu.Unlock()
+	return s.SessionStore.CreateSession(ctx, sess)
+}
+
+func (s *userSessions) FindSession(ctx context.Context, id string) (*decoy.Session, error) {
+	sess, err := s.SessionStore.FindSession(ctx, id)
+	if err == nil {
+		s.mu.Lock()
+		sess.UserID = s.users[id]
+		s.mu.Unlock()
+	}
+	return sess, err
+}
+
+// studioSignIn signs in to the Studio with an email and a password.
+func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r response) {
+	tm.t.Helper()
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	r = tm.studioReq("POST", studio.SessionPath, "", string(body), "Content-Type", "application/json")
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == studio.CookieName {
+			cookie = c.Value
+		}
+	}
+	var info struct {
+		CSRF string `json:"csrf_token"`
+	}
+	json.Unmarshal([]byte(r.body), &info)
+	return cookie, info.CSRF, r
+}
+
+func TestStudioUserSignIn(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) {
+		c.Sessions = &userSessions{SessionStore: c.Store.(decoy.SessionStore), users: map[string]string{}}
+	})
+	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.status != 200 || cookie == "" || !strings.Contains(r.body, `"user_id":"`+tm.users["viewer"]+`"`) {
+		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	}
+	// The session acts as the viewer: it sees its workspace, may not
+	// change it, and does not see another.
+	if r := tm.studioReq("GET", "/admin/v1/workspaces/"+tm.ws, cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
+		t.Errorf("GET workspace: %d %s", r.status, r.body)
+	}
+	wantError(t, tm.studioReq("PATCH", "/admin/v1/workspaces/"+tm.ws, cookie, `{"name":"x"}`, studio.CSRFHeader, csrf, "Content-Type", "application/json"),
+		403, "Forbidden: changing the workspace needs the owner role")
+	wantError(t, tm.studioReq("GET", "/admin/v1/workspaces/"+tm.other, cookie, "", studio.CSRFHeader, csrf), 404, "Workspace not found")
+	if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); !strings.Contains(r.body, `"kind":"user"`) {
+		t.Errorf("me: %s", r.body)
+	}
+	// A wrong password is refused and counted; the admin token still signs
+	// in the server admin.
+	if _, _, r := tm.studioSignIn("viewer@example.com", "not the password"); r.status != 401 {
+		t.Errorf("wrong password: %d %s", r.status, r.body)
+	}
+	if c, _, r := tm.signIn(adminToken); r.status != 200 || c == nil {
+		t.Errorf("admin sign-in: %d %s", r.status, r.body)
+	}
+	// A deleted user's session ends.
+	tm.want(tm.call("DELETE", "/admin/v1/users/"+tm.users["viewer"], adminToken, ""), 204)
+	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+}
+
+// A store that loses a session's user signs nobody in with it, least of
+// all the server admin.
+func TestStudioUserSessionLostUser(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.status != 200 {
+		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	}
+	if r := tm.studioReq("GET", "/admin/v1/users", cookie, "", studio.CSRFHeader, csrf); r.status != 401 {
+		t.Errorf("a session whose user the store lost: %d %s", r.status, r.body)
 	}
 }

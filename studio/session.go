@@ -112,7 +112,7 @@ func (o *opened) csrf() string { return csrfToken(o.secret) }
 
 // open starts a new session. Expired sessions of anyone are deleted on the
 // way, so that the table holds only live ones and a few dead ones.
-func (s *sessions) open(ctx context.Context) (*opened, error) {
+func (s *sessions) open(ctx context.Context, userID string) (*opened, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	if _, err := s.store.DeleteExpiredSessions(ctx, now, now.Add(-IdleTimeout)); err != nil {
 		return nil, err
@@ -121,7 +121,8 @@ func (s *sessions) open(ctx context.Context) (*opened, error) {
 	sess := &decoy.Session{
 		ID:         base64.RawURLEncoding.EncodeToString(id),
 		SecretHash: hash(secret),
-		AdminHash:  s.adminHash,
+		AdminHash:  s.owner(userID),
+		UserID:     userID,
 		CreatedAt:  now,
 		LastSeenAt: now,
 		ExpiresAt:  now.Add(MaxLifetime),
@@ -149,7 +150,7 @@ func (s *sessions) check(ctx context.Context, cookie string) (*opened, error) {
 	if subtle.ConstantTimeCompare(hash(secret), sess.SecretHash) != 1 {
 		return nil, errSession
 	}
-	if subtle.ConstantTimeCompare(sess.AdminHash, s.adminHash) != 1 ||
+	if subtle.ConstantTimeCompare(sess.AdminHash, s.owner(sess.UserID)) != 1 ||
 		!now.Before(sess.ExpiresAt) || !now.Before(sess.LastSeenAt.Add(IdleTimeout)) {
 		// Over for good: a session of another admin token must not come
 		// back when that token is in force again.
@@ -179,6 +180,15 @@ func (s *sessions) end(ctx context.Context, cookie string) error {
 		return nil
 	}
 	return s.store.DeleteSession(ctx, id)
+}
+
+// owner is the AdminHash of a session of userID: the admin token's
+// fingerprint for the server admin (""), else the user's.
+func (s *sessions) owner(userID string) []byte {
+	if userID == "" {
+		return s.adminHash
+	}
+	return hash([]byte("decoy studio user session v1:" + userID))
 }
 
 // adminFingerprint identifies an admin token hash without repeating it.

@@ -53,6 +53,11 @@ type Config struct {
 	// server's, counting a wrong one against the failed-authentication
 	// limit; it returns the error to answer with, or nil.
 	CheckAdminToken func(r *http.Request, token string) error
+	// CheckPassword, when set, lets people sign in with an email and a
+	// password (§6): it returns the user's id, or the error to answer
+	// with, counting a wrong pair as CheckAdminToken counts a wrong
+	// token.
+	CheckPassword func(r *http.Request, email, password string) (userID string, err error)
 	// Fail answers with an error, as the server does: the message of a
 	// *decoy.Error, a generic one (logged) for any other.
 	Fail func(w http.ResponseWriter, r *http.Request, err error)
@@ -124,17 +129,18 @@ func HasSession(r *http.Request) bool {
 
 // Authorize checks the session cookie and the CSRF header of an admin API
 // request: it returns a 401 error for a cookie that opens no live session
-// (clearing it), a 403 one for a missing or wrong CSRF token, and nil to
-// let the request through.
-func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) error {
+// (clearing it), a 403 one for a missing or wrong CSRF token, and else the
+// id of the user signed in ("" for the server admin) to let the request
+// through as that user.
+func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (userID string, err error) {
 	o, err := h.lookup(w, r)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !CheckCSRF(r.Header.Get(CSRFHeader), o.secret) {
-		return errCSRF
+		return "", errCSRF
 	}
-	return nil
+	return o.session.UserID, nil
 }
 
 var errCSRF = decoy.Errorf(decoy.EFORBIDDEN, "Missing or invalid CSRF token: send the X-CSRF-Token header that GET "+SessionPath+" gives")
@@ -171,6 +177,8 @@ type sessionInfo struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// IdleTimeout is how long the session lasts without a request.
 	IdleTimeout int64 `json:"idle_timeout_seconds,omitempty"`
+	// UserID is the user signed in; absent for the server admin.
+	UserID string `json:"user_id,omitempty"`
 }
 
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
@@ -201,10 +209,11 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func info(o *opened) sessionInfo {
-	return sessionInfo{SignedIn: true, CSRFToken: o.csrf(), ExpiresAt: o.session.ExpiresAt, IdleTimeout: int64(IdleTimeout / time.Second)}
+	return sessionInfo{SignedIn: true, CSRFToken: o.csrf(), ExpiresAt: o.session.ExpiresAt, IdleTimeout: int64(IdleTimeout / time.Second), UserID: o.session.UserID}
 }
 
-// signIn exchanges the admin token for a session. There is no session yet
+// signIn exchanges the admin token, or a user's email and password, for a
+// session. There is no session yet
 // to take a CSRF token from, so a sign-in must come from the Studio's own
 // origin: a JSON body (which a cross-site form cannot send), and an Origin
 // and Sec-Fetch-Site, when the browser sends them, of this site.
@@ -219,13 +228,25 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSignInBytes))
 	var in struct {
-		Token string `json:"token"`
+		Token    string `json:"token"`
+		Email    string `json:"email"`
+		Password string `json:"password"`
 	}
-	if err != nil || json.Unmarshal(body, &in) != nil || in.Token == "" {
+	if err == nil {
+		err = json.Unmarshal(body, &in)
+	}
+	byPassword := h.cfg.CheckPassword != nil && in.Token == "" && in.Email != ""
+	if err != nil || (in.Token == "" && !byPassword) {
 		h.cfg.Fail(w, r, decoy.Errorf(decoy.EINVALID, "Sign in with a JSON body: {\"token\": \"<admin token>\"}"))
 		return
 	}
-	if err := h.cfg.CheckAdminToken(r, in.Token); err != nil {
+	userID := ""
+	if byPassword {
+		userID, err = h.cfg.CheckPassword(r, in.Email, in.Password)
+	} else {
+		err = h.cfg.CheckAdminToken(r, in.Token)
+	}
+	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
@@ -236,7 +257,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	o, err := h.sessions.open(r.Context())
+	o, err := h.sessions.open(r.Context(), userID)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
