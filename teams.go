@@ -287,6 +287,10 @@ const (
 	MaxMembers = 1000
 	// MaxWorkspaces is the most workspaces ListWorkspaces lists.
 	MaxWorkspaces = 10000
+	// MaxAuditEntries is the most entries of a workspace's audit log (or
+	// of the entries of no workspace) that are kept: older ones go, a few
+	// at a time, as new ones come.
+	MaxAuditEntries = 100000
 	// MaxPage is the largest page ListUsers, ListAudit and SearchMocks
 	// give: a larger limit gives this many.
 	MaxPage = 1000

@@ -1054,19 +1054,38 @@ func (db *DB) TouchKeys(ctx context.Context, used map[string]time.Time) error {
 
 // Audit log
 
+// Audit entries past auditKeep of a workspace go once every auditPruneEvery
+// entries appended, so that appending costs a walk of the index that
+// rarely. Tests lower them.
+var (
+	auditKeep       int64 = decoy.MaxAuditEntries
+	auditPruneEvery int64 = 1024
+)
+
 // AppendAudit records a change.
 func (db *DB) AppendAudit(ctx context.Context, e *decoy.AuditEntry) error {
 	var workspace *string
 	if e.WorkspaceID != "" {
 		workspace = &e.WorkspaceID
 	}
-	_, err := db.pool.Exec(ctx, `
+	var seq int64
+	err := db.pool.QueryRow(ctx, `
 		INSERT INTO audit_log (workspace_id, at, actor_kind, actor_id, actor_label, action, target_kind, target_id, target_name, ip)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		workspace, stamp(e.At), e.Actor.Kind, e.Actor.ID, e.Actor.Label, e.Action, e.Target.Kind, e.Target.ID, e.Target.Name, e.IP)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq`,
+		workspace, stamp(e.At), e.Actor.Kind, e.Actor.ID, e.Actor.Label, e.Action, e.Target.Kind, e.Target.ID, e.Target.Name, e.IP).Scan(&seq)
 	if pgCode(err) == foreignKeyViolation {
 		return workspaceNotFound()
 	}
+	if err != nil || seq%auditPruneEvery != 0 {
+		return classify(err)
+	}
+	// Two forms, as IS NOT DISTINCT FROM would not use the index.
+	match := `workspace_id = $1`
+	if workspace == nil {
+		match = `workspace_id IS NULL AND $1::text IS NULL`
+	}
+	_, err = db.pool.Exec(ctx, `DELETE FROM audit_log WHERE `+match+` AND seq <=
+		(SELECT seq FROM audit_log WHERE `+match+` ORDER BY seq DESC LIMIT 1 OFFSET $2)`, workspace, auditKeep)
 	return classify(err)
 }
 

@@ -77,3 +77,10 @@ func TestTeamsAcrossStores(t *testing.T) {
 		t.Errorf("members after two replicas removed both owners at once: %v, %v", members, err)
 	}
 }
+
+// The audit log of a workspace keeps its newest entries.
+func TestAuditRetention(t *testing.T) {
+	_, u := newSchema(t)
+	defer postgres.SetAuditRetention(5, 1)()
+	storetest.RunAuditRetention(t, open(t, u), 5)
+}

@@ -1114,6 +1114,14 @@ func (db *DB) TouchKeys(ctx context.Context, used map[string]time.Time) error {
 
 // Audit log
 
+// Audit entries past auditKeep of a workspace go once every auditPruneEvery
+// entries appended, so that appending costs a walk of the index that
+// rarely. Tests lower them.
+var (
+	auditKeep       int64 = decoy.MaxAuditEntries
+	auditPruneEvery int64 = 1024
+)
+
 // AppendAudit records a change.
 func (db *DB) AppendAudit(ctx context.Context, e *decoy.AuditEntry) error {
 	var workspace any
@@ -1121,13 +1129,20 @@ func (db *DB) AppendAudit(ctx context.Context, e *decoy.AuditEntry) error {
 		workspace = e.WorkspaceID
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `
+		var seq int64
+		err := tx.QueryRowContext(ctx, `
 			INSERT INTO audit_log (workspace_id, at, actor_kind, actor_id, actor_label, action, target_kind, target_id, target_name, ip)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			workspace, millis(e.At), e.Actor.Kind, e.Actor.ID, e.Actor.Label, e.Action, e.Target.Kind, e.Target.ID, e.Target.Name, e.IP)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+			workspace, millis(e.At), e.Actor.Kind, e.Actor.ID, e.Actor.Label, e.Action, e.Target.Kind, e.Target.ID, e.Target.Name, e.IP).Scan(&seq)
 		if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 			return workspaceNotFound()
 		}
+		if err != nil || seq%auditPruneEvery != 0 {
+			return err
+		}
+		// IS matches NULL, the entries of no workspace, too.
+		_, err = tx.ExecContext(ctx, `DELETE FROM audit_log WHERE workspace_id IS ? AND seq <=
+			(SELECT seq FROM audit_log WHERE workspace_id IS ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, workspace, workspace, auditKeep)
 		return err
 	})
 }

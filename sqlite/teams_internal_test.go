@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/storetest"
 )
 
 // A data directory of the schema before teams (the migrations before
@@ -117,4 +118,17 @@ func TestMigrateToTeams(t *testing.T) {
 	if err != nil || len(found) != 1 || !strings.HasSuffix(found[0].ID, "2") {
 		t.Errorf("SearchMocks = %v, %v", found, err)
 	}
+}
+
+// The audit log of a workspace keeps its newest auditKeep entries.
+func TestAuditRetention(t *testing.T) {
+	keep, every := auditKeep, auditPruneEvery
+	auditKeep, auditPruneEvery = 5, 1
+	defer func() { auditKeep, auditPruneEvery = keep, every }()
+	db, err := Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.RunAuditRetention(t, db, 5)
 }

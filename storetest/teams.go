@@ -1110,3 +1110,33 @@ func testAuditBound(t *testing.T, s TeamBackend) {
 		t.Errorf("ListUsers with a huge limit: %v", err)
 	}
 }
+
+// RunAuditRetention checks that a store set to keep keep entries of a
+// workspace's audit log, pruned at every append, keeps the newest keep of
+// each workspace (and of no workspace), whatever the others hold.
+func RunAuditRetention(t *testing.T, s TeamBackend, keep int) {
+	ctx := context.Background()
+	w := mustWorkspace(t, s, "acme", "")
+	at := time.Now()
+	appends := []struct {
+		workspace string
+		n         int
+	}{{w.ID, keep + 3}, {decoy.DefaultWorkspaceID, keep - 1}, {"", keep + 2}}
+	for _, a := range appends {
+		for i := range a.n {
+			if err := s.AppendAudit(ctx, &decoy.AuditEntry{WorkspaceID: a.workspace, At: at, Actor: decoy.ServerAdmin, Action: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tests := []struct {
+		workspace   string
+		want, first int // entries kept, the action of the newest
+	}{{w.ID, keep, keep + 2}, {decoy.DefaultWorkspaceID, keep - 1, keep - 2}}
+	for _, tt := range tests {
+		es, _, err := s.ListAudit(ctx, tt.workspace, "", 2*keep)
+		if err != nil || len(es) != tt.want || es[0].Action != fmt.Sprint(tt.first) || es[len(es)-1].Action != fmt.Sprint(tt.first-tt.want+1) {
+			t.Errorf("workspace %s: %d entries kept (%v), want the newest %d", tt.workspace, len(es), err, tt.want)
+		}
+	}
+}

@@ -60,6 +60,7 @@ CREATE TABLE invitations (
 	expires_at   INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX invitations_workspace ON invitations (workspace_id, email_key);
+CREATE INDEX invitations_expires ON invitations (expires_at);
 
 CREATE TABLE projects (
 	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
