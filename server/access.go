@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/decoy-mock/decoy"
@@ -71,7 +72,9 @@ type adminRoute struct {
 }
 
 // adminRoutes is the admin API. A new route is one line: GET routes of
-// mocks, projects and workspaces need viewer; changes need editor.
+// mocks, projects and workspaces need viewer; changes need editor. A route
+// that needs a role but names no resource (no {mock}, {project} or {ws})
+// needs that role in some workspace.
 var adminRoutes = []adminRoute{
 	{method: "POST", path: "auth/token", need: public, handle: (*Server).createAccessToken},
 	{method: "DELETE", path: "auth/token", need: signedIn, handle: (*Server).deleteAccessToken},
@@ -89,7 +92,7 @@ var adminRoutes = []adminRoute{
 	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*Server).createWorkspace},
 	{method: "GET", path: "workspaces/{ws}", need: viewer, projectKey: true, handle: (*Server).getWorkspace},
 	{method: "PATCH", path: "workspaces/{ws}", need: owner, action: "changing the workspace", audit: "workspace.update", handle: (*Server).patchWorkspace},
-	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", handle: (*Server).deleteWorkspace},
+	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", audit: "workspace.delete", handle: (*Server).deleteWorkspace},
 	{method: "GET", path: "workspaces/{ws}/members", need: viewer, handle: (*Server).listMembers},
 	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*Server).addMember},
 	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*Server).patchMember},
@@ -163,7 +166,7 @@ func matchRoute(method string, segs []string) (match *adminRoute, params map[str
 		if rt.method == method {
 			match, params = rt, p
 		}
-		if !strings.Contains(strings.Join(allow, ","), rt.method) {
+		if !slices.Contains(allow, rt.method) {
 			allow = append(allow, rt.method)
 		}
 	}
@@ -238,6 +241,9 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 	}
 	scope := scopeOf(rt.path)
 	var id string
+	if rt.need == serverAdmin && !c.admin {
+		return "", forbidden(action, "server admin")
+	}
 	for name, notFound := range idParams {
 		if v, ok := call.params[name]; ok {
 			u, err := uuid.Parse(v)
@@ -252,12 +258,7 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 		return "", errNotFound // no teams here
 	}
 	switch rt.need {
-	case public, signedIn:
-		return id, nil
-	case serverAdmin:
-		if !c.admin {
-			return id, forbidden(action, "server admin")
-		}
+	case public, signedIn, serverAdmin:
 		return id, nil
 	}
 	if s.cfg.Teams == nil {
@@ -290,6 +291,15 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 		}
 		call.workspace, call.workspaceID = w, w.ID
 	default:
+		// A route of no workspace's resource (a preview, say) needs the
+		// role in some workspace.
+		ok, err := s.hasRole(ctx, c, rt.need.role())
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", forbidden(action, string(rt.need.role()))
+		}
 		return id, nil
 	}
 	role, err := s.roleIn(ctx, c, call.workspaceID, projectID)
@@ -329,4 +339,25 @@ func (s *Server) roleIn(ctx context.Context, c *caller, workspaceID, projectID s
 		return role, err
 	}
 	return "", nil
+}
+
+// hasRole reports whether the caller holds role in some workspace.
+func (s *Server) hasRole(ctx context.Context, c *caller, role decoy.Role) (bool, error) {
+	switch {
+	case c.admin:
+		return true, nil
+	case c.key != nil:
+		return c.key.Role.Allows(role), nil
+	case c.user != nil:
+		ms, err := s.cfg.Teams.Memberships(ctx, c.user.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range ms {
+			if m.Role.Allows(role) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }

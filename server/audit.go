@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -75,4 +76,21 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, ws string) er
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// invitationsPath starts the paths that carry an invitation's secret.
+const invitationsPath = "/admin/v1/invitations/"
+
+// redactInvitation hides the secret of an invitation path, for the access
+// log: it is the one route that takes a secret in its path.
+func redactInvitation(path string) string {
+	rest, ok := strings.CutPrefix(path, invitationsPath)
+	if !ok {
+		return path
+	}
+	_, after, found := strings.Cut(rest, "/")
+	if found {
+		return invitationsPath + "REDACTED/" + after
+	}
+	return invitationsPath + "REDACTED"
 }

@@ -74,10 +74,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		switch code {
 		case decoy.EINTERNAL:
-			s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+			s.log.Error("internal error", "method", r.Method, "path", redactInvitation(r.URL.Path), "err", err)
 		case decoy.ENOSPACE:
 			// The answer names the cause, not which file could not grow.
-			s.log.Warn("disk full", "method", r.Method, "path", r.URL.Path, "err", err)
+			s.log.Warn("disk full", "method", r.Method, "path", redactInvitation(r.URL.Path), "err", err)
 		}
 	}
 	// Headers set for a body that is not sent.

@@ -25,7 +25,7 @@ const maxReadLimits = 10000
 
 // readLimits caches workspaces' monthly_reads limits.
 type readLimits struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	limits  map[string]readLimit
 	flights singleflight.Group
 }
@@ -41,16 +41,17 @@ type readLimit struct {
 func WorkspaceQuotaKey(workspaceID string) string { return workspaceID }
 
 // workspaceReadLimit returns the monthly_reads limit of a workspace (0:
-// none). When the store cannot say, the last limit known is used.
+// none). When the store cannot say, the last limit known is used (none
+// when there is none), so that a read does not fail for it.
 func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (int64, error) {
 	if s.cfg.Teams == nil || workspaceID == "" {
 		return 0, nil
 	}
 	c := &s.readLimits
 	now := s.cfg.Now()
-	c.mu.Lock()
+	c.mu.RLock()
 	l, ok := c.limits[workspaceID]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if ok && now.Sub(l.at) < readLimitTTL && now.Sub(l.at) >= 0 {
 		return l.limit, nil
 	}
@@ -65,26 +66,36 @@ func (s *Server) workspaceReadLimit(ctx context.Context, workspaceID string) (in
 		if w.Limits.MonthlyReads != nil {
 			n = *w.Limits.MonthlyReads
 		}
-		c.mu.Lock()
-		if c.limits == nil || len(c.limits) >= maxReadLimits {
-			c.limits = map[string]readLimit{}
-		}
-		c.limits[workspaceID] = readLimit{limit: n, at: s.cfg.Now()}
-		c.mu.Unlock()
+		s.keepReadLimit(workspaceID, n)
 		return n, nil
 	})
 	switch {
 	case err == nil:
 		return v.(int64), nil
-	case ok:
-		if s.firstFailure("workspace limits") {
-			s.log.Warn("workspace limits unavailable; using the last known", "workspace", workspaceID, "err", err)
-		}
-		return l.limit, nil
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
 		return 0, nil // deleted with its mocks meanwhile
 	}
-	return 0, err
+	// The store cannot say: the last limit known holds, or none, as the
+	// server goes on without the store while it serves cached mocks.
+	// Kept for readLimitTTL as if read, so that reads do not each wait
+	// on a store that is down.
+	s.metrics.sharedErrors.WithLabelValues("store").Inc()
+	if s.firstFailure("workspace limits") {
+		s.log.Warn("workspace limits unavailable; using the last known, or none", "workspace", workspaceID, "err", err)
+	}
+	s.keepReadLimit(workspaceID, l.limit)
+	return l.limit, nil
+}
+
+// keepReadLimit caches the limit of a workspace.
+func (s *Server) keepReadLimit(workspaceID string, limit int64) {
+	c := &s.readLimits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limits == nil || len(c.limits) >= maxReadLimits {
+		c.limits = map[string]readLimit{}
+	}
+	c.limits[workspaceID] = readLimit{limit: limit, at: s.cfg.Now()}
 }
 
 // forgetReadLimit drops the cached limit of a workspace this server

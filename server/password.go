@@ -34,6 +34,21 @@ const (
 	argonSaltLen = 16
 )
 
+// maxHashing bounds the argon2id hashes computed at once: each takes
+// argonMemory, so that a crowd signing in at once cannot take the server's
+// memory; the others wait their turn.
+const maxHashing = 4
+
+// hashing holds a slot per hash being computed.
+var hashing = make(chan struct{}, maxHashing)
+
+// idKey is argon2.IDKey in one of the maxHashing slots.
+func idKey(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+	hashing <- struct{}{}
+	defer func() { <-hashing }()
+	return argon2.IDKey(pw, salt, time, memory, threads, keyLen)
+}
+
 // validPassword checks a password's length.
 func validPassword(pw string) error {
 	if utf8.RuneCountInString(pw) < MinPasswordLength || len(pw) > maxPasswordBytes || !utf8.ValidString(pw) {
@@ -48,7 +63,7 @@ func HashPassword(pw string) []byte {
 	if _, err := rand.Read(salt); err != nil {
 		panic("crypto/rand failed: " + err.Error()) // never, on supported platforms
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := idKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	b64 := base64.RawStdEncoding
 	return fmt.Appendf(nil, "$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		b64.EncodeToString(salt), b64.EncodeToString(key))
@@ -98,7 +113,7 @@ func passwordMatches(pw string, hash []byte) bool {
 	if !ok {
 		return false
 	}
-	key := argon2.IDKey([]byte(pw), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
+	key := idKey([]byte(pw), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
 	return subtle.ConstantTimeCompare(key, p.key) == 1
 }
 

@@ -468,7 +468,7 @@ func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, 
 	}
 	s.log.LogAttrs(ctx, level, "request",
 		slog.String("method", method),
-		slog.String("path", query.Redact(path)),
+		slog.String("path", redactInvitation(query.Redact(path))),
 		slog.String("query", query.Redact(rawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
@@ -489,7 +489,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.metrics.panics.Inc()
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("panic serving request", "method", r.Method, "path", redactInvitation(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
 				s.writeError(w, r, errorAnswer(http.StatusInternalServerError, "Internal server error"))
 			}

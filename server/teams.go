@@ -538,8 +538,8 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id strin
 	return nil
 }
 
-// deleteWorkspace is DELETE /workspaces/{ws}, with everything in it (its
-// audit log too, so the deletion is logged only).
+// deleteWorkspace is DELETE /workspaces/{ws}, with everything in it, its
+// audit log too: the deletion is recorded outside any workspace.
 func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
 	if id == decoy.DefaultWorkspaceID {
 		return decoy.Errorf(decoy.ECONFLICT, "The default workspace cannot be deleted")
@@ -554,7 +554,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, id stri
 	}
 	s.dropMocks(ctx, ids)
 	s.forgetReadLimit(id)
-	s.log.Info("workspace deleted", "workspace", id, "mocks", len(ids), "actor", callOf(r).caller.actor().Kind)
+	callOf(r).workspaceID = "" // gone, with its log
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

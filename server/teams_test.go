@@ -36,6 +36,13 @@ func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
 	t.Helper()
 	h := newHarness(t, append([]func(*server.Config){withTeams}, configure...)...)
 	tm := &teams{harness: h, users: map[string]string{}}
+	t.Cleanup(func() {
+		for _, bad := range []string{"could not append to the audit log", "internal error", "panic"} {
+			if strings.Contains(h.logs.String(), bad) {
+				t.Errorf("the log holds %q:\n%s", bad, h.logs.String())
+			}
+		}
+	})
 	tm.ws = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"acme"}`), 201)
 	tm.other = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"globex"}`), 201)
 	tm.project = tm.defaultProject(tm.ws)
@@ -299,10 +306,10 @@ func TestTeamsWrongPasswordsCountAsFailures(t *testing.T) {
 
 func TestTeamsKeyExpiry(t *testing.T) {
 	tm := newTeams(t)
-	at := tm.clock.Now().Add(200*time.Second).UTC().Format("2006-01-02T15:04:05Z")
+	at := tm.clock.Now().Add(200 * time.Second).UTC().Format("2006-01-02T15:04:05Z")
 	key := tm.key(`{"name":"short","role":"viewer","expires_at":"` + at + `"}`)
 	tm.want(tm.call("GET", "/admin/v1/me", key, ""), 200)
-	tm.clock.Add(200*time.Second)
+	tm.clock.Add(200 * time.Second)
 	wantError(t, tm.call("GET", "/admin/v1/me", key, ""), 401, "Invalid admin token")
 	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"viewer","expires_at":"2000-01-01T00:00:00Z"}`), 400, "expires_at must be in the future")
 	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"owner"}`), 400, "role must be editor, viewer")
@@ -385,8 +392,15 @@ func TestTeamsSecretsNotLogged(t *testing.T) {
 	tm := newTeams(t)
 	tm.call("GET", "/admin/v1/me", "dcy_key_"+strings.Repeat("A", 43), "")
 	tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`)
+	inv := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"hal@example.com","role":"viewer"}`), 201)
+	_, secret, _ := strings.Cut(inv["invitation_url"].(string), "/#/invite/")
+	tm.want(tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 200)
+	tm.want(tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Hal","password":"a long enough password"}`), 201)
+	if !strings.Contains(tm.logs.String(), "/admin/v1/invitations/REDACTED/accept") {
+		t.Error("no access-log line of the accepted invitation")
+	}
 	logs := tm.logs.String()
-	for _, secret := range []string{tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
+	for _, secret := range []string{secret, "a long enough password", tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q", secret)
 		}
@@ -535,6 +549,8 @@ func TestTeamsBadBodies(t *testing.T) {
 	} {
 		wantError(t, tm.call(tc.method, tc.path, adminToken, tc.body), 400, tc.msg)
 	}
+	tm.want(tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 200), tm.viewer, ""), 200)
+	wantError(t, tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 201), tm.viewer, ""), 400, "q must be valid UTF-8 of at most 200 bytes")
 	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID, adminToken, ""), 409, "The default workspace cannot be deleted")
 	wantError(t, tm.call("PUT", "/admin/v1/workspaces", adminToken, ""), 405, "Method not allowed")
 }
@@ -573,6 +589,7 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"GET", "/admin/v1/workspaces/" + tm.other, owner, "", 404},
 		{"GET", "/admin/v1/workspaces/" + ws + "/members", owner, "", 200},
 		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"viewer@example.com","role":"viewer"}`, 201},
+		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"gus@example.com","role":"viewer"}`, 201},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["viewer"], owner, `{"role":"viewer"}`, 200},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["owner"], owner, `{"role":"viewer"}`, 409},
 		{"GET", "/admin/v1/workspaces/" + ws + "/keys", owner, "", 200},

@@ -133,9 +133,17 @@ func newOrg(t *testing.T, p *proc) *org {
 }
 
 // TestAccessMatrix checks, on the real binary, the status of every admin
-// endpoint for every kind of caller.
+// endpoint for every kind of caller, on each store.
 func TestAccessMatrix(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0")
+	t.Run("sqlite", func(t *testing.T) {
+		accessMatrix(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		accessMatrix(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0", "--database-url", postgresURL(t)))
+	})
+}
+
+func accessMatrix(t *testing.T, p *proc) {
 	o := newOrg(t, p)
 	// A row's path and body may hold {fresh:…}, made anew for each
 	// caller: a mock, a project, a workspace the people are members
@@ -266,7 +274,15 @@ func TestAccessMatrix(t *testing.T) {
 // key limited to another project, reach none of a workspace's data
 // through any route.
 func TestNoTenantCrossing(t *testing.T) {
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0")
+	t.Run("sqlite", func(t *testing.T) {
+		noTenantCrossing(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		noTenantCrossing(t, start(t, t.TempDir(), "--admin-token", adminToken, "--auth-failure-limit", "0", "--database-url", postgresURL(t)))
+	})
+}
+
+func noTenantCrossing(t *testing.T, p *proc) {
 	o := newOrg(t, p)
 	api(t, p, "GET", "mocks/"+o.mock+"/data", o.tokens["owner"], "") // something in the audit log
 	for _, c := range []struct {
@@ -327,13 +343,18 @@ func TestTeamSecretsStaySecret(t *testing.T) {
 	api(t, p, "POST", "auth/token", "", `{"email":"owner@example.com","password":"a wrong password"}`)
 	api(t, p, "GET", "me", "dcy_key_"+strings.Repeat("Z", 43), "")
 	api(t, p, "PATCH", "users/"+o.users["viewer"], adminToken, `{"password":"another long password"}`)
+	link := field(t, api(t, p, "POST", "workspaces/"+o.ws+"/members", o.tokens["owner"], `{"email":"ivy@example.com","role":"viewer"}`), 201, "invitation_url")
+	_, invitation, _ := strings.Cut(link, "/#/invite/")
+	api(t, p, "GET", "invitations/"+invitation, "", "")
+	accepted := field(t, api(t, p, "POST", "invitations/"+invitation+"/accept", "", `{"name":"Ivy","password":"ivy's long password"}`), 201, "token")
 	audit := api(t, p, "GET", "workspaces/"+o.ws+"/audit?limit=1000", o.tokens["owner"], "").body
 	if !strings.Contains(audit, "key.create") || !strings.Contains(audit, "mock.create") {
 		t.Errorf("audit log misses changes: %s", audit)
 	}
 	p.stop()
 	logs := p.stdout.String() + p.stderr.String()
-	secrets := []string{password, "a wrong password", "another long password", strings.Repeat("Z", 43), "acme-data"}
+	secrets := []string{password, "a wrong password", "another long password", strings.Repeat("Z", 43), "acme-data",
+		invitation, "ivy's long password", accepted}
 	for _, kind := range callerKinds[1:] {
 		if s := o.tokens[kind]; s != "" {
 			secrets = append(secrets, s)

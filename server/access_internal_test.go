@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// people is a TeamStore of users signed in by token, each with one
+// membership.
+type people struct {
+	decoy.TeamStore
+	roles map[string]decoy.Role // by token
+}
+
+func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.User, error) {
+	for tok := range p.roles {
+		if string(HashToken(tok)) == string(hash) {
+			return &decoy.User{ID: tok}, nil
+		}
+	}
+	return nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
+}
+
+func (p *people) Memberships(_ context.Context, userID string) ([]decoy.Membership, error) {
+	return []decoy.Membership{{Workspace: decoy.Workspace{ID: "w"}, Role: p.roles[userID]}}, nil
+}
+
+// A route that needs a role and names no resource needs that role in some
+// workspace.
+func TestRouteOfNoResource(t *testing.T) {
+	saved := adminRoutes
+	t.Cleanup(func() { adminRoutes = saved })
+	adminRoutes = append(adminRoutes, adminRoute{method: "POST", path: "preview", need: editor, action: "previewing",
+		handle: func(_ *Server, w http.ResponseWriter, _ *http.Request, _ string) error {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}})
+	viewer, editorTok := "dcy_pat_vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv", "dcy_pat_eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	s := New(Config{Store: nil, Teams: &people{roles: map[string]decoy.Role{viewer: decoy.RoleViewer, editorTok: decoy.RoleEditor}},
+		AdminTokenHash: HashToken("admin")})
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{{"admin", 204}, {editorTok, 204}, {viewer, 403}, {"", 401}} {
+		req := httptest.NewRequest("POST", "/admin/v1/preview", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%q: %d %s, want %d", tc.token, rec.Code, rec.Body, tc.want)
+		}
+	}
+}
