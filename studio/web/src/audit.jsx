@@ -29,7 +29,9 @@ function targetLabel(t) {
 
 /** when is a time to the second, in UTC, for the log. */
 function when(s) {
-  return new Date(s).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) return String(s ?? '');
+  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
 export function AuditPage() {

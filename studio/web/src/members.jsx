@@ -83,7 +83,7 @@ export function MembersPage() {
 
   const load = () =>
     api.admin('GET', `/workspaces/${ws.id}/members`).then(
-      (a) => setMembers(items(a, 'members').slice().sort((x, y) => x.email.localeCompare(y.email))),
+      (a) => setMembers(items(a, 'members').slice().sort((x, y) => String(x.email).localeCompare(String(y.email)))),
       setError,
     );
   useEffect(() => {

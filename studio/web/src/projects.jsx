@@ -19,7 +19,7 @@ export function useProjects(workspaceID) {
     }
     return api.admin('GET', `/workspaces/${workspaceID}/projects`).then(
       (a) => {
-        const ps = items(a, 'projects').slice().sort((x, y) => (x.name === 'default' ? -1 : y.name === 'default' ? 1 : x.name.localeCompare(y.name)));
+        const ps = items(a, 'projects').slice().sort((x, y) => (x.name === 'default' ? -1 : y.name === 'default' ? 1 : String(x.name).localeCompare(String(y.name))));
         setProjects(ps);
         setError(null);
         return ps;

@@ -95,7 +95,7 @@ export function TeamProvider({ children }) {
   const load = useCallback(async (choose) => {
     try {
       const [me, ws] = await Promise.all([api.admin('GET', '/me').catch(beforeTeams), api.admin('GET', '/workspaces').catch(beforeTeams)]);
-      const workspaces = items(ws, 'workspaces').slice().sort((a, b) => a.name.localeCompare(b.name));
+      const workspaces = items(ws, 'workspaces').slice().sort((a, b) => String(a.name).localeCompare(String(b.name)));
       const want = choose || remembered();
       const current = workspaces.find((w) => w.id === want) || workspaces.find((w) => w.name === 'default') || workspaces[0] || null;
       setState({ caller: describe(me), workspaces, currentID: current ? current.id : '' });

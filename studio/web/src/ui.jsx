@@ -15,6 +15,8 @@ export function formatBytes(n) {
 
 export function formatTime(s) {
   const d = new Date(s);
+  // A time the page cannot read is shown as sent, never a broken page.
+  if (Number.isNaN(d.getTime())) return String(s ?? '');
   return d.toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
 }
 
