@@ -41,12 +41,16 @@ export async function session() {
   return body;
 }
 
-export async function signIn(token) {
+/**
+ * signIn opens a session with credentials: {token} (the admin token) or
+ * {email, password} (a user).
+ */
+export async function signIn(credentials) {
   const res = await fetch('/studio/session', {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ token }),
+    body: JSON.stringify(credentials),
   });
   if (!res.ok) throw await errorOf(res);
   const body = await res.json();
@@ -91,13 +95,43 @@ export async function admin(method, path, { body, contentType, raw } = {}) {
   return raw ? res.text() : res.json();
 }
 
-/** listMocks returns every mock, following the pages. */
-export async function listMocks() {
+/**
+ * listMocks returns every mock the filter names ({workspace_id,
+ * project_id, q}, empty values left out), following the pages.
+ */
+export function listMocks(filter = {}) {
+  const q = Object.entries(filter).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  return listAll('/mocks' + (q ? '?' + q : ''), 'mocks');
+}
+
+/**
+ * anonymous calls an admin API route that needs no sign-in (an
+ * invitation's), without the session cookie: the secret in the path is the
+ * only credential.
+ */
+export async function anonymous(method, path, body) {
+  const headers = body === undefined ? {} : { 'Content-Type': 'application/json' };
+  const res = await fetch('/admin/v1' + path, {
+    method, headers, credentials: 'omit', cache: 'no-store',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw await errorOf(res);
+  return res.status === 204 ? null : res.json();
+}
+
+/**
+ * listAll returns every item of a paged admin API listing, whose answer
+ * holds them under field, following next_cursor. An answer that is a bare
+ * array is all there is.
+ */
+export async function listAll(path, field) {
   const all = [];
   let cursor = '';
+  const sep = path.includes('?') ? '&' : '?';
   for (;;) {
-    const page = await admin('GET', `/mocks?limit=1000${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);
-    all.push(...page.mocks);
+    const page = await admin('GET', `${path}${sep}limit=1000${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`);
+    if (Array.isArray(page)) return page;
+    all.push(...(page[field] || []));
     if (!page.next_cursor) return all;
     cursor = page.next_cursor;
   }
@@ -124,4 +158,12 @@ export async function generate(template, schema) {
     // shown as it came
   }
   return { output, seed: res.headers.get('Decoy-Seed') || '' };
+}
+
+/** revokeAccessToken ends a personal access token (DELETE /auth/token). */
+export async function revokeAccessToken(token) {
+  const res = await fetch('/admin/v1/auth/token', {
+    method: 'DELETE', credentials: 'omit', cache: 'no-store', headers: { Authorization: `Bearer ${token}` },
+  });
+  if (!res.ok) throw await errorOf(res);
 }

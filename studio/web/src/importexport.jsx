@@ -4,10 +4,9 @@
 // project as a .tar.gz.
 import { useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
+import { formatBytes } from './ui.jsx';
+import { ProjectSelect } from './projects.jsx';
 import './importexport.css';
-
-// The default project: until projects arrive, it holds every mock.
-const DEFAULT_PROJECT = 'a46aab13-8714-5241-b061-dbe8a7f1fe99';
 
 const FORMATS = [
   ['', 'Guess from the content'],
@@ -26,19 +25,13 @@ function Problem({ error }) {
   );
 }
 
-function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function importPath(format, newIDs, dryRun) {
+function importPath(project, format, newIDs, dryRun) {
   const q = new URLSearchParams();
   if (format) q.set('format', format);
   if (newIDs) q.set('new_ids', 'true');
   if (dryRun) q.set('dry_run', 'true');
   const s = q.toString();
-  return `/projects/${DEFAULT_PROJECT}/import${s ? '?' + s : ''}`;
+  return `/projects/${project}/import${s ? '?' + s : ''}`;
 }
 
 /** Skipped lists the parts of a file no mock is made from, with why. */
@@ -57,6 +50,9 @@ function Skipped({ skipped }) {
 }
 
 export function ImportExportPage() {
+  // The project of the workspace chosen in the header: imports go there,
+  // and the export is of it.
+  const [project, setProject] = useState('');
   const [file, setFile] = useState(null);
   const [format, setFormat] = useState('');
   const [newIDs, setNewIDs] = useState(false);
@@ -75,7 +71,7 @@ export function ImportExportPage() {
     if (!f) return;
     setBusy(true);
     try {
-      setPreview(await api.admin('POST', importPath(fmt, ids, true), { body: f, contentType: 'application/octet-stream' }));
+      setPreview(await api.admin('POST', importPath(project, fmt, ids, true), { body: f, contentType: 'application/octet-stream' }));
     } catch (e) {
       setError(e);
     } finally {
@@ -87,7 +83,7 @@ export function ImportExportPage() {
     setBusy(true);
     setError(null);
     try {
-      const res = await api.admin('POST', importPath(format, newIDs, false), { body: file, contentType: 'application/octet-stream' });
+      const res = await api.admin('POST', importPath(project, format, newIDs, false), { body: file, contentType: 'application/octet-stream' });
       setDone(res);
       setPreview(null);
       setFile(null);
@@ -112,7 +108,7 @@ export function ImportExportPage() {
     setExporting(true);
     setExportError(null);
     try {
-      const blob = await api.admin('GET', `/projects/${DEFAULT_PROJECT}/export`, { raw: 'blob' });
+      const blob = await api.admin('GET', `/projects/${project}/export`, { raw: 'blob' });
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;
@@ -132,6 +128,7 @@ export function ImportExportPage() {
   return (
     <main id="main">
       <h1>Import and export</h1>
+      <ProjectSelect id="transfer-project" value={project} onChange={(p) => { setProject(p); setPreview(null); setDone(null); }} />
       <section class="card" aria-labelledby="import-title">
         <h2 id="import-title">Import</h2>
         <p class="hint">

@@ -8,25 +8,35 @@ import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
 import { GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
+import { ConfirmDialog, CopyButton, Dialog, ErrorNote, formatBytes, formatTime, go } from './ui.jsx';
+import { SignIn } from './signin.jsx';
+import { MainNav, RoleNote, TeamProvider, useTeam } from './team.jsx';
+import { MocksPage, ProjectSelect } from './projects.jsx';
+import { MembersPage } from './members.jsx';
+import { KeysPage } from './keys.jsx';
+import { AuditPage } from './audit.jsx';
+import { InvitationPage } from './invite.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
 // one just created or rotated. Memory only: gone when the page is.
 const knownTokens = new Map();
 
-// ---- routing: #/ (mocks), #/new, #/mocks/{id}/{tab}
+// ---- routing: #/ (mocks), #/projects/{id}, #/new[/{project}],
+// #/mocks/{id}/{tab}, #/members, #/keys, #/audit, #/invite/{secret}
+
+const TEAM_PAGES = ['members', 'keys', 'audit'];
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
-  if (parts[0] === 'new') return { page: 'new' };
+  if (parts[0] === 'new') return { page: 'new', project: parts[1] || '' };
   if (parts[0] === 'generate') return { page: 'generate' };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
-  return { page: 'list' };
-}
-
-function go(hash) {
-  if (location.hash !== hash) location.hash = hash;
+  if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1] };
+  if (TEAM_PAGES.includes(parts[0])) return { page: parts[0] };
+  if (parts[0] === 'invite' && parts[1]) return { page: 'invite', secret: parts[1] };
+  return { page: 'list', project: '' };
 }
 
 function useRoute() {
@@ -37,89 +47,6 @@ function useRoute() {
     return () => removeEventListener('hashchange', on);
   }, []);
   return route;
-}
-
-// ---- small pieces
-
-function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function formatTime(s) {
-  const d = new Date(s);
-  return d.toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
-}
-
-function ErrorNote({ error }) {
-  if (!error) return null;
-  return (
-    <p class="error" role="alert">
-      {error.status ? <strong>{error.status}: </strong> : null}
-      {error.message}
-    </p>
-  );
-}
-
-/** Dialog is a modal <dialog>: focus stays inside, Escape closes it. */
-function Dialog({ title, onClose, children, labelledBy = 'dialog-title' }) {
-  const ref = useRef(null);
-  useEffect(() => {
-    const d = ref.current;
-    d.showModal();
-    const cancel = (e) => {
-      e.preventDefault();
-      onClose();
-    };
-    // A modal dialog makes the page behind it inert, but Tab may still
-    // leave it for the browser's own controls: keep it cycling inside.
-    const trap = (e) => {
-      if (e.key !== 'Tab') return;
-      const els = [...d.querySelectorAll('button, input, select, textarea, a[href], [tabindex]:not([tabindex="-1"])')].filter((el) => !el.disabled);
-      if (els.length === 0) return;
-      const first = els[0], last = els[els.length - 1];
-      if (e.shiftKey && (document.activeElement === first || !d.contains(document.activeElement))) {
-        e.preventDefault();
-        last.focus();
-      } else if (!e.shiftKey && (document.activeElement === last || !d.contains(document.activeElement))) {
-        e.preventDefault();
-        first.focus();
-      }
-    };
-    d.addEventListener('cancel', cancel);
-    d.addEventListener('keydown', trap);
-    return () => {
-      d.removeEventListener('cancel', cancel);
-      d.removeEventListener('keydown', trap);
-      if (d.open) d.close();
-    };
-  }, []);
-  return (
-    <dialog ref={ref} aria-labelledby={labelledBy} class="dialog">
-      <h2 id={labelledBy}>{title}</h2>
-      {children}
-    </dialog>
-  );
-}
-
-function CopyButton({ text, label = 'Copy' }) {
-  const [done, setDone] = useState('');
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setDone('Copied');
-    } catch {
-      setDone('Select the text and copy it');
-    }
-    setTimeout(() => setDone(''), 2000);
-  };
-  return (
-    <span class="copy">
-      <button type="button" onClick={copy}>{label}</button>
-      <span class="copied" role="status" aria-live="polite">{done}</span>
-    </span>
-  );
 }
 
 /** TokenDialog shows a mock token once, with a copy button. */
@@ -144,152 +71,6 @@ function TokenDialog({ token, mock, onClose }) {
         <button type="button" class="primary" onClick={onClose}>I have stored it</button>
       </div>
     </Dialog>
-  );
-}
-
-function ConfirmDialog({ title, children, confirm, onConfirm, onClose, danger }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const yes = async () => {
-    setBusy(true);
-    try {
-      await onConfirm();
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
-  return (
-    <Dialog title={title} onClose={onClose} labelledBy="confirm-title">
-      {children}
-      <ErrorNote error={error} />
-      <div class="actions">
-        <button type="button" onClick={onClose} autofocus>Cancel</button>
-        <button type="button" class={danger ? 'danger' : 'primary'} onClick={yes} disabled={busy}>{confirm}</button>
-      </div>
-    </Dialog>
-  );
-}
-
-// ---- sign in
-
-function SignIn({ onSignedIn, notice }) {
-  const [token, setToken] = useState('');
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.signIn(token.trim());
-      setToken('');
-      onSignedIn();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <main id="main" class="signin">
-      <h1><span class="logo" aria-hidden="true"></span>Decoy Studio</h1>
-      {notice && <p class="notice" role="status">{notice}</p>}
-      <form onSubmit={submit} class="card">
-        <label for="admin-token">Admin token</label>
-        <input id="admin-token" type="password" autocomplete="current-password" required value={token}
-          onInput={(e) => setToken(e.target.value)} placeholder="dcy_admin_…" />
-        <p class="hint">
-          The token <code>decoy serve</code> printed at its first start, or the one set with <code>--admin-token</code>.
-          It is exchanged for a session cookie and kept nowhere in this browser.
-        </p>
-        <ErrorNote error={error} />
-        <button class="primary" type="submit" disabled={busy}>Sign in</button>
-      </form>
-    </main>
-  );
-}
-
-// ---- mock list
-
-const PAGE = 20;
-
-function MockList() {
-  const [mocks, setMocks] = useState(null);
-  const [usage, setUsage] = useState({});
-  const [error, setError] = useState(null);
-  const [q, setQ] = useState('');
-  const [page, setPage] = useState(0);
-
-  useEffect(() => {
-    api.listMocks().then((m) => setMocks(m.reverse()), setError);
-  }, []);
-
-  const shown = useMemo(() => {
-    if (!mocks) return [];
-    const needle = q.trim().toLowerCase();
-    return needle ? mocks.filter((m) => m.name.toLowerCase().includes(needle) || m.id.includes(needle)) : mocks;
-  }, [mocks, q]);
-  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
-  const current = shown.slice(page * PAGE, page * PAGE + PAGE);
-
-  useEffect(() => {
-    // This month's usage, for the rows on screen only.
-    for (const m of current) {
-      if (usage[m.id] !== undefined) continue;
-      api.admin('GET', `/mocks/${m.id}/usage`).then(
-        (u) => setUsage((all) => ({ ...all, [m.id]: u })),
-        () => setUsage((all) => ({ ...all, [m.id]: null })),
-      );
-    }
-  }, [current.map((m) => m.id).join()]);
-
-  return (
-    <main id="main">
-      <div class="title-row">
-        <h1>Mocks</h1>
-        <a class="button primary" href="#/new">New mock</a>
-      </div>
-      <ErrorNote error={error} />
-      <div class="search">
-        <label for="search">Search by name or id</label>
-        <input id="search" type="search" value={q} onInput={(e) => { setQ(e.target.value); setPage(0); }} />
-      </div>
-      {!mocks && !error && <p aria-busy="true">Loading…</p>}
-      {mocks && shown.length === 0 && <p>{mocks.length === 0 ? 'No mocks yet: create one.' : 'No mock matches.'}</p>}
-      {current.length > 0 && (
-        <table class="mocks">
-          <caption class="sr-only">Mocks, newest first</caption>
-          <thead>
-            <tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Private</th><th scope="col">Size</th><th scope="col">Updated</th><th scope="col">This month</th></tr>
-          </thead>
-          <tbody>
-            {current.map((m) => {
-              const u = usage[m.id];
-              return (
-                <tr key={m.id}>
-                  <td data-label="Name"><a href={`#/mocks/${m.id}`}>{m.name || '(unnamed)'}</a></td>
-                  <td data-label="Id" class="mono small">{m.id}</td>
-                  <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
-                  <td data-label="Size">{formatBytes(m.size)}</td>
-                  <td data-label="Updated">{formatTime(m.updated_at)}</td>
-                  <td data-label="This month">
-                    {u === undefined ? '…' : u === null ? '?' : `${u.month.used}${u.month.limit ? ' / ' + u.month.limit : ''}`}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
-      {pages > 1 && (
-        <nav class="pager" aria-label="Pages">
-          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</button>
-          <span>Page {page + 1} of {pages}</span>
-          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>Next</button>
-        </nav>
-      )}
-    </main>
   );
 }
 
@@ -329,7 +110,9 @@ function Validity({ text, editorRef, isJSON = true }) {
 
 // ---- new mock
 
-function NewMock({ onToken }) {
+function NewMock({ project: initialProject, onToken }) {
+  const team = useTeam();
+  const [project, setProject] = useState(initialProject);
   const [name, setName] = useState('');
   const [priv, setPriv] = useState(false);
   const [text, setText] = useState('[\n  {"id": 1, "name": "Ada"}\n]\n');
@@ -352,7 +135,8 @@ function NewMock({ onToken }) {
     setBusy(true);
     setError(null);
     try {
-      const m = await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}&private=${priv}`, { body: text });
+      const inProject = project ? `&project_id=${encodeURIComponent(project)}` : '';
+      const m = await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}&private=${priv}${inProject}`, { body: text });
       if (m.token) {
         knownTokens.set(m.id, m.token);
         onToken(m.token, m);
@@ -366,8 +150,10 @@ function NewMock({ onToken }) {
   return (
     <main id="main">
       <h1>New mock</h1>
+      <RoleNote need="editor" what="creating mocks" />
       <form onSubmit={submit} class="stack">
         <div class="fields">
+          <ProjectSelect value={project} onChange={setProject} />
           <div>
             <label for="new-name">Name</label>
             <input id="new-name" value={name} maxLength={200} onInput={(e) => setName(e.target.value)} />
@@ -408,6 +194,7 @@ function MockPage({ id, tab, onToken }) {
   const [mock, setMock] = useState(null);
   const [error, setError] = useState(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const team = useTeam();
   const load = useCallback(() => api.admin('GET', `/mocks/${id}`).then(setMock, setError), [id]);
   useEffect(() => {
     setMock(null);
@@ -425,7 +212,7 @@ function MockPage({ id, tab, onToken }) {
     <main id="main">
       <div class="title-row">
         <h1 data-testid="mock-name">{mock.name || '(unnamed)'}</h1>
-        <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>Delete</button>
+        {team.can('editor', mock.workspace_id) && <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>Delete</button>}
       </div>
       <p class="url">
         <span class="mono" data-testid="mock-url">{mock.url}</span> <CopyButton text={mock.url} label="Copy URL" />
@@ -468,6 +255,7 @@ function DataTab({ mock, onSaved }) {
   const [note, setNote] = useState('');
   const editor = useRef(null);
   const json = isJSONType(mock.content_type);
+  const editable = useTeam().can('editor', mock.workspace_id);
   useEffect(() => {
     api.admin('GET', `/mocks/${mock.id}/data`, { raw: true }).then((t) => { setText(t); setSaved(t); }, setError);
   }, [mock.id]);
@@ -494,11 +282,12 @@ function DataTab({ mock, onSaved }) {
       <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
       <JSONEditor initial={text} onChange={setText} label="Mock data" editorRef={editor} isJSON={json} id="data-editor" />
       <Validity text={text} editorRef={editor} isJSON={json} />
-      <div class="actions">
+      {!editable && <RoleNote need="editor" what="changing the data" workspaceID={mock.workspace_id} />}
+      {editable && <div class="actions">
         {json && <button type="button" disabled={!valid} onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }}>Format</button>}
         <button type="button" disabled={text === saved} onClick={() => { editor.current.text = saved; setText(saved); }}>Revert</button>
         <button type="button" class="primary" disabled={!valid || busy || text === saved} onClick={save}>Save data</button>
-      </div>
+      </div>}
       {note && <p class="notice" role="status">{note}</p>}
       <ErrorNote error={error} />
     </section>
@@ -518,6 +307,7 @@ function SettingsTab({ mock, onSaved, onToken }) {
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const set = (k) => (e) => setF({ ...f, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
+  const editable = useTeam().can('editor', mock.workspace_id);
 
   const save = async (e) => {
     e.preventDefault();
@@ -562,7 +352,9 @@ function SettingsTab({ mock, onSaved, onToken }) {
   };
   return (
     <section aria-label="Settings">
+      {!editable && <RoleNote need="editor" what="changing the settings" workspaceID={mock.workspace_id} />}
       <form onSubmit={save} class="stack">
+        <fieldset class="plain stack" disabled={!editable}>
         <div class="fields">
           <div>
             <label for="s-name">Name</label>
@@ -591,10 +383,11 @@ function SettingsTab({ mock, onSaved, onToken }) {
         </div>
         <p class="hint" id="limits-hint">Empty: the server default. 0: unlimited.</p>
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>Save settings</button>
+          {editable && <button type="submit" class="primary" disabled={busy}>Save settings</button>}
         </div>
+        </fieldset>
       </form>
-      {mock.private && (
+      {mock.private && editable && (
         <div class="card">
           <h2>Token</h2>
           <p>The token was shown once, when it was issued. A new one replaces it at once: apps that use the old one get 401.</p>
@@ -822,6 +615,7 @@ function App() {
   const route = useRoute();
   const [state, setState] = useState('loading');
   const [notice, setNotice] = useState('');
+  const [signInEmail, setSignInEmail] = useState('');
   const [token, setToken] = useState(null);
   const [error, setError] = useState(null);
 
@@ -851,12 +645,21 @@ function App() {
     }
   }, [route.page, route.id, state]);
 
+  const signedIn = () => { setNotice(''); setError(null); setState('in'); };
+  // An invitation link opens its page whether this browser is signed in or
+  // not: accepting it signs the new member in.
+  if (route.page === 'invite') {
+    return (
+      <InvitationPage secret={route.secret} onSignedIn={signedIn}
+        onSignIn={(email) => { setSignInEmail(email); setNotice('Your account is ready: sign in with your email and password.'); setState('out'); }} />
+    );
+  }
   if (state === 'loading') return <p class="loading" aria-busy="true">Loading…</p>;
   if (state === 'out') {
     return (
       <>
         <ErrorNote error={error} />
-        <SignIn notice={notice} onSignedIn={() => { setNotice(''); setError(null); setState('in'); }} />
+        <SignIn notice={notice} email={signInEmail} onSignedIn={signedIn} />
       </>
     );
   }
@@ -870,25 +673,22 @@ function App() {
     }
   };
   return (
-    <>
+    <TeamProvider>
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); const h = document.querySelector('main h1'); if (h) { h.setAttribute('tabindex', '-1'); h.focus(); } }}>Skip to content</a>
       <header class="top">
         <a class="brand" href="#/"><span class="logo" aria-hidden="true"></span>Decoy Studio</a>
-        <nav aria-label="Main">
-          <a href="#/" aria-current={route.page === 'list' ? 'page' : undefined}>Mocks</a>
-          <a href="#/new" aria-current={route.page === 'new' ? 'page' : undefined}>New mock</a>
-          <a href="#/generate" aria-current={route.page === 'generate' ? 'page' : undefined}>Generate</a>
-          <a href="#/transfer" aria-current={route.page === 'transfer' ? 'page' : undefined}>Import and export</a>
-          <button type="button" class="link" onClick={signOut}>Sign out</button>
-        </nav>
+        <MainNav route={route} onSignOut={signOut} />
       </header>
-      {route.page === 'list' && <MockList />}
+      {route.page === 'list' && <MocksPage projectID={route.project} />}
       {route.page === 'transfer' && <ImportExportPage />}
-      {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'new' && <NewMock project={route.project} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'generate' && <GeneratePage go={go} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'members' && <MembersPage />}
+      {route.page === 'keys' && <KeysPage />}
+      {route.page === 'audit' && <AuditPage />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
-    </>
+    </TeamProvider>
   );
 }
 

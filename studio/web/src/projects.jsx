@@ -1,0 +1,227 @@
+// The mocks of the chosen workspace, project by project: the project list,
+// a new project, and the mocks of one project or of all, searched on the
+// server (GET /admin/v1/mocks?workspace_id=&project_id=&q=).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import * as api from './api.js';
+import { items, useTeam } from './team.jsx';
+import { ErrorNote, formatBytes, formatTime, go } from './ui.jsx';
+
+const PAGE = 20;
+
+/** useProjects loads the projects of a workspace; reload after a change. */
+export function useProjects(workspaceID) {
+  const [projects, setProjects] = useState(null);
+  const [error, setError] = useState(null);
+  const load = () => {
+    if (!workspaceID) {
+      setProjects([]);
+      return Promise.resolve([]);
+    }
+    return api.admin('GET', `/workspaces/${workspaceID}/projects`).then(
+      (a) => {
+        const ps = items(a, 'projects').slice().sort((x, y) => (x.name === 'default' ? -1 : y.name === 'default' ? 1 : String(x.name).localeCompare(String(y.name))));
+        setProjects(ps);
+        setError(null);
+        return ps;
+      },
+      (e) => {
+        setError(e);
+        return [];
+      },
+    );
+  };
+  useEffect(() => {
+    setProjects(null);
+    load();
+  }, [workspaceID]);
+  return { projects, error, reload: load };
+}
+
+/**
+ * ProjectSelect picks the project of the chosen workspace a new mock goes
+ * to; it renders nothing while there is no workspace.
+ */
+export function ProjectSelect({ value, onChange, id = 'project-select' }) {
+  const team = useTeam();
+  const ws = team.workspace;
+  const { projects, error } = useProjects(ws && ws.id);
+  useEffect(() => {
+    // The project in the route, when it is one of these, else the first.
+    if (projects && projects.length && !projects.some((p) => p.id === value)) onChange(projects[0].id);
+  }, [projects]);
+  if (!ws) return null;
+  return (
+    <div>
+      <label for={id}>Project</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)} disabled={!projects}>
+        {(projects || []).map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+      </select>
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+/** NewProject is the form that adds a project to the workspace. */
+function NewProject({ workspaceID, onCreated }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const input = useRef(null);
+  useEffect(() => {
+    if (open && input.current) input.current.focus();
+  }, [open]);
+  if (!open) return <button type="button" onClick={() => setOpen(true)}>New project</button>;
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const p = await api.admin('POST', `/workspaces/${workspaceID}/projects`, { body: JSON.stringify({ name: name.trim() }) });
+      setName('');
+      setOpen(false);
+      onCreated(p);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} class="inline-form" aria-label="New project">
+      <label for="new-project-name">Project name</label>
+      <div class="row">
+        <input id="new-project-name" ref={input} required maxLength={200} value={name} onInput={(e) => setName(e.target.value)} />
+        <button type="submit" class="primary" disabled={busy}>Create project</button>
+        <button type="button" onClick={() => setOpen(false)}>Cancel</button>
+      </div>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+/**
+ * MocksPage lists the mocks of the chosen workspace: of the project
+ * projectID, or of all its projects when empty.
+ */
+export function MocksPage({ projectID = '' }) {
+  const team = useTeam();
+  const ws = team.workspace;
+  const wsID = ws ? ws.id : '';
+  const { projects, error: projectsError, reload: reloadProjects } = useProjects(wsID);
+  const [mocks, setMocks] = useState(null);
+  const [usage, setUsage] = useState({});
+  const [error, setError] = useState(null);
+  const [q, setQ] = useState('');
+  const [page, setPage] = useState(0);
+  const asked = useRef(0);
+
+  // The server searches: each change of the search, the project or the
+  // workspace asks it again, a moment after the last keystroke, and only
+  // the answer to the latest question is shown. Until it comes, the list
+  // of the previous question is gone, so that it is never taken for the
+  // answer.
+  useEffect(() => {
+    const n = ++asked.current;
+    const t = setTimeout(() => {
+      api.listMocks({ workspace_id: wsID, project_id: projectID, q: q.trim() }).then(
+        (m) => {
+          if (n !== asked.current) return;
+          setMocks(m.reverse());
+          setError(null);
+        },
+        (e) => n === asked.current && setError(e),
+      );
+    }, q ? 200 : 0);
+    return () => clearTimeout(t);
+  }, [wsID, projectID, q]);
+  useEffect(() => {
+    setMocks(null);
+    setPage(0);
+  }, [wsID, projectID]);
+
+  const all = mocks || [];
+  const pages = Math.max(1, Math.ceil(all.length / PAGE));
+  const current = all.slice(page * PAGE, page * PAGE + PAGE);
+  const projectName = (id) => ((projects || []).find((p) => p.id === id) || { name: '' }).name;
+  const project = projectID ? (projects || []).find((p) => p.id === projectID) : null;
+  const newMock = projectID ? `#/new/${projectID}` : '#/new';
+
+  useEffect(() => {
+    // This month's usage, for the rows on screen only.
+    for (const m of current) {
+      if (usage[m.id] !== undefined) continue;
+      api.admin('GET', `/mocks/${m.id}/usage`).then(
+        (u) => setUsage((all) => ({ ...all, [m.id]: u })),
+        () => setUsage((all) => ({ ...all, [m.id]: null })),
+      );
+    }
+  }, [current.map((m) => m.id).join()]);
+
+  return (
+    <main id="main">
+      <div class="title-row">
+        <h1>Mocks</h1>
+        {team.can('editor') && <a class="button primary" href={newMock}>New mock</a>}
+      </div>
+      {ws && (
+        <section class="projects" aria-labelledby="projects-title">
+          <h2 id="projects-title">Projects of {ws.name}</h2>
+          <ErrorNote error={projectsError} />
+          <ul class="project-list">
+            <li><a href="#/" aria-current={!projectID ? 'page' : undefined}>All projects</a></li>
+            {(projects || []).map((p) => (
+              <li key={p.id}><a href={`#/projects/${p.id}`} aria-current={p.id === projectID ? 'page' : undefined}>{p.name}</a></li>
+            ))}
+          </ul>
+          {team.can('editor') && <NewProject workspaceID={wsID} onCreated={(p) => reloadProjects().then(() => go(`#/projects/${p.id}`))} />}
+        </section>
+      )}
+      <ErrorNote error={error} />
+      <div class="search">
+        <label for="search">Search by name or id</label>
+        <input id="search" type="search" value={q} onInput={(e) => { setQ(e.target.value); setPage(0); setMocks(null); }}
+          aria-describedby="search-hint" />
+        <p class="hint" id="search-hint">{project ? `In the project ${project.name}.` : ws ? `In every project of ${ws.name}.` : ''}</p>
+      </div>
+      {!mocks && !error && <p aria-busy="true">{q.trim() ? 'Searching…' : 'Loading…'}</p>}
+      {mocks && all.length === 0 && <p>{q.trim() ? 'No mock matches.' : team.can('editor') ? 'No mocks yet: create one.' : 'No mocks yet.'}</p>}
+      {current.length > 0 && (
+        <table class="mocks">
+          <caption class="sr-only">Mocks, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>{ws && !projectID && <th scope="col">Project</th>}<th scope="col">Id</th><th scope="col">Private</th>
+              <th scope="col">Size</th><th scope="col">Updated</th><th scope="col">This month</th>
+            </tr>
+          </thead>
+          <tbody>
+            {current.map((m) => {
+              const u = usage[m.id];
+              return (
+                <tr key={m.id}>
+                  <td data-label="Name"><a href={`#/mocks/${m.id}`}>{m.name || '(unnamed)'}</a></td>
+                  {ws && !projectID && <td data-label="Project">{projectName(m.project_id)}</td>}
+                  <td data-label="Id" class="mono small">{m.id}</td>
+                  <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
+                  <td data-label="Size">{formatBytes(m.size)}</td>
+                  <td data-label="Updated">{formatTime(m.updated_at)}</td>
+                  <td data-label="This month">
+                    {u === undefined ? '…' : u === null ? '?' : `${u.month.used}${u.month.limit ? ' / ' + u.month.limit : ''}`}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {pages > 1 && (
+        <nav class="pager" aria-label="Pages">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</button>
+          <span>Page {page + 1} of {pages}</span>
+          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>Next</button>
+        </nav>
+      )}
+    </main>
+  );
+}
