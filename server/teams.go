@@ -778,10 +778,20 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, id string) er
 	keyID := call.params["key"]
 	ctx, cancel := writeContext(r)
 	defer cancel()
+	// The audit log names the key as people know it: by its name. A
+	// workspace has at most decoy.MaxKeys keys.
+	target := &decoy.AuditTarget{Kind: "key", ID: keyID}
+	if keys, err := s.cfg.Teams.ListKeys(ctx, id); err == nil {
+		for _, k := range keys {
+			if k.ID == keyID {
+				target.Name = k.Name
+			}
+		}
+	}
 	if err := s.cfg.Teams.RevokeKey(ctx, id, keyID); err != nil {
 		return err
 	}
-	call.auditTarget = &decoy.AuditTarget{Kind: "key", ID: keyID}
+	call.auditTarget = target
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

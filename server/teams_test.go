@@ -693,3 +693,24 @@ func TestStudioUserSessionLostUser(t *testing.T) {
 		t.Errorf("a session whose user the store lost: %d %s", r.status, r.body)
 	}
 }
+
+// A revoked key is named in the audit log by its name, as people know it.
+func TestTeamsAuditNamesRevokedKey(t *testing.T) {
+	tm := newTeams(t)
+	k := tm.mustID(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"deploy","role":"viewer"}`), 201)
+	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/keys/"+k, tm.owner, ""), 204)
+	r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1", tm.owner, "")
+	tm.want(r, 200)
+	var page struct {
+		Entries []struct {
+			Action string
+			Target decoy.AuditTarget
+		}
+	}
+	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Entries) != 1 || page.Entries[0].Action != "key.revoke" || page.Entries[0].Target != (decoy.AuditTarget{Kind: "key", ID: k, Name: "deploy"}) {
+		t.Errorf("newest entry: %+v, want key.revoke of key %s named deploy", page.Entries, k)
+	}
+}
