@@ -4,6 +4,7 @@
 import { diffLines } from 'diff';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import * as api from './api.js';
+import { useTeam } from './team.jsx';
 import './versions.css';
 
 // Versions larger than this are not diffed in the page: fetching and
@@ -27,6 +28,8 @@ function actorText(a) {
  * main.jsx.
  */
 export function VersionsTab({ mock, onRestored, ConfirmDialog, ErrorNote, formatBytes, formatTime }) {
+  // Viewers see the versions; restoring needs the editor role.
+  const editable = useTeam().can('editor', mock.workspace_id);
   const [versions, setVersions] = useState(null);
   const [error, setError] = useState(null);
   const [older, setOlder] = useState(0);
@@ -98,7 +101,7 @@ export function VersionsTab({ mock, onRestored, ConfirmDialog, ErrorNote, format
                 <td>{formatBytes(v.size)}</td>
                 <td>{actorText(v.actor)}</td>
                 <td>
-                  {!v.current && (
+                  {!v.current && editable && (
                     <button type="button" onClick={() => setRestoring(v)} aria-label={`Restore version ${v.version}`}>Restore</button>
                   )}
                 </td>
