@@ -284,7 +284,9 @@ func teamSpecs() map[string][]teamCommand {
 				}),
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's projects", args: 0, names: "no argument", example: "  decoy project list --workspace WS",
 				list: "projects", cols: projectColumns, empty: "No projects."},
-				func(ws string, _ []string) (call, error) { return call{"GET", "workspaces/" + ws + "/projects", nil}, nil }),
+				func(ws string, _ []string) (call, error) {
+					return call{"GET", "workspaces/" + ws + "/projects", nil}, nil
+				}),
 			simple(teamCommand{use: "get PROJECT", short: "Show a project", args: 1, names: "a project id", example: "  decoy project get PROJECT"},
 				func(p []string) call { return call{"GET", "projects/" + url.PathEscape(p[0]), nil} }),
 			simple(teamCommand{use: "rename PROJECT NAME", short: "Rename a project", args: 2, names: "a project id and a name", example: "  decoy project rename PROJECT web"},
@@ -303,7 +305,9 @@ func teamSpecs() map[string][]teamCommand {
 		"member": {
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's members", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
 				list: "members", cols: memberColumns, empty: "No members."},
-				func(ws string, _ []string) (call, error) { return call{"GET", "workspaces/" + ws + "/members", nil}, nil }),
+				func(ws string, _ []string) (call, error) {
+					return call{"GET", "workspaces/" + ws + "/members", nil}, nil
+				}),
 			{use: "add", short: "Add a person to a workspace (an email with no user prints an invitation link)", args: 0, names: "no argument",
 				example: "  decoy member add --workspace WS --email bob@example.com --role editor",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
