@@ -65,7 +65,7 @@ func healthcheck(ctx context.Context, addr string, https bool, stdout io.Writer)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("unhealthy: %w", err)
+		return fmt.Errorf("unhealthy: %v", err) // not %w: the hint of the admin commands is not for this
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
