@@ -109,6 +109,9 @@ func groupRun(cmd *cobra.Command, args []string) error {
 		what = cmd.Name() + " command"
 	}
 	msg := fmt.Sprintf("unknown %s %q", what, args[0])
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 	}

@@ -264,21 +264,24 @@ func relative(t, now time.Time) string {
 	case d < time.Minute:
 		return "just now"
 	case d < time.Hour:
-		s = plural(int(d/time.Minute), "minute")
+		s = count(int(d/time.Minute), "minute")
 	case d < 48*time.Hour:
-		s = plural(int(d/time.Hour), "hour")
+		s = count(int(d/time.Hour), "hour")
 	case d < 60*24*time.Hour:
-		s = plural(int(d/(24*time.Hour)), "day")
+		s = count(int(d/(24*time.Hour)), "day")
 	case d < 730*24*time.Hour:
-		s = plural(int(d/(30*24*time.Hour)), "month")
+		s = count(int(d/(30*24*time.Hour)), "month")
 	default:
-		s = plural(int(d/(365*24*time.Hour)), "year")
+		s = count(int(d/(365*24*time.Hour)), "year")
 	}
 	if suffix == "" {
 		return "in " + s
 	}
 	return s + suffix
 }
+
+// count is n and word, plural when n is not 1: 6 days.
+func count(n int, word string) string { return strconv.Itoa(n) + " " + plural(n, word) }
 
 // ago is a table cell of a time: how long ago (or how soon) it is.
 func (o *output) ago(raw json.RawMessage) string {

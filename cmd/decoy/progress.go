@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -13,7 +14,7 @@ const progressThreshold = 1 << 20
 
 // uploadProgress returns f, read through a progress bar drawn on w when w
 // is a terminal and f holds more than 1 MiB; else f as it is. Closing it
-// closes f and takes the bar away.
+// closes f and leaves the bar at its end, on its own line.
 func uploadProgress(w io.Writer, f *os.File, what string) io.ReadCloser {
 	if !isTerminal(w) {
 		return f
@@ -31,7 +32,8 @@ func uploadProgress(w io.Writer, f *os.File, what string) io.ReadCloser {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionClearOnFinish(),
+		progressbar.OptionShowCount(),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 	)
 	r := progressbar.NewReader(f, bar)
 	return &progressFile{Reader: &r, f: f, bar: bar}
