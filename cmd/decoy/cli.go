@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/spf13/cobra"
@@ -194,6 +195,27 @@ func (a *apiFlags) prepare(cmd *cobra.Command) (*client.Client, *output, error) 
 		return nil, nil, err
 	}
 	return a.client(), o, nil
+}
+
+// completeMockIDs completes a mock id argument with the ids of the mocks
+// of the server that --server names (whose name or id matches what was
+// typed), their names as descriptions. No answer in 2 s completes
+// nothing.
+func (a *apiFlags) completeMockIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 || a.resolve(cmd.Flags(), true) != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	mocks, _, err := a.client().SearchMocks(ctx, client.MockQuery{Q: toComplete}, "", 100)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, m := range mocks {
+		ids = append(ids, m.ID+"\t"+m.Name)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
 }
 
 func versionCommand() *cobra.Command {

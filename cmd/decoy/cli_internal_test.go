@@ -124,7 +124,7 @@ func TestCompletionScripts(t *testing.T) {
 	} {
 		out, _, code := inProcess(append([]string{"__complete"}, tc.args...)...)
 		for _, w := range tc.want {
-			if code != 0 || !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(w) + `(\t|$)`).MatchString(out) {
+			if code != 0 || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(w)+`(\t|$)`).MatchString(out) {
 				t.Errorf("decoy __complete %q: exit %d, no %q in\n%s", tc.args, code, w, out)
 			}
 		}
@@ -161,5 +161,3 @@ func TestHumanUnits(t *testing.T) {
 		}
 	}
 }
-
-

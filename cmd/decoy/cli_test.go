@@ -93,6 +93,11 @@ func TestOutputTableAndJSON(t *testing.T) {
 		}
 	}
 
+	// Completion of a mock id asks the server.
+	if out, _, code := runCLI(t, env, "", "__complete", "mock", "get", "peo"); code != 0 || !strings.Contains(out, m.ID+"\tpeople\n") || strings.Contains(out, big.ID) {
+		t.Errorf("completion of a mock id: exit %d\n%s", code, out)
+	}
+
 	out, _, code = ttyRun(t, env, false, "mock", "get", big.ID)
 	for _, re := range []string{`(?m)^name:\s+big$`, `(?m)^size:\s+2\.9 KiB$`, `(?m)^rate limit:\s+server default$`, `(?m)^created at:\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC \(just now\)$`} {
 		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
@@ -205,4 +210,3 @@ func TestUploadProgress(t *testing.T) {
 		t.Errorf("create of 3 MiB off a terminal: exit %d, stderr %q", code, errOut)
 	}
 }
-

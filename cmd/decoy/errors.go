@@ -119,19 +119,33 @@ func errorLine(err error) string {
 	return err.Error()
 }
 
-var strconvNoise = regexp.MustCompile(`: strconv\.Parse\w+: parsing "[^"]*": (invalid syntax|value out of range)$`)
+var flagPrefix = regexp.MustCompile(`^invalid argument "[^"]*" for "[^"]*" flag: `)
+
+// valueProblem is what is wrong with a flag's value, without the flag's
+// name: "not a number".
+func valueProblem(err error) string {
+	msg := flagPrefix.ReplaceAllString(err.Error(), "")
+	return strings.TrimPrefix(cleanNumberError(msg), ": ")
+}
+
+var strconvNoise = regexp.MustCompile(`(?:^|: )strconv\.Parse\w+: parsing "[^"]*": (invalid syntax|value out of range)$`)
 
 // flagError makes an error of flag parsing a usage error, in words: the
 // strconv details of a number that is not one say nothing more.
 func flagError(err error) error {
-	msg := err.Error()
+	msg := strings.Replace(cleanNumberError(err.Error()), "invalid argument", "invalid value", 1)
+	return usagef("%s", msg)
+}
+
+// cleanNumberError replaces strconv's words about a number that is not
+// one with plain ones.
+func cleanNumberError(msg string) string {
 	if m := strconvNoise.FindStringSubmatch(msg); m != nil {
 		what := "not a number"
 		if m[1] == "value out of range" {
 			what = "out of range"
 		}
-		msg = strconvNoise.ReplaceAllString(msg, ": "+what)
+		return strconvNoise.ReplaceAllString(msg, ": "+what)
 	}
-	msg = strings.Replace(msg, "invalid argument", "invalid value", 1)
-	return usagef("%s", msg)
+	return msg
 }

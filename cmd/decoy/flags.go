@@ -49,7 +49,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok {
 			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+				err = fmt.Errorf("%s=%q: %s", envName(f.Name), v, valueProblem(e))
 			}
 		}
 	})

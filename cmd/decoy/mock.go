@@ -183,6 +183,7 @@ those of a project or a workspace, and whose name or id matches --q.`,
 func mockIDCommand(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string) error) *cobra.Command {
 	cmd := &cobra.Command{Use: use + " ID", Short: short, Long: long, Example: example, Args: exactArgs(1, "a mock id")}
 	a := addAPIFlags(cmd, out)
+	cmd.ValidArgsFunction = a.completeMockIDs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cl, o, err := a.prepare(cmd)
 		if err != nil {

@@ -186,7 +186,7 @@ func (o *output) value(key string, raw json.RawMessage) string {
 			return "none"
 		case "project_id":
 			return "all projects"
-		case "expires_at":
+		case "expires_at", "last_used_at":
 			return "never"
 		}
 		return "-"
@@ -221,7 +221,10 @@ func (o *output) value(key string, raw json.RawMessage) string {
 		case "size", "max_bytes":
 			return humanBytes(n)
 		case "delay_ms":
-			return (time.Duration(n) * time.Millisecond).String()
+			if n == 0 {
+				return "none"
+			}
+			return groupDigits(n) + " ms"
 		}
 		return groupDigits(n)
 	}

@@ -30,6 +30,7 @@ func mockVersionsCommand() *cobra.Command {
 func versionCmd(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string, v int64) error) *cobra.Command {
 	cmd := &cobra.Command{Use: use + " ID VERSION", Short: short, Long: long, Example: example, Args: exactArgs(2, "a mock id and a version")}
 	a := addAPIFlags(cmd, out)
+	cmd.ValidArgsFunction = a.completeMockIDs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v, err := strconv.ParseInt(args[1], 10, 64)
 		if err != nil || v < 1 {
