@@ -218,6 +218,27 @@ func (a *apiFlags) completeMockIDs(cmd *cobra.Command, args []string, toComplete
 	return ids, cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeWorkspaces completes --workspace with the ids of the
+// workspaces the caller sees, their names as descriptions.
+func (a *apiFlags) completeWorkspaces(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if a.resolve(cmd.Flags(), true) != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var page struct {
+		Workspaces []struct{ ID, Name string } `json:"workspaces"`
+	}
+	if err := a.client().Do(ctx, "GET", "/admin/v1/workspaces", nil, &page); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, w := range page.Workspaces {
+		ids = append(ids, w.ID+"\t"+w.Name)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
+}
+
 func versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",

@@ -161,3 +161,14 @@ func TestHumanUnits(t *testing.T) {
 		}
 	}
 }
+
+// A command that holds others, given none, prints its help on standard
+// error and exits 2, as a command line that says nothing to do.
+func TestGroupWithoutCommand(t *testing.T) {
+	for _, args := range [][]string{nil, {"mock"}, {"workspace"}, {"key"}} {
+		out, errOut, code := inProcess(args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "[command] --help\" for more information") || strings.Contains(errOut, "decoy: ") {
+			t.Errorf("decoy %v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}

@@ -98,6 +98,9 @@ func TestOutputTableAndJSON(t *testing.T) {
 		t.Errorf("completion of a mock id: exit %d\n%s", code, out)
 	}
 
+	if out, _, code := runCLI(t, env, "", "__complete", "member", "list", "--workspace", ""); code != 0 || !strings.Contains(out, m.WorkspaceID+"\tdefault\n") {
+		t.Errorf("completion of a workspace: exit %d\n%s", code, out)
+	}
 	out, _, code = ttyRun(t, env, false, "mock", "get", big.ID)
 	for _, re := range []string{`(?m)^name:\s+big$`, `(?m)^size:\s+2\.9 KiB$`, `(?m)^rate limit:\s+server default$`, `(?m)^created at:\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC \(just now\)$`} {
 		if code != 0 || !regexp.MustCompile(re).MatchString(out) {

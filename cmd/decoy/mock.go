@@ -149,6 +149,7 @@ those of a project or a workspace, and whose name or id matches --q.`,
 	fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only")
 	fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only")
 	fs.StringVar(&mq.Q, "q", "", "list the mocks whose name contains, or id starts with, this")
+	cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cl, out, err := a.prepare(cmd)
 		if err != nil {

@@ -71,6 +71,9 @@ func (tc teamCommand) command() *cobra.Command {
 	}
 	a := addAPIFlags(cmd, true)
 	send := build(cmd.Flags())
+	if cmd.Flags().Lookup("workspace") != nil {
+		cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
+	}
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		o, err := newOutput(cmd.OutOrStdout(), a.format)
 		if err != nil {
