@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -172,6 +173,9 @@ func (a *apiFlags) resolve(fs *pflag.FlagSet, needToken bool) error {
 	}
 	if v, ok := os.LookupEnv("DECOY_ADMIN_TOKEN"); ok && !fs.Changed("admin-token") {
 		a.token = v
+	}
+	if u, err := url.Parse(a.server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--server must be an http:// or https:// URL, such as %s; not %q", defaultServer, a.server)
 	}
 	if a.token == "" {
 		a.token = savedToken(a.server)

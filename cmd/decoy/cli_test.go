@@ -171,6 +171,8 @@ func TestErrorLines(t *testing.T) {
 			[]string{`decoy: mock get needs a mock id`, `Run 'decoy mock get --help' for usage.`}},
 		{"misspelt command", nil, []string{"mock", "lst"}, 2,
 			[]string{`decoy: unknown mock command "lst" (did you mean "list"?)`, `Run 'decoy mock --help' for usage.`}},
+		{"server without scheme", []string{"DECOY_SERVER=127.0.0.1:8080", "DECOY_ADMIN_TOKEN=x"}, []string{"mock", "list"}, 2,
+			[]string{`decoy: --server must be an http:// or https:// URL, such as http://127.0.0.1:8080; not "127.0.0.1:8080"`, `Run 'decoy mock list --help' for usage.`}},
 		{"wrong token", []string{"DECOY_SERVER=" + p.url, "DECOY_ADMIN_TOKEN=wrong"}, []string{"mock", "list"}, 1,
 			[]string{`decoy: 401 Invalid admin token — run "decoy login", or pass --admin-token (DECOY_ADMIN_TOKEN)`}},
 		{"not found", []string{"DECOY_SERVER=" + p.url, "DECOY_ADMIN_TOKEN=" + adminToken}, []string{"mock", "get", "0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d"}, 1,

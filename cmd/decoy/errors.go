@@ -84,9 +84,11 @@ func errorLine(err error) string {
 		case 401:
 			line += ` — run "decoy login", or pass --admin-token (DECOY_ADMIN_TOKEN)`
 		case 403:
-			if !strings.Contains(ae.Message, "needs the") {
-				line += " — ask an owner of the workspace, or a server admin"
+			if strings.HasPrefix(ae.Message, "Workspace limit reached") {
+				line += " — a server admin can raise it (decoy workspace limits)"
 			}
+		case 413:
+			line += " — the server takes documents up to its --max-data-bytes"
 		}
 		// A message the command wrapped (mock X created, but ...) keeps its
 		// words.
@@ -101,20 +103,21 @@ func errorLine(err error) string {
 		if u, perr := url.Parse(ue.URL); perr == nil {
 			server = u.Scheme + "://" + u.Host
 		}
-		why := ue.Err.Error()
-		var oe *net.OpError
 		var dnse *net.DNSError
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED):
-			why = "connection refused"
+			return fmt.Sprintf(`cannot reach %s: connection refused — is "decoy serve" running there? (--server, DECOY_SERVER)`, server)
 		case errors.As(err, &dnse):
-			why = "no such host " + dnse.Name
+			return fmt.Sprintf(`cannot reach %s: no such host %s — check --server (DECOY_SERVER)`, server, dnse.Name)
 		case ue.Timeout():
-			why = "no answer in time"
-		case errors.As(err, &oe):
+			return fmt.Sprintf(`cannot reach %s: no answer in time — is "decoy serve" running there? (--server, DECOY_SERVER)`, server)
+		}
+		why := ue.Err.Error()
+		var oe *net.OpError
+		if errors.As(err, &oe) {
 			why = oe.Err.Error()
 		}
-		return fmt.Sprintf(`cannot reach %s: %s — is "decoy serve" running there? (--server, DECOY_SERVER)`, server, why)
+		return fmt.Sprintf("cannot reach %s: %s", server, why)
 	}
 	return err.Error()
 }
