@@ -63,14 +63,8 @@ func teamCommands() []*cobra.Command {
 // command makes the cobra command of tc.
 func (tc teamCommand) command() *cobra.Command {
 	cmd := &cobra.Command{Use: tc.use, Short: tc.short, Long: tc.long, Example: tc.example, Args: exactArgs(tc.args, tc.names)}
-	build := func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-		return func([]string, *bufio.Reader) (call, error) { return call{}, nil }
-	}
-	if tc.flags != nil {
-		build = tc.flags
-	}
 	a := addAPIFlags(cmd, true)
-	send := build(cmd.Flags())
+	send := tc.flags(cmd.Flags())
 	if cmd.Flags().Lookup("workspace") != nil {
 		cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
 	}
