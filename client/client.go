@@ -164,14 +164,15 @@ func contentType(ct string) string {
 	return ct
 }
 
-// do sends a request and decodes a JSON answer into out (when not nil).
+// do sends a request and decodes a JSON answer into out (when not nil);
+// a 204 leaves out as it is.
 func (c *Client) do(ctx context.Context, method, path, ct string, body io.Reader, out any) error {
 	resp, err := c.send(ctx, method, path, ct, body)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if out == nil {
+	if out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -33,16 +33,6 @@ func Version() string {
 	return "(devel)"
 }
 
-// errUsage marks a command line that could not be understood; it exits 2.
-var errUsage = errors.New("usage")
-
-func exitCode(err error) int {
-	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
-		return 2
-	}
-	return 1
-}
-
 // envName returns the environment variable of a flag: DECOY_ and the flag
 // name in upper case with '-' as '_'.
 func envName(flag string) string {
@@ -51,51 +41,28 @@ func envName(flag string) string {
 
 // applyEnv sets every flag of fs not given on the command line from its
 // DECOY_* variable.
-func applyEnv(fs *flag.FlagSet, given map[string]bool) error {
+func applyEnv(fs *pflag.FlagSet) error {
 	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || err != nil {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil || f.Name == "help" {
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok {
 			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+				err = fmt.Errorf("%s=%q: %s", envName(f.Name), v, valueProblem(e))
 			}
 		}
 	})
 	return err
 }
 
-// parseArgs parses flags that may come before, between or after positional
-// arguments, then fills flags not given from the environment. It returns the
-// positional arguments.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	return pos, applyEnv(fs, given)
-}
-
 // byteSize is a flag value of bytes, written as a number with an optional
 // unit: 64MiB, 10MB, 512KiB, 1048576.
 type byteSize int64
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) String() string { return formatSize(int64(*b)) }
+
+func (b *byteSize) Type() string { return "size" }
 
 func (b *byteSize) Set(s string) error {
 	n, err := parseSize(s, false)
@@ -106,7 +73,9 @@ func (b *byteSize) Set(s string) error {
 // boundSize is a byteSize where 0 means no bound.
 type boundSize int64
 
-func (b *boundSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *boundSize) String() string { return formatSize(int64(*b)) }
+
+func (b *boundSize) Type() string { return "size" }
 
 func (b *boundSize) Set(s string) error {
 	n, err := parseSize(s, true)
@@ -170,6 +139,8 @@ func (p *prefixFlag) String() string {
 	return strings.Join(s, ",")
 }
 
+func (p *prefixFlag) Type() string { return "prefixes" }
+
 func (p *prefixFlag) Set(s string) error {
 	*p = nil
 	for _, v := range strings.Split(s, ",") {
@@ -188,6 +159,8 @@ func (p *prefixFlag) Set(s string) error {
 	}
 	return nil
 }
+
+func (l *listFlag) Type() string { return "list" }
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,54 +10,57 @@ import (
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/generate"
+	"github.com/spf13/cobra"
 )
 
-const generateUsage = `Usage: decoy generate FILE [--seed N] [--schema] [--max-bytes B]
-
-Prints the data the template FILE (- for standard input) generates, the
+// generateCommand is decoy generate: a template run locally, with the
+// package the server runs, so that a seed gives what the server gives for
+// it.
+func generateCommand() *cobra.Command {
+	var seedText string
+	var schema bool
+	maxBytes := byteSize(64 << 20)
+	cmd := &cobra.Command{
+		Use:   "generate FILE",
+		Short: "Print the data a template generates, here, without a server",
+		Long: `Print the data the template FILE (- for standard input) generates, the
 same a server generates for the same seed. FILE is a JSON Schema with
 --schema or a name ending in .schema.json. It runs here: no server is
-needed. The seed used is printed on standard error.
-`
-
-// runGenerate is decoy generate: a template run locally, with the package
-// the server runs, so that a seed gives what the server gives for it.
-func runGenerate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decoy generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, generateUsage) }
-	seedText := fs.String("seed", "", "seed (default: a random one)")
-	schema := fs.Bool("schema", false, "the template is a JSON Schema")
-	maxBytes := fs.Int("max-bytes", 64<<20, "largest output")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+needed. The seed used is printed on standard error.`,
+		Example: `  decoy generate people.json
+  decoy generate people.json --seed 42 | jq length
+  decoy generate user.schema.json`,
+		Args: exactArgs(1, "one template file"),
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("%w: decoy generate needs one template file", errUsage)
-	}
-	seed := generate.NewSeed()
-	if *seedText != "" {
-		if seed, err = strconv.ParseUint(*seedText, 10, 64); err != nil {
-			return fmt.Errorf("%w: --seed must be an integer of 0 or more", errUsage)
+	fs := cmd.Flags()
+	fs.StringVar(&seedText, "seed", "", "seed (default: a random one)")
+	fs.BoolVar(&schema, "schema", false, "the template is a JSON Schema")
+	fs.Var(&maxBytes, "max-bytes", "largest output (bytes, or with KiB, MiB, GiB)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		seed := generate.NewSeed()
+		if seedText != "" {
+			var err error
+			if seed, err = strconv.ParseUint(seedText, 10, 64); err != nil {
+				return usagef("--seed must be an integer of 0 or more")
+			}
 		}
-	}
-	body, ct, err := readTemplate(pos[0], *schema, stdin)
-	if err != nil {
+		body, ct, err := readTemplate(args[0], schema, cmd.InOrStdin())
+		if err != nil {
+			return err
+		}
+		t, err := generate.Parse(ct, body)
+		if err != nil {
+			return err
+		}
+		out, err := t.Run(seed, generate.Limits{MaxBytes: int(maxBytes), Deadline: time.Now().Add(time.Minute)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "seed: %d\n", seed)
+		_, err = cmd.OutOrStdout().Write(append(out, '\n'))
 		return err
 	}
-	t, err := generate.Parse(ct, body)
-	if err != nil {
-		return err
-	}
-	out, err := t.Run(seed, generate.Limits{MaxBytes: *maxBytes, Deadline: time.Now().Add(time.Minute)})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "seed: %d\n", seed)
-	_, err = stdout.Write(append(out, '\n'))
-	return err
+	return cmd
 }
 
 // readTemplate reads a template file (- for standard input) and tells its
@@ -82,11 +83,8 @@ func readTemplate(file string, schema bool, stdin io.Reader) ([]byte, string, er
 // createFromTemplate creates a mock whose data a template generates: the
 // mock is created with an empty array, then given the template, which
 // writes its data (once) or generates it on every read (always).
-func (c *mockCommand) createFromTemplate(ctx context.Context, o client.CreateOptions, file, mode string, schema bool, stdin io.Reader) error {
-	if mode != "once" && mode != "always" {
-		return fmt.Errorf("%w: --mode must be once or always", errUsage)
-	}
-	body, ct, err := readTemplate(file, schema, stdin)
+func createFromTemplate(cmd *cobra.Command, cl *client.Client, out *output, o client.CreateOptions, file, mode string, schema bool) error {
+	body, ct, err := readTemplate(file, schema, cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -96,7 +94,7 @@ func (c *mockCommand) createFromTemplate(ctx context.Context, o client.CreateOpt
 		return err
 	}
 	o.ContentType = "application/json"
-	cl := c.client()
+	ctx := cmd.Context()
 	m, err := cl.CreateMock(ctx, strings.NewReader("[]"), o)
 	if err != nil {
 		return err
@@ -106,5 +104,5 @@ func (c *mockCommand) createFromTemplate(ctx context.Context, o client.CreateOpt
 		return fmt.Errorf("mock %s created, but its template was refused: %w", m.ID, err)
 	}
 	tm.Token = m.Token // shown once, at creation
-	return c.print(tm)
+	return out.object(tm)
 }

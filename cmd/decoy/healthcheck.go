@@ -3,36 +3,49 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // healthTimeout bounds a health check; Docker's own timeout is longer.
 const healthTimeout = 5 * time.Second
 
-// runHealthcheck asks the server that --addr and --tls-cert (DECOY_ADDR,
-// DECOY_TLS_CERT, as for serve) describe for /healthz, and fails unless it
-// answers 200. It is the container image's HEALTHCHECK: the image has no
-// shell, curl or wget to do it with.
-func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decoy healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// healthcheckCommand asks the server that --addr and --tls-cert
+// (DECOY_ADDR, DECOY_TLS_CERT, as for serve) describe for /healthz, and
+// fails unless it answers 200. It is the container image's HEALTHCHECK:
+// the image has no shell, curl or wget to do it with.
+func healthcheckCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "healthcheck",
+		Short: "Check that decoy serve answers on --addr (the image's HEALTHCHECK)",
+		Long: `Ask the server listening on --addr for /healthz, over HTTPS when --tls-cert
+is set, and fail unless it answers 200 within 5 s. --addr and --tls-cert
+are read from DECOY_ADDR and DECOY_TLS_CERT too, as decoy serve reads
+them, so the same environment describes both.`,
+		Example: "  decoy healthcheck\n  DECOY_ADDR=0.0.0.0:9000 decoy healthcheck",
+		Args:    exactArgs(0, "no argument"),
+	}
+	fs := cmd.Flags()
 	addr := fs.String("addr", "127.0.0.1:8080", "the address decoy serve listens on (an unspecified host is asked on loopback)")
 	tlsCert := fs.String("tls-cert", "", "set when decoy serve serves HTTPS")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyEnv(cmd.Flags()); err != nil {
+			return err
+		}
+		return healthcheck(cmd.Context(), *addr, *tlsCert != "", cmd.OutOrStdout())
 	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: decoy healthcheck takes no arguments", errUsage)
-	}
-	url, err := healthURL(*addr, *tlsCert != "")
+	return cmd
+}
+
+// healthcheck asks the server on addr for /healthz.
+func healthcheck(ctx context.Context, addr string, https bool, stdout io.Writer) error {
+	url, err := healthURL(addr, https)
 	if err != nil {
 		return err
 	}
@@ -52,7 +65,7 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("unhealthy: %w", err)
+		return fmt.Errorf("unhealthy: %v", err) // not %w: the hint of the admin commands is not for this
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

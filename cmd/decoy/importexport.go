@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,95 +14,82 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/importer"
+	"github.com/spf13/cobra"
 )
 
-const importUsage = `Usage:
-  decoy import FILE [--project P] [--format openapi|json-server|decoy] [--new-ids] [--dry-run]
-      make mocks of FILE: an OpenAPI 3.0 or 3.1 description (JSON or YAML),
-      a json-server db.json, or a Decoy export (a .tar.gz, or a folder
-      written by decoy export --out DIR). The format is guessed from the
-      content when not given. All or nothing. Prints what was created and
-      what was skipped, with why; tokens of private mocks are shown once.
-  decoy export [--project P] --out FILE.tar.gz|DIR
-      write the project's mocks as a .tar.gz, or unpacked into a folder
-      (decoy.json and data/<id>.json) to keep in Git.
-
---project is a project id; "default" (the default) is the default project.
-Both take --server (env DECOY_SERVER, default http://127.0.0.1:8080) and
---admin-token (env DECOY_ADMIN_TOKEN).
-`
-
-// transferCommand holds the flags of import and export.
-type transferCommand struct {
-	fs      *flag.FlagSet
-	server  string
-	token   string
-	project string
+// projectFlag adds --project to the flags of import and export.
+func projectFlag(cmd *cobra.Command) *string {
+	var project string
+	cmd.Flags().StringVar(&project, "project", decoy.DefaultName, `project id; "default" is the default project`)
+	return &project
 }
 
-func newTransferCommand(name string, stderr io.Writer) *transferCommand {
-	c := &transferCommand{fs: flag.NewFlagSet("decoy "+name, flag.ContinueOnError)}
-	c.fs.SetOutput(stderr)
-	c.fs.Usage = func() { fmt.Fprint(stderr, importUsage) }
-	c.fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "Decoy server address")
-	c.fs.StringVar(&c.token, "admin-token", "", "admin API token")
-	c.fs.StringVar(&c.project, "project", "default", "project id (default: the default project)")
-	return c
+// projectID is the id of --project.
+func projectID(p string) string {
+	if p == "" || p == decoy.DefaultName {
+		return decoy.DefaultProjectID
+	}
+	return p
 }
 
-// parse parses args and returns the positional ones.
-func (c *transferCommand) parse(args []string) ([]string, error) {
-	pos, err := parseArgs(c.fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if c.token == "" {
-		return nil, fmt.Errorf("no admin token: pass --admin-token or set DECOY_ADMIN_TOKEN")
-	}
-	if c.project == "" || c.project == decoy.DefaultName {
-		c.project = decoy.DefaultProjectID
-	}
-	return pos, nil
-}
-
-func (c *transferCommand) client() *client.Client { return client.New(c.server, c.token) }
-
-func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newTransferCommand("import", stderr)
+func importCommand() *cobra.Command {
 	var o client.ImportOptions
-	c.fs.StringVar(&o.Format, "format", "", "openapi, json-server or decoy (default: guessed from the content)")
-	c.fs.BoolVar(&o.NewIDs, "new-ids", false, "give the mocks of a Decoy export fresh ids")
-	c.fs.BoolVar(&o.DryRun, "dry-run", false, "show what would be created and skipped, storing nothing")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Make mocks of an OpenAPI description, a json-server db.json or a Decoy export",
+		Long: `Make mocks of FILE: an OpenAPI 3.0 or 3.1 description (JSON or YAML), a
+json-server db.json, or a Decoy export (a .tar.gz, or a folder written by
+decoy export --out DIR). The format is guessed from the content when not
+given. All or nothing. Prints what was created and what was skipped, with
+why; tokens of private mocks are shown once.`,
+		Example: `  decoy import openapi.yaml --project PROJECT_ID
+  decoy import db.json --format json-server --dry-run
+  decoy import backup.tar.gz --new-ids`,
+		Args: exactArgs(1, "one FILE"),
 	}
-	if len(pos) != 1 {
-		c.fs.Usage()
-		return fmt.Errorf("%w: import needs one FILE", errUsage)
+	a := addAPIFlags(cmd, true)
+	project := projectFlag(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&o.Format, "format", "", "openapi, json-server or decoy (default: guessed from the content)")
+	fs.BoolVar(&o.NewIDs, "new-ids", false, "give the mocks of a Decoy export fresh ids")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "show what would be created and skipped, storing nothing")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"openapi", "json-server", "decoy"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cl, out, err := a.prepare(cmd)
+		if err != nil {
+			return err
+		}
+		file, err := openImport(cmd, args[0], &o)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		res, err := cl.Import(cmd.Context(), projectID(*project), file, o)
+		if err != nil {
+			return err
+		}
+		if out.format == "json" {
+			return out.json(res)
+		}
+		printImport(out.w, res, o.DryRun)
+		return nil
 	}
-	file, err := openImport(pos[0], &o)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	res, err := c.client().Import(ctx, c.project, file, o)
-	if err != nil {
-		return err
-	}
-	printImport(stdout, res, o.DryRun)
-	return nil
+	return cmd
 }
 
 // openImport opens the file to import. A folder written by decoy export
 // --out DIR is packed into an export first.
-func openImport(path string, o *client.ImportOptions) (io.ReadCloser, error) {
+func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.ReadCloser, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
-		return os.Open(path)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return uploadProgress(cmd.ErrOrStderr(), f, "uploading "+filepath.Base(path)), nil
 	}
 	if !importer.HasManifest(path) {
 		return nil, fmt.Errorf("%s is a folder without %s: not an export", path, importer.ManifestName)
@@ -162,32 +148,44 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newTransferCommand("export", stderr)
+func exportCommand() *cobra.Command {
 	var out string
-	c.fs.StringVar(&out, "out", "", "FILE.tar.gz (or .tgz) to write the export to, or a folder to unpack it into")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "export --out FILE.tar.gz|DIR",
+		Short: "Write a project's mocks to a .tar.gz, or unpacked into a folder",
+		Long: `Write the project's mocks as a .tar.gz, or unpacked into a folder
+(decoy.json and data/<id>.json) to keep in Git. Tokens are never written;
+decoy import and decoy serve --seed read it back.`,
+		Example: `  decoy export --out backup.tar.gz
+  decoy export --project PROJECT_ID --out mocks/`,
+		Args: exactArgs(0, "no argument"),
 	}
-	if len(pos) != 0 || out == "" {
-		c.fs.Usage()
-		return fmt.Errorf("%w: export needs --out FILE.tar.gz|DIR", errUsage)
-	}
-	body, err := c.client().Export(ctx, c.project)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	if strings.HasSuffix(out, ".tar.gz") || strings.HasSuffix(out, ".tgz") {
-		if err := writeExportFile(out, body); err != nil {
+	a := addAPIFlags(cmd, false)
+	project := projectFlag(cmd)
+	cmd.Flags().StringVar(&out, "out", "", "FILE.tar.gz (or .tgz) to write the export to, or a folder to unpack it into (required)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if out == "" {
+			return usagef("export needs --out FILE.tar.gz|DIR")
+		}
+		if err := a.resolve(cmd.Flags(), true); err != nil {
 			return err
 		}
-	} else if err := unpackExport(out, body); err != nil {
-		return err
+		body, err := a.client().Export(cmd.Context(), projectID(*project))
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		if strings.HasSuffix(out, ".tar.gz") || strings.HasSuffix(out, ".tgz") {
+			if err := writeExportFile(out, body); err != nil {
+				return err
+			}
+		} else if err := unpackExport(out, body); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "Exported to %s\n", out)
+		return nil
 	}
-	fmt.Fprintf(stdout, "Exported to %s\n", out)
-	return nil
+	return cmd
 }
 
 // writeExportFile writes an export to path, whole or not at all.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,21 +13,13 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
 // decoy login and logout keep a personal access token per server in the
 // user's config directory (credentials.json, mode 0600); the other
 // commands use it when no --admin-token or DECOY_ADMIN_TOKEN is given.
-
-const loginUsage = `Usage: decoy login [--server URL] [--email E] [--password-stdin]
-       decoy logout [--server URL]
-
-login asks for an email and a password (or reads the password from standard
-input with --password-stdin), and stores a personal access token (90 days)
-for the server in the user's config directory, mode 0600. Commands that get
-no --admin-token then use it. logout revokes it and removes it.
-`
 
 // credentials are the stored tokens, by server address.
 type credentials struct {
@@ -119,61 +110,73 @@ func savedToken(server string) string {
 	return t.Token
 }
 
-func runLogin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c := newMockCommand("login", stderr, stdout)
-	c.fs.Usage = func() { fmt.Fprint(stderr, loginUsage) }
+func loginCommand() *cobra.Command {
 	var email string
 	var passwordStdin bool
-	c.fs.StringVar(&email, "email", "", "email to sign in with (default: asked)")
-	c.fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
-	pos, err := parseArgs(c.fs, args)
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "login",
+		Short: "Sign in with email and password, and keep a personal token",
+		Long: `Ask for an email and a password (or read the password from standard input
+with --password-stdin), and store a personal access token (90 days) for
+the server in the user's config directory, mode 0600. Commands that get
+no --admin-token then use it.`,
+		Example: `  decoy login
+  decoy login --server https://decoy.example.com --email ann@example.com
+  decoy login --email ann@example.com --password-stdin < password.txt`,
+		Args: exactArgs(0, "no argument"),
 	}
-	if len(pos) != 0 {
-		c.fs.Usage()
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
-	}
-	in := bufio.NewReader(stdin)
-	if email == "" {
-		fmt.Fprint(stderr, "Email: ")
-		if email, err = readLine(in); err != nil {
+	a := addAPIFlags(cmd, false)
+	cmd.Flags().StringVar(&email, "email", "", "email to sign in with (default: asked)")
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
+	cmd.Flags().MarkHidden("admin-token")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.resolve(cmd.Flags(), false); err != nil {
 			return err
 		}
-	}
-	var password string
-	if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(stderr, "Password: ")
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(stderr)
+		stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+		in := bufio.NewReader(stdin)
+		var err error
+		if email == "" {
+			fmt.Fprint(stderr, "Email: ")
+			if email, err = readLine(in); err != nil {
+				return err
+			}
+		}
+		var password string
+		if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
+			fmt.Fprint(stderr, "Password: ")
+			b, err := term.ReadPassword(int(f.Fd()))
+			fmt.Fprintln(stderr)
+			if err != nil {
+				return err
+			}
+			password = string(b)
+		} else {
+			if !passwordStdin {
+				fmt.Fprint(stderr, "Password: ")
+			}
+			if password, err = readLine(in); err != nil {
+				return err
+			}
+		}
+		var tok storedToken
+		if err := client.New(a.server, "").Do(cmd.Context(), "POST", "/admin/v1/auth/token",
+			map[string]string{"email": email, "password": password}, &tok); err != nil {
+			return err
+		}
+		creds, err := loadCredentials()
 		if err != nil {
 			return err
 		}
-		password = string(b)
-	} else {
-		if !passwordStdin {
-			fmt.Fprint(stderr, "Password: ")
-		}
-		if password, err = readLine(in); err != nil {
+		creds.Servers[serverKey(a.server)] = tok
+		if err := creds.save(); err != nil {
 			return err
 		}
+		p, _ := credentialsPath()
+		fmt.Fprintf(stdout, "Signed in to %s as %s until %s; token stored in %s\n", a.server, email, tok.ExpiresAt.Format(time.RFC3339), p)
+		return nil
 	}
-	var tok storedToken
-	if err := client.New(c.server, "").Do(ctx, "POST", "/admin/v1/auth/token",
-		map[string]string{"email": email, "password": password}, &tok); err != nil {
-		return err
-	}
-	creds, err := loadCredentials()
-	if err != nil {
-		return err
-	}
-	creds.Servers[serverKey(c.server)] = tok
-	if err := creds.save(); err != nil {
-		return err
-	}
-	p, _ := credentialsPath()
-	fmt.Fprintf(stdout, "Signed in to %s as %s until %s; token stored in %s\n", c.server, email, tok.ExpiresAt.Format(time.RFC3339), p)
-	return nil
+	return cmd
 }
 
 // readLine reads a line without its end.
@@ -185,30 +188,40 @@ func readLine(r *bufio.Reader) (string, error) {
 	return strings.TrimRight(s, "\r\n"), nil
 }
 
-func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newMockCommand("logout", stderr, stdout)
-	c.fs.Usage = func() { fmt.Fprint(stderr, loginUsage) }
-	if _, err := parseArgs(c.fs, args); err != nil {
-		return err
+func logoutCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "logout",
+		Short:   "Revoke and forget the token of decoy login",
+		Example: "  decoy logout\n  decoy logout --server https://decoy.example.com",
+		Args:    exactArgs(0, "no argument"),
 	}
-	creds, err := loadCredentials()
-	if err != nil {
-		return err
-	}
-	tok, ok := creds.Servers[serverKey(c.server)]
-	if !ok {
-		fmt.Fprintf(stdout, "Not signed in to %s\n", c.server)
+	a := addAPIFlags(cmd, false)
+	cmd.Flags().MarkHidden("admin-token")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.resolve(cmd.Flags(), false); err != nil {
+			return err
+		}
+		stdout := cmd.OutOrStdout()
+		creds, err := loadCredentials()
+		if err != nil {
+			return err
+		}
+		tok, ok := creds.Servers[serverKey(a.server)]
+		if !ok {
+			fmt.Fprintf(stdout, "Not signed in to %s\n", a.server)
+			return nil
+		}
+		err = client.New(a.server, tok.Token).Do(cmd.Context(), "DELETE", "/admin/v1/auth/token", nil, nil)
+		var ce *client.Error
+		if err != nil && !(errors.As(err, &ce) && ce.Status == 401) { // 401: revoked or expired already
+			return err
+		}
+		delete(creds.Servers, serverKey(a.server))
+		if err := creds.save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Signed out of %s\n", a.server)
 		return nil
 	}
-	err = client.New(c.server, tok.Token).Do(ctx, "DELETE", "/admin/v1/auth/token", nil, nil)
-	var ce *client.Error
-	if err != nil && !(errors.As(err, &ce) && ce.Status == 401) { // 401: revoked or expired already
-		return err
-	}
-	delete(creds.Servers, serverKey(c.server))
-	if err := creds.save(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Signed out of %s\n", c.server)
-	return nil
+	return cmd
 }

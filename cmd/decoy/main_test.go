@@ -533,7 +533,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "open PostgreSQL store postgres://127.0.0.1:1/x?connect_timeout=2: The database is unavailable"},
 		{[]string{"serve", "--data-dir", dataDir, "--redis-url", "http://x"}, 1, "--redis-url: redis: http://x: scheme must be"},
 		{[]string{"serve", "--data-dir", dataDir, "--redis-key-prefix", "a{b}"}, 1, "--redis-key-prefix must not contain"},
-		{[]string{"nope"}, 1, "unknown command"},
+		{[]string{"nope"}, 2, "unknown command"},
 	} {
 		_, errOut, code := decoyCLI(t, p, "", tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.message) {
@@ -570,7 +570,7 @@ func TestComposeVariablesAreFlags(t *testing.T) {
 	}
 	for _, v := range vars {
 		flag := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v[1], "DECOY_"), "_", "-"))
-		if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(flag) + `\b`).Match(help) {
+		if !regexp.MustCompile(`(?m)^\s+--` + regexp.QuoteMeta(flag) + `\b`).Match(help) {
 			t.Errorf("docker-compose.yml sets %s, but serve has no --%s", v[1], flag)
 		}
 	}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"mime"
@@ -13,101 +10,20 @@ import (
 	"strings"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/spf13/cobra"
 )
 
-const mockUsage = `Usage: decoy mock COMMAND [flags] [ID]
+// decoy mock: the mocks of the admin API (§3, §4), and their versions
+// (versions.go) and templates (generate.go).
 
-Commands:
-  create --file F [--name N] [--private] [--content-type T] [--id ID]
-         [--status S] [--delay-ms D] [--rate-limit R] [--monthly-quota Q]
-                         store F (- for standard input) as a new mock
-  create --template F [--mode once|always] [--schema] [settings as above]
-                         a new mock whose data the template F generates:
-                         once now (once), or afresh on every read (always);
-                         F is a JSON Schema with --schema or a name ending
-                         in .schema.json
-         [--project P]   either one in project P (needed when you reach
-                         more than one)
-  list [--limit N] [--cursor C] [--all] [--project P] [--workspace W] [--q Q]
-                         list mocks in creation order (those of P or W, and
-                         whose name or id matches Q)
-  get ID                 show a mock's settings
-  data ID                print a mock's stored data
-  update ID --file F [--content-type T]
-                         replace a mock's data
-  patch ID [--name N] [--private true|false] [--status S] [--delay-ms D]
-         [--rate-limit R|default] [--monthly-quota Q|default]
-                         change a mock's settings
-  rotate-token ID        issue a new token for a private mock
-  usage ID               show a mock's use of its rate limit and quota
-  delete ID              delete a mock
-  versions ID            list the kept versions of a mock's data, newest first
-  version-data ID V      print version V of a mock's data, as it was stored
-  restore ID V           make version V the mock's data again (a new version)
-
-Every command takes --server (env DECOY_SERVER, default http://127.0.0.1:8080)
-and --admin-token (env DECOY_ADMIN_TOKEN; default: the token of decoy login).
-Mocks are printed as JSON.
-`
-
-// mockCommand holds the flags every mock command shares.
-type mockCommand struct {
-	fs     *flag.FlagSet
-	server string
-	token  string
-	stdout io.Writer
-}
-
-func newMockCommand(name string, stderr, stdout io.Writer) *mockCommand {
-	c := &mockCommand{fs: flag.NewFlagSet("decoy mock "+name, flag.ContinueOnError), stdout: stdout}
-	c.fs.SetOutput(stderr)
-	c.fs.Usage = func() { fmt.Fprint(stderr, mockUsage) }
-	c.fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "Decoy server address")
-	c.fs.StringVar(&c.token, "admin-token", "", "admin API token")
-	return c
-}
-
-// parse parses args and checks that exactly wantIDs positional arguments
-// were given.
-func (c *mockCommand) parse(args []string, wantIDs int) ([]string, error) {
-	pos, err := parseArgs(c.fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) != wantIDs {
-		c.fs.Usage()
-		switch wantIDs {
-		case 0:
-			return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
-		case 2:
-			return nil, fmt.Errorf("%w: %s needs a mock id and a version", errUsage, c.fs.Name())
-		}
-		return nil, fmt.Errorf("%w: %s needs a mock id", errUsage, c.fs.Name())
-	}
-	if c.token == "" {
-		c.token = savedToken(c.server)
-	}
-	if c.token == "" {
-		return nil, fmt.Errorf("no admin token: pass --admin-token, set DECOY_ADMIN_TOKEN, or run decoy login")
-	}
-	return pos, nil
-}
-
-func (c *mockCommand) client() *client.Client { return client.New(c.server, c.token) }
-
-// show prints the answer of a call as JSON, or returns its error.
-func (c *mockCommand) show(v any, err error) error {
-	if err != nil {
-		return err
-	}
-	return c.print(v)
-}
-
-func (c *mockCommand) print(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+func mockCommand() *cobra.Command {
+	return group("mock", "Create, list, change and delete mocks",
+		`  decoy mock create --file users.json --name users
+  decoy mock list
+  decoy mock get 0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d`,
+		mockCreateCommand(), mockListCommand(), mockGetCommand(), mockDataCommand(), mockUpdateCommand(),
+		mockPatchCommand(), mockRotateTokenCommand(), mockUsageCommand(), mockDeleteCommand(),
+		mockVersionsCommand(), mockVersionDataCommand(), mockRestoreCommand())
 }
 
 // limitFlag is a limit override: a number, or "default" for the server's.
@@ -137,191 +53,299 @@ func (l *limitFlag) Set(s string) error {
 	return nil
 }
 
-func runMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, mockUsage)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+func (l *limitFlag) Type() string { return "N|default" }
+
+func mockCreateCommand() *cobra.Command {
+	var file, template, mode string
+	var schema bool
+	var rate, quota limitFlag
+	o := client.CreateOptions{}
+	cmd := &cobra.Command{
+		Use:   "create --file FILE | --template FILE",
+		Short: "Store a file as a new mock, or make one from a template",
+		Long: `Store FILE (- for standard input) as a new mock and print it. Its content
+type comes from --content-type, else from the file's extension, else JSON.
+
+With --template, the mock's data is generated from the template FILE: once
+now (--mode once), or afresh on every read (--mode always). FILE is a JSON
+Schema with --schema or a name ending in .schema.json.
+
+A private mock's token is printed this once.`,
+		Example: `  decoy mock create --file users.json --name users
+  curl -s https://example.com/data.json | decoy mock create --file - --private
+  decoy mock create --template people.json --mode always --name people
+  decoy mock create --file page.html --status 201 --delay-ms 300 --project PROJECT_ID`,
+		Args: exactArgs(0, "no argument"),
 	}
-	name, args := args[0], args[1:]
-	c := newMockCommand(name, stderr, stdout)
-	switch name {
-	case "create":
-		var file, mockName, ct, id string
-		var private bool
-		var status, delay int
-		var rate, quota limitFlag
-		c.fs.StringVar(&file, "file", "", "file with the data (- for standard input)")
-		c.fs.StringVar(&mockName, "name", "", "name of the mock")
-		c.fs.BoolVar(&private, "private", false, "require a token (printed once)")
-		c.fs.StringVar(&ct, "content-type", "", "content type (default: from the file extension, else application/json)")
-		c.fs.StringVar(&id, "id", "", "UUID to create the mock under (default: random)")
-		c.fs.IntVar(&status, "status", 200, "HTTP status of successful reads")
-		c.fs.IntVar(&delay, "delay-ms", 0, "response delay in milliseconds (0-30000)")
-		c.fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited; default: the server's)")
-		c.fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited; default: the server's)")
-		var template, mode string
-		var schema bool
-		c.fs.StringVar(&template, "template", "", "file with a template to generate the data from (- for standard input)")
-		c.fs.StringVar(&mode, "mode", "once", "with --template: once (generate now) or always (on every read)")
-		c.fs.BoolVar(&schema, "schema", false, "with --template: the template is a JSON Schema")
-		var project string
-		c.fs.StringVar(&project, "project", "", "id of the project to create the mock in")
-		if _, err := c.parse(args, 0); err != nil {
+	a := addAPIFlags(cmd, true)
+	fs := cmd.Flags()
+	fs.StringVar(&file, "file", "", "file with the data (- for standard input)")
+	fs.StringVar(&o.Name, "name", "", "name of the mock")
+	fs.BoolVar(&o.Private, "private", false, "require a token to read it (printed once)")
+	fs.StringVar(&o.ContentType, "content-type", "", "content type (default: from the file extension, else application/json)")
+	fs.StringVar(&o.ID, "id", "", "UUID to create the mock under (default: random)")
+	fs.IntVar(&o.Status, "status", 200, "HTTP status of successful reads")
+	fs.IntVar(&o.DelayMS, "delay-ms", 0, "response delay in milliseconds (0-30000)")
+	fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited; default: the server's)")
+	fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited; default: the server's)")
+	fs.StringVar(&template, "template", "", "file with a template to generate the data from (- for standard input)")
+	fs.StringVar(&mode, "mode", "once", "with --template: once (generate now) or always (on every read)")
+	fs.BoolVar(&schema, "schema", false, "with --template: the template is a JSON Schema")
+	fs.StringVar(&o.ProjectID, "project", "", "id of the project to create the mock in (needed when you reach more than one)")
+	cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"once", "always"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if template != "" && file != "" {
+			return usagef("--file and --template exclude each other")
+		}
+		if template == "" && file == "" {
+			return usagef("--file is required (- for standard input), or --template")
+		}
+		if template != "" && mode != "once" && mode != "always" {
+			return usagef("--mode must be once or always")
+		}
+		cl, out, err := a.prepare(cmd)
+		if err != nil {
 			return err
 		}
-		o := client.CreateOptions{
-			ID: id, Name: mockName, Private: private, ContentType: ct, Status: status, DelayMS: delay,
-			RateLimit: rate.value, MonthlyQuota: quota.value, ProjectID: project,
-		}
+		o.RateLimit, o.MonthlyQuota = rate.value, quota.value
 		if template != "" {
-			if file != "" {
-				return fmt.Errorf("%w: --file and --template exclude each other", errUsage)
-			}
-			return c.createFromTemplate(ctx, o, template, mode, schema, stdin)
+			return createFromTemplate(cmd, cl, out, o, template, mode, schema)
 		}
-		data, ct, err := openData(file, ct, stdin)
+		data, ct, err := openData(cmd, file, o.ContentType)
 		if err != nil {
 			return err
 		}
 		defer data.Close()
 		o.ContentType = ct
-		return c.show(c.client().CreateMock(ctx, data, o))
-
-	case "list":
-		var limit int
-		var cursor string
-		var all bool
-		c.fs.IntVar(&limit, "limit", 0, "mocks per page (1-1000; default 100)")
-		c.fs.StringVar(&cursor, "cursor", "", "cursor of the page to show (from next_cursor)")
-		c.fs.BoolVar(&all, "all", false, "follow next_cursor and list every mock")
-		var mq client.MockQuery
-		c.fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only")
-		c.fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only")
-		c.fs.StringVar(&mq.Q, "q", "", "list the mocks whose name contains, or id starts with, this")
-		if _, err := c.parse(args, 0); err != nil {
+		m, err := cl.CreateMock(cmd.Context(), data, o)
+		if err != nil {
 			return err
 		}
-		out := struct {
+		return out.object(m)
+	}
+	return cmd
+}
+
+func mockListCommand() *cobra.Command {
+	var limit int
+	var cursor string
+	var all bool
+	var mq client.MockQuery
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List mocks, in creation order",
+		Long: `List mocks in creation order, a page at a time (--all for every page):
+those of a project or a workspace, and whose name or id matches --q.`,
+		Example: `  decoy mock list
+  decoy mock list --q users --project PROJECT_ID
+  decoy mock list --all -o json | jq -r '.mocks[].id'`,
+		Args: exactArgs(0, "no argument"),
+	}
+	a := addAPIFlags(cmd, true)
+	fs := cmd.Flags()
+	fs.IntVar(&limit, "limit", 0, "mocks per page, 1-1000 (default: the server's, 100)")
+	fs.StringVar(&cursor, "cursor", "", "cursor of the page to show (from next_cursor)")
+	fs.BoolVar(&all, "all", false, "follow next_cursor and list every mock")
+	fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only")
+	fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only")
+	fs.StringVar(&mq.Q, "q", "", "list the mocks whose name contains, or id starts with, this")
+	cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cl, out, err := a.prepare(cmd)
+		if err != nil {
+			return err
+		}
+		page := struct {
 			Mocks      []client.Mock `json:"mocks"`
 			NextCursor *string       `json:"next_cursor"`
 		}{Mocks: []client.Mock{}}
 		for {
-			page, next, err := c.client().SearchMocks(ctx, mq, cursor, limit)
+			mocks, next, err := cl.SearchMocks(cmd.Context(), mq, cursor, limit)
 			if err != nil {
 				return err
 			}
-			out.Mocks = append(out.Mocks, page...)
+			page.Mocks = append(page.Mocks, mocks...)
 			if next == "" {
 				break
 			}
 			if !all {
-				out.NextCursor = &next
+				page.NextCursor = &next
 				break
 			}
 			cursor = next
 		}
-		return c.print(out)
+		return out.list(page, "mocks", mockColumns, `No mocks. Create one with "decoy mock create --file FILE" or "decoy import FILE".`)
+	}
+	return cmd
+}
 
-	case "get", "rotate-token", "usage", "delete", "data":
-		pos, err := c.parse(args, 1)
+// mockIDCommand is a command of one mock, by id: run gets the client, the
+// output and the id.
+func mockIDCommand(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use + " ID", Short: short, Long: long, Example: example, Args: exactArgs(1, "a mock id")}
+	a := addAPIFlags(cmd, out)
+	cmd.ValidArgsFunction = a.completeMockIDs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cl, o, err := a.prepare(cmd)
 		if err != nil {
 			return err
 		}
-		id := pos[0]
-		cl := c.client()
-		switch name {
-		case "get":
-			return c.show(cl.GetMock(ctx, id))
-		case "rotate-token":
-			return c.show(cl.RotateToken(ctx, id))
-		case "usage":
-			return c.show(cl.Usage(ctx, id))
-		case "delete":
-			return cl.DeleteMock(ctx, id)
-		default:
-			_, data, err := cl.Data(ctx, id)
+		return run(cmd, cl, o, args[0])
+	}
+	return cmd
+}
+
+func mockGetCommand() *cobra.Command {
+	return mockIDCommand("get", "Show a mock's settings", "", "  decoy mock get 0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d\n  decoy mock get ID -o json | jq -r .url", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			m, err := cl.GetMock(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
-			_, err = stdout.Write(data)
-			return err
-		}
+			return o.object(m)
+		})
+}
 
-	case "update":
-		var file, ct string
-		c.fs.StringVar(&file, "file", "", "file with the new data (- for standard input)")
-		c.fs.StringVar(&ct, "content-type", "", "content type (default: from the file extension, else application/json)")
-		pos, err := c.parse(args, 1)
-		if err != nil {
-			return err
-		}
-		data, ct, err := openData(file, ct, stdin)
-		if err != nil {
-			return err
-		}
-		defer data.Close()
-		return c.show(c.client().ReplaceData(ctx, pos[0], data, ct))
-
-	case "patch":
-		var mockName, private string
-		var status, delay int
-		var rate, quota limitFlag
-		c.fs.StringVar(&mockName, "name", "", "new name")
-		c.fs.StringVar(&private, "private", "", "true or false (turning it on prints a new token once)")
-		c.fs.IntVar(&status, "status", 0, "HTTP status of successful reads (200-599)")
-		c.fs.IntVar(&delay, "delay-ms", 0, "response delay in milliseconds (0-30000)")
-		c.fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited), or default")
-		c.fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited), or default")
-		pos, err := c.parse(args, 1)
-		if err != nil {
-			return err
-		}
-		fields := map[string]any{}
-		set := map[string]bool{}
-		c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if set["name"] {
-			fields["name"] = mockName
-		}
-		if set["private"] {
-			b, err := strconv.ParseBool(private)
+func mockDataCommand() *cobra.Command {
+	return mockIDCommand("data", "Print a mock's stored data, as stored", "", "  decoy mock data ID > users.json", false,
+		func(cmd *cobra.Command, cl *client.Client, _ *output, id string) error {
+			_, data, err := cl.Data(cmd.Context(), id)
 			if err != nil {
-				return fmt.Errorf("%w: --private wants true or false", errUsage)
+				return err
 			}
-			fields["private"] = b
-		}
-		if set["status"] {
-			fields["status"] = status
-		}
-		if set["delay-ms"] {
-			fields["delay_ms"] = delay
-		}
-		if rate.set {
-			fields["rate_limit"] = rate.value
-		}
-		if quota.set {
-			fields["monthly_quota"] = quota.value
-		}
-		if len(fields) == 0 {
-			c.fs.Usage()
-			return fmt.Errorf("%w: patch needs at least one setting to change", errUsage)
-		}
-		return c.show(c.client().UpdateMock(ctx, pos[0], fields))
+			_, err = cmd.OutOrStdout().Write(data)
+			return err
+		})
+}
 
-	case "versions", "version-data", "restore":
-		return c.runVersions(ctx, name, args)
-	}
-	fmt.Fprint(stderr, mockUsage)
-	return fmt.Errorf("%w: unknown mock command %q", errUsage, name)
+func mockRotateTokenCommand() *cobra.Command {
+	return mockIDCommand("rotate-token", "Issue a new token for a private mock",
+		"Issue a new token for a private mock and print it, this once. The old token stops\nworking at once: apps that read the mock with it need the new one.",
+		"  decoy mock rotate-token ID", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			m, err := cl.RotateToken(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return o.object(m)
+		})
+}
+
+func mockUsageCommand() *cobra.Command {
+	return mockIDCommand("usage", "Show a mock's use of its rate limit and monthly quota", "", "  decoy mock usage ID", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			u, err := cl.Usage(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if !o.human() {
+				return o.json(u)
+			}
+			limit := func(n int64) string {
+				if n == 0 {
+					return "unlimited"
+				}
+				return groupDigits(n)
+			}
+			fmt.Fprintf(o.w, "this minute:  %s of %s requests\n", groupDigits(u.Minute.Used), limit(u.Minute.Limit))
+			fmt.Fprintf(o.w, "this month:   %s of %s responses, counted afresh %s\n", groupDigits(u.Month.Used), limit(u.Month.Limit), o.when(u.Month.ResetsAt))
+			return nil
+		})
+}
+
+func mockDeleteCommand() *cobra.Command {
+	return mockIDCommand("delete", "Delete a mock", "Delete a mock, its data and its kept versions. Its URL answers 404 at once.", "  decoy mock delete ID", false,
+		func(cmd *cobra.Command, cl *client.Client, _ *output, id string) error {
+			if err := cl.DeleteMock(cmd.Context(), id); err != nil {
+				return err
+			}
+			if isTerminal(cmd.OutOrStdout()) {
+				fmt.Fprintf(cmd.OutOrStdout(), "Deleted mock %s\n", id)
+			}
+			return nil
+		})
+}
+
+func mockUpdateCommand() *cobra.Command {
+	var file, ct string
+	cmd := mockIDCommand("update", "Replace a mock's data",
+		"Replace a mock's data with FILE (- for standard input). The data it replaces is\nkept as a version (decoy mock versions).",
+		"  decoy mock update ID --file users.json\n  jq '.[0:10]' big.json | decoy mock update ID --file -", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			data, ct, err := openData(cmd, file, ct)
+			if err != nil {
+				return err
+			}
+			defer data.Close()
+			m, err := cl.ReplaceData(cmd.Context(), id, data, ct)
+			if err != nil {
+				return err
+			}
+			return o.object(m)
+		})
+	cmd.Flags().StringVar(&file, "file", "", "file with the new data (- for standard input)")
+	cmd.Flags().StringVar(&ct, "content-type", "", "content type (default: from the file extension, else application/json)")
+	return cmd
+}
+
+func mockPatchCommand() *cobra.Command {
+	var name, private string
+	var status, delay int
+	var rate, quota limitFlag
+	cmd := mockIDCommand("patch", "Change a mock's settings",
+		"Change the settings given, and only those. Turning --private on prints a new token, this once.",
+		"  decoy mock patch ID --name users --delay-ms 250\n  decoy mock patch ID --rate-limit default --monthly-quota 0\n  decoy mock patch ID --private true", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			fs := cmd.Flags()
+			fields := map[string]any{}
+			if fs.Changed("name") {
+				fields["name"] = name
+			}
+			if fs.Changed("private") {
+				b, err := strconv.ParseBool(private)
+				if err != nil {
+					return usagef("--private wants true or false")
+				}
+				fields["private"] = b
+			}
+			if fs.Changed("status") {
+				fields["status"] = status
+			}
+			if fs.Changed("delay-ms") {
+				fields["delay_ms"] = delay
+			}
+			if rate.set {
+				fields["rate_limit"] = rate.value
+			}
+			if quota.set {
+				fields["monthly_quota"] = quota.value
+			}
+			if len(fields) == 0 {
+				return usagef("patch needs at least one setting to change")
+			}
+			m, err := cl.UpdateMock(cmd.Context(), id, fields)
+			if err != nil {
+				return err
+			}
+			return o.object(m)
+		})
+	fs := cmd.Flags()
+	fs.StringVar(&name, "name", "", "new name")
+	fs.StringVar(&private, "private", "", "true or false (turning it on prints a new token once)")
+	fs.IntVar(&status, "status", 0, "HTTP status of successful reads (200-599)")
+	fs.IntVar(&delay, "delay-ms", 0, "response delay in milliseconds (0-30000)")
+	fs.Var(&rate, "rate-limit", "requests per minute (0: unlimited), or default for the server's")
+	fs.Var(&quota, "monthly-quota", "served responses per month (0: unlimited), or default for the server's")
+	cmd.RegisterFlagCompletionFunc("private", cobra.FixedCompletions([]string{"true", "false"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
 
 // openData opens the data of create or update, and picks its content type:
-// the one given, else the one of the file's extension, else JSON.
-func openData(file, ct string, stdin io.Reader) (io.ReadCloser, string, error) {
+// the one given, else the one of the file's extension, else JSON. A file
+// of more than 1 MiB shows a progress bar on a terminal.
+func openData(cmd *cobra.Command, file, ct string) (io.ReadCloser, string, error) {
 	if file == "" {
-		return nil, "", fmt.Errorf("%w: --file is required (- for standard input)", errUsage)
+		return nil, "", usagef("--file is required (- for standard input)")
 	}
 	if ct == "" {
 		ct = "application/json"
@@ -332,11 +356,11 @@ func openData(file, ct string, stdin io.Reader) (io.ReadCloser, string, error) {
 		}
 	}
 	if file == "-" {
-		return io.NopCloser(stdin), ct, nil
+		return io.NopCloser(cmd.InOrStdin()), ct, nil
 	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, "", err
 	}
-	return f, ct, nil
+	return uploadProgress(cmd.ErrOrStderr(), f, "uploading "+filepath.Base(file)), ct, nil
 }

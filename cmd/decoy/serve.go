@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +25,8 @@ import (
 	"github.com/decoy-mock/decoy/sqlite"
 	readusage "github.com/decoy-mock/decoy/usage"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // adminTokenPrefix starts generated admin tokens, so they are not mistaken
@@ -106,14 +107,12 @@ func NewMain(stdout, stderr io.Writer) *Main {
 	return &Main{Stdout: stdout, Stderr: stderr}
 }
 
-// ParseFlags reads the configuration from args and the environment.
-func (m *Main) ParseFlags(args []string) error {
+// defineFlags defines the flags of decoy serve on fs, over m.Config.
+func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	c := &m.Config
 	c.MaxDataBytes = 64 << 20
 	c.MaxCacheBytes = 1 << 30
 	c.CORSOrigins = listFlag{"*"}
-	fs := flag.NewFlagSet("decoy serve", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM file of the certificate (and its chain) to serve HTTPS and HTTP/2 with; read again when it changes")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM file of the private key of --tls-cert")
@@ -143,17 +142,28 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.BoolVar(&c.Studio, "studio", true, "serve Decoy Studio, the web dashboard, at /; --studio=false turns it off")
 	fs.BoolVar(&c.OpenWorkspaces, "open-workspaces", false, "let any signed-in user create workspaces (else only server admins)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: decoy serve [flags]\n\nEvery flag can also be set with DECOY_<FLAG> (upper case, - as _).\n\nFlags:\n")
-		fs.PrintDefaults()
+}
+
+// ParseFlags reads the configuration from args and the environment.
+func (m *Main) ParseFlags(args []string) error {
+	fs := pflag.NewFlagSet("decoy serve", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	m.defineFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return flagError(err)
 	}
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return m.finishFlags(fs)
+}
+
+// finishFlags fills the flags not given from DECOY_* variables, and
+// checks the configuration.
+func (m *Main) finishFlags(fs *pflag.FlagSet) error {
+	c := &m.Config
+	if err := applyEnv(fs); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
 	switch {
 	case c.RateLimit < 0:
@@ -187,6 +197,43 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 	}
 	return nil
+}
+
+const serveLong = `Run the Decoy server: the public read endpoint of mocks, the admin API,
+Decoy Studio (the web dashboard) at /, /healthz, /readyz, /metrics and
+/openapi.json.
+
+Every flag can also be set with DECOY_<FLAG>, upper case with - as _:
+DECOY_ADDR, DECOY_DATA_DIR, DECOY_MAX_DATA_BYTES=64MiB, and so on. A flag
+given on the command line wins over its variable.`
+
+func serveCommand() *cobra.Command {
+	m := NewMain(nil, nil)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server",
+		Long:  serveLong,
+		Example: `  decoy serve
+  decoy serve --addr 0.0.0.0:8080 --data-dir /var/lib/decoy --max-data-bytes 128MiB
+  DECOY_DATABASE_URL=postgres://decoy@db/decoy DECOY_REDIS_URL=redis://cache:6379/0 decoy serve
+  decoy serve --seed ./mocks --tls-cert cert.pem --tls-key key.pem`,
+		Args: exactArgs(0, "no argument"),
+	}
+	m.defineFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		m.Stdout, m.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if err := m.finishFlags(cmd.Flags()); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		if err := m.Run(ctx); err != nil {
+			m.Close()
+			return err
+		}
+		<-ctx.Done()
+		return m.Close()
+	}
+	return cmd
 }
 
 func validHeaderName(s string) bool {

@@ -2,55 +2,19 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"flag"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // decoy user, workspace, project, member, key and audit call the teams
-// part of the admin API (§6.3) and print its answers as JSON.
-
-const teamsUsage = `Usage:
-  decoy user create --email E --name N [--password-stdin] [--server-admin]
-  decoy user list [--limit N] [--cursor C]
-  decoy user get|delete USER_ID
-  decoy user patch USER_ID [--name N] [--password-stdin] [--server-admin true|false]
-
-  decoy workspace create NAME
-  decoy workspace list
-  decoy workspace get|delete WS
-  decoy workspace rename WS NAME
-  decoy workspace limits WS [--max-mocks N] [--max-bytes N] [--monthly-reads N]
-                                   (server admins; a limit left out is none)
-
-  decoy project create --workspace WS NAME
-  decoy project list --workspace WS
-  decoy project get PROJECT
-  decoy project rename PROJECT NAME
-  decoy project delete PROJECT [--cascade]
-
-  decoy member list --workspace WS
-  decoy member add --workspace WS --email E --role owner|editor|viewer
-                                   (an email with no user prints an invitation link)
-  decoy member role --workspace WS USER_ID owner|editor|viewer
-  decoy member remove --workspace WS USER_ID
-
-  decoy key create --workspace WS --name N --role editor|viewer [--project P]
-                   [--expires 720h|2027-01-01T00:00:00Z]
-                                   (the key's secret is printed this once)
-  decoy key list --workspace WS
-  decoy key revoke --workspace WS KEY_ID
-
-  decoy audit --workspace WS [--limit N] [--cursor C]
-
-Every command takes --server (env DECOY_SERVER, default http://127.0.0.1:8080)
-and --admin-token (env DECOY_ADMIN_TOKEN; default: the token of decoy login).
-`
+// part of the admin API (§6.3) and print its answers: tables and
+// key/value views on a terminal, JSON otherwise.
 
 // call is one admin API call a command makes.
 type call struct {
@@ -58,77 +22,105 @@ type call struct {
 	body         any
 }
 
-// teamCommand parses the flags of one command and says what to call; it
-// gets the positional arguments, and reads secrets from in.
+// teamCommand is one command of a team group: its help, the flags it
+// parses, and what it calls; build gets the positional arguments, and
+// reads secrets from in.
 type teamCommand struct {
-	args  int    // positional arguments wanted
-	names string // what they are, for the error
-	flags func(fs *flag.FlagSet) func(pos []string, in *bufio.Reader) (call, error)
+	use, short, long, example string
+	args                      int    // positional arguments wanted
+	names                     string // what they are, for the error
+	flags                     func(fs *pflag.FlagSet) func(pos []string, in *bufio.Reader) (call, error)
+	// list is the key of the array a list answers with, shown as a table
+	// of cols; empty is said when it is empty.
+	list  string
+	cols  []column
+	empty string
+	// done is said on a terminal when the answer is empty (204).
+	done string
 }
 
-func runTeams(ctx context.Context, group string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmds := teamCommands[group]
-	if group == "audit" {
-		args = append([]string{""}, args...)
+// teamCommands builds decoy user, workspace, project, member, key and
+// audit.
+func teamCommands() []*cobra.Command {
+	groups := []struct{ use, short, example string }{
+		{"user", "Manage the server's users (server admins)", "  decoy user list\n  decoy user create --email ann@example.com --name Ann --password-stdin < password.txt"},
+		{"workspace", "Manage workspaces", "  decoy workspace create team\n  decoy workspace list"},
+		{"project", "Manage a workspace's projects", "  decoy project create --workspace WS api\n  decoy project list --workspace WS"},
+		{"member", "Manage who is in a workspace, and their roles", "  decoy member add --workspace WS --email bob@example.com --role editor\n  decoy member list --workspace WS"},
+		{"key", "Manage a workspace's API keys, for scripts and CI", "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key list --workspace WS"},
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, teamsUsage)
-		if len(args) == 0 {
-			return errUsage
+	var cmds []*cobra.Command
+	for _, g := range groups {
+		var subs []*cobra.Command
+		for _, tc := range teamSpecs()[g.use] {
+			subs = append(subs, tc.command())
 		}
-		return nil
+		cmds = append(cmds, group(g.use, g.short, g.example, subs...))
 	}
-	tc, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprint(stderr, teamsUsage)
-		return fmt.Errorf("%w: unknown %s command %q", errUsage, group, args[0])
+	return append(cmds, teamSpecs()["audit"][0].command())
+}
+
+// command makes the cobra command of tc.
+func (tc teamCommand) command() *cobra.Command {
+	cmd := &cobra.Command{Use: tc.use, Short: tc.short, Long: tc.long, Example: tc.example, Args: exactArgs(tc.args, tc.names)}
+	a := addAPIFlags(cmd, true)
+	send := tc.flags(cmd.Flags())
+	if cmd.Flags().Lookup("workspace") != nil {
+		cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
 	}
-	c := newMockCommand(strings.TrimSpace(group+" "+args[0]), stderr, stdout)
-	c.fs.Usage = func() { fmt.Fprint(stderr, teamsUsage) }
-	build := tc.flags(c.fs)
-	pos, err := parseArgs(c.fs, args[1:])
-	if err != nil {
-		return err
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		o, err := newOutput(cmd.OutOrStdout(), a.format)
+		if err != nil {
+			return err
+		}
+		c, err := send(pos, bufio.NewReader(cmd.InOrStdin()))
+		if err != nil {
+			return err
+		}
+		if err := a.resolve(cmd.Flags(), true); err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := a.client().Do(cmd.Context(), c.method, "/admin/v1/"+c.path, c.body, &raw); err != nil {
+			return err
+		}
+		if len(raw) == 0 { // 204
+			if tc.done != "" {
+				o.text("%s", tc.done)
+			}
+			return nil
+		}
+		if o.human() {
+			if tc.list != "" {
+				return o.list(raw, tc.list, tc.cols, tc.empty)
+			}
+			return o.object(raw)
+		}
+		// As the CLI always printed it: decoded, and encoded again.
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		return o.json(v)
 	}
-	if len(pos) != tc.args {
-		c.fs.Usage()
-		return fmt.Errorf("%w: decoy %s needs %s", errUsage, c.fs.Name(), tc.names)
-	}
-	if c.token == "" {
-		c.token = savedToken(c.server)
-	}
-	if c.token == "" {
-		return fmt.Errorf("no admin token: pass --admin-token, set DECOY_ADMIN_TOKEN, or run decoy login")
-	}
-	cl, err := build(pos, bufio.NewReader(stdin))
-	if err != nil {
-		return err
-	}
-	var out any
-	if err := c.client().Do(ctx, cl.method, "/admin/v1/"+cl.path, cl.body, &out); err != nil {
-		return err
-	}
-	if out == nil {
-		return nil // 204
-	}
-	return c.print(out)
+	return cmd
 }
 
 // workspaceFlag adds --workspace, which is required.
-func workspaceFlag(fs *flag.FlagSet) *string {
-	return fs.String("workspace", "", "id of the workspace")
+func workspaceFlag(fs *pflag.FlagSet) *string {
+	return fs.String("workspace", "", "id of the workspace (required)")
 }
 
 func needWorkspace(ws string) error {
 	if ws == "" {
-		return fmt.Errorf("%w: --workspace is required", errUsage)
+		return usagef("--workspace is required")
 	}
 	return nil
 }
 
 // pageFlags adds --limit and --cursor, and gives the query they make.
-func pageFlags(fs *flag.FlagSet) func() string {
-	limit := fs.Int("limit", 0, "entries per page (1-1000; default 100)")
+func pageFlags(fs *pflag.FlagSet) func() string {
+	limit := fs.Int("limit", 0, "entries per page, 1-1000 (default: the server's, 100)")
 	cursor := fs.String("cursor", "", "cursor of the page to show (from next_cursor)")
 	return func() string {
 		q := url.Values{}
@@ -146,16 +138,17 @@ func pageFlags(fs *flag.FlagSet) func() string {
 }
 
 // simple is a command with only positional arguments.
-func simple(args int, names string, build func(pos []string) call) teamCommand {
-	return teamCommand{args: args, names: names, flags: func(*flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+func simple(tc teamCommand, build func(pos []string) call) teamCommand {
+	tc.flags = func(*pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 		return func(pos []string, _ *bufio.Reader) (call, error) { return build(pos), nil }
-	}}
+	}
+	return tc
 }
 
 // inWorkspace is a command of a workspace's resource: --workspace and
 // positional arguments.
-func inWorkspace(args int, names string, build func(ws string, pos []string) (call, error)) teamCommand {
-	return teamCommand{args: args, names: names, flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+func inWorkspace(tc teamCommand, build func(ws string, pos []string) (call, error)) teamCommand {
+	tc.flags = func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 		ws := workspaceFlag(fs)
 		return func(pos []string, _ *bufio.Reader) (call, error) {
 			if err := needWorkspace(*ws); err != nil {
@@ -163,7 +156,8 @@ func inWorkspace(args int, names string, build func(ws string, pos []string) (ca
 			}
 			return build(url.PathEscape(*ws), pos)
 		}
-	}}
+	}
+	return tc
 }
 
 // optionalInt is an integer flag that may be left out.
@@ -185,164 +179,210 @@ func (o *optionalInt) Set(s string) error {
 	return nil
 }
 
+func (o *optionalInt) Type() string { return "N" }
+
 // password reads a password: the line of standard input.
 func password(in *bufio.Reader) (string, error) {
 	return readLine(in)
 }
 
-var teamCommands = map[string]map[string]teamCommand{
-	"user": {
-		"create": {flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			email := fs.String("email", "", "the user's email")
-			name := fs.String("name", "", "the user's name")
-			admin := fs.Bool("server-admin", false, "make the user a server admin")
-			fs.Bool("password-stdin", true, "read the password from standard input (always)")
-			return func(_ []string, in *bufio.Reader) (call, error) {
-				pw, err := password(in)
-				if err != nil {
-					return call{}, err
-				}
-				return call{"POST", "users", map[string]any{"email": *email, "name": *name, "password": pw, "server_admin": *admin}}, nil
-			}
-		}},
-		"list": {flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			page := pageFlags(fs)
-			return func([]string, *bufio.Reader) (call, error) { return call{"GET", "users" + page(), nil}, nil }
-		}},
-		"get":    simple(1, "a user id", func(p []string) call { return call{"GET", "users/" + url.PathEscape(p[0]), nil} }),
-		"delete": simple(1, "a user id", func(p []string) call { return call{"DELETE", "users/" + url.PathEscape(p[0]), nil} }),
-		"patch": {args: 1, names: "a user id", flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			name := fs.String("name", "", "new name")
-			pwStdin := fs.Bool("password-stdin", false, "read a new password from standard input")
-			admin := fs.String("server-admin", "", "true or false")
-			return func(pos []string, in *bufio.Reader) (call, error) {
-				body := map[string]any{}
-				if *name != "" {
-					body["name"] = *name
-				}
-				if *admin != "" {
-					b, err := strconv.ParseBool(*admin)
-					if err != nil {
-						return call{}, fmt.Errorf("%w: --server-admin wants true or false", errUsage)
-					}
-					body["server_admin"] = b
-				}
-				if *pwStdin {
-					pw, err := password(in)
-					if err != nil {
-						return call{}, err
-					}
-					body["password"] = pw
-				}
-				return call{"PATCH", "users/" + url.PathEscape(pos[0]), body}, nil
-			}
-		}},
-	},
-	"workspace": {
-		"create": simple(1, "a name", func(p []string) call { return call{"POST", "workspaces", map[string]string{"name": p[0]}} }),
-		"list":   simple(0, "no argument", func([]string) call { return call{"GET", "workspaces", nil} }),
-		"get":    simple(1, "a workspace id", func(p []string) call { return call{"GET", "workspaces/" + url.PathEscape(p[0]), nil} }),
-		"delete": simple(1, "a workspace id", func(p []string) call { return call{"DELETE", "workspaces/" + url.PathEscape(p[0]), nil} }),
-		"rename": simple(2, "a workspace id and a name", func(p []string) call {
-			return call{"PATCH", "workspaces/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
-		}),
-		"limits": {args: 1, names: "a workspace id", flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			var mocks, bytes, reads optionalInt
-			fs.Var(&mocks, "max-mocks", "most mocks (left out: no limit)")
-			fs.Var(&bytes, "max-bytes", "most bytes of data, kept versions included (left out: no limit)")
-			fs.Var(&reads, "monthly-reads", "most served reads of its mocks per month (left out: no limit)")
-			return func(pos []string, _ *bufio.Reader) (call, error) {
-				return call{"PATCH", "workspaces/" + url.PathEscape(pos[0]), map[string]any{"limits": map[string]*int64{
-					"max_mocks": mocks.v, "max_bytes": bytes.v, "monthly_reads": reads.v}}}, nil
-			}
-		}},
-	},
-	"project": {
-		"create": inWorkspace(1, "a name", func(ws string, p []string) (call, error) {
-			return call{"POST", "workspaces/" + ws + "/projects", map[string]string{"name": p[0]}}, nil
-		}),
-		"list": inWorkspace(0, "no argument", func(ws string, _ []string) (call, error) {
-			return call{"GET", "workspaces/" + ws + "/projects", nil}, nil
-		}),
-		"get": simple(1, "a project id", func(p []string) call { return call{"GET", "projects/" + url.PathEscape(p[0]), nil} }),
-		"rename": simple(2, "a project id and a name", func(p []string) call {
-			return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
-		}),
-		"delete": {args: 1, names: "a project id", flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			cascade := fs.Bool("cascade", false, "delete the project's mocks too")
-			return func(pos []string, _ *bufio.Reader) (call, error) {
-				return call{"DELETE", "projects/" + url.PathEscape(pos[0]) + "?cascade=" + strconv.FormatBool(*cascade), nil}, nil
-			}
-		}},
-	},
-	"member": {
-		"list": inWorkspace(0, "no argument", func(ws string, _ []string) (call, error) {
-			return call{"GET", "workspaces/" + ws + "/members", nil}, nil
-		}),
-		"add": {flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			ws := workspaceFlag(fs)
-			email := fs.String("email", "", "the person's email")
-			role := fs.String("role", "viewer", "owner, editor or viewer")
-			return func([]string, *bufio.Reader) (call, error) {
-				if err := needWorkspace(*ws); err != nil {
-					return call{}, err
-				}
-				return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/members", map[string]string{"email": *email, "role": *role}}, nil
-			}
-		}},
-		"role": inWorkspace(2, "a user id and a role", func(ws string, p []string) (call, error) {
-			return call{"PATCH", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), map[string]string{"role": p[1]}}, nil
-		}),
-		"remove": inWorkspace(1, "a user id", func(ws string, p []string) (call, error) {
-			return call{"DELETE", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), nil}, nil
-		}),
-	},
-	"key": {
-		"create": {flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			ws := workspaceFlag(fs)
-			name := fs.String("name", "", "what the key is for")
-			role := fs.String("role", "viewer", "editor or viewer")
-			project := fs.String("project", "", "limit the key to this project")
-			expires := fs.String("expires", "", "when the key stops working: a duration from now (720h) or a time (RFC 3339)")
-			return func([]string, *bufio.Reader) (call, error) {
-				if err := needWorkspace(*ws); err != nil {
-					return call{}, err
-				}
-				body := map[string]any{"name": *name, "role": *role}
-				if *project != "" {
-					body["project_id"] = *project
-				}
-				if *expires != "" {
-					at, err := time.Parse(time.RFC3339, *expires)
-					if err != nil {
-						d, derr := time.ParseDuration(*expires)
-						if derr != nil || d <= 0 {
-							return call{}, fmt.Errorf("%w: --expires wants a duration (720h) or an RFC 3339 time", errUsage)
+// teamSpecs are the commands of each team group, in the order help lists
+// them.
+func teamSpecs() map[string][]teamCommand {
+	return map[string][]teamCommand{
+		"user": {
+			{use: "create", short: "Create a user (server admins)", args: 0, names: "no argument",
+				long:    "Create a user. The password (12 characters or more) is the first line of standard input.",
+				example: "  decoy user create --email ann@example.com --name Ann < password.txt",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					email := fs.String("email", "", "the user's email")
+					name := fs.String("name", "", "the user's name")
+					admin := fs.Bool("server-admin", false, "make the user a server admin")
+					fs.Bool("password-stdin", true, "read the password from standard input (always)")
+					return func(_ []string, in *bufio.Reader) (call, error) {
+						pw, err := password(in)
+						if err != nil {
+							return call{}, err
 						}
-						at = time.Now().Add(d).UTC().Truncate(time.Second)
+						return call{"POST", "users", map[string]any{"email": *email, "name": *name, "password": pw, "server_admin": *admin}}, nil
 					}
-					body["expires_at"] = at
-				}
-				return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/keys", body}, nil
-			}
-		}},
-		"list": inWorkspace(0, "no argument", func(ws string, _ []string) (call, error) {
-			return call{"GET", "workspaces/" + ws + "/keys", nil}, nil
-		}),
-		"revoke": inWorkspace(1, "a key id", func(ws string, p []string) (call, error) {
-			return call{"DELETE", "workspaces/" + ws + "/keys/" + url.PathEscape(p[0]), nil}, nil
-		}),
-	},
-	"audit": {
-		"": {flags: func(fs *flag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-			ws := workspaceFlag(fs)
-			page := pageFlags(fs)
-			return func([]string, *bufio.Reader) (call, error) {
-				if err := needWorkspace(*ws); err != nil {
-					return call{}, err
-				}
-				return call{"GET", "workspaces/" + url.PathEscape(*ws) + "/audit" + page(), nil}, nil
-			}
-		}},
-	},
+				}},
+			{use: "list", short: "List users (server admins)", args: 0, names: "no argument", example: "  decoy user list",
+				list: "users", cols: userColumns, empty: "No users.",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					page := pageFlags(fs)
+					return func([]string, *bufio.Reader) (call, error) { return call{"GET", "users" + page(), nil}, nil }
+				}},
+			simple(teamCommand{use: "get USER_ID", short: "Show a user", args: 1, names: "a user id", example: "  decoy user get USER_ID"},
+				func(p []string) call { return call{"GET", "users/" + url.PathEscape(p[0]), nil} }),
+			{use: "patch USER_ID", short: "Change a user's name, password or server admin role", args: 1, names: "a user id",
+				example: "  decoy user patch USER_ID --name 'Ann Lee'\n  decoy user patch USER_ID --password-stdin < new-password.txt",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					name := fs.String("name", "", "new name")
+					pwStdin := fs.Bool("password-stdin", false, "read a new password from standard input")
+					admin := fs.String("server-admin", "", "true or false")
+					return func(pos []string, in *bufio.Reader) (call, error) {
+						body := map[string]any{}
+						if *name != "" {
+							body["name"] = *name
+						}
+						if *admin != "" {
+							b, err := strconv.ParseBool(*admin)
+							if err != nil {
+								return call{}, usagef("--server-admin wants true or false")
+							}
+							body["server_admin"] = b
+						}
+						if *pwStdin {
+							pw, err := password(in)
+							if err != nil {
+								return call{}, err
+							}
+							body["password"] = pw
+						}
+						return call{"PATCH", "users/" + url.PathEscape(pos[0]), body}, nil
+					}
+				}},
+			simple(teamCommand{use: "delete USER_ID", short: "Delete a user", args: 1, names: "a user id", example: "  decoy user delete USER_ID", done: "Deleted."},
+				func(p []string) call { return call{"DELETE", "users/" + url.PathEscape(p[0]), nil} }),
+		},
+		"workspace": {
+			simple(teamCommand{use: "create NAME", short: "Create a workspace, with a project named default", args: 1, names: "a name", example: "  decoy workspace create team"},
+				func(p []string) call { return call{"POST", "workspaces", map[string]string{"name": p[0]}} }),
+			simple(teamCommand{use: "list", short: "List the workspaces you see", args: 0, names: "no argument", example: "  decoy workspace list",
+				list: "workspaces", cols: workspaceColumns, empty: `No workspaces. Create one with "decoy workspace create NAME".`},
+				func([]string) call { return call{"GET", "workspaces", nil} }),
+			simple(teamCommand{use: "get WS", short: "Show a workspace and its limits", args: 1, names: "a workspace id", example: "  decoy workspace get WS"},
+				func(p []string) call { return call{"GET", "workspaces/" + url.PathEscape(p[0]), nil} }),
+			simple(teamCommand{use: "rename WS NAME", short: "Rename a workspace", args: 2, names: "a workspace id and a name", example: "  decoy workspace rename WS platform"},
+				func(p []string) call {
+					return call{"PATCH", "workspaces/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
+				}),
+			{use: "limits WS", short: "Set a workspace's limits (server admins)", args: 1, names: "a workspace id",
+				long:    "Set a workspace's limits; a limit left out is none.",
+				example: "  decoy workspace limits WS --max-mocks 100 --max-bytes 1073741824 --monthly-reads 1000000",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					var mocks, bytes, reads optionalInt
+					fs.Var(&mocks, "max-mocks", "most mocks (left out: no limit)")
+					fs.Var(&bytes, "max-bytes", "most bytes of data, kept versions included (left out: no limit)")
+					fs.Var(&reads, "monthly-reads", "most served reads of its mocks per month (left out: no limit)")
+					return func(pos []string, _ *bufio.Reader) (call, error) {
+						return call{"PATCH", "workspaces/" + url.PathEscape(pos[0]), map[string]any{"limits": map[string]*int64{
+							"max_mocks": mocks.v, "max_bytes": bytes.v, "monthly_reads": reads.v}}}, nil
+					}
+				}},
+			simple(teamCommand{use: "delete WS", short: "Delete a workspace", args: 1, names: "a workspace id", example: "  decoy workspace delete WS", done: "Deleted."},
+				func(p []string) call { return call{"DELETE", "workspaces/" + url.PathEscape(p[0]), nil} }),
+		},
+		"project": {
+			inWorkspace(teamCommand{use: "create NAME", short: "Create a project in a workspace", args: 1, names: "a name", example: "  decoy project create --workspace WS api"},
+				func(ws string, p []string) (call, error) {
+					return call{"POST", "workspaces/" + ws + "/projects", map[string]string{"name": p[0]}}, nil
+				}),
+			inWorkspace(teamCommand{use: "list", short: "List a workspace's projects", args: 0, names: "no argument", example: "  decoy project list --workspace WS",
+				list: "projects", cols: projectColumns, empty: "No projects."},
+				func(ws string, _ []string) (call, error) {
+					return call{"GET", "workspaces/" + ws + "/projects", nil}, nil
+				}),
+			simple(teamCommand{use: "get PROJECT", short: "Show a project", args: 1, names: "a project id", example: "  decoy project get PROJECT"},
+				func(p []string) call { return call{"GET", "projects/" + url.PathEscape(p[0]), nil} }),
+			simple(teamCommand{use: "rename PROJECT NAME", short: "Rename a project", args: 2, names: "a project id and a name", example: "  decoy project rename PROJECT web"},
+				func(p []string) call {
+					return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
+				}),
+			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project id", done: "Deleted.",
+				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					cascade := fs.Bool("cascade", false, "delete the project's mocks too")
+					return func(pos []string, _ *bufio.Reader) (call, error) {
+						return call{"DELETE", "projects/" + url.PathEscape(pos[0]) + "?cascade=" + strconv.FormatBool(*cascade), nil}, nil
+					}
+				}},
+		},
+		"member": {
+			inWorkspace(teamCommand{use: "list", short: "List a workspace's members", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
+				list: "members", cols: memberColumns, empty: "No members."},
+				func(ws string, _ []string) (call, error) {
+					return call{"GET", "workspaces/" + ws + "/members", nil}, nil
+				}),
+			{use: "add", short: "Add a person to a workspace (an email with no user prints an invitation link)", args: 0, names: "no argument",
+				example: "  decoy member add --workspace WS --email bob@example.com --role editor",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					ws := workspaceFlag(fs)
+					email := fs.String("email", "", "the person's email")
+					role := fs.String("role", "viewer", "owner, editor or viewer")
+					return func([]string, *bufio.Reader) (call, error) {
+						if err := needWorkspace(*ws); err != nil {
+							return call{}, err
+						}
+						return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/members", map[string]string{"email": *email, "role": *role}}, nil
+					}
+				}},
+			inWorkspace(teamCommand{use: "role USER_ID owner|editor|viewer", short: "Change a member's role", args: 2, names: "a user id and a role",
+				example: "  decoy member role --workspace WS USER_ID editor"},
+				func(ws string, p []string) (call, error) {
+					return call{"PATCH", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), map[string]string{"role": p[1]}}, nil
+				}),
+			inWorkspace(teamCommand{use: "remove USER_ID", short: "Remove a member from a workspace", args: 1, names: "a user id", done: "Removed.",
+				example: "  decoy member remove --workspace WS USER_ID"},
+				func(ws string, p []string) (call, error) {
+					return call{"DELETE", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), nil}, nil
+				}),
+		},
+		"key": {
+			{use: "create", short: "Create an API key; its secret is printed this once", args: 0, names: "no argument",
+				example: "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key create --workspace WS --name reader --project PROJECT",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					ws := workspaceFlag(fs)
+					name := fs.String("name", "", "what the key is for")
+					role := fs.String("role", "viewer", "editor or viewer")
+					project := fs.String("project", "", "limit the key to this project")
+					expires := fs.String("expires", "", "when the key stops working: a duration from now (720h) or a time (RFC 3339)")
+					return func([]string, *bufio.Reader) (call, error) {
+						if err := needWorkspace(*ws); err != nil {
+							return call{}, err
+						}
+						body := map[string]any{"name": *name, "role": *role}
+						if *project != "" {
+							body["project_id"] = *project
+						}
+						if *expires != "" {
+							at, err := time.Parse(time.RFC3339, *expires)
+							if err != nil {
+								d, derr := time.ParseDuration(*expires)
+								if derr != nil || d <= 0 {
+									return call{}, usagef("--expires wants a duration (720h) or an RFC 3339 time")
+								}
+								at = time.Now().Add(d).UTC().Truncate(time.Second)
+							}
+							body["expires_at"] = at
+						}
+						return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/keys", body}, nil
+					}
+				}},
+			inWorkspace(teamCommand{use: "list", short: "List a workspace's API keys", args: 0, names: "no argument", example: "  decoy key list --workspace WS",
+				list: "keys", cols: keyColumns, empty: `No API keys. Create one with "decoy key create".`},
+				func(ws string, _ []string) (call, error) { return call{"GET", "workspaces/" + ws + "/keys", nil}, nil }),
+			inWorkspace(teamCommand{use: "revoke KEY_ID", short: "Revoke an API key; it stops working at once", args: 1, names: "a key id", done: "Revoked.",
+				example: "  decoy key revoke --workspace WS KEY_ID"},
+				func(ws string, p []string) (call, error) {
+					return call{"DELETE", "workspaces/" + ws + "/keys/" + url.PathEscape(p[0]), nil}, nil
+				}),
+		},
+		"audit": {
+			{use: "audit", short: "Show a workspace's audit log, newest first", args: 0, names: "no argument",
+				example: "  decoy audit --workspace WS\n  decoy audit --workspace WS --limit 20 -o json",
+				list:    "entries", cols: auditColumns, empty: "No entries.",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					ws := workspaceFlag(fs)
+					page := pageFlags(fs)
+					return func([]string, *bufio.Reader) (call, error) {
+						if err := needWorkspace(*ws); err != nil {
+							return call{}, err
+						}
+						return call{"GET", "workspaces/" + url.PathEscape(*ws) + "/audit" + page(), nil}, nil
+					}
+				}},
+		},
+	}
 }

@@ -1,46 +1,72 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/spf13/cobra"
 )
 
-// runVersions runs the commands of the versions of a mock's data (§9):
-// versions ID, version-data ID V and restore ID V.
-func (c *mockCommand) runVersions(ctx context.Context, name string, args []string) error {
-	want := 2
-	if name == "versions" {
-		want = 1
-	}
-	pos, err := c.parse(args, want)
-	if err != nil {
-		return err
-	}
-	id, cl := pos[0], c.client()
-	if name == "versions" {
-		vs, err := cl.Versions(ctx, id)
+// The commands of the versions of a mock's data (§9): versions ID,
+// version-data ID V and restore ID V.
+
+func mockVersionsCommand() *cobra.Command {
+	return mockIDCommand("versions", "List the kept versions of a mock's data, newest first",
+		"List the kept versions of a mock's data, newest first; the current data is first.",
+		"  decoy mock versions ID", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			vs, err := cl.Versions(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return o.list(struct {
+				Versions []decoy.Version `json:"versions"`
+			}{vs}, "versions", versionColumns, "No versions.")
+		})
+}
+
+// versionCmd is a command of one version of a mock: ID V.
+func versionCmd(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string, v int64) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use + " ID VERSION", Short: short, Long: long, Example: example, Args: exactArgs(2, "a mock id and a version")}
+	a := addAPIFlags(cmd, out)
+	cmd.ValidArgsFunction = a.completeMockIDs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		v, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil || v < 1 {
+			return usagef("the version is a number from 1, as decoy mock versions lists them")
+		}
+		cl, o, err := a.prepare(cmd)
 		if err != nil {
 			return err
 		}
-		return c.print(struct {
-			Versions []decoy.Version `json:"versions"`
-		}{vs})
+		return run(cmd, cl, o, args[0], v)
 	}
-	v, err := strconv.ParseInt(pos[1], 10, 64)
-	if err != nil || v < 1 {
-		c.fs.Usage()
-		return fmt.Errorf("%w: the version is a number from 1, as decoy mock versions lists them", errUsage)
-	}
-	if name == "restore" {
-		return c.show(cl.RestoreVersion(ctx, id, v))
-	}
-	_, data, err := cl.VersionData(ctx, id, v)
-	if err != nil {
-		return err
-	}
-	_, err = c.stdout.Write(data)
-	return err
+	return cmd
+}
+
+func mockVersionDataCommand() *cobra.Command {
+	return versionCmd("version-data", "Print a version of a mock's data, as it was stored", "",
+		"  decoy mock version-data ID 3 > users-v3.json", false,
+		func(cmd *cobra.Command, cl *client.Client, _ *output, id string, v int64) error {
+			_, data, err := cl.VersionData(cmd.Context(), id, v)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(data)
+			return err
+		})
+}
+
+func mockRestoreCommand() *cobra.Command {
+	return versionCmd("restore", "Make a version the mock's data again",
+		"Make version VERSION the mock's data again. The restore is a new version: the data\nit replaces is kept too.",
+		"  decoy mock restore ID 3", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string, v int64) error {
+			m, err := cl.RestoreVersion(cmd.Context(), id, v)
+			if err != nil {
+				return err
+			}
+			return o.object(m)
+		})
 }
