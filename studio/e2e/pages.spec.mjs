@@ -121,8 +121,10 @@ await journey(async (browser) => {
 
   await step('mock-playground, with an answer', async () => {
     await page.goto(`${mockPage}/playground`);
-    await page.getByLabel('Path 1').fill('name');
-    await page.getByLabel('Value 1').fill('Grace');
+    await page.getByLabel('Path 1').fill('address.country');
+    await page.getByLabel('Value 1').fill('PL');
+    await page.getByLabel('Order by').fill('age');
+    await page.getByLabel('Limit').fill('2');
     await page.getByRole('button', { name: 'Send request' }).click();
     await page.getByTestId('response-status').filter({ hasText: '200' }).waitFor();
     await seen(page, 'mock-playground');
