@@ -53,15 +53,23 @@ func chromiumPath() string {
 	return "/usr/bin/chromium"
 }
 
-// npmInstalled makes sure dir has its node_modules: present, or installed
-// with npm ci when the browser test is required.
-func npmInstalled(t *testing.T, what, dir, marker string) {
+// npmInstalled makes sure dir has its node_modules, each of markers among
+// them: present, or installed with npm ci when the browser test is
+// required (so a node_modules older than a new package is brought up to
+// date).
+func npmInstalled(t *testing.T, what, dir string, markers ...string) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", marker)); err == nil {
+	present := true
+	for _, marker := range markers {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", marker)); err != nil {
+			present = false
+		}
+	}
+	if present {
 		return
 	}
 	if !browserRequired() {
-		need(t, what, "studio/%s/node_modules is missing: npm ci there, or set DECOY_TEST_BROWSER=1 and the test runs it", dir)
+		need(t, what, "studio/%s/node_modules is missing or lacks one of %v: npm ci there, or set DECOY_TEST_BROWSER=1 and the test runs it", dir, markers)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -87,7 +95,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		need(t, browserTests, "node is not installed: apt-get install nodejs")
 	}
-	npmInstalled(t, browserTests, "e2e", "playwright-core")
+	npmInstalled(t, browserTests, "e2e", "playwright-core", "axe-core")
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "decoy")

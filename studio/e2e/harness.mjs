@@ -14,10 +14,13 @@
 //   import { journey, step, screenshot } from './harness.mjs';
 //   await journey(async (browser) => { ... });
 //
-// and fails on a thrown error, or on any console or page error its steps
-// did not declare with expectFailedRequest.
+// and fails on a thrown error, on any console or page error its steps
+// did not declare with expectFailedRequest, or on any serious or critical
+// accessibility violation that checkA11y finds.
 import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 export const base = process.env.DECOY_URL;
@@ -61,9 +64,11 @@ export function watch(page, label) {
   });
 }
 
-export async function screenshot(page, name) {
+// screenshot saves the whole page as NN-name.png, numbered in the order
+// of the journey, or as name.png with { numbered: false }.
+export async function screenshot(page, name, { numbered = true } = {}) {
   shot++;
-  const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
+  const file = path.join(artifacts, numbered ? `${String(shot).padStart(2, '0')}-${name}.png` : `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   log('screenshot', path.basename(file));
 }
@@ -71,6 +76,34 @@ export async function screenshot(page, name) {
 export async function step(name, f) {
   log('step:', name);
   await f();
+}
+
+// axe-core, read from this folder's node_modules and evaluated in the page
+// through the DevTools protocol, which the Studio's Content-Security-Policy
+// does not govern (a <script> tag would be refused).
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const failingImpacts = ['serious', 'critical'];
+
+// checkA11y runs axe-core on the page as it is now, open shadow roots (the
+// editors) included, and counts every serious or critical violation as a
+// problem of the journey under label; lesser ones are logged.
+export async function checkA11y(page, label) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) {
+    await page.evaluate(axeSource);
+  }
+  const violations = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${(n.failureSummary || "").replace(/\s+/g, ' ')}`),
+    }));
+  });
+  for (const v of violations) {
+    const text = `${label}: axe ${v.impact} ${v.id} (${v.help}) on ${v.nodes.length} element(s):\n    ${v.nodes.slice(0, 5).join('\n    ')}`;
+    if (failingImpacts.includes(v.impact)) problems.push(text);
+    else log(text);
+  }
+  return violations;
 }
 
 // newPage opens a page in a fresh context of the given width, its errors

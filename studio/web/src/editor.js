@@ -5,7 +5,8 @@ import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLi
 import { EditorState, Compartment } from '@codemirror/state';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { json } from '@codemirror/lang-json';
-import { foldGutter, foldKeymap, bracketMatching, indentOnInput, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
+import { HighlightStyle, foldGutter, foldKeymap, bracketMatching, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
 import { linter, lintGutter } from '@codemirror/lint';
 import { searchKeymap, highlightSelectionMatches } from '@codemirror/search';
 
@@ -69,12 +70,38 @@ const jsonLinter = linter((view) => {
 }, { delay: 150 });
 
 // The editor's own look, applied through its shadow root (see createEditor).
+// Every colour is one of the Studio's custom properties (theme.css), which
+// reach into the shadow root, so the editor turns dark with the page.
 const theme = EditorView.theme({
-  '&': { height: 'var(--editor-height, 420px)', backgroundColor: '#fff', fontSize: '13px' },
-  '&.cm-focused': { outline: '3px solid #f59e0b', outlineOffset: '-3px' },
+  '&': { height: 'var(--editor-height, 420px)', backgroundColor: 'var(--field-bg)', color: 'var(--fg)', fontSize: '13px' },
+  '&.cm-focused': { outline: '3px solid var(--focus)', outlineOffset: '-3px' },
   '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace' },
-  '.cm-gutters': { backgroundColor: '#f6f7fb', color: '#5b6475', borderRight: '1px solid #d9dde7' },
+  '.cm-content': { caretColor: 'var(--fg)' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--fg)' },
+  '.cm-gutters': { backgroundColor: 'var(--bg)', color: 'var(--muted)', borderRight: '1px solid var(--line)' },
+  '.cm-activeLine': { backgroundColor: 'var(--cm-active-line)' },
+  '.cm-activeLineGutter': { backgroundColor: 'var(--cm-active-gutter)', color: 'var(--fg)' },
+  '.cm-selectionBackground, &.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground': { background: 'var(--cm-selection)' },
+  '.cm-selectionMatch': { backgroundColor: 'var(--cm-match)' },
+  '.cm-foldPlaceholder': { backgroundColor: 'var(--subtle)', border: '1px solid var(--line)', color: 'var(--muted)' },
+  '.cm-tooltip': { backgroundColor: 'var(--card)', color: 'var(--fg)', border: '1px solid var(--line)' },
+  '.cm-panels': { backgroundColor: 'var(--card)', color: 'var(--fg)' },
+  '.cm-panels-top': { borderBottom: '1px solid var(--line)' },
+  '.cm-panels-bottom': { borderTop: '1px solid var(--line)' },
+  '.cm-textfield': { backgroundColor: 'var(--field-bg)', color: 'var(--fg)', border: '1px solid var(--field-line)' },
+  '.cm-button': { backgroundImage: 'none', backgroundColor: 'var(--field-bg)', color: 'var(--fg)', border: '1px solid var(--field-line)' },
 });
+
+// The colours of JSON's parts, from the same custom properties; where the
+// language has no tag here, text keeps the editor's colour.
+const highlight = HighlightStyle.define([
+  { tag: tags.propertyName, color: 'var(--cm-property)' },
+  { tag: tags.string, color: 'var(--cm-string)' },
+  { tag: tags.number, color: 'var(--cm-number)' },
+  { tag: [tags.bool, tags.null, tags.atom, tags.keyword], color: 'var(--cm-atom)' },
+  { tag: tags.comment, color: 'var(--muted)', fontStyle: 'italic' },
+  { tag: tags.invalid, color: 'var(--danger)' },
+]);
 
 /**
  * createEditor makes an editor in a shadow root of parent: there,
@@ -102,14 +129,17 @@ export function createEditor(parent, { doc = '', onChange, label, isJSON = true,
         bracketMatching(),
         highlightActiveLine(),
         highlightSelectionMatches(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+        syntaxHighlighting(highlight),
         lang.of(isJSON ? [json(), jsonLinter, lintGutter()] : []),
         // Tab is left to the browser, so that the keyboard can leave the
         // editor: Format indents.
         keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap, ...searchKeymap]),
         EditorState.readOnly.of(readOnly),
         EditorView.editable.of(!readOnly),
-        EditorView.contentAttributes.of({ 'aria-label': label || 'JSON editor', 'aria-multiline': 'true' }),
+        // tabindex: the content is in the tab order even when read-only, so
+        // that the keyboard scrolls a long document (and axe-core sees the
+        // scrolling region reachable).
+        EditorView.contentAttributes.of({ 'aria-label': label || 'JSON editor', 'aria-multiline': 'true', tabindex: '0' }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged && onChange) onChange(u.state.doc.toString());
         }),

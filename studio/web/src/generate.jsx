@@ -142,7 +142,7 @@ export function GeneratePage({ go }) {
             {preview.error ? (
               <p class="error" role="alert" data-testid="template-error">{preview.error.message}</p>
             ) : (
-              <pre class="preview" data-testid="preview" aria-labelledby="preview-label">{preview.output}</pre>
+              <pre class="preview" data-testid="preview" aria-labelledby="preview-label" tabindex="0">{preview.output}</pre>
             )}
           </div>
         </div>

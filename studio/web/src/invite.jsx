@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { ErrorNote } from './ui.jsx';
+import { Logo } from './logo.jsx';
 
 const MIN_PASSWORD = 12;
 
@@ -75,7 +76,7 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
   const ws = inv && (inv.workspace ? inv.workspace.name : inv.workspace_name);
   return (
     <main id="main" class="signin">
-      <h1><span class="logo" aria-hidden="true"></span>Join Decoy</h1>
+      <h1><Logo />Join Decoy</h1>
       {loadError && (
         <>
           <ErrorNote error={loadError} />

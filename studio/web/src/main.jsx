@@ -16,6 +16,7 @@ import { MembersPage } from './members.jsx';
 import { KeysPage } from './keys.jsx';
 import { AuditPage } from './audit.jsx';
 import { InvitationPage } from './invite.jsx';
+import { Logo } from './logo.jsx';
 import './style.css';
 
 // Tokens shown this visit, by mock id, so that the playground can use the
@@ -520,7 +521,7 @@ function Playground({ mock }) {
       </div>
       <div class="snippet">
         <label for="p-fetch">fetch</label>
-        <div class="row"><output id="p-fetch" class="code grow pre">{fetchSnippet(url, sendToken)}</output><CopyButton text={fetchSnippet(url, sendToken)} /></div>
+        <div class="row"><output id="p-fetch" class="code grow pre" tabindex="0">{fetchSnippet(url, sendToken)}</output><CopyButton text={fetchSnippet(url, sendToken)} /></div>
       </div>
 
       <h2>Response</h2>
@@ -676,7 +677,7 @@ function App() {
     <TeamProvider>
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); const h = document.querySelector('main h1'); if (h) { h.setAttribute('tabindex', '-1'); h.focus(); } }}>Skip to content</a>
       <header class="top">
-        <a class="brand" href="#/"><span class="logo" aria-hidden="true"></span>Decoy Studio</a>
+        <a class="brand" href="#/"><Logo />Decoy Studio</a>
         <MainNav route={route} onSignOut={signOut} />
       </header>
       {route.page === 'list' && <MocksPage projectID={route.project} />}

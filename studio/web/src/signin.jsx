@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import * as api from './api.js';
 import { ErrorNote } from './ui.jsx';
+import { Logo } from './logo.jsx';
 
 export function SignIn({ onSignedIn, notice, email: initialEmail = '' }) {
   const [email, setEmail] = useState(initialEmail);
@@ -34,7 +35,7 @@ export function SignIn({ onSignedIn, notice, email: initialEmail = '' }) {
   };
   return (
     <main id="main" class="signin">
-      <h1><span class="logo" aria-hidden="true"></span>Decoy Studio</h1>
+      <h1><Logo />Decoy Studio</h1>
       {notice && <p class="notice" role="status">{notice}</p>}
       <form onSubmit={submit} class="card" noValidate>
         <label for="signin-email">Email</label>

@@ -1,0 +1,183 @@
+// Every page of Decoy Studio, as a phone and a desktop show it, in the
+// light and the dark scheme: axe-core finds no serious or critical
+// violation on any of them, and each is saved as <page>-<width>-<scheme>.png
+// (README shows two of them). See harness.mjs for what runs it.
+import assert from 'node:assert/strict';
+import { adminToken, base, checkA11y, expectFailedRequest, journey, log, newPage, screenshot, step } from './harness.mjs';
+
+const widths = [1280, 375];
+const schemes = ['light', 'dark'];
+
+// call is a plain HTTP request to the admin API with the admin token.
+async function call(method, path, body, contentType = 'application/json') {
+  const headers = { Authorization: `Bearer ${adminToken}` };
+  if (body !== undefined) headers['Content-Type'] = contentType;
+  const res = await fetch(`${base}/admin/v1${path}`, { method, headers, body: typeof body === 'string' || body === undefined ? body : JSON.stringify(body) });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+// seen runs axe on page, at each width in each scheme, and saves each
+// look as name-width-scheme.png.
+async function seen(page, name) {
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width > 600 ? 900 : 812 });
+    for (const colorScheme of schemes) {
+      await page.emulateMedia({ colorScheme });
+      // Two frames: the new media queries have been applied and painted.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const label = `${name}-${width}-${colorScheme}`;
+      const violations = await checkA11y(page, label);
+      log(`axe ${label}: ${violations.length} violation(s) of any impact`);
+      await screenshot(page, label, { numbered: false });
+    }
+  }
+}
+
+await journey(async (browser) => {
+  let users, invitationURL, project;
+  await step('the data the pages show: reads, a second version, a project, an invitation', async () => {
+    const { mocks } = await call('GET', '/mocks');
+    users = mocks.find((m) => m.name === 'users');
+    assert.ok(users, 'the example mock users is not seeded');
+    const data = await call('GET', `/mocks/${users.id}/data`);
+    await call('PUT', `/mocks/${users.id}/data`, JSON.stringify([...data, { id: 99, name: 'Grace' }], null, 2));
+    const path = new URL(users.url).pathname;
+    for (let i = 0; i < 12; i++) await (await fetch(`${base}${path}?_limit=${i}`)).arrayBuffer();
+    const ws = (await call('GET', '/workspaces')).workspaces.find((w) => w.name === 'default');
+    project = await call('POST', `/workspaces/${ws.id}/projects`, { name: 'billing' });
+    const inv = await call('POST', `/workspaces/${ws.id}/members`, { email: 'newcomer@example.com', role: 'editor' });
+    invitationURL = inv.invitation_url;
+    assert.ok(invitationURL, `no invitation link in ${JSON.stringify(inv)}`);
+  });
+
+  const { page } = await newPage(browser, 'pages');
+
+  await step('sign-in', async () => {
+    await page.goto(base + '/');
+    await page.getByLabel('Admin token').waitFor();
+    await seen(page, 'sign-in');
+    expectFailedRequest('/studio/session', 401);
+    await page.getByLabel('Admin token').fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invalid admin token' }).waitFor();
+    await seen(page, 'sign-in-refused');
+  });
+
+  await step('invitation', async () => {
+    await page.goto(invitationURL);
+    await page.getByRole('heading', { name: /You are invited to default as editor/ }).waitFor();
+    await seen(page, 'invitation');
+  });
+
+  await step('mocks', async () => {
+    await page.goto(base + '/');
+    await page.getByLabel('Admin token').fill(adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Mocks' }).waitFor();
+    await page.getByRole('link', { name: 'users' }).waitFor();
+    await seen(page, 'mocks');
+  });
+
+  await step('project', async () => {
+    await page.goto(`${base}/#/projects/${project.id}`);
+    await page.getByText('No mocks yet: create one.').waitFor();
+    await seen(page, 'project');
+  });
+
+  await step('new-mock, then the one-time token dialog', async () => {
+    await page.goto(`${base}/#/new`);
+    await page.getByRole('heading', { name: 'New mock' }).waitFor();
+    await page.locator('#new-data .cm-content').waitFor();
+    await seen(page, 'new-mock');
+    await page.getByLabel('Name').fill('secret people');
+    await page.getByLabel('Private (needs a token, shown once)').check();
+    await page.getByRole('button', { name: 'Create mock' }).click();
+    await page.getByRole('dialog', { name: 'Store this token now' }).waitFor();
+    await seen(page, 'token-dialog');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  const mockPage = `${base}/#/mocks/${users.id}`;
+  await step('mock-data', async () => {
+    await page.goto(`${mockPage}/data`);
+    await page.locator('#data-editor .cm-content').waitFor();
+    await page.getByTestId('validity').waitFor();
+    await seen(page, 'mock-data');
+  });
+
+  await step('mock-settings', async () => {
+    await page.goto(`${mockPage}/settings`);
+    await page.getByLabel('Rate limit per minute').waitFor();
+    await seen(page, 'mock-settings');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete this mock?' }).waitFor();
+    await seen(page, 'delete-dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  await step('mock-playground, with an answer', async () => {
+    await page.goto(`${mockPage}/playground`);
+    await page.getByLabel('Path 1').fill('address.country');
+    await page.getByLabel('Value 1').fill('PL');
+    await page.getByLabel('Order by').fill('age');
+    await page.getByLabel('Limit').fill('2');
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.getByTestId('response-status').filter({ hasText: '200' }).waitFor();
+    await seen(page, 'mock-playground');
+  });
+
+  await step('mock-usage', async () => {
+    await page.goto(`${mockPage}/usage`);
+    await page.getByTestId('quota-used').waitFor();
+    await page.locator('figure.chart').first().waitFor();
+    await seen(page, 'mock-usage');
+  });
+
+  await step('mock-versions', async () => {
+    await page.goto(`${mockPage}/versions`);
+    await page.getByRole('button', { name: /Restore/ }).first().waitFor();
+    await seen(page, 'mock-versions');
+  });
+
+  await step('generate', async () => {
+    await page.goto(`${base}/#/generate`);
+    await page.getByRole('heading', { name: 'Generate data' }).waitFor();
+    await seen(page, 'generate');
+  });
+
+  await step('import-export', async () => {
+    await page.goto(`${base}/#/transfer`);
+    await page.getByRole('heading', { name: 'Import and export' }).waitFor();
+    await seen(page, 'import-export');
+  });
+
+  await step('members', async () => {
+    await page.goto(`${base}/#/members`);
+    await page.getByRole('heading', { name: /Members of default/ }).waitFor();
+    await page.getByRole('button', { name: 'Invite' }).waitFor();
+    await seen(page, 'members');
+  });
+
+  await step('api-keys', async () => {
+    await page.goto(`${base}/#/keys`);
+    await page.getByRole('heading', { name: /API keys/ }).waitFor();
+    await seen(page, 'api-keys');
+    await page.getByLabel('Key name').fill('ci');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('dialog', { name: 'Store this key now' }).waitFor();
+    await seen(page, 'key-dialog');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  await step('audit-log', async () => {
+    await page.goto(`${base}/#/audit`);
+    await page.getByRole('heading', { name: /Audit log/ }).waitFor();
+    await page.getByRole('table').first().waitFor();
+    await seen(page, 'audit-log');
+  });
+});
