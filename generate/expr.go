@@ -78,6 +78,26 @@ func (x *expr) eval(g *gen) (value, error) {
 	return x.fn.run(g, x.args), nil
 }
 
+// appendText appends the expression's value as text inside a JSON
+// string.
+func (x *expr) appendText(g *gen, b []byte) ([]byte, error) {
+	if x.lit == nil && x.fn.text != nil {
+		return x.fn.text(g, b, x.args), nil
+	}
+	v, err := x.eval(g)
+	return v.appendText(b), err
+}
+
+// appendJSON appends the expression's value as a JSON value.
+func (x *expr) appendJSON(g *gen, b []byte) ([]byte, error) {
+	if x.lit == nil && x.fn.text != nil {
+		b = x.fn.text(g, append(b, '"'), x.args)
+		return append(b, '"'), nil
+	}
+	v, err := x.eval(g)
+	return v.appendJSON(b), err
+}
+
 // parseExpr parses an expression from just after its "{{" to its "}}",
 // and returns it with the length it took, "}}" included.
 func parseExpr(s string, inRepeat bool) (*expr, int, error) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +27,10 @@ type Function struct {
 	// run gives the function's value; a holds every argument, the
 	// defaults filled in, as prepare left them.
 	run func(g *gen, a []value) value
+	// text, set for a function that gives a string, appends the string
+	// to b, escaped for the inside of a JSON string, rather than making
+	// it (run is then made from it).
+	text func(g *gen, b []byte, a []value) []byte
 	// prepare checks the arguments when a call is compiled and may turn
 	// them into what run uses (dates into Unix seconds).
 	prepare func(a []value) ([]value, error)
@@ -148,6 +151,9 @@ var registry = map[string]*Function{}
 
 func init() {
 	for _, fn := range functionList {
+		if fn.text != nil && fn.run == nil {
+			fn.run = fn.runText
+		}
 		registry[fn.Name] = fn
 	}
 }
@@ -254,37 +260,39 @@ var functionList = []*Function{
 		run: func(g *gen, _ []value) value { return str(g.f.UUID()) }},
 
 	// People.
-	text("person", "name", "A full name.", (*gofakeit.Faker).Name),
-	text("person", "firstName", "A first name.", (*gofakeit.Faker).FirstName),
-	text("person", "lastName", "A last name.", (*gofakeit.Faker).LastName),
-	text("person", "email", "An email address.", (*gofakeit.Faker).Email),
+	appending("person", "name", "A full name.", func(g *gen, b []byte, _ []value) []byte {
+		return g.appendWord(append(g.appendWord(b, firstNames), ' '), lastNames)
+	}),
+	words("person", "firstName", "A first name.", firstNames),
+	words("person", "lastName", "A last name.", lastNames),
+	appending("person", "email", "An email address.", func(g *gen, b []byte, _ []value) []byte { return g.appendEmail(b) }),
 	text("person", "username", "A user name.", (*gofakeit.Faker).Username),
-	text("person", "phone", "A phone number, digits only.", (*gofakeit.Faker).Phone),
+	appending("person", "phone", "A phone number, digits only.", func(g *gen, b []byte, _ []value) []byte { return g.appendDigits(b, "##########", true) }),
 	text("person", "gender", "A gender.", (*gofakeit.Faker).Gender),
-	text("person", "jobTitle", "A job title.", (*gofakeit.Faker).JobTitle),
+	words("person", "jobTitle", "A job title.", jobTitles),
 
 	// Addresses.
 	text("address", "street", "A street address.", (*gofakeit.Faker).Street),
-	text("address", "city", "A city.", (*gofakeit.Faker).City),
-	text("address", "state", "A US state.", (*gofakeit.Faker).State),
-	text("address", "zip", "A postal code.", (*gofakeit.Faker).Zip),
-	text("address", "country", "A country.", (*gofakeit.Faker).Country),
-	text("address", "countryCode", "A two-letter country code.", (*gofakeit.Faker).CountryAbr),
+	words("address", "city", "A city.", cities),
+	words("address", "state", "A US state.", states),
+	appending("address", "zip", "A postal code.", func(g *gen, b []byte, _ []value) []byte { return g.appendDigits(b, g.pick(zips), zips.plain) }),
+	words("address", "country", "A country.", countries),
+	words("address", "countryCode", "A two-letter country code.", countryCodes),
 	{Name: "latitude", Category: "address", Description: "A latitude, 6 decimals.", Returns: "number", Example: "{{ latitude }}",
 		run: func(g *gen, _ []value) value { return number(floatIn(g, -90, 90, 6)) }},
 	{Name: "longitude", Category: "address", Description: "A longitude, 6 decimals.", Returns: "number", Example: "{{ longitude }}",
 		run: func(g *gen, _ []value) value { return number(floatIn(g, -180, 180, 6)) }},
 
 	// Companies and products.
-	text("company", "company", "A company name.", (*gofakeit.Faker).Company),
+	words("company", "company", "A company name.", companies),
 	text("company", "buzzword", "A business buzzword.", (*gofakeit.Faker).BuzzWord),
 	text("company", "slogan", "A company slogan.", (*gofakeit.Faker).Slogan),
 	text("company", "productName", "A product name.", (*gofakeit.Faker).ProductName),
-	text("company", "productCategory", "A product category.", (*gofakeit.Faker).ProductCategory),
+	words("company", "productCategory", "A product category.", categories),
 	text("company", "productDescription", "A product description.", (*gofakeit.Faker).ProductDescription),
-	text("company", "color", "A color name.", (*gofakeit.Faker).Color),
+	words("company", "color", "A color name.", colors),
 	text("company", "hexColor", "A color as #rrggbb.", (*gofakeit.Faker).HexColor),
-	text("company", "currency", "A currency code.", (*gofakeit.Faker).CurrencyShort),
+	words("company", "currency", "A currency code.", currencies),
 
 	// Internet.
 	text("internet", "url", "A URL.", (*gofakeit.Faker).URL),
@@ -296,10 +304,10 @@ var functionList = []*Function{
 	// Dates.
 	{Name: "date", Category: "dates", Description: "A date, YYYY-MM-DD, from from to to.", Returns: "string",
 		Args: dateArgs, Example: `{{ date "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
-		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(dateLayout)) }},
+		text: func(g *gen, b []byte, a []value) []byte { return g.appendTime(b, a, dateLayout) }},
 	{Name: "datetime", Category: "dates", Description: "A date and time in UTC (RFC 3339), from from to to.", Returns: "string",
 		Args: dateArgs, Example: `{{ datetime "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
-		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(time.RFC3339)) }},
+		text: func(g *gen, b []byte, a []value) []byte { return g.appendTime(b, a, time.RFC3339) }},
 
 	// Text.
 	text("text", "word", "A word.", (*gofakeit.Faker).Word),
@@ -311,16 +319,14 @@ var functionList = []*Function{
 			}
 			return a, nil
 		},
-		run: func(g *gen, a []value) value {
-			n := a[0].i
-			var b strings.Builder
-			for i := int64(0); i < n; i++ {
+		text: func(g *gen, b []byte, a []value) []byte {
+			for i := int64(0); i < a[0].i; i++ {
 				if i > 0 {
-					b.WriteByte(' ')
+					b = append(b, ' ')
 				}
-				b.WriteString(g.f.LoremIpsumWord())
+				b = g.appendWord(b, loremWords)
 			}
-			return str(b.String())
+			return b
 		}},
 	text("text", "sentence", "A sentence.", func(f *gofakeit.Faker) string { return f.Sentence() }),
 	text("text", "paragraph", "A paragraph of a few sentences.", func(f *gofakeit.Faker) string { return f.Paragraph() }),

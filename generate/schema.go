@@ -578,7 +578,7 @@ func (r *refNode) gen(g *gen) error {
 type anyValue struct{}
 
 func (anyValue) gen(g *gen) error {
-	g.buf = appendString(g.buf, g.f.LoremIpsumWord())
+	g.buf = append(g.appendWord(append(g.buf, '"'), loremWords), '"')
 	return nil
 }
 
@@ -759,6 +759,14 @@ func (s *stringSchema) gen(g *gen) error {
 		// schemas rarely give both, and a wrong email would be worse.
 		g.buf = appendString(g.buf, s.format(g))
 		return nil
+	case s.hint != nil && s.hint.text != nil:
+		mark := len(g.buf)
+		g.buf = s.hint.text(g, append(g.buf, '"'), nil)
+		if s.fits(unescapeContent(g.buf[mark+1:])) {
+			g.buf = append(g.buf, '"')
+			return nil
+		}
+		g.buf = g.buf[:mark]
 	case s.hint != nil:
 		if v := s.hint.run(g, nil); s.fits(v.s) {
 			g.buf = appendString(g.buf, v.s)
@@ -779,7 +787,7 @@ func (s *stringSchema) gen(g *gen) error {
 				break
 			}
 		}
-		word := g.f.LoremIpsumWord()
+		word := g.pick(loremWords)
 		if int64(len(word)) > n-w {
 			word = word[:n-w]
 		}
