@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Function struct {
 	// to b, escaped for the inside of a JSON string, rather than making
 	// it (run is then made from it).
 	text func(g *gen, b []byte, a []value) []byte
+	// num, set for a function that gives a number, appends its JSON
+	// text (run is then made from it).
+	num func(g *gen, b []byte, a []value) []byte
 	// prepare checks the arguments when a call is compiled and may turn
 	// them into what run uses (dates into Unix seconds).
 	prepare func(a []value) ([]value, error)
@@ -151,8 +155,12 @@ var registry = map[string]*Function{}
 
 func init() {
 	for _, fn := range functionList {
-		if fn.text != nil && fn.run == nil {
+		switch {
+		case fn.run != nil:
+		case fn.text != nil:
 			fn.run = fn.runText
+		case fn.num != nil:
+			fn.run = fn.runNum
 		}
 		registry[fn.Name] = fn
 	}
@@ -205,20 +213,71 @@ func checkRange(a []value) ([]value, error) {
 	return a, nil
 }
 
+// pow10 are the powers of ten a number is rounded with (decimals are 0
+// to 15).
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
 // round rounds f to d decimals.
 func round(f float64, d int64) float64 {
+	r, _ := roundK(f, d)
+	return r
+}
+
+// roundK rounds f to d decimals: r is k/10^d, k an integer (0 when r is
+// not worked out so, as for f out of range).
+func roundK(f float64, d int64) (r, k float64) {
 	p := math.Pow(10, float64(d))
-	if r := math.Round(f*p) / p; !math.IsInf(r, 0) && !math.IsNaN(r) {
-		return r
+	if d >= 0 && d < int64(len(pow10)) {
+		p = pow10[d]
 	}
-	return f
+	k = math.Round(f * p)
+	if r = k / p; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r, k
+	}
+	return f, 0
 }
 
 // floatIn returns a number from lo to hi, rounded to d decimals and kept
 // in the range.
 func floatIn(g *gen, lo, hi float64, d int64) float64 {
-	x := round(g.f.Float64Range(lo, hi), d)
+	x := round(g.float64Range(lo, hi), d)
 	return min(max(x, lo), hi)
+}
+
+// appendFloatIn appends what floatIn gives, as strconv.AppendFloat(x,
+// 'f', -1, 64) writes it, without its search for the shortest digits
+// when x is k/10^d with k of at most 15 digits: those digits are k's (no
+// shorter decimal rounds to the same float64, since two decimals of 15
+// significant digits or fewer never do).
+func appendFloatIn(b []byte, g *gen, lo, hi float64, d int64) []byte {
+	x, k := roundK(g.float64Range(lo, hi), d)
+	if x < lo || x > hi || k == 0 || math.Abs(k) >= 1e15 || d < 0 || d >= int64(len(pow10)) {
+		return number(min(max(x, lo), hi)).appendText(b)
+	}
+	return appendDecimal(b, int64(k), int(d))
+}
+
+// appendDecimal appends k/10^d in the fewest digits (k not 0).
+func appendDecimal(b []byte, k int64, d int) []byte {
+	if k < 0 {
+		b = append(b, '-')
+		k = -k
+	}
+	p := int64(pow10[d])
+	b = strconv.AppendInt(b, k/p, 10)
+	frac := k % p
+	if frac == 0 {
+		return b
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		d--
+	}
+	b = append(b, '.')
+	for i := d - 1; i >= 0; i-- {
+		b = append(b, byte('0'+frac/int64(pow10[i])%10))
+	}
+	return b
 }
 
 var dateArgs = []Arg{
@@ -242,11 +301,11 @@ var functionList = []*Function{
 			}
 			return checkRange(a)
 		},
-		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), a[2].i)) }},
+		num: func(g *gen, b []byte, a []value) []byte { return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), a[2].i) }},
 	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
 		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
 		Example: "{{ price 5 250 }}", prepare: checkRange,
-		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), 2)) }},
+		num: func(g *gen, b []byte, a []value) []byte { return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), 2) }},
 	{Name: "boolean", Category: "numbers", Description: "true or false.", Returns: "boolean", Example: "{{ boolean }}",
 		run: func(g *gen, _ []value) value { return boolean(g.f.Bool()) }},
 	{Name: "choice", Category: "numbers", Description: "One of the values given, with its own type.", Returns: "any",
@@ -279,9 +338,9 @@ var functionList = []*Function{
 	words("address", "country", "A country.", countries),
 	words("address", "countryCode", "A two-letter country code.", countryCodes),
 	{Name: "latitude", Category: "address", Description: "A latitude, 6 decimals.", Returns: "number", Example: "{{ latitude }}",
-		run: func(g *gen, _ []value) value { return number(floatIn(g, -90, 90, 6)) }},
+		num: func(g *gen, b []byte, _ []value) []byte { return appendFloatIn(b, g, -90, 90, 6) }},
 	{Name: "longitude", Category: "address", Description: "A longitude, 6 decimals.", Returns: "number", Example: "{{ longitude }}",
-		run: func(g *gen, _ []value) value { return number(floatIn(g, -180, 180, 6)) }},
+		num: func(g *gen, b []byte, _ []value) []byte { return appendFloatIn(b, g, -180, 180, 6) }},
 
 	// Companies and products.
 	words("company", "company", "A company name.", companies),

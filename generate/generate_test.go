@@ -311,6 +311,25 @@ func BenchmarkRun100Users(b *testing.B) {
 
 const usersTemplate = `{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}","age":"{{ number 18 80 }}","city":"{{ city }}","active":"{{ boolean }}","joined":"{{ date }}"}}`
 
+// BenchmarkRunBenchTemplate runs the template of the benchmark's
+// generated-data phase (bench/generated.go).
+func BenchmarkRunBenchTemplate(b *testing.B) {
+	tp, err := generate.Parse("", []byte(`{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}",
+"age":"{{ number 18 80 }}","status":"{{ choice \"active\" \"inactive\" \"suspended\" }}","createdAt":"{{ date \"2020-01-01\" \"2025-12-31\" }}",
+"address":{"city":"{{ city }}","zip":"{{ zip }}","geo":{"lat":"{{ latitude }}","lng":"{{ longitude }}"}},
+"tags":["{{ choice \"trial\" \"enterprise\" \"beta\" }}"],"score":"{{ float 0 100 2 }}"}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		out, _ := tp.Run(uint64(n), generate.Limits{MaxBytes: 1 << 24})
+		n += len(out)
+	}
+	b.SetBytes(int64(n / max(b.N, 1)))
+}
+
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

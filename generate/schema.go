@@ -603,7 +603,7 @@ func (o *objectSchema) gen(g *gen) error {
 	for _, p := range o.props {
 		// Optional properties appear three times in four, none past
 		// softDepth (so that recursive schemas end).
-		if !p.required && (g.depth > softDepth || g.f.IntN(4) == 0) {
+		if !p.required && (g.depth > softDepth || g.intN(4) == 0) {
 			continue
 		}
 		if !first {
@@ -821,7 +821,7 @@ func (n *numberSchema) gen(g *gen) error {
 		}
 		return nil
 	}
-	x := round(g.f.Float64Range(n.lo, n.hi), 2)
+	x := round(g.float64Range(n.lo, n.hi), 2)
 	if x < n.lo || x > n.hi || (n.exclLo && x <= n.lo) || (n.exclHi && x >= n.hi) {
 		x = n.lo/2 + n.hi/2
 	}

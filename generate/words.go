@@ -52,7 +52,7 @@ var (
 
 // pick draws a word as gofakeit does.
 func (g *gen) pick(l *wordList) string {
-	return l.words[g.f.IntN(len(l.words))]
+	return l.words[g.intN(len(l.words))]
 }
 
 // appendWord appends a word picked from l, escaped for a JSON string.
@@ -105,7 +105,7 @@ func (g *gen) appendEmail(b []byte) []byte {
 	first, last := g.pick(firstNames), g.pick(lastNames)
 	domain, suffix := g.pick(lastNames), g.pick(domainSuffix)
 	pf, pl := firstNames.plain, lastNames.plain
-	mix := g.f.Uint64()
+	mix := g.src.Uint64()
 	w := mix % 100
 	mix /= 100
 	switch {
@@ -149,12 +149,12 @@ func (g *gen) appendDigits(b []byte, pattern string, plain bool) []byte {
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		if c == '#' {
-			c = byte(g.f.IntN(10)) + '0'
+			c = byte(g.intN(10)) + '0'
 		}
 		b = append(b, c)
 	}
 	if b[start] == '0' {
-		b[start] = byte(g.f.IntN(8)+1) + '0'
+		b[start] = byte(g.intN(8)+1) + '0'
 	}
 	if !plain {
 		s := string(b[start:])
@@ -185,6 +185,12 @@ func (fn *Function) runText(g *gen, a []value) value {
 	b := fn.text(g, nil, a)
 	// The text is escaped for JSON: read it back.
 	return str(unescapeContent(b))
+}
+
+// runNum is run for a function that appends a number.
+func (fn *Function) runNum(g *gen, a []value) value {
+	f, _ := strconv.ParseFloat(string(fn.num(g, nil, a)), 64)
+	return number(f)
 }
 
 // unescapeContent turns the inside of a JSON string back into its text.
