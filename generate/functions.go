@@ -237,15 +237,8 @@ func roundK(f float64, d int64) (r, k float64) {
 	return f, 0
 }
 
-// floatIn returns a number from lo to hi, rounded to d decimals and kept
-// in the range.
-func floatIn(g *gen, lo, hi float64, d int64) float64 {
-	x := round(g.float64Range(lo, hi), d)
-	return min(max(x, lo), hi)
-}
-
-// appendFloatIn appends what floatIn gives, as strconv.AppendFloat(x,
-// 'f', -1, 64) writes it, without its search for the shortest digits
+// appendFloatIn appends a number from lo to hi, rounded to d decimals and
+// kept in the range, as strconv.AppendFloat(x, 'f', -1, 64) writes it, without its search for the shortest digits
 // when x is k/10^d with k of at most 15 digits: those digits are k's (no
 // shorter decimal rounds to the same float64, since two decimals of 15
 // significant digits or fewer never do).
@@ -301,11 +294,15 @@ var functionList = []*Function{
 			}
 			return checkRange(a)
 		},
-		num: func(g *gen, b []byte, a []value) []byte { return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), a[2].i) }},
+		num: func(g *gen, b []byte, a []value) []byte {
+			return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), a[2].i)
+		}},
 	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
 		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
 		Example: "{{ price 5 250 }}", prepare: checkRange,
-		num: func(g *gen, b []byte, a []value) []byte { return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), 2) }},
+		num: func(g *gen, b []byte, a []value) []byte {
+			return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), 2)
+		}},
 	{Name: "boolean", Category: "numbers", Description: "true or false.", Returns: "boolean", Example: "{{ boolean }}",
 		run: func(g *gen, _ []value) value { return boolean(g.f.Bool()) }},
 	{Name: "choice", Category: "numbers", Description: "One of the values given, with its own type.", Returns: "any",
