@@ -6,7 +6,7 @@ import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
-import { GeneratePage, TemplateBadge } from './generate.jsx';
+import { GeneratedData, GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
 import './style.css';
 
@@ -19,7 +19,7 @@ const knownTokens = new Map();
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new' };
-  if (parts[0] === 'generate') return { page: 'generate' };
+  if (parts[0] === 'generate') return { page: 'generate', id: parts[1] };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   return { page: 'list' };
@@ -437,7 +437,7 @@ function MockPage({ id, tab, onToken }) {
           <a key={key} href={`#/mocks/${id}/${key}`} aria-current={tab === key ? 'page' : undefined}>{label}</a>
         ))}
       </nav>
-      {tab === 'data' && <DataTab mock={mock} onSaved={setMock} />}
+      {tab === 'data' && (mock.template_mode === 'always' ? <GeneratedData mock={mock} /> : <DataTab mock={mock} onSaved={setMock} />)}
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
@@ -885,7 +885,7 @@ function App() {
       {route.page === 'list' && <MockList />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock onToken={(t, m) => setToken({ token: t, mock: m })} />}
-      {route.page === 'generate' && <GeneratePage go={go} />}
+      {route.page === 'generate' && <GeneratePage go={go} mockId={route.id} key={route.id || ''} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
     </>
