@@ -37,12 +37,42 @@ func ParseSchema(body []byte) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	doc = lastOfEachKey(doc)
 	c := &schemaCompiler{doc: doc, refs: map[string]*refNode{}}
 	root, err := c.compile(doc, "$", "")
 	if err != nil {
 		return nil, err
 	}
 	return &Template{root: root, size: len(body)}, nil
+}
+
+// lastOfEachKey returns v with, in each object, only the last member of
+// each name: what JSON Schema validators read when a key is repeated.
+func lastOfEachKey(v jsonValue) jsonValue {
+	switch v.kind {
+	case 'a':
+		elems := make([]jsonValue, len(v.elems))
+		for i, e := range v.elems {
+			elems[i] = lastOfEachKey(e)
+		}
+		v.elems = elems
+	case 'o':
+		var members []member
+		for i, m := range v.members {
+			later := false
+			for _, n := range v.members[i+1:] {
+				if n.key == m.key {
+					later = true
+					break
+				}
+			}
+			if !later {
+				members = append(members, member{m.key, lastOfEachKey(m.val)})
+			}
+		}
+		v.members = members
+	}
+	return v
 }
 
 // Depths of schema recursion: past softDepth, $refs deep, generation takes

@@ -137,3 +137,46 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchemaValidates: whatever schema compiles, its outputs validate
+// against it, as a JSON Schema validator reads it (formats asserted).
+func FuzzSchemaValidates(f *testing.F) {
+	for _, s := range []string{
+		`{"allOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":2}}},{"properties":{"a":{"maximum":9},"b":{"enum":[1,"x"]}}}]}`,
+		`{"oneOf":[{"type":"object","required":["k"],"properties":{"k":{"const":1}}},{"type":"object","required":["k"],"properties":{"k":{"enum":[2,3]}}}]}`,
+		`{"type":"array","uniqueItems":true,"minItems":2,"items":{"enum":["a","b",1,1.0,true]}}`,
+		`{"anyOf":[{"type":"string","maxLength":2},{"type":"number"}],"allOf":[{"type":["string","integer"]}]}`,
+		`{"allOf":[{"multipleOf":4},{"multipleOf":6},{"type":"integer","minimum":-20,"maximum":30}]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		tp, err := generate.ParseSchema([]byte(src))
+		if err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
+		if err != nil || c.AddResource("schema.json", doc) != nil {
+			return
+		}
+		sch, err := c.Compile("schema.json")
+		if err != nil {
+			return
+		}
+		for seed := uint64(0); seed < 5; seed++ {
+			out, err := tp.Run(seed, generate.Limits{MaxBytes: 1 << 16, Deadline: time.Now().Add(time.Second)})
+			if err != nil {
+				return
+			}
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+			if err != nil {
+				t.Fatalf("%s gave invalid JSON: %s", src, out)
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Fatalf("seed %d: %s does not validate against %s: %v", seed, out, src, err)
+			}
+		}
+	})
+}
