@@ -785,10 +785,15 @@ func (s *stringSchema) gen(g *gen) error {
 		}
 		return decoy.Errorf(decoy.EINVALID, "Could not generate a string of the schema's length that matches the pattern %q", s.pattern.String())
 	case s.format != nil:
-		// A format's value is kept even if it does not fit the lengths:
-		// schemas rarely give both, and a wrong email would be worse.
-		g.buf = appendString(g.buf, s.format(g))
-		return nil
+		// A format's value must fit the lengths too: a few tries, then
+		// an error rather than a value the schema refuses.
+		for range 20 {
+			if v := s.format(g); s.fits(v) {
+				g.buf = appendString(g.buf, v)
+				return nil
+			}
+		}
+		return decoy.Errorf(decoy.EINVALID, "Could not generate a string of the schema's format within its minLength and maxLength")
 	case s.hint != nil && s.hint.text != nil:
 		mark := len(g.buf)
 		g.buf = s.hint.text(g, append(g.buf, '"'), nil)
