@@ -10,7 +10,7 @@ FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
 	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzParsePHC ./server:FuzzParseBody ./transport:FuzzRewrite \
-	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse \
+	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e

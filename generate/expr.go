@@ -69,13 +69,51 @@ type expr struct {
 	args []value
 	// lit is set for an expression that is a literal alone.
 	lit *value
+	// choices, for a call of choice, are its arguments written out,
+	// drawn as choice's run draws them.
+	choices []written
 }
+
+// written is a value as JSON, and as text inside a JSON string.
+type written struct{ json, text []byte }
 
 func (x *expr) eval(g *gen) (value, error) {
 	if x.lit != nil {
 		return *x.lit, nil
 	}
 	return x.fn.run(g, x.args), nil
+}
+
+// appendText appends the expression's value as text inside a JSON
+// string.
+func (x *expr) appendText(g *gen, b []byte) ([]byte, error) {
+	switch {
+	case x.lit != nil:
+	case x.choices != nil:
+		return append(b, x.choices[g.intRange(0, int64(len(x.choices)-1))].text...), nil
+	case x.fn.text != nil:
+		return x.fn.text(g, b, x.args), nil
+	case x.fn.num != nil:
+		return x.fn.num(g, b, x.args), nil
+	}
+	v, err := x.eval(g)
+	return v.appendText(b), err
+}
+
+// appendJSON appends the expression's value as a JSON value.
+func (x *expr) appendJSON(g *gen, b []byte) ([]byte, error) {
+	switch {
+	case x.lit != nil:
+	case x.choices != nil:
+		return append(b, x.choices[g.intRange(0, int64(len(x.choices)-1))].json...), nil
+	case x.fn.text != nil:
+		b = x.fn.text(g, append(b, '"'), x.args)
+		return append(b, '"'), nil
+	case x.fn.num != nil:
+		return x.fn.num(g, b, x.args), nil
+	}
+	v, err := x.eval(g)
+	return v.appendJSON(b), err
 }
 
 // parseExpr parses an expression from just after its "{{" to its "}}",
@@ -129,7 +167,13 @@ func parseExpr(s string, inRepeat bool) (*expr, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return &expr{fn: fn, args: args}, i, nil
+	x := &expr{fn: fn, args: args}
+	if name == "choice" {
+		for _, a := range args {
+			x.choices = append(x.choices, written{a.appendJSON(nil), a.appendText(nil)})
+		}
+	}
+	return x, i, nil
 }
 
 // scanToken reads one token of an expression: a name (kind 0) or a literal.

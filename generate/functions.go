@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +28,13 @@ type Function struct {
 	// run gives the function's value; a holds every argument, the
 	// defaults filled in, as prepare left them.
 	run func(g *gen, a []value) value
+	// text, set for a function that gives a string, appends the string
+	// to b, escaped for the inside of a JSON string, rather than making
+	// it (run is then made from it).
+	text func(g *gen, b []byte, a []value) []byte
+	// num, set for a function that gives a number, appends its JSON
+	// text (run is then made from it).
+	num func(g *gen, b []byte, a []value) []byte
 	// prepare checks the arguments when a call is compiled and may turn
 	// them into what run uses (dates into Unix seconds).
 	prepare func(a []value) ([]value, error)
@@ -148,6 +155,13 @@ var registry = map[string]*Function{}
 
 func init() {
 	for _, fn := range functionList {
+		switch {
+		case fn.run != nil:
+		case fn.text != nil:
+			fn.run = fn.runText
+		case fn.num != nil:
+			fn.run = fn.runNum
+		}
 		registry[fn.Name] = fn
 	}
 }
@@ -199,20 +213,64 @@ func checkRange(a []value) ([]value, error) {
 	return a, nil
 }
 
+// pow10 are the powers of ten a number is rounded with (decimals are 0
+// to 15).
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
 // round rounds f to d decimals.
 func round(f float64, d int64) float64 {
-	p := math.Pow(10, float64(d))
-	if r := math.Round(f*p) / p; !math.IsInf(r, 0) && !math.IsNaN(r) {
-		return r
-	}
-	return f
+	r, _ := roundK(f, d)
+	return r
 }
 
-// floatIn returns a number from lo to hi, rounded to d decimals and kept
-// in the range.
-func floatIn(g *gen, lo, hi float64, d int64) float64 {
-	x := round(g.f.Float64Range(lo, hi), d)
-	return min(max(x, lo), hi)
+// roundK rounds f to d decimals: r is k/10^d, k an integer (0 when r is
+// not worked out so, as for f out of range).
+func roundK(f float64, d int64) (r, k float64) {
+	p := math.Pow(10, float64(d))
+	if d >= 0 && d < int64(len(pow10)) {
+		p = pow10[d]
+	}
+	k = math.Round(f * p)
+	if r = k / p; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r, k
+	}
+	return f, 0
+}
+
+// appendFloatIn appends a number from lo to hi, rounded to d decimals and
+// kept in the range, as strconv.AppendFloat(x, 'f', -1, 64) writes it, without its search for the shortest digits
+// when x is k/10^d with k of at most 15 digits: those digits are k's (no
+// shorter decimal rounds to the same float64, since two decimals of 15
+// significant digits or fewer never do).
+func appendFloatIn(b []byte, g *gen, lo, hi float64, d int64) []byte {
+	x, k := roundK(g.float64Range(lo, hi), d)
+	if x < lo || x > hi || k == 0 || math.Abs(k) >= 1e15 || d < 0 || d >= int64(len(pow10)) {
+		return number(min(max(x, lo), hi)).appendText(b)
+	}
+	return appendDecimal(b, int64(k), int(d))
+}
+
+// appendDecimal appends k/10^d in the fewest digits (k not 0).
+func appendDecimal(b []byte, k int64, d int) []byte {
+	if k < 0 {
+		b = append(b, '-')
+		k = -k
+	}
+	p := int64(pow10[d])
+	b = strconv.AppendInt(b, k/p, 10)
+	frac := k % p
+	if frac == 0 {
+		return b
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		d--
+	}
+	b = append(b, '.')
+	for i := d - 1; i >= 0; i-- {
+		b = append(b, byte('0'+frac/int64(pow10[i])%10))
+	}
+	return b
 }
 
 var dateArgs = []Arg{
@@ -236,11 +294,15 @@ var functionList = []*Function{
 			}
 			return checkRange(a)
 		},
-		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), a[2].i)) }},
+		num: func(g *gen, b []byte, a []value) []byte {
+			return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), a[2].i)
+		}},
 	{Name: "price", Category: "numbers", Description: "A price from min to max, with cents.", Returns: "number",
 		Args:    []Arg{{Name: "min", Type: "number", Default: 1}, {Name: "max", Type: "number", Default: 1000}},
 		Example: "{{ price 5 250 }}", prepare: checkRange,
-		run: func(g *gen, a []value) value { return number(floatIn(g, a[0].asFloat(), a[1].asFloat(), 2)) }},
+		num: func(g *gen, b []byte, a []value) []byte {
+			return appendFloatIn(b, g, a[0].asFloat(), a[1].asFloat(), 2)
+		}},
 	{Name: "boolean", Category: "numbers", Description: "true or false.", Returns: "boolean", Example: "{{ boolean }}",
 		run: func(g *gen, _ []value) value { return boolean(g.f.Bool()) }},
 	{Name: "choice", Category: "numbers", Description: "One of the values given, with its own type.", Returns: "any",
@@ -254,37 +316,39 @@ var functionList = []*Function{
 		run: func(g *gen, _ []value) value { return str(g.f.UUID()) }},
 
 	// People.
-	text("person", "name", "A full name.", (*gofakeit.Faker).Name),
-	text("person", "firstName", "A first name.", (*gofakeit.Faker).FirstName),
-	text("person", "lastName", "A last name.", (*gofakeit.Faker).LastName),
-	text("person", "email", "An email address.", (*gofakeit.Faker).Email),
+	appending("person", "name", "A full name.", func(g *gen, b []byte, _ []value) []byte {
+		return g.appendWord(append(g.appendWord(b, firstNames), ' '), lastNames)
+	}),
+	words("person", "firstName", "A first name.", firstNames),
+	words("person", "lastName", "A last name.", lastNames),
+	appending("person", "email", "An email address.", func(g *gen, b []byte, _ []value) []byte { return g.appendEmail(b) }),
 	text("person", "username", "A user name.", (*gofakeit.Faker).Username),
-	text("person", "phone", "A phone number, digits only.", (*gofakeit.Faker).Phone),
+	appending("person", "phone", "A phone number, digits only.", func(g *gen, b []byte, _ []value) []byte { return g.appendDigits(b, "##########", true) }),
 	text("person", "gender", "A gender.", (*gofakeit.Faker).Gender),
-	text("person", "jobTitle", "A job title.", (*gofakeit.Faker).JobTitle),
+	words("person", "jobTitle", "A job title.", jobTitles),
 
 	// Addresses.
 	text("address", "street", "A street address.", (*gofakeit.Faker).Street),
-	text("address", "city", "A city.", (*gofakeit.Faker).City),
-	text("address", "state", "A US state.", (*gofakeit.Faker).State),
-	text("address", "zip", "A postal code.", (*gofakeit.Faker).Zip),
-	text("address", "country", "A country.", (*gofakeit.Faker).Country),
-	text("address", "countryCode", "A two-letter country code.", (*gofakeit.Faker).CountryAbr),
+	words("address", "city", "A city.", cities),
+	words("address", "state", "A US state.", states),
+	appending("address", "zip", "A postal code.", func(g *gen, b []byte, _ []value) []byte { return g.appendDigits(b, g.pick(zips), zips.plain) }),
+	words("address", "country", "A country.", countries),
+	words("address", "countryCode", "A two-letter country code.", countryCodes),
 	{Name: "latitude", Category: "address", Description: "A latitude, 6 decimals.", Returns: "number", Example: "{{ latitude }}",
-		run: func(g *gen, _ []value) value { return number(floatIn(g, -90, 90, 6)) }},
+		num: func(g *gen, b []byte, _ []value) []byte { return appendFloatIn(b, g, -90, 90, 6) }},
 	{Name: "longitude", Category: "address", Description: "A longitude, 6 decimals.", Returns: "number", Example: "{{ longitude }}",
-		run: func(g *gen, _ []value) value { return number(floatIn(g, -180, 180, 6)) }},
+		num: func(g *gen, b []byte, _ []value) []byte { return appendFloatIn(b, g, -180, 180, 6) }},
 
 	// Companies and products.
-	text("company", "company", "A company name.", (*gofakeit.Faker).Company),
+	words("company", "company", "A company name.", companies),
 	text("company", "buzzword", "A business buzzword.", (*gofakeit.Faker).BuzzWord),
 	text("company", "slogan", "A company slogan.", (*gofakeit.Faker).Slogan),
 	text("company", "productName", "A product name.", (*gofakeit.Faker).ProductName),
-	text("company", "productCategory", "A product category.", (*gofakeit.Faker).ProductCategory),
+	words("company", "productCategory", "A product category.", categories),
 	text("company", "productDescription", "A product description.", (*gofakeit.Faker).ProductDescription),
-	text("company", "color", "A color name.", (*gofakeit.Faker).Color),
+	words("company", "color", "A color name.", colors),
 	text("company", "hexColor", "A color as #rrggbb.", (*gofakeit.Faker).HexColor),
-	text("company", "currency", "A currency code.", (*gofakeit.Faker).CurrencyShort),
+	words("company", "currency", "A currency code.", currencies),
 
 	// Internet.
 	text("internet", "url", "A URL.", (*gofakeit.Faker).URL),
@@ -296,10 +360,10 @@ var functionList = []*Function{
 	// Dates.
 	{Name: "date", Category: "dates", Description: "A date, YYYY-MM-DD, from from to to.", Returns: "string",
 		Args: dateArgs, Example: `{{ date "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
-		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(dateLayout)) }},
+		text: func(g *gen, b []byte, a []value) []byte { return g.appendTime(b, a, dateLayout) }},
 	{Name: "datetime", Category: "dates", Description: "A date and time in UTC (RFC 3339), from from to to.", Returns: "string",
 		Args: dateArgs, Example: `{{ datetime "2024-01-01" "2024-12-31" }}`, prepare: prepareDates,
-		run: func(g *gen, a []value) value { return str(randomTime(g, a).Format(time.RFC3339)) }},
+		text: func(g *gen, b []byte, a []value) []byte { return g.appendTime(b, a, time.RFC3339) }},
 
 	// Text.
 	text("text", "word", "A word.", (*gofakeit.Faker).Word),
@@ -311,16 +375,14 @@ var functionList = []*Function{
 			}
 			return a, nil
 		},
-		run: func(g *gen, a []value) value {
-			n := a[0].i
-			var b strings.Builder
-			for i := int64(0); i < n; i++ {
+		text: func(g *gen, b []byte, a []value) []byte {
+			for i := int64(0); i < a[0].i; i++ {
 				if i > 0 {
-					b.WriteByte(' ')
+					b = append(b, ' ')
 				}
-				b.WriteString(g.f.LoremIpsumWord())
+				b = g.appendWord(b, loremWords)
 			}
-			return str(b.String())
+			return b
 		}},
 	text("text", "sentence", "A sentence.", func(f *gofakeit.Faker) string { return f.Sentence() }),
 	text("text", "paragraph", "A paragraph of a few sentences.", func(f *gofakeit.Faker) string { return f.Paragraph() }),

@@ -10,6 +10,8 @@
 package generate
 
 import (
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -76,12 +78,14 @@ func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
 
 // AppendRun is Run, appending the output to dst.
 func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, err error) {
+	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	g := &gen{
 		buf:      dst,
 		start:    len(dst),
 		max:      lim.MaxBytes,
 		deadline: lim.Deadline,
-		f:        gofakeit.NewFaker(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15), false),
+		src:      src,
+		f:        gofakeit.NewFaker(src, false),
 	}
 	defer func() {
 		// The fake-data library is not ours: whatever it does, a run
@@ -110,6 +114,9 @@ type gen struct {
 	max      int
 	deadline time.Time
 	f        *gofakeit.Faker
+	// src is f's source of random numbers, called directly where the
+	// draws are made here (the same draws gofakeit would make).
+	src *rand.PCG
 	// index is the position in the innermost $repeat.
 	index int
 	// steps counts checks, so that the clock is read every few of them.
@@ -144,9 +151,39 @@ var errDeadline = decoy.Errorf(decoy.EINVALID, "Generating the data took too lon
 func (g *gen) intRange(lo, hi int64) int64 {
 	span := uint64(hi) - uint64(lo)
 	if span == ^uint64(0) {
-		return int64(g.f.Uint64())
+		return int64(g.src.Uint64())
 	}
-	return lo + int64(g.f.Rand.Uint64()%(span+1)) // bias below 2^-40 for spans that matter
+	return lo + int64(g.src.Uint64()%(span+1)) // bias below 2^-40 for spans that matter
+}
+
+// intN returns an integer from 0 to n-1 (n > 0), drawn as gofakeit's IntN
+// draws it on 64-bit machines.
+func (g *gen) intN(n int) int {
+	un := uint64(n)
+	if un&(un-1) == 0 {
+		return int(g.src.Uint64() & (un - 1))
+	}
+	hi, lo := bits.Mul64(g.src.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(g.src.Uint64(), un)
+		}
+	}
+	return int(hi)
+}
+
+// float64Range returns a number from lo to hi, drawn as gofakeit's
+// Float64Range draws it.
+func (g *gen) float64Range(lo, hi float64) float64 {
+	if lo == hi {
+		return lo
+	}
+	v := float64(g.src.Uint64()<<11>>11) / (1 << 53)
+	if math.IsInf(hi-lo, 0) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+		return lo*(1-v) + hi*v
+	}
+	return v*(hi-lo) + lo
 }
 
 // node is a compiled part of a template: it appends its output.

@@ -217,7 +217,16 @@ func TestErrors(t *testing.T) {
 		{"data after JSON", "", `1 2`, `Invalid JSON: data after the end of the JSON value`},
 		{"too deep", "", strings.Repeat("[", 70) + strings.Repeat("]", 70), `Template nested too deeply: at most 64 levels of arrays and objects`},
 		{"schema: unknown type", generate.SchemaContentType, `{"properties":{"a":{"type":"strng"}}}`, `$.properties.a.type: unknown type "strng"`},
-		{"schema: unsupported keyword", generate.SchemaContentType, `{"type":"array","items":{"oneOf":[{"type":"string"}]}}`, `$.items: the keyword "oneOf" is not supported in schemas used as templates`},
+		{"schema: unsupported keyword", generate.SchemaContentType, `{"type":"array","items":{"not":{"type":"string"}}}`, `$.items: the keyword "not" is not supported in schemas used as templates`},
+		{"schema: allOf of types", generate.SchemaContentType, `{"allOf":[{"type":"string"},{"type":["integer","null"]}]}`, `$.allOf: no type is allowed by all the schemas ("string" and ["integer","null"])`},
+		{"schema: allOf of patterns", generate.SchemaContentType, `{"properties":{"a":{"allOf":[{"pattern":"^a"},{"pattern":"b$"}]}}}`, `$.properties.a.allOf: two different patterns ("^a" and "b$") cannot be generated from together`},
+		{"schema: allOf of enums", generate.SchemaContentType, `{"allOf":[{"enum":[1,2]},{"enum":[3]}]}`, `$.allOf: no value of the enum or const is allowed by all the schemas`},
+		{"schema: allOf required, forbidden", generate.SchemaContentType, `{"allOf":[{"properties":{"a":{}},"additionalProperties":false},{"required":["b"]}]}`, `$.allOf: the property "b" is required by one schema and not allowed by another`},
+		{"schema: allOf of bounds", generate.SchemaContentType, `{"allOf":[{"type":"integer","minimum":5},{"maximum":4}]}`, `$: no number fits minimum, maximum and multipleOf`},
+		{"schema: allOf recursing", generate.SchemaContentType, `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a"}`, `$["$defs"].a.allOf[0]: the allOf (with its $refs) expands too far to be generated from`},
+		{"schema: oneOf overlapping", generate.SchemaContentType, `{"oneOf":[{"type":"object","properties":{"a":{}}},{"type":"object","properties":{"b":{}}}]}`, `$.oneOf: no branch can be generated so that it matches only one: a value of branch 1 could also match branch 0 (give the branches different types, or a required property with different const or enum values)`},
+		{"schema: uniqueItems of objects", generate.SchemaContentType, `{"type":"array","uniqueItems":true,"items":{"type":"object"}}`, `$.uniqueItems: supported only for arrays of strings, numbers, booleans or enums`},
+		{"schema: uniqueItems, too few values", generate.SchemaContentType, `{"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":[1,2]}}`, `$: minItems is more than the enum's 2 distinct values`},
 		{"schema: external ref", generate.SchemaContentType, `{"$ref":"other.json"}`, `$.$ref: only references within the document (#/...) are supported`},
 		{"schema: dangling ref", generate.SchemaContentType, `{"items":{"$ref":"#/$defs/x"}}`, `$.items.$ref: "#/$defs/x" points to nothing in the document`},
 		{"schema: bad pattern", generate.SchemaContentType, `{"type":"string","pattern":"("}`, "$.pattern: not a pattern Decoy can generate from: error parsing regexp: missing closing ): `(`"},
@@ -301,6 +310,25 @@ func BenchmarkRun100Users(b *testing.B) {
 }
 
 const usersTemplate = `{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}","age":"{{ number 18 80 }}","city":"{{ city }}","active":"{{ boolean }}","joined":"{{ date }}"}}`
+
+// BenchmarkRunBenchTemplate runs the template of the benchmark's
+// generated-data phase (bench/generated.go).
+func BenchmarkRunBenchTemplate(b *testing.B) {
+	tp, err := generate.Parse("", []byte(`{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}",
+"age":"{{ number 18 80 }}","status":"{{ choice \"active\" \"inactive\" \"suspended\" }}","createdAt":"{{ date \"2020-01-01\" \"2025-12-31\" }}",
+"address":{"city":"{{ city }}","zip":"{{ zip }}","geo":{"lat":"{{ latitude }}","lng":"{{ longitude }}"}},
+"tags":["{{ choice \"trial\" \"enterprise\" \"beta\" }}"],"score":"{{ float 0 100 2 }}"}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		out, _ := tp.Run(uint64(n), generate.Limits{MaxBytes: 1 << 24})
+		n += len(out)
+	}
+	b.SetBytes(int64(n / max(b.N, 1)))
+}
 
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()

@@ -26,21 +26,53 @@ func IsSchema(contentType string) bool {
 // several), enum, const, properties, required, items, minItems, maxItems,
 // minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf,
 // minLength, maxLength, pattern (Go's regular expressions), format (email,
-// uuid, date, date-time, uri, hostname, ipv4, ipv6), anyOf, allOf of one
-// schema, and $ref within the document. A keyword that would constrain the
-// output in a way not generated (oneOf, not, uniqueItems, ...) is an
-// error, rather than an output that fails the schema.
+// uuid, date, date-time, uri, hostname, ipv4, ipv6), allOf (its schemas
+// merged), anyOf, oneOf (from the branches no other branch's values can
+// match), uniqueItems (of scalars), and $ref within the document. A
+// keyword that would constrain the output in a way not generated (not,
+// patternProperties, ...) is an error, rather than an output that fails
+// the schema.
 func ParseSchema(body []byte) (*Template, error) {
 	doc, err := decodeJSON(body)
 	if err != nil {
 		return nil, err
 	}
+	doc = lastOfEachKey(doc)
 	c := &schemaCompiler{doc: doc, refs: map[string]*refNode{}}
 	root, err := c.compile(doc, "$", "")
 	if err != nil {
 		return nil, err
 	}
 	return &Template{root: root, size: len(body)}, nil
+}
+
+// lastOfEachKey returns v with, in each object, only the last member of
+// each name: what JSON Schema validators read when a key is repeated.
+func lastOfEachKey(v jsonValue) jsonValue {
+	switch v.kind {
+	case 'a':
+		elems := make([]jsonValue, len(v.elems))
+		for i, e := range v.elems {
+			elems[i] = lastOfEachKey(e)
+		}
+		v.elems = elems
+	case 'o':
+		var members []member
+		for i, m := range v.members {
+			later := false
+			for _, n := range v.members[i+1:] {
+				if n.key == m.key {
+					later = true
+					break
+				}
+			}
+			if !later {
+				members = append(members, member{m.key, lastOfEachKey(m.val)})
+			}
+		}
+		v.members = members
+	}
+	return v
 }
 
 // Depths of schema recursion: past softDepth, $refs deep, generation takes
@@ -54,7 +86,15 @@ const (
 type schemaCompiler struct {
 	doc  jsonValue
 	refs map[string]*refNode
+	// depth is the nesting of compile calls, and merges the count of
+	// schemas merged, both bounded.
+	depth  int
+	merges int
 }
+
+// maxCompileDepth bounds the nesting of schemas compiled, which merging a
+// $ref into an allOf could make endless.
+const maxCompileDepth = 256
 
 func (v jsonValue) get(key string) (jsonValue, bool) {
 	for _, m := range v.members {
@@ -67,7 +107,7 @@ func (v jsonValue) get(key string) (jsonValue, bool) {
 
 // unsupported are the keywords that constrain values in ways the
 // generator does not follow.
-var unsupported = []string{"oneOf", "not", "if", "then", "else", "patternProperties", "propertyNames",
+var unsupported = []string{"not", "if", "then", "else", "patternProperties", "propertyNames",
 	"dependentRequired", "dependentSchemas", "dependencies", "contains", "prefixItems", "minProperties",
 	"maxProperties", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef"}
 
@@ -91,11 +131,20 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 			return nil, schemaError(path, "the keyword %q is not supported in schemas used as templates", k)
 		}
 	}
-	if u, ok := s.get("uniqueItems"); ok && string(u.raw) == "true" {
-		return nil, schemaError(path, `the keyword "uniqueItems" is not supported in schemas used as templates`)
-	}
 	if ref, ok := s.get("$ref"); ok {
 		return c.ref(ref, path)
+	}
+	if c.depth++; c.depth > maxCompileDepth {
+		return nil, schemaError(path, "the schema recurses through allOf without end")
+	}
+	defer func() { c.depth-- }()
+	if v, ok := s.get("allOf"); ok {
+		return c.compileAllOf(s, v, path, name)
+	}
+	_, hasAny := s.get("anyOf")
+	_, hasOne := s.get("oneOf")
+	if hasAny || hasOne {
+		return c.compileChoice(s, path, name)
 	}
 	if v, ok := s.get("const"); ok {
 		return literal(encodeValue(v)), nil
@@ -105,28 +154,12 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 			return nil, schemaError(path+".enum", "must be a non-empty array")
 		}
 		n := &choiceNode{}
-		for _, e := range v.elems {
-			n.options = append(n.options, literal(encodeValue(e)))
-		}
-		return n, nil
-	}
-	if v, ok := s.get("allOf"); ok {
-		if v.kind != 'a' || len(v.elems) != 1 {
-			return nil, schemaError(path+".allOf", "only an allOf of one schema is supported in schemas used as templates")
-		}
-		return c.compile(v.elems[0], path+".allOf[0]", name)
-	}
-	if v, ok := s.get("anyOf"); ok {
-		if v.kind != 'a' || len(v.elems) == 0 {
-			return nil, schemaError(path+".anyOf", "must be a non-empty array")
-		}
-		n := &choiceNode{}
 		for i, e := range v.elems {
-			o, err := c.compile(e, path+".anyOf["+strconv.Itoa(i)+"]", name)
-			if err != nil {
-				return nil, err
+			// Equal values once, so that uniqueItems can tell values
+			// apart by their bytes.
+			if !slices.ContainsFunc(v.elems[:i], e.equal) {
+				n.options = append(n.options, literal(encodeValue(e)))
 			}
-			n.options = append(n.options, o)
 		}
 		return n, nil
 	}
@@ -336,6 +369,15 @@ func (c *schemaCompiler) compileArray(s jsonValue, path string) (node, error) {
 		if n.item, err = c.compile(it, path+".items", ""); err != nil {
 			return nil, err
 		}
+	}
+	if u, ok := s.get("uniqueItems"); ok && string(u.raw) == "true" {
+		if !scalar(n.item) {
+			return nil, schemaError(path+".uniqueItems", "supported only for arrays of strings, numbers, booleans or enums")
+		}
+		if c, ok := n.item.(*choiceNode); ok && allLiteral(c) && int64(len(c.options)) < n.min {
+			return nil, schemaError(path, "minItems is more than the enum's %d distinct values", len(c.options))
+		}
+		n.unique = true
 	}
 	return n, nil
 }
@@ -566,7 +608,7 @@ func (r *refNode) gen(g *gen) error {
 type anyValue struct{}
 
 func (anyValue) gen(g *gen) error {
-	g.buf = appendString(g.buf, g.f.LoremIpsumWord())
+	g.buf = append(g.appendWord(append(g.buf, '"'), loremWords), '"')
 	return nil
 }
 
@@ -591,7 +633,7 @@ func (o *objectSchema) gen(g *gen) error {
 	for _, p := range o.props {
 		// Optional properties appear three times in four, none past
 		// softDepth (so that recursive schemas end).
-		if !p.required && (g.depth > softDepth || g.f.IntN(4) == 0) {
+		if !p.required && (g.depth > softDepth || g.intN(4) == 0) {
 			continue
 		}
 		if !first {
@@ -610,6 +652,9 @@ func (o *objectSchema) gen(g *gen) error {
 type arraySchema struct {
 	min, max int64
 	item     node
+	// unique: no two items equal (items are scalars, whose bytes tell
+	// their values apart).
+	unique bool
 }
 
 func (a *arraySchema) gen(g *gen) error {
@@ -618,12 +663,35 @@ func (a *arraySchema) gen(g *gen) error {
 		n = g.intRange(a.min, a.max)
 	}
 	g.buf = append(g.buf, '[')
+	var starts []int // of the items, when unique
 	for i := int64(0); i < n; i++ {
+		mark := len(g.buf)
 		if i > 0 {
 			g.buf = append(g.buf, ',')
 		}
+		start := len(g.buf)
 		if err := a.item.gen(g); err != nil {
 			return err
+		}
+		if a.unique {
+			tries := 0
+			for a.seen(g.buf, starts, start) {
+				if tries++; tries > 32 {
+					break
+				}
+				g.buf = g.buf[:start]
+				if err := a.item.gen(g); err != nil {
+					return err
+				}
+			}
+			if tries > 32 {
+				if i < a.min {
+					return decoy.Errorf(decoy.EINVALID, "Could not generate %d different items for an array with uniqueItems", a.min)
+				}
+				g.buf = g.buf[:mark]
+				break
+			}
+			starts = append(starts, start)
 		}
 		if err := g.check(); err != nil {
 			return err
@@ -631,6 +699,65 @@ func (a *arraySchema) gen(g *gen) error {
 	}
 	g.buf = append(g.buf, ']')
 	return nil
+}
+
+// seen reports whether the item written from start equals an earlier one.
+func (a *arraySchema) seen(buf []byte, starts []int, start int) bool {
+	item := buf[start:]
+	for i, s := range starts {
+		end := start - 1 // the comma before this item
+		if i+1 < len(starts) {
+			end = starts[i+1] - 1
+		}
+		if sameScalar(buf[s:end], item) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameScalar reports whether two scalar JSON texts are equal values:
+// numbers by value (1.50 and 1.5), anything else by its bytes.
+func sameScalar(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 || a[0] == '"' || b[0] == '"' {
+		return false
+	}
+	fa, errA := strconv.ParseFloat(string(a), 64)
+	fb, errB := strconv.ParseFloat(string(b), 64)
+	return errA == nil && errB == nil && fa == fb
+}
+
+// scalar reports whether a node writes only strings, numbers, booleans or
+// null, or literals (whose bytes differ if their values do).
+func scalar(n node) bool {
+	switch n := n.(type) {
+	case *stringSchema, *numberSchema, boolNode, anyValue, literal:
+		return true
+	case *choiceNode:
+		if allLiteral(n) {
+			return true
+		}
+		for _, o := range n.options {
+			// Two literal objects may be equal in another key order.
+			if l, ok := o.(literal); (ok && (l[0] == '{' || l[0] == '[')) || !scalar(o) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func allLiteral(c *choiceNode) bool {
+	for _, o := range c.options {
+		if _, ok := o.(literal); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 type stringSchema struct {
@@ -658,10 +785,23 @@ func (s *stringSchema) gen(g *gen) error {
 		}
 		return decoy.Errorf(decoy.EINVALID, "Could not generate a string of the schema's length that matches the pattern %q", s.pattern.String())
 	case s.format != nil:
-		// A format's value is kept even if it does not fit the lengths:
-		// schemas rarely give both, and a wrong email would be worse.
-		g.buf = appendString(g.buf, s.format(g))
-		return nil
+		// A format's value must fit the lengths too: a few tries, then
+		// an error rather than a value the schema refuses.
+		for range 20 {
+			if v := s.format(g); s.fits(v) {
+				g.buf = appendString(g.buf, v)
+				return nil
+			}
+		}
+		return decoy.Errorf(decoy.EINVALID, "Could not generate a string of the schema's format within its minLength and maxLength")
+	case s.hint != nil && s.hint.text != nil:
+		mark := len(g.buf)
+		g.buf = s.hint.text(g, append(g.buf, '"'), nil)
+		if s.fits(unescapeContent(g.buf[mark+1:])) {
+			g.buf = append(g.buf, '"')
+			return nil
+		}
+		g.buf = g.buf[:mark]
 	case s.hint != nil:
 		if v := s.hint.run(g, nil); s.fits(v.s) {
 			g.buf = appendString(g.buf, v.s)
@@ -682,7 +822,7 @@ func (s *stringSchema) gen(g *gen) error {
 				break
 			}
 		}
-		word := g.f.LoremIpsumWord()
+		word := g.pick(loremWords)
 		if int64(len(word)) > n-w {
 			word = word[:n-w]
 		}
@@ -716,7 +856,7 @@ func (n *numberSchema) gen(g *gen) error {
 		}
 		return nil
 	}
-	x := round(g.f.Float64Range(n.lo, n.hi), 2)
+	x := round(g.float64Range(n.lo, n.hi), 2)
 	if x < n.lo || x > n.hi || (n.exclLo && x <= n.lo) || (n.exclHi && x >= n.hi) {
 		x = n.lo/2 + n.hi/2
 	}

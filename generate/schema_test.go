@@ -52,6 +52,31 @@ func TestSchemaOutputsValidate(t *testing.T) {
 		{"hinted names within lengths", `{"type":"object","required":["name","email","city"],"properties":{"name":{"type":"string","maxLength":4},"email":{"type":"string"},"city":{"type":"string","minLength":1}}}`},
 		{"anyOf", `{"anyOf":[{"type":"string","maxLength":2},{"type":"integer","minimum":10}]}`},
 		{"allOf of one", `{"allOf":[{"$ref":"#/$defs/n"}],"$defs":{"n":{"type":"integer"}}}`},
+		{"allOf of one, described", `{"allOf":[{"$ref":"#/$defs/n"},{"description":"a count"}],"$defs":{"n":{"type":"integer"}}}`},
+		{"allOf merged", `{"allOf":[{"$ref":"#/$defs/new"},{"type":"object","required":["id"],"properties":{"id":{"type":"integer","format":"int64"}}}],
+			"$defs":{"new":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":"string"}}}}}`},
+		{"allOf bounds", `{"allOf":[{"type":"number","minimum":3,"maximum":90,"multipleOf":4},{"type":"integer","exclusiveMaximum":50,"multipleOf":6},{"minimum":10}]}`},
+		{"allOf lengths and items", `{"allOf":[{"type":"string","minLength":5},{"maxLength":6}]}`},
+		{"allOf same property", `{"type":"object","required":["a"],"properties":{"a":{"type":"string","maxLength":3}},"allOf":[{"properties":{"a":{"minLength":2}}},{"required":["b"]}]}`},
+		{"allOf additionalProperties", `{"allOf":[{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"boolean"}},"additionalProperties":false},{"properties":{"c":{"type":"string"},"a":{"minimum":5}},"required":["a"]}]}`},
+		{"allOf enums", `{"allOf":[{"enum":[1,2,"x",3.5,"yy"]},{"enum":[2,3.5,"yy","x"]},{"type":["integer","string"]},{"maxLength":1}]}`},
+		{"allOf const and type", `{"allOf":[{"const":7},{"type":"integer","minimum":7}]}`},
+		{"allOf draft 4", `{"$schema":"http://json-schema.org/draft-04/schema#","allOf":[{"type":"number","minimum":0,"exclusiveMinimum":true},{"maximum":1,"exclusiveMaximum":true}]}`},
+		{"allOf nested", `{"allOf":[{"allOf":[{"type":"array","items":{"type":"integer","minimum":0}},{"maxItems":3}]},{"items":{"maximum":9},"minItems":2}]}`},
+		{"allOf with recursion", `{"$defs":{"node":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}]},
+			"base":{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}},"$ref":"#/$defs/node"}`},
+		{"anyOf with siblings", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"anyOf":[{"required":["a"]},{"required":["b"]}]}`},
+		{"oneOf by type", `{"oneOf":[{"type":"string","maxLength":3},{"type":"integer"},{"type":"boolean"}]}`},
+		{"oneOf discriminator", `{"type":"array","minItems":4,"items":{"oneOf":[{"$ref":"#/$defs/cat"},{"$ref":"#/$defs/dog"}]},"$defs":{
+			"cat":{"type":"object","required":["kind","hunts"],"properties":{"kind":{"const":"cat"},"hunts":{"type":"boolean"}}},
+			"dog":{"type":"object","required":["kind","barks"],"properties":{"kind":{"enum":["dog","puppy"]},"barks":{"type":"boolean"}}}}}`},
+		{"oneOf, one branch alone", `{"oneOf":[{"type":"number"},{"type":"integer"},{"type":"string","format":"email"}]}`},
+		{"oneOf with siblings", `{"type":"object","required":["k"],"properties":{"n":{"type":"integer"}},"oneOf":[{"properties":{"k":{"const":1}}},{"properties":{"k":{"const":2}},"required":["n"]}]}`},
+		{"oneOf forbidding", `{"oneOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false},{"type":"object","required":["b"]}]}`},
+		{"uniqueItems of an enum", `{"type":"array","uniqueItems":true,"minItems":3,"maxItems":5,"items":{"enum":["a","b","c","d","e",1,1.0]}}`},
+		{"uniqueItems of strings", `{"type":"array","uniqueItems":true,"minItems":5,"maxItems":10,"items":{"type":"string","maxLength":3}}`},
+		{"uniqueItems of numbers", `{"type":"array","uniqueItems":true,"minItems":4,"items":{"type":"number","minimum":0,"maximum":2,"multipleOf":0.5}}`},
+		{"uniqueItems, few values", `{"type":"array","uniqueItems":true,"maxItems":6,"items":{"type":"boolean"}}`},
 		{"$ref to $defs", `{"type":"array","items":{"$ref":"#/$defs/user"},"$defs":{"user":{"type":"object","required":["id","email"],"properties":{"id":{"type":"string","format":"uuid"},"email":{"type":"string","format":"email"}}}}}`},
 		{"$ref to definitions", `{"definitions":{"a":{"type":"boolean"}},"properties":{"x":{"$ref":"#/definitions/a"}},"required":["x"]}`},
 		{"recursive $ref", `{"$defs":{"node":{"type":"object","required":["v"],"properties":{"v":{"type":"integer"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`},
@@ -108,6 +133,49 @@ func FuzzParse(f *testing.F) {
 			out, err := tp.Run(1, generate.Limits{MaxBytes: 1 << 16, Deadline: time.Now().Add(time.Second)})
 			if err == nil && !jsonValid(out) {
 				t.Fatalf("%s (%s) gave invalid JSON: %s", src, ct, out)
+			}
+		}
+	})
+}
+
+// FuzzSchemaValidates: whatever schema compiles, its outputs validate
+// against it, as a JSON Schema validator reads it (formats asserted).
+func FuzzSchemaValidates(f *testing.F) {
+	for _, s := range []string{
+		`{"allOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":2}}},{"properties":{"a":{"maximum":9},"b":{"enum":[1,"x"]}}}]}`,
+		`{"oneOf":[{"type":"object","required":["k"],"properties":{"k":{"const":1}}},{"type":"object","required":["k"],"properties":{"k":{"enum":[2,3]}}}]}`,
+		`{"type":"array","uniqueItems":true,"minItems":2,"items":{"enum":["a","b",1,1.0,true]}}`,
+		`{"anyOf":[{"type":"string","maxLength":2},{"type":"number"}],"allOf":[{"type":["string","integer"]}]}`,
+		`{"allOf":[{"multipleOf":4},{"multipleOf":6},{"type":"integer","minimum":-20,"maximum":30}]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		tp, err := generate.ParseSchema([]byte(src))
+		if err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
+		if err != nil || c.AddResource("schema.json", doc) != nil {
+			return
+		}
+		sch, err := c.Compile("schema.json")
+		if err != nil {
+			return
+		}
+		for seed := uint64(0); seed < 5; seed++ {
+			out, err := tp.Run(seed, generate.Limits{MaxBytes: 1 << 16, Deadline: time.Now().Add(time.Second)})
+			if err != nil {
+				return
+			}
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+			if err != nil {
+				t.Fatalf("%s gave invalid JSON: %s", src, out)
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Fatalf("seed %d: %s does not validate against %s: %v", seed, out, src, err)
 			}
 		}
 	})

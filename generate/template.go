@@ -377,11 +377,10 @@ func (t *textNode) gen(g *gen) error {
 			g.buf = append(g.buf, p.lit...)
 			continue
 		}
-		v, err := p.expr.eval(g)
-		if err != nil {
+		var err error
+		if g.buf, err = p.expr.appendText(g, g.buf); err != nil {
 			return err
 		}
-		g.buf = v.appendText(g.buf)
 	}
 	g.buf = append(g.buf, '"')
 	return nil
@@ -391,11 +390,7 @@ func (t *textNode) gen(g *gen) error {
 // own JSON type.
 type exprNode struct{ x *expr }
 
-func (e *exprNode) gen(g *gen) error {
-	v, err := e.x.eval(g)
-	if err != nil {
-		return err
-	}
-	g.buf = v.appendJSON(g.buf)
-	return nil
+func (e *exprNode) gen(g *gen) (err error) {
+	g.buf, err = e.x.appendJSON(g, g.buf)
+	return err
 }

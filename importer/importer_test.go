@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/importer"
 	"github.com/oasdiff/yaml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // jsonEqual reports whether a and b hold the same JSON value.
@@ -421,8 +423,10 @@ func TestMaxMocksBound(t *testing.T) {
 }
 
 // TestThirdPartyWithoutExamples: the OAI's petstore-expanded has no
-// examples: its GET operations are skipped until data is generated, and
-// handed to Generate, with its components, once it is set.
+// examples: its GET operations are skipped without Options.Generate, and
+// handed to it, with its components, once it is set; with the schema
+// generator the server uses, both import, with data that validates
+// against their schemas (Pet is an allOf of NewPet and an id).
 func TestThirdPartyWithoutExamples(t *testing.T) {
 	raw, err := os.ReadFile("testdata/thirdparty/petstore-expanded.yaml")
 	if err != nil {
@@ -471,5 +475,62 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	}
 	if schemas["array"] == "" || schemas["#/components/schemas/Pet"] == "" {
 		t.Errorf("schemas given to Generate: %v", schemas)
+	}
+
+	// With the schema generator, as the server imports: Pet is an allOf
+	// of NewPet and an id, and every output validates against the
+	// operation's schema, over many seeds.
+	for seed := uint64(0); seed < 50; seed++ {
+		given := map[string][]byte{} // data: its schema
+		r, err := importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
+			tp, err := generate.ParseSchema(schema)
+			if err != nil {
+				return nil, err
+			}
+			out, err := tp.Run(seed, generate.Limits{})
+			given[string(out)] = schema
+			return out, err
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Mocks) != 2 {
+			t.Fatalf("seed %d: %d mocks, skipped %v", seed, len(r.Mocks), r.Skipped)
+		}
+		for _, m := range r.Mocks {
+			schema := given[string(m.Data)]
+			c := jsonschema.NewCompiler()
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AddResource("schema.json", doc); err != nil {
+				t.Fatal(err)
+			}
+			sch, err := c.Compile("schema.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(m.Data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Errorf("seed %d: %s: %s does not validate against %s: %v", seed, m.Name, m.Data, schema, err)
+			}
+			var pets []map[string]any
+			if m.Name == "find pet by id" {
+				var pet map[string]any
+				json.Unmarshal(m.Data, &pet)
+				pets = append(pets, pet)
+			} else {
+				json.Unmarshal(m.Data, &pets)
+			}
+			for _, p := range pets {
+				if _, ok := p["id"].(float64); !ok {
+					t.Errorf("seed %d: %s: a pet without an integer id: %s", seed, m.Name, m.Data)
+				}
+			}
+		}
 	}
 }

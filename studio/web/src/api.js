@@ -139,10 +139,11 @@ export async function listAll(path, field) {
 
 /**
  * generate runs a template on the server without storing anything, and
- * returns its output (formatted) and the seed it ran with.
+ * returns its output (formatted) and the seed it ran with (seed, when
+ * given, chooses it).
  */
-export async function generate(template, schema) {
-  const res = await fetch('/admin/v1/generate', {
+export async function generate(template, schema, seed) {
+  const res = await fetch('/admin/v1/generate' + (seed ? `?seed=${encodeURIComponent(seed)}` : ''), {
     method: 'POST',
     headers: { 'X-CSRF-Token': csrf, 'Content-Type': schema ? 'application/schema+json' : 'application/json' },
     body: template,
@@ -166,4 +167,27 @@ export async function revokeAccessToken(token) {
     method: 'DELETE', credentials: 'omit', cache: 'no-store', headers: { Authorization: `Bearer ${token}` },
   });
   if (!res.ok) throw await errorOf(res);
+}
+
+/**
+ * template returns a mock's template: its text, whether it is a JSON
+ * Schema, and its mode (once or always).
+ */
+export async function template(id) {
+  const res = await fetch(`/admin/v1/mocks/${encodeURIComponent(id)}/template`, {
+    headers: { 'X-CSRF-Token': csrf },
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (!res.ok) throw await errorOf(res);
+  const type = res.headers.get('Content-Type') || '';
+  return {
+    text: await res.text(),
+    schema: type.split(';')[0].trim() === 'application/schema+json',
+    mode: res.headers.get('Decoy-Template-Mode') || 'once',
+  };
 }

@@ -51,8 +51,11 @@ export const STARTERS = {
 /** previewDelay is how long typing must pause before a preview is asked. */
 const previewDelay = 300;
 
-/** GeneratePage is #/generate: a template, its preview, and a new mock from it. */
-export function GeneratePage({ go }) {
+/**
+ * GeneratePage is #/generate: a template, its preview, and a new mock from
+ * it; or, as #/generate/{id}, mock id's template, edited and saved again.
+ */
+export function GeneratePage({ go, mockId }) {
   const [text, setText] = useState(STARTERS.users);
   const [schema, setSchema] = useState(false);
   const [mode, setMode] = useState('once');
@@ -60,6 +63,7 @@ export function GeneratePage({ go }) {
   const [preview, setPreview] = useState({ output: '', seed: '', error: null, busy: false });
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [mock, setMock] = useState(null);
   const host = useRef(null);
   const editor = useRef(null);
 
@@ -68,6 +72,19 @@ export function GeneratePage({ go }) {
     editor.current = ed;
     return () => ed.destroy();
   }, []);
+
+  // Editing a mock's template: it replaces the starter once loaded.
+  useEffect(() => {
+    if (!mockId) return;
+    Promise.all([api.admin('GET', `/mocks/${mockId}`), api.template(mockId)]).then(([m, t]) => {
+      setMock(m);
+      setName(m.name);
+      editor.current.text = t.text;
+      setText(t.text);
+      setSchema(t.schema);
+      setMode(t.mode);
+    }, setError);
+  }, [mockId]);
 
   // The preview follows the template, debounced; an answer that comes
   // back after a newer request was sent is dropped.
@@ -98,7 +115,7 @@ export function GeneratePage({ go }) {
     setBusy(true);
     setError(null);
     try {
-      const m = await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}`, { body: '[]' });
+      const m = mockId ? mock : await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}`, { body: '[]' });
       await api.admin('PUT', `/mocks/${m.id}/template?mode=${mode}`, {
         body: text,
         contentType: schema ? 'application/schema+json' : 'application/json',
@@ -112,7 +129,8 @@ export function GeneratePage({ go }) {
 
   return (
     <main id="main">
-      <h1>Generate data</h1>
+      <h1>{mockId ? 'Edit the template' : 'Generate data'}</h1>
+      {mockId && mock && <p>Of the mock <a href={`#/mocks/${mockId}`}>{mock.name || '(unnamed)'}</a>: saving it makes the template the mock's, in the mode chosen below.</p>}
       <p>
         Write a template: <code>{'{"$repeat": N, "$item": …}'}</code> makes N items, and <code>{'"{{ name }}"'}</code> calls a
         fake-data function (a string that is one call takes its type: <code>{'"{{ number 18 80 }}"'}</code> is a number).
@@ -147,10 +165,12 @@ export function GeneratePage({ go }) {
           </div>
         </div>
         <div class="fields">
-          <div>
-            <label for="generate-name">Name</label>
-            <input id="generate-name" value={name} maxLength={200} onInput={(e) => setName(e.target.value)} />
-          </div>
+          {!mockId && (
+            <div>
+              <label for="generate-name">Name</label>
+              <input id="generate-name" value={name} maxLength={200} onInput={(e) => setName(e.target.value)} />
+            </div>
+          )}
           <fieldset>
             <legend>Generate</legend>
             <div class="check">
@@ -164,7 +184,7 @@ export function GeneratePage({ go }) {
           </fieldset>
         </div>
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy || !!preview.error}>Create mock</button>
+          <button type="submit" class="primary" disabled={busy || !!preview.error || (mockId && !mock)}>{mockId ? 'Save template' : 'Create mock'}</button>
         </div>
         {error && <p class="error" role="alert">{error.status ? <strong>{error.status}: </strong> : null}{error.message}</p>}
       </form>
@@ -179,4 +199,45 @@ export function TemplateBadge({ mode }) {
     ? 'Every read runs the template afresh; the stored data is not served. Decoy-Seed gives an answer again.'
     : 'The template ran once; its output is the stored data.';
   return <span class="badge" data-testid="template-badge" title={title}>{text}</span>;
+}
+
+/**
+ * GeneratedData is the Data tab of a mock whose template runs on every
+ * read: its stored data is never served, so it shows a sample of what a
+ * read gets instead (the mock's template run with a seed, stored nowhere),
+ * and where to edit the template.
+ */
+export function GeneratedData({ mock }) {
+  const [sample, setSample] = useState({ output: '', seed: '', error: null, busy: true });
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setSample((s) => ({ ...s, busy: true }));
+    api.template(mock.id)
+      .then((t) => api.generate(t.text, t.schema))
+      .then((res) => live && setSample({ output: res.output, seed: res.seed, error: null, busy: false }),
+        (err) => live && setSample({ output: '', seed: '', error: err, busy: false }));
+    return () => { live = false; };
+  }, [mock.id, mock.version, n]);
+  return (
+    <section aria-label="Data" data-testid="generated-data">
+      <p class="notice">
+        This mock's data is generated on every read from its template: each answer is new, and the stored data is not
+        served. A read sent with <code>Decoy-Seed: {sample.seed || 'N'}</code> gets the answer generated with that seed again.
+      </p>
+      <div class="actions">
+        <a class="button" href={`#/generate/${mock.id}`}>Edit the template</a>
+        <button type="button" disabled={sample.busy} onClick={() => setN(n + 1)}>Another sample</button>
+      </div>
+      <p class="field-label" id="sample-label">
+        Sample {sample.seed && <span data-testid="sample-seed">(seed {sample.seed})</span>}
+        {sample.busy && <span> · generating…</span>}
+      </p>
+      {sample.error ? (
+        <p class="error" role="alert">{sample.error.message}</p>
+      ) : (
+        <pre class="preview" data-testid="sample" aria-labelledby="sample-label">{sample.output}</pre>
+      )}
+    </section>
+  );
 }

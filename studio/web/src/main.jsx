@@ -6,7 +6,7 @@ import { checkJSON, createEditor, format } from './editor.js';
 import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
 import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
-import { GeneratePage, TemplateBadge } from './generate.jsx';
+import { GeneratedData, GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
 import { ConfirmDialog, CopyButton, Dialog, ErrorNote, formatBytes, formatTime, go } from './ui.jsx';
 import { SignIn } from './signin.jsx';
@@ -31,7 +31,7 @@ const TEAM_PAGES = ['members', 'keys', 'audit'];
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'new') return { page: 'new', project: parts[1] || '' };
-  if (parts[0] === 'generate') return { page: 'generate' };
+  if (parts[0] === 'generate') return { page: 'generate', id: parts[1] };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1] };
@@ -225,7 +225,7 @@ function MockPage({ id, tab, onToken }) {
           <a key={key} href={`#/mocks/${id}/${key}`} aria-current={tab === key ? 'page' : undefined}>{label}</a>
         ))}
       </nav>
-      {tab === 'data' && <DataTab mock={mock} onSaved={setMock} />}
+      {tab === 'data' && (mock.template_mode === 'always' ? <GeneratedData mock={mock} /> : <DataTab mock={mock} onSaved={setMock} />)}
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
@@ -683,7 +683,7 @@ function App() {
       {route.page === 'list' && <MocksPage projectID={route.project} />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock project={route.project} onToken={(t, m) => setToken({ token: t, mock: m })} />}
-      {route.page === 'generate' && <GeneratePage go={go} />}
+      {route.page === 'generate' && <GeneratePage go={go} mockId={route.id} key={route.id || ''} />}
       {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'members' && <MembersPage />}
       {route.page === 'keys' && <KeysPage />}
