@@ -167,3 +167,68 @@ export async function revokeAccessToken(token) {
   });
   if (!res.ok) throw await errorOf(res);
 }
+
+/**
+ * upload sends body (a string, Blob or File) to the admin API with
+ * XMLHttpRequest, whose upload events fetch does not give, and calls
+ * onProgress({loaded, total, rate}) as the bytes leave (rate in bytes a
+ * second). The answer is JSON, as admin's.
+ */
+export function upload(method, path, body, { contentType, onProgress } = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, '/admin/v1' + path);
+    xhr.withCredentials = true;
+    xhr.setRequestHeader('X-CSRF-Token', csrf);
+    xhr.setRequestHeader('Content-Type', contentType || 'application/json');
+    const started = performance.now();
+    const total = typeof body === 'string' ? new Blob([body]).size : body.size;
+    const report = (loaded) => {
+      const s = (performance.now() - started) / 1000;
+      if (onProgress) onProgress({ loaded, total, rate: s > 0.2 ? loaded / s : 0 });
+    };
+    report(0);
+    xhr.upload.onprogress = (e) => report(e.loaded);
+    xhr.upload.onload = () => report(total);
+    xhr.onerror = () => reject(new ApiError(0, 'The upload failed: the server could not be reached.'));
+    xhr.onload = () => {
+      let answer = null;
+      try {
+        answer = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        // not JSON: the status says it
+      }
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(answer);
+      if (xhr.status === 401) {
+        csrf = '';
+        onSignedOut();
+      }
+      const msg = answer && typeof answer.error === 'string' ? answer.error : `${xhr.status} ${xhr.statusText}`;
+      reject(new ApiError(xhr.status, msg));
+    };
+    xhr.send(body);
+  });
+}
+
+/**
+ * DEFAULT_MAX_DATA_BYTES is decoy serve's default --max-data-bytes, assumed
+ * when the server does not say its own.
+ */
+export const DEFAULT_MAX_DATA_BYTES = 64 * 1024 * 1024;
+
+let maxData = null;
+
+/**
+ * maxDataBytes is the largest document the server accepts: the
+ * limits.max_data_bytes of GET /me when the server gives it, else the
+ * default of decoy serve.
+ */
+export function maxDataBytes() {
+  if (!maxData) {
+    maxData = admin('GET', '/me').then(
+      (me) => (me && me.limits && me.limits.max_data_bytes > 0 ? me.limits.max_data_bytes : DEFAULT_MAX_DATA_BYTES),
+      () => DEFAULT_MAX_DATA_BYTES,
+    );
+  }
+  return maxData;
+}
