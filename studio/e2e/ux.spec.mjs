@@ -110,6 +110,18 @@ await journey(async (browser) => {
     await page.getByRole('heading', { name: 'Monthly quota' }).waitFor();
   });
 
+  await step('an edited template on the Generate page asks too', async () => {
+    await page.goto(`${base}/#/generate`);
+    await page.locator('#template-editor .cm-content').waitFor();
+    await setEditor(page, '#template-editor', '{"$repeat": 2, "$item": {"id": "{{ seq }}"}}');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mocks' }).click();
+    const ask = page.getByRole('dialog', { name: 'Leave without saving?' });
+    await ask.getByRole('button', { name: 'Discard changes' }).click();
+    await page.getByRole('heading', { name: 'Mocks' }).waitFor();
+    await page.goto(`${base}/#/mocks/${people.id}/usage`);
+    await page.getByRole('heading', { name: 'Monthly quota' }).waitFor();
+  });
+
   await step('deleting and rotating ask first, naming the consequence', async () => {
     await page.getByRole('button', { name: 'Delete' }).click();
     const del = page.getByRole('dialog', { name: 'Delete this mock?' });
