@@ -8,7 +8,7 @@ import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
 import { GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
-import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time, UploadProgress, forgetUnsaved, formatBytes, formatNumber, formatTime, go, hasUnsaved, tooLarge, useUnsaved } from './ui.jsx';
+import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time, UploadProgress, forgetUnsaved, formatBytes, formatNumber, go, hasUnsaved, tooLarge, useUnsaved } from './ui.jsx';
 import { SignIn } from './signin.jsx';
 import { MainNav, RoleNote, TeamProvider, useTeam } from './team.jsx';
 import { MocksPage, ProjectSelect } from './projects.jsx';
@@ -278,7 +278,7 @@ function MockPage({ id, tab, onToken, onProject }) {
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
-      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime }} />}
+      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime: timeOf }} />}
       {confirmDelete && (
         <ConfirmDialog title="Delete this mock?" confirm="Delete" danger onClose={() => setConfirmDelete(false)}
           onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); forgetUnsaved(); go('#/'); }}>
@@ -291,6 +291,9 @@ function MockPage({ id, tab, onToken, onProject }) {
     </main>
   );
 }
+
+/** timeOf shows a time as the Versions tab wants it: see Time. */
+const timeOf = (s) => <Time value={s} />;
 
 function isJSONType(ct) {
   const mt = (ct || '').split(';')[0].trim().toLowerCase();

@@ -64,7 +64,7 @@ export function Sidebar({ route, projectID, mockID }) {
         )}
         {showMocks && mocks && (
           <nav aria-labelledby="side-mocks-title" class="side-section">
-            <h2 id="side-mocks-title">{project ? `Mocks of ${project.name}` : 'Mocks'}</h2>
+            <h2 id="side-mocks-title">{project ? `In ${project.name}` : 'In all projects'}</h2>
             {mocks.length === 0 && <p class="hint">No mocks yet.</p>}
             <ul class="mock-list">
               {mocks.slice(0, SHOWN).map((m) => (
