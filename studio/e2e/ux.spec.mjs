@@ -93,6 +93,17 @@ await journey(async (browser) => {
     }), false);
   });
 
+  await step('signing out with unsaved edits asks too', async () => {
+    await setEditor(page, '#data-editor', '[{"id": 1, "name": "Edited again"}]');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const ask = page.getByRole('dialog', { name: 'Sign out without saving?' });
+    await ask.getByRole('button', { name: 'Stay' }).click();
+    await ask.waitFor({ state: 'detached' });
+    assert.match(await editorText(), /Edited again/);
+    await page.getByRole('button', { name: 'Revert' }).click();
+    await page.getByTestId('unsaved').waitFor({ state: 'detached' });
+  });
+
   await step('unsaved settings ask too; the placeholders say the server defaults', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Rate limit per minute').waitFor();

@@ -848,6 +848,7 @@ function App() {
   const [token, setToken] = useState(null);
   const [error, setError] = useState(null);
   const [sideProject, setSideProject] = useState('');
+  const [confirmSignOut, setConfirmSignOut] = useState(false);
   useEffect(() => {
     if (route.page === 'list' || route.page === 'new') setSideProject(route.project || '');
   }, [route.page, route.project]);
@@ -896,7 +897,14 @@ function App() {
       </>
     );
   }
-  const signOut = async () => {
+  const signOut = async (sure) => {
+    // Signing out leaves the page too: unsaved edits ask first.
+    if (sure !== true && hasUnsaved()) {
+      setConfirmSignOut(true);
+      return;
+    }
+    setConfirmSignOut(false);
+    forgetUnsaved();
     try {
       await api.signOut();
     } finally {
@@ -924,6 +932,11 @@ function App() {
       {route.page === 'audit' && <AuditPage />}
       </div>
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
+      {confirmSignOut && (
+        <ConfirmDialog title="Sign out without saving?" confirm="Discard changes and sign out" cancel="Stay" danger onClose={() => setConfirmSignOut(false)} onConfirm={() => signOut(true)}>
+          <p>Your edits on this page are not saved. Signing out discards them.</p>
+        </ConfirmDialog>
+      )}
       {leaving !== null && (
         <ConfirmDialog title="Leave without saving?" confirm="Discard changes" cancel="Stay" danger onClose={stay} onConfirm={leave}>
           <p>Your edits on this page are not saved. Leaving discards them.</p>
