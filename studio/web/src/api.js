@@ -174,7 +174,25 @@ export async function revokeAccessToken(token) {
  * onProgress({loaded, total, rate}) as the bytes leave (rate in bytes a
  * second). The answer is JSON, as admin's.
  */
-export function upload(method, path, body, { contentType, onProgress } = {}) {
+export async function upload(method, path, body, opts = {}) {
+  let res = await send(method, path, body, opts);
+  if (res.status === 403) {
+    // Signed in again from another tab: as admin does, learn the new CSRF
+    // token and try once more.
+    const s = await session();
+    if (s.signed_in) res = await send(method, path, body, opts);
+  }
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (res.status >= 200 && res.status < 300) return res.answer;
+  const msg = res.answer && typeof res.answer.error === 'string' ? res.answer.error : `${res.status} ${res.statusText}`;
+  throw new ApiError(res.status, msg);
+}
+
+// send makes one upload: {status, statusText, answer}.
+function send(method, path, body, { contentType, onProgress }) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open(method, '/admin/v1' + path);
@@ -198,13 +216,7 @@ export function upload(method, path, body, { contentType, onProgress } = {}) {
       } catch {
         // not JSON: the status says it
       }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(answer);
-      if (xhr.status === 401) {
-        csrf = '';
-        onSignedOut();
-      }
-      const msg = answer && typeof answer.error === 'string' ? answer.error : `${xhr.status} ${xhr.statusText}`;
-      reject(new ApiError(xhr.status, msg));
+      resolve({ status: xhr.status, statusText: xhr.statusText, answer });
     };
     xhr.send(body);
   });
