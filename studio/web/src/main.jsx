@@ -684,11 +684,11 @@ function Playground({ mock }) {
           </div>
           <div>
             <label for="p-offset">Offset</label>
-            <input id="p-offset" inputMode="numeric" value={offset} onInput={(e) => setOffset(e.target.value)} />
+            <input id="p-offset" inputMode="numeric" placeholder="default: 0" value={offset} onInput={(e) => setOffset(e.target.value)} />
           </div>
           <div>
             <label for="p-limit">Limit</label>
-            <input id="p-limit" inputMode="numeric" value={limit} onInput={(e) => setLimit(e.target.value)} />
+            <input id="p-limit" inputMode="numeric" placeholder="default: all" value={limit} onInput={(e) => setLimit(e.target.value)} />
           </div>
           {mock.private && (
             <div class="grow">
