@@ -277,19 +277,30 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 
 // Me.
 
-// meView is who the caller is, with the workspaces it reaches.
+// meView is who the caller is, with the workspaces it reaches and the
+// server's limits (what Studio checks a file against before sending it).
 type meView struct {
 	Kind        string             `json:"kind"`
 	User        *decoy.User        `json:"user,omitempty"`
 	Key         *decoy.APIKey      `json:"key,omitempty"`
 	Memberships []decoy.Membership `json:"memberships"`
+	Limits      serverLimits       `json:"limits"`
+}
+
+// serverLimits are decoy serve's --max-data-bytes, --rate-limit and
+// --monthly-quota.
+type serverLimits struct {
+	MaxDataBytes        int64 `json:"max_data_bytes"`
+	DefaultRateLimit    int64 `json:"default_rate_limit"`
+	DefaultMonthlyQuota int64 `json:"default_monthly_quota"`
 }
 
 // me is GET /me.
 func (s *Server) me(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
 	ctx := r.Context()
-	v := meView{Kind: c.actor().Kind, User: c.user, Key: c.key, Memberships: []decoy.Membership{}}
+	v := meView{Kind: c.actor().Kind, User: c.user, Key: c.key, Memberships: []decoy.Membership{},
+		Limits: serverLimits{MaxDataBytes: s.cfg.MaxDataBytes, DefaultRateLimit: s.cfg.DefaultRateLimit, DefaultMonthlyQuota: s.cfg.DefaultMonthlyQuota}}
 	switch {
 	case s.cfg.Teams == nil:
 	case c.admin:

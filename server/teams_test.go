@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -712,5 +713,30 @@ func TestTeamsAuditNamesRevokedKey(t *testing.T) {
 	}
 	if len(page.Entries) != 1 || page.Entries[0].Action != "key.revoke" || page.Entries[0].Target != (decoy.AuditTarget{Kind: "key", ID: k, Name: "deploy"}) {
 		t.Errorf("newest entry: %+v, want key.revoke of key %s named deploy", page.Entries, k)
+	}
+}
+
+// GET /me tells every caller the server's own limits, as decoy serve was
+// started: Studio checks a file's size against max_data_bytes before it
+// sends it.
+func TestMeServerLimits(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) {
+		c.MaxDataBytes = 12345
+		c.DefaultRateLimit = 7
+		c.DefaultMonthlyQuota = 0
+	})
+	for _, tok := range []string{adminToken, tm.viewer, tm.viewerKey} {
+		r := tm.call("GET", "/admin/v1/me", tok, "")
+		tm.want(r, 200)
+		var me struct {
+			Limits map[string]int64 `json:"limits"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &me); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{"max_data_bytes": 12345, "default_rate_limit": 7, "default_monthly_quota": 0}
+		if !maps.Equal(me.Limits, want) {
+			t.Errorf("limits = %v, want %v", me.Limits, want)
+		}
 	}
 }

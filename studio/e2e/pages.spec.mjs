@@ -82,7 +82,7 @@ await journey(async (browser) => {
 
   await step('project', async () => {
     await page.goto(`${base}/#/projects/${project.id}`);
-    await page.getByText('No mocks yet: create one.').waitFor();
+    await page.getByTestId('empty-state').waitFor();
     await seen(page, 'project');
   });
 

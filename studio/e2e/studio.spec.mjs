@@ -219,10 +219,17 @@ await journey(async (browser) => {
   await step('rotate the token and see the old one refused', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Rotate token' }).click();
+    // Rotation asks first, naming what it breaks.
+    const confirm = page.getByRole('dialog', { name: 'Rotate the token?' });
+    assert.match(await confirm.innerText(), /Apps using the current token .* will get 401 at once/);
+    await confirm.getByRole('button', { name: 'Rotate token' }).click();
     newToken = await readToken();
     assert.notEqual(newToken, token);
     await screenshot(page, 'token-rotated');
-    // Escape closes the dialog, as any dialog.
+    // Escape closes the one-time dialog only once the token was copied.
+    await page.keyboard.press('Escape');
+    await page.getByTestId('not-stored').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Copy' }).click();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'Playground' }).click();
@@ -268,7 +275,7 @@ await journey(async (browser) => {
     assert.equal(await page.getByTestId('minutes-refused').innerText(), '1');
     assert.equal(await page.getByTestId('days-served').innerText(), '5');
     assert.equal(await page.getByTestId('days-refused').innerText(), '1');
-    assert.match(await page.getByTestId('quota-used').innerText(), /^5 served this month of 50000/);
+    assert.match(await page.getByTestId('quota-used').innerText(), /^5 served this month of 50[,.\s\u202f]?000/);
     assert.ok(await page.locator('.chart rect.refused').count() >= 2, 'no refused bar');
     await screenshot(page, 'usage');
   });

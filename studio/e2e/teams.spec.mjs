@@ -97,10 +97,10 @@ await journey(async (browser) => {
     await page.waitForURL(/#\/projects\//);
     billing = page.url().split('/').pop();
     assert.equal(await page.getByRole('link', { name: 'billing' }).getAttribute('aria-current'), 'page');
-    await page.getByText('No mocks yet: create one.').waitFor();
+    await page.getByTestId('empty-state').waitFor();
     await page.getByRole('main').getByRole('link', { name: 'New mock' }).click();
     await page.getByRole('heading', { name: 'New mock' }).waitFor();
-    await page.getByLabel('Project').waitFor();
+    await page.getByLabel('Project', { exact: true }).waitFor();
     await page.waitForFunction((id) => document.getElementById('project-select').value === id, billing);
     await page.getByLabel('Name').fill('invoices');
     await page.getByRole('button', { name: 'Create mock' }).click();
@@ -291,7 +291,7 @@ await journey(async (browser) => {
     await page.reload();
     await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'acme' });
     await page.getByRole('heading', { name: 'Projects of acme' }).waitFor();
-    await page.getByText('No mocks yet: create one.').waitFor();
+    await page.getByTestId('empty-state').waitFor();
     await page.reload();
     await page.getByRole('heading', { name: 'Projects of acme' }).waitFor();
     assert.equal(await page.getByLabel('Workspace', { exact: true }).inputValue(), acme);
@@ -302,6 +302,8 @@ await journey(async (browser) => {
 
   await step('at 375 px wide, the team pages fit', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
+    // The sidebar folds into a menu at this width.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByLabel('Workspace', { exact: true }).selectOption({ label: 'default' });
     for (const [hash, heading] of [['#/', 'Mocks'], ['#/members', 'Members of default'], ['#/keys', 'API keys of default'], ['#/audit', 'Audit log of default']]) {
       await page.goto(base + '/' + hash);

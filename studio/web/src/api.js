@@ -191,3 +191,80 @@ export async function template(id) {
     mode: res.headers.get('Decoy-Template-Mode') || 'once',
   };
 }
+
+/**
+ * upload sends body (a string, Blob or File) to the admin API with
+ * XMLHttpRequest, whose upload events fetch does not give, and calls
+ * onProgress({loaded, total, rate}) as the bytes leave (rate in bytes a
+ * second). The answer is JSON, as admin's.
+ */
+export async function upload(method, path, body, opts = {}) {
+  let res = await send(method, path, body, opts);
+  if (res.status === 403) {
+    // Signed in again from another tab: as admin does, learn the new CSRF
+    // token and try once more.
+    const s = await session();
+    if (s.signed_in) res = await send(method, path, body, opts);
+  }
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (res.status >= 200 && res.status < 300) return res.answer;
+  const msg = res.answer && typeof res.answer.error === 'string' ? res.answer.error : `${res.status} ${res.statusText}`;
+  throw new ApiError(res.status, msg);
+}
+
+// send makes one upload: {status, statusText, answer}.
+function send(method, path, body, { contentType, onProgress }) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, '/admin/v1' + path);
+    xhr.withCredentials = true;
+    xhr.setRequestHeader('X-CSRF-Token', csrf);
+    xhr.setRequestHeader('Content-Type', contentType || 'application/json');
+    const started = performance.now();
+    const total = typeof body === 'string' ? new Blob([body]).size : body.size;
+    const report = (loaded) => {
+      const s = (performance.now() - started) / 1000;
+      if (onProgress) onProgress({ loaded, total, rate: s > 0.2 ? loaded / s : 0 });
+    };
+    report(0);
+    xhr.upload.onprogress = (e) => report(e.loaded);
+    xhr.upload.onload = () => report(total);
+    xhr.onerror = () => reject(new ApiError(0, 'The upload failed: the server could not be reached.'));
+    xhr.onload = () => {
+      let answer = null;
+      try {
+        answer = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        // not JSON: the status says it
+      }
+      resolve({ status: xhr.status, statusText: xhr.statusText, answer });
+    };
+    xhr.send(body);
+  });
+}
+
+/**
+ * DEFAULT_MAX_DATA_BYTES is decoy serve's default --max-data-bytes, assumed
+ * when the server does not say its own.
+ */
+export const DEFAULT_MAX_DATA_BYTES = 64 * 1024 * 1024;
+
+let maxData = null;
+
+/**
+ * maxDataBytes is the largest document the server accepts: the
+ * limits.max_data_bytes of GET /me when the server gives it, else the
+ * default of decoy serve.
+ */
+export function maxDataBytes() {
+  if (!maxData) {
+    maxData = admin('GET', '/me').then(
+      (me) => (me && me.limits && me.limits.max_data_bytes > 0 ? me.limits.max_data_bytes : DEFAULT_MAX_DATA_BYTES),
+      () => DEFAULT_MAX_DATA_BYTES,
+    );
+  }
+  return maxData;
+}

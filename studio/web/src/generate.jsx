@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { createEditor } from './editor.js';
+import { forgetUnsaved, useUnsaved } from './ui.jsx';
 
 /** STARTERS are templates to begin from. */
 export const STARTERS = {
@@ -66,6 +67,8 @@ export function GeneratePage({ go, mockId }) {
   const [mock, setMock] = useState(null);
   const host = useRef(null);
   const editor = useRef(null);
+  // A template of one's own (not a starter as it is) is work to keep.
+  useUnsaved('template', !Object.values(STARTERS).includes(text));
 
   useEffect(() => {
     const ed = createEditor(host.current, { doc: text, onChange: setText, label: 'Template (JSON)', isJSON: true });
@@ -120,6 +123,7 @@ export function GeneratePage({ go, mockId }) {
         body: text,
         contentType: schema ? 'application/schema+json' : 'application/json',
       });
+      forgetUnsaved();
       go(`#/mocks/${m.id}`);
     } catch (err) {
       setError(err);

@@ -4,7 +4,7 @@
 // project as a .tar.gz.
 import { useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
-import { formatBytes } from './ui.jsx';
+import { UploadProgress, formatBytes, tooLarge } from './ui.jsx';
 import { ProjectSelect } from './projects.jsx';
 import './importexport.css';
 
@@ -62,6 +62,7 @@ export function ImportExportPage() {
   const [error, setError] = useState(null);
   const [over, setOver] = useState(false);
   const input = useRef(null);
+  const [progress, setProgress] = useState(null);
 
   const check = async (f, fmt = format, ids = newIDs) => {
     setFile(f);
@@ -69,13 +70,23 @@ export function ImportExportPage() {
     setDone(null);
     setError(null);
     if (!f) return;
+    // Checked before a byte is sent: a file over the limit would be
+    // refused only once uploaded.
+    const why = tooLarge(f, await api.maxDataBytes());
+    if (why) {
+      setFile(null);
+      if (input.current) input.current.value = '';
+      setError(new Error(why));
+      return;
+    }
     setBusy(true);
     try {
-      setPreview(await api.admin('POST', importPath(project, fmt, ids, true), { body: f, contentType: 'application/octet-stream' }));
+      setPreview(await api.upload('POST', importPath(project, fmt, ids, true), f, { contentType: 'application/octet-stream', onProgress: setProgress }));
     } catch (e) {
       setError(e);
     } finally {
       setBusy(false);
+      setProgress(null);
     }
   };
 
@@ -83,7 +94,7 @@ export function ImportExportPage() {
     setBusy(true);
     setError(null);
     try {
-      const res = await api.admin('POST', importPath(project, format, newIDs, false), { body: file, contentType: 'application/octet-stream' });
+      const res = await api.upload('POST', importPath(project, format, newIDs, false), file, { contentType: 'application/octet-stream', onProgress: setProgress });
       setDone(res);
       setPreview(null);
       setFile(null);
@@ -92,6 +103,7 @@ export function ImportExportPage() {
       setError(e);
     } finally {
       setBusy(false);
+      setProgress(null);
     }
   };
 
@@ -161,6 +173,7 @@ export function ImportExportPage() {
           </div>
         </div>
         {busy && <p aria-busy="true">Reading {file ? file.name : 'the file'}…</p>}
+        <UploadProgress progress={progress} />
         <Problem error={error} />
         {preview && (
           <div class="preview" aria-label="Preview">

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { useProjects } from './projects.jsx';
 import { RoleNote, items, useTeam } from './team.jsx';
-import { ConfirmDialog, CopyButton, Dialog, ErrorNote, formatTime } from './ui.jsx';
+import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time } from './ui.jsx';
 
 /** secretOf finds the key's secret in the answer that creates it. */
 export function secretOf(answer) {
@@ -19,7 +19,7 @@ export function secretOf(answer) {
 function KeyDialog({ created, onClose }) {
   const example = `curl -H 'Authorization: Bearer ${created.secret}' '${location.origin}/admin/v1/mocks?workspace_id=${created.key.workspace_id}'`;
   return (
-    <Dialog title="Store this key now" onClose={onClose} labelledBy="key-title">
+    <Dialog title="Store this key now" onClose={onClose} labelledBy="key-title" oneTime>
       <p class="warning">
         This is the only time Decoy shows the key <strong>{created.key.name}</strong>. It is stored hashed and cannot be
         shown again: put it in your CI secrets or a password manager now. If you lose it, revoke it and create another.
@@ -163,9 +163,9 @@ export function KeysPage() {
                 <td data-label="Name">{k.name}</td>
                 <td data-label="Role">{k.role}</td>
                 <td data-label="Project">{projectName(k.project_id)}</td>
-                <td data-label="Expires">{k.expires_at ? formatTime(k.expires_at) : 'never'}{expired(k) && <span class="badge">expired</span>}</td>
-                <td data-label="Created">{formatTime(k.created_at)}</td>
-                <td data-label="Last used" data-testid="key-last-used">{k.last_used_at ? formatTime(k.last_used_at) : 'never'}</td>
+                <td data-label="Expires">{k.expires_at ? <Time value={k.expires_at} /> : 'never'}{expired(k) && <span class="badge">expired</span>}</td>
+                <td data-label="Created"><Time value={k.created_at} /></td>
+                <td data-label="Last used" data-testid="key-last-used">{k.last_used_at ? <Time value={k.last_used_at} /> : 'never'}</td>
                 <td data-label="Actions">
                   <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke</button>
                 </td>

@@ -3,15 +3,16 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { checkJSON, createEditor, format } from './editor.js';
-import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet } from './playground.js';
+import { OPERATORS, SHOWN_HEADERS, buildQuery, curl, fetchSnippet, forgetSavedQuery, recentQueries, rememberQuery, saveQuery, savedQueries } from './playground.js';
 import { Chart } from './chart.jsx';
 import { VersionsTab } from './versions.jsx';
 import { GeneratedData, GeneratePage, TemplateBadge } from './generate.jsx';
 import { ImportExportPage } from './importexport.jsx';
-import { ConfirmDialog, CopyButton, Dialog, ErrorNote, formatBytes, formatTime, go } from './ui.jsx';
+import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time, UploadProgress, forgetUnsaved, formatBytes, formatNumber, go, hasUnsaved, tooLarge, useUnsaved } from './ui.jsx';
 import { SignIn } from './signin.jsx';
 import { MainNav, RoleNote, TeamProvider, useTeam } from './team.jsx';
 import { MocksPage, ProjectSelect } from './projects.jsx';
+import { Sidebar } from './sidebar.jsx';
 import { MembersPage } from './members.jsx';
 import { KeysPage } from './keys.jsx';
 import { AuditPage } from './audit.jsx';
@@ -40,20 +41,43 @@ function parseRoute() {
   return { page: 'list', project: '' };
 }
 
+/**
+ * useRoute follows the hash. Leaving a page with unsaved edits (see
+ * useUnsaved) puts the old hash back and returns the one asked for as
+ * leaving, until leave or stay says what to do.
+ */
 function useRoute() {
   const [route, setRoute] = useState(parseRoute);
+  const [leaving, setLeaving] = useState(null);
+  const current = useRef(location.hash);
   useEffect(() => {
-    const on = () => setRoute(parseRoute());
+    const on = () => {
+      if (location.hash === current.current) return;
+      if (hasUnsaved()) {
+        const to = location.hash;
+        history.replaceState(null, '', current.current || '#/');
+        setLeaving(to);
+        return;
+      }
+      current.current = location.hash;
+      setRoute(parseRoute());
+    };
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
-  return route;
+  const leave = () => {
+    const to = leaving;
+    setLeaving(null);
+    forgetUnsaved();
+    location.hash = to;
+  };
+  return { route, leaving, leave, stay: () => setLeaving(null) };
 }
 
 /** TokenDialog shows a mock token once, with a copy button. */
 function TokenDialog({ token, mock, onClose }) {
   return (
-    <Dialog title="Store this token now" onClose={onClose} labelledBy="token-title">
+    <Dialog title="Store this token now" onClose={onClose} labelledBy="token-title" oneTime>
       <p class="warning">
         This is the only time Decoy shows the token of <strong>{mock.name || mock.id}</strong>. It is stored
         hashed and cannot be shown again: copy it to your app or a password manager now. If you lose it,
@@ -120,15 +144,30 @@ function NewMock({ project: initialProject, onToken }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const editor = useRef(null);
-  const valid = checkJSON(text) === null;
+  // A file too large for the editor is sent as it is, unread.
+  const [file, setFile] = useState(null);
+  const [progress, setProgress] = useState(null);
+  const valid = file !== null || checkJSON(text) === null;
 
   const upload = async (e) => {
     const f = e.target.files[0];
+    setError(null);
+    setFile(null);
     if (!f) return;
+    const why = tooLarge(f, await api.maxDataBytes());
+    if (why) {
+      e.target.value = '';
+      setError(new Error(why));
+      return;
+    }
+    if (!name) setName(f.name.replace(/\.json$/i, ''));
+    if (f.size > EDITOR_MAX_BYTES) {
+      setFile(f);
+      return;
+    }
     const t = await f.text();
     editor.current.text = t;
     setText(t);
-    if (!name) setName(f.name.replace(/\.json$/i, ''));
   };
   const submit = async (e) => {
     e.preventDefault();
@@ -137,7 +176,7 @@ function NewMock({ project: initialProject, onToken }) {
     setError(null);
     try {
       const inProject = project ? `&project_id=${encodeURIComponent(project)}` : '';
-      const m = await api.admin('POST', `/mocks?name=${encodeURIComponent(name)}&private=${priv}${inProject}`, { body: text });
+      const m = await api.upload('POST', `/mocks?name=${encodeURIComponent(name)}&private=${priv}${inProject}`, file || text, { onProgress: setProgress });
       if (m.token) {
         knownTokens.set(m.id, m.token);
         onToken(m.token, m);
@@ -146,6 +185,7 @@ function NewMock({ project: initialProject, onToken }) {
     } catch (err) {
       setError(err);
       setBusy(false);
+      setProgress(null);
     }
   };
   return (
@@ -168,13 +208,23 @@ function NewMock({ project: initialProject, onToken }) {
             <input id="new-file" type="file" accept=".json,application/json" onChange={upload} />
           </div>
         </div>
-        <p class="field-label" id="new-data-label">Data (JSON)</p>
-        <JSONEditor initial={text} onChange={setText} label="Mock data (JSON)" editorRef={editor} id="new-data" />
-        <Validity text={text} editorRef={editor} />
+        {file && (
+          <p class="notice" data-testid="file-as-is">
+            {file.name} is {formatBytes(file.size)}: too large to edit here, it is sent as it is.{' '}
+            <button type="button" class="link" onClick={() => setFile(null)}>Use the editor instead</button>
+          </p>
+        )}
+        <div hidden={!!file}>
+          <p class="field-label" id="new-data-label">Data (JSON)</p>
+          <p class="hint">Paste or type JSON, load a file, or start from a template on the <a href="#/generate">Generate</a> page or an OpenAPI document on the <a href="#/transfer">Import</a> page.</p>
+          <JSONEditor initial={text} onChange={setText} label="Mock data (JSON)" editorRef={editor} id="new-data" />
+          {!file && <Validity text={text} editorRef={editor} />}
+        </div>
         <div class="actions">
-          <button type="button" onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }} disabled={!valid}>Format</button>
+          {!file && <button type="button" onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }} disabled={!valid}>Format</button>}
           <button type="submit" class="primary" disabled={!valid || busy}>Create mock</button>
         </div>
+        <UploadProgress progress={progress} />
         <ErrorNote error={error} />
       </form>
     </main>
@@ -191,12 +241,12 @@ const TABS = [
   ['versions', 'Versions'],
 ];
 
-function MockPage({ id, tab, onToken }) {
+function MockPage({ id, tab, onToken, onProject }) {
   const [mock, setMock] = useState(null);
   const [error, setError] = useState(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const team = useTeam();
-  const load = useCallback(() => api.admin('GET', `/mocks/${id}`).then(setMock, setError), [id]);
+  const load = useCallback(() => api.admin('GET', `/mocks/${id}`).then((m) => { setMock(m); onProject(m.project_id || ''); }, setError), [id]);
   useEffect(() => {
     setMock(null);
     setError(null);
@@ -229,10 +279,10 @@ function MockPage({ id, tab, onToken }) {
       {tab === 'settings' && <SettingsTab mock={mock} onSaved={setMock} onToken={showToken} />}
       {tab === 'playground' && <Playground mock={mock} />}
       {tab === 'usage' && <UsageTab mock={mock} />}
-      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime }} />}
+      {tab === 'versions' && <VersionsTab mock={mock} onRestored={setMock} {...{ ConfirmDialog, ErrorNote, formatBytes, formatTime: timeOf }} />}
       {confirmDelete && (
         <ConfirmDialog title="Delete this mock?" confirm="Delete" danger onClose={() => setConfirmDelete(false)}
-          onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); go('#/'); }}>
+          onConfirm={async () => { await api.admin('DELETE', `/mocks/${id}`); knownTokens.delete(id); forgetUnsaved(); go('#/'); }}>
           <p>
             <strong>{mock.name || mock.id}</strong> and its data go at once; its URL answers 404 from then on. This
             cannot be undone.
@@ -243,23 +293,106 @@ function MockPage({ id, tab, onToken }) {
   );
 }
 
+/** timeOf shows a time as the Versions tab wants it: see Time. */
+const timeOf = (s) => <Time value={s} />;
+
 function isJSONType(ct) {
   const mt = (ct || '').split(';')[0].trim().toLowerCase();
   return mt === 'application/json' || mt.endsWith('+json');
 }
 
+/**
+ * EDITOR_MAX_BYTES is the largest document the Data tab opens in the
+ * editor: above it, the editor takes seconds to open and typing lags
+ * (measured in Chromium: see README), so the document opens read-only,
+ * with a download and a replace-with-a-file instead.
+ */
+const EDITOR_MAX_BYTES = 5 * 1024 * 1024;
+
+/** ReplaceWithFile uploads a file as the mock's new data, with progress. */
+function ReplaceWithFile({ mock, onSaved, onNote }) {
+  const [progress, setProgress] = useState(null);
+  const [error, setError] = useState(null);
+  const pick = async (e) => {
+    const f = e.target.files[0];
+    e.target.value = '';
+    if (!f) return;
+    setError(null);
+    const why = tooLarge(f, await api.maxDataBytes());
+    if (why) return setError(new Error(why));
+    try {
+      const m = await api.upload('PUT', `/mocks/${mock.id}/data`, f, { contentType: mock.content_type, onProgress: setProgress });
+      onSaved(m);
+      onNote(`Replaced with ${f.name}: the next read gets the new data.`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setProgress(null);
+    }
+  };
+  return (
+    <div class="replace-file">
+      <label for="data-file">Replace with a file</label>
+      <input id="data-file" type="file" onChange={pick} disabled={!!progress} />
+      <UploadProgress progress={progress} />
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
 function DataTab({ mock, onSaved }) {
+  const big = mock.size > EDITOR_MAX_BYTES;
+  const [anyway, setAnyway] = useState(false);
   const [text, setText] = useState(null);
   const [saved, setSaved] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState('');
+  const [progress, setProgress] = useState(null);
   const editor = useRef(null);
   const json = isJSONType(mock.content_type);
   const editable = useTeam().can('editor', mock.workspace_id);
+  const reading = !big || anyway;
+  const [replaced, setReplaced] = useState(0);
+  useUnsaved('data', text !== null && text !== saved);
   useEffect(() => {
+    if (!reading) return;
+    setText(null);
     api.admin('GET', `/mocks/${mock.id}/data`, { raw: true }).then((t) => { setText(t); setSaved(t); }, setError);
-  }, [mock.id]);
+  }, [mock.id, reading, replaced]);
+  const download = async () => {
+    setError(null);
+    try {
+      const blob = await api.admin('GET', `/mocks/${mock.id}/data`, { raw: 'blob' });
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = `${mock.name || mock.id}${json ? '.json' : ''}`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  if (!reading) {
+    return (
+      <section aria-label="Data">
+        <div class="card large-doc" data-testid="large-doc">
+          <h2>Too large to edit here</h2>
+          <p>
+            This document is {formatBytes(mock.size)}: above {formatBytes(EDITOR_MAX_BYTES)}, the editor takes seconds to
+            open and typing lags. Download it, edit it with a tool made for large files, and replace it with the file.
+          </p>
+          <div class="actions">
+            <button type="button" class="primary" onClick={download}>Download</button>
+            <button type="button" onClick={() => setAnyway(true)}>Open in the editor anyway</button>
+          </div>
+        </div>
+        {editable && <ReplaceWithFile mock={mock} onSaved={onSaved} onNote={setNote} />}
+        {note && <p class="notice" role="status">{note}</p>}
+        <ErrorNote error={error} />
+      </section>
+    );
+  }
   if (error && text === null) return <ErrorNote error={error} />;
   if (text === null) return <p aria-busy="true">Loading…</p>;
   const valid = !json || checkJSON(text) === null;
@@ -268,7 +401,7 @@ function DataTab({ mock, onSaved }) {
     setError(null);
     setNote('');
     try {
-      const m = await api.admin('PUT', `/mocks/${mock.id}/data`, { body: text, contentType: mock.content_type });
+      const m = await api.upload('PUT', `/mocks/${mock.id}/data`, text, { contentType: mock.content_type, onProgress: setProgress });
       setSaved(text);
       onSaved(m);
       setNote('Saved: the next read gets the new data.');
@@ -276,8 +409,10 @@ function DataTab({ mock, onSaved }) {
       setError(e);
     } finally {
       setBusy(false);
+      setProgress(null);
     }
   };
+  const dirty = text !== saved;
   return (
     <section aria-label="Data">
       <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
@@ -285,10 +420,13 @@ function DataTab({ mock, onSaved }) {
       <Validity text={text} editorRef={editor} isJSON={json} />
       {!editable && <RoleNote need="editor" what="changing the data" workspaceID={mock.workspace_id} />}
       {editable && <div class="actions">
+        {dirty && <span class="unsaved" data-testid="unsaved">Unsaved changes</span>}
         {json && <button type="button" disabled={!valid} onClick={() => { const f = format(editor.current.text); if (f) { editor.current.text = f; setText(f); } }}>Format</button>}
-        <button type="button" disabled={text === saved} onClick={() => { editor.current.text = saved; setText(saved); }}>Revert</button>
-        <button type="button" class="primary" disabled={!valid || busy || text === saved} onClick={save}>Save data</button>
+        <button type="button" disabled={!dirty} onClick={() => { editor.current.text = saved; setText(saved); }}>Revert</button>
+        <button type="button" class="primary" disabled={!valid || busy || !dirty} onClick={save}>Save data</button>
       </div>}
+      <UploadProgress progress={progress} label="Saving" />
+      {editable && <ReplaceWithFile mock={mock} onSaved={(m) => { onSaved(m); setReplaced((n) => n + 1); }} onNote={setNote} />}
       {note && <p class="notice" role="status">{note}</p>}
       <ErrorNote error={error} />
     </section>
@@ -297,6 +435,20 @@ function DataTab({ mock, onSaved }) {
 
 function limitValue(v) {
   return v === null || v === undefined ? '' : String(v);
+}
+
+/** patchOf is what the settings form changes of mock: the PATCH body. */
+function patchOf(f, mock) {
+  const patch = {};
+  if (f.name !== mock.name) patch.name = f.name;
+  if (f.private !== mock.private) patch.private = f.private;
+  if (Number(f.status) !== mock.status) patch.status = Number(f.status);
+  if (Number(f.delay_ms) !== mock.delay_ms) patch.delay_ms = Number(f.delay_ms);
+  for (const k of ['rate_limit', 'monthly_quota']) {
+    const v = f[k].trim() === '' ? null : Number(f[k]);
+    if (v !== mock[k]) patch[k] = v;
+  }
+  return patch;
 }
 
 function SettingsTab({ mock, onSaved, onToken }) {
@@ -310,17 +462,22 @@ function SettingsTab({ mock, onSaved, onToken }) {
   const set = (k) => (e) => setF({ ...f, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
   const editable = useTeam().can('editor', mock.workspace_id);
 
+  const patch = patchOf(f, mock);
+  useUnsaved('settings', Object.keys(patch).length > 0);
+  // The server's defaults, as this mock's usage gives them when it has none
+  // of its own: said in the placeholders.
+  const [defaults, setDefaults] = useState(null);
+  useEffect(() => {
+    api.admin('GET', `/mocks/${mock.id}/usage`).then(setDefaults, () => setDefaults(null));
+  }, [mock.id]);
+  const [confirmRotate, setConfirmRotate] = useState(false);
+  const placeholder = (own, limit, unit) => {
+    if (!defaults || own !== null && own !== undefined) return 'server default';
+    return limit ? `server default: ${formatNumber(limit)} ${unit}` : 'server default: unlimited';
+  };
+
   const save = async (e) => {
     e.preventDefault();
-    const patch = {};
-    if (f.name !== mock.name) patch.name = f.name;
-    if (f.private !== mock.private) patch.private = f.private;
-    if (Number(f.status) !== mock.status) patch.status = Number(f.status);
-    if (Number(f.delay_ms) !== mock.delay_ms) patch.delay_ms = Number(f.delay_ms);
-    for (const k of ['rate_limit', 'monthly_quota']) {
-      const v = f[k].trim() === '' ? null : Number(f[k]);
-      if (v !== mock[k]) patch[k] = v;
-    }
     if (Object.keys(patch).length === 0) {
       setNote('Nothing changed.');
       return;
@@ -342,14 +499,11 @@ function SettingsTab({ mock, onSaved, onToken }) {
   };
   const rotate = async () => {
     setError(null);
-    try {
-      const m = await api.admin('POST', `/mocks/${mock.id}/token`);
-      onSaved(m);
-      onToken(m.token, m);
-      setNote('New token issued: the old one no longer works.');
-    } catch (err) {
-      setError(err);
-    }
+    const m = await api.admin('POST', `/mocks/${mock.id}/token`);
+    setConfirmRotate(false);
+    onSaved(m);
+    onToken(m.token, m);
+    setNote('New token issued: the old one no longer works.');
   };
   return (
     <section aria-label="Settings">
@@ -375,11 +529,11 @@ function SettingsTab({ mock, onSaved, onToken }) {
           </div>
           <div>
             <label for="s-rate">Rate limit per minute</label>
-            <input id="s-rate" type="number" min="0" placeholder="server default" value={f.rate_limit} onInput={set('rate_limit')} aria-describedby="limits-hint" />
+            <input id="s-rate" type="number" min="0" placeholder={placeholder(mock.rate_limit, defaults && defaults.minute.limit, 'a minute')} value={f.rate_limit} onInput={set('rate_limit')} aria-describedby="limits-hint" />
           </div>
           <div>
             <label for="s-quota">Monthly quota</label>
-            <input id="s-quota" type="number" min="0" placeholder="server default" value={f.monthly_quota} onInput={set('monthly_quota')} aria-describedby="limits-hint" />
+            <input id="s-quota" type="number" min="0" placeholder={placeholder(mock.monthly_quota, defaults && defaults.month.limit, 'a month')} value={f.monthly_quota} onInput={set('monthly_quota')} aria-describedby="limits-hint" />
           </div>
         </div>
         <p class="hint" id="limits-hint">Empty: the server default. 0: unlimited.</p>
@@ -392,8 +546,16 @@ function SettingsTab({ mock, onSaved, onToken }) {
         <div class="card">
           <h2>Token</h2>
           <p>The token was shown once, when it was issued. A new one replaces it at once: apps that use the old one get 401.</p>
-          <button type="button" onClick={rotate}>Rotate token</button>
+          <button type="button" onClick={() => setConfirmRotate(true)}>Rotate token</button>
         </div>
+      )}
+      {confirmRotate && (
+        <ConfirmDialog title="Rotate the token?" confirm="Rotate token" danger onClose={() => setConfirmRotate(false)} onConfirm={rotate}>
+          <p>
+            Apps using the current token of <strong>{mock.name || mock.id}</strong> will get 401 at once. The new token is
+            shown once: have somewhere to store it.
+          </p>
+        </ConfirmDialog>
       )}
       {note && <p class="notice" role="status">{note}</p>}
       <ErrorNote error={error} />
@@ -406,16 +568,44 @@ function SettingsTab({ mock, onSaved, onToken }) {
 let rowKey = 0;
 const newRow = () => ({ key: ++rowKey, path: '', op: '$eq', value: '' });
 
+// The playground's state by mock id, so that leaving for another tab and
+// coming back finds the query and the last answer as they were. Memory
+// only, as the tokens.
+const playgrounds = new Map();
+
 function Playground({ mock }) {
-  const [rows, setRows] = useState(() => [newRow()]);
-  const [orderBy, setOrderBy] = useState('');
-  const [direction, setDirection] = useState('asc');
-  const [offset, setOffset] = useState('');
-  const [limit, setLimit] = useState('');
+  const kept = playgrounds.get(mock.id) || {};
+  const [rows, setRows] = useState(() => kept.rows || [newRow()]);
+  const [orderBy, setOrderBy] = useState(kept.orderBy || '');
+  const [direction, setDirection] = useState(kept.direction || 'asc');
+  const [offset, setOffset] = useState(kept.offset || '');
+  const [limit, setLimit] = useState(kept.limit || '');
   const [token, setToken] = useState(() => knownTokens.get(mock.id) || '');
-  const [result, setResult] = useState(null);
+  const [result, setResult] = useState(kept.result || null);
   const [busy, setBusy] = useState(false);
-  const [runs, setRuns] = useState(0);
+  const [runs, setRuns] = useState(kept.runs || 0);
+  const [recent, setRecent] = useState(() => recentQueries(mock.id));
+  const [saved, setSaved] = useState(() => savedQueries(mock.id));
+  const [saveName, setSaveName] = useState('');
+  useEffect(() => {
+    playgrounds.set(mock.id, { rows, orderBy, direction, offset, limit, result, runs });
+  }, [mock.id, rows, orderBy, direction, offset, limit, result, runs]);
+  const form = { filters: rows, orderBy, direction, offset, limit };
+  const restore = (f) => {
+    setRows(f.filters.length ? f.filters.map((r) => ({ ...r, key: ++rowKey })) : [newRow()]);
+    setOrderBy(f.orderBy || '');
+    setDirection(f.direction || 'asc');
+    setOffset(f.offset || '');
+    setLimit(f.limit || '');
+  };
+  const save = (e) => {
+    e.preventDefault();
+    const name = saveName.trim();
+    if (!name) return;
+    saveQuery(mock.id, name, form);
+    setSaved(savedQueries(mock.id));
+    setSaveName('');
+  };
 
   const query = buildQuery({ filters: rows, orderBy, direction, offset, limit });
   const url = mock.url + (query ? '?' + query : '');
@@ -449,11 +639,14 @@ function Playground({ mock }) {
     } finally {
       setBusy(false);
       setRuns((n) => n + 1);
+      rememberQuery(mock.id, form);
+      setRecent(recentQueries(mock.id));
     }
   };
 
   return (
     <section aria-label="Query playground" class="playground">
+      <div class="pg-input">
       <form onSubmit={run} class="stack">
         <fieldset>
           <legend>Filters (all must hold)</legend>
@@ -492,11 +685,11 @@ function Playground({ mock }) {
           </div>
           <div>
             <label for="p-offset">Offset</label>
-            <input id="p-offset" inputMode="numeric" value={offset} onInput={(e) => setOffset(e.target.value)} />
+            <input id="p-offset" inputMode="numeric" placeholder="default: 0" value={offset} onInput={(e) => setOffset(e.target.value)} />
           </div>
           <div>
             <label for="p-limit">Limit</label>
-            <input id="p-limit" inputMode="numeric" value={limit} onInput={(e) => setLimit(e.target.value)} />
+            <input id="p-limit" inputMode="numeric" placeholder="default: all" value={limit} onInput={(e) => setLimit(e.target.value)} />
           </div>
           {mock.private && (
             <div class="grow">
@@ -509,7 +702,42 @@ function Playground({ mock }) {
           <button type="submit" class="primary" disabled={busy}>Send request</button>
         </div>
       </form>
+      <form class="save-query row" onSubmit={save}>
+        <div class="grow">
+          <label for="p-save-name">Save this query as</label>
+          <input id="p-save-name" value={saveName} maxLength={80} placeholder="adults in Paris" onInput={(e) => setSaveName(e.target.value)} />
+        </div>
+        <button type="submit" disabled={!saveName.trim()}>Save query</button>
+      </form>
+      {saved.length > 0 && (
+        <div class="queries">
+          <h2 id="saved-title">Saved queries</h2>
+          <ul aria-labelledby="saved-title" data-testid="saved-queries">
+            {saved.map((q) => (
+              <li key={q.name}>
+                <button type="button" class="link" onClick={() => restore(q.form)} title={q.query ? '?' + q.query : 'no parameters'}>{q.name}</button>
+                <button type="button" class="icon" aria-label={`Forget ${q.name}`} onClick={() => { forgetSavedQuery(mock.id, q.name); setSaved(savedQueries(mock.id)); }}>✕</button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {recent.length > 0 && (
+        <div class="queries">
+          <h2 id="recent-title">Recent requests</h2>
+          <ul aria-labelledby="recent-title" data-testid="recent-queries">
+            {recent.map((h) => (
+              <li key={h.query + h.at}>
+                <button type="button" class="link mono" onClick={() => restore(h.form)}>{h.query ? '?' + h.query : '(no parameters)'}</button>
+                {' '}<span class="hint"><Time value={h.at} /></span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      </div>
 
+      <div class="pg-output">
       <h2>Request</h2>
       <div class="snippet">
         <label for="p-url">URL</label>
@@ -543,6 +771,7 @@ function Playground({ mock }) {
             <pre class="code body" data-testid="response-body" tabindex="0" aria-label="Response body">{result.body}</pre>
           </>
         )}
+      </div>
       </div>
     </section>
   );
@@ -582,8 +811,8 @@ function UsageTab({ mock }) {
         <div class="quota card">
           <h2>Monthly quota</h2>
           <p data-testid="quota-used">
-            {usage.month.used} served this month{usage.month.limit ? ` of ${usage.month.limit}` : ' (no quota)'}
-            {' '}· resets {formatTime(usage.month.resets_at)}
+            {formatNumber(usage.month.used)} served this month{usage.month.limit ? ` of ${formatNumber(usage.month.limit)}` : ' (no quota)'}
+            {' '}· resets <Time value={usage.month.resets_at} relative={false} />
           </p>
           {usage.month.limit > 0 && (
             <div class="meter" role="meter" aria-valuemin="0" aria-valuemax={usage.month.limit} aria-valuenow={usage.month.used} aria-label="Monthly quota used">
@@ -591,7 +820,7 @@ function UsageTab({ mock }) {
             </div>
           )}
           <p class="hint">
-            This minute: {usage.minute.used}{usage.minute.limit ? ` of ${usage.minute.limit} requests (rate limit)` : ' requests (no rate limit)'}.
+            This minute: {formatNumber(usage.minute.used)}{usage.minute.limit ? ` of ${formatNumber(usage.minute.limit)} requests (rate limit)` : ' requests (no rate limit)'}.
           </p>
         </div>
       )}
@@ -613,12 +842,17 @@ function UsageTab({ mock }) {
 // ---- the app
 
 function App() {
-  const route = useRoute();
+  const { route, leaving, leave, stay } = useRoute();
   const [state, setState] = useState('loading');
   const [notice, setNotice] = useState('');
   const [signInEmail, setSignInEmail] = useState('');
   const [token, setToken] = useState(null);
   const [error, setError] = useState(null);
+  const [sideProject, setSideProject] = useState('');
+  const [confirmSignOut, setConfirmSignOut] = useState(false);
+  useEffect(() => {
+    if (route.page === 'list' || route.page === 'new') setSideProject(route.project || '');
+  }, [route.page, route.project]);
 
   const check = useCallback(async () => {
     try {
@@ -664,7 +898,14 @@ function App() {
       </>
     );
   }
-  const signOut = async () => {
+  const signOut = async (sure) => {
+    // Signing out leaves the page too: unsaved edits ask first.
+    if (sure !== true && hasUnsaved()) {
+      setConfirmSignOut(true);
+      return;
+    }
+    setConfirmSignOut(false);
+    forgetUnsaved();
     try {
       await api.signOut();
     } finally {
@@ -680,15 +921,28 @@ function App() {
         <a class="brand" href="#/"><Logo />Decoy Studio</a>
         <MainNav route={route} onSignOut={signOut} />
       </header>
+      <div class="layout">
+      <Sidebar route={route} projectID={route.page === 'list' ? route.project : sideProject} mockID={route.page === 'mock' ? route.id : ''} />
       {route.page === 'list' && <MocksPage projectID={route.project} />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock project={route.project} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'generate' && <GeneratePage go={go} mockId={route.id} key={route.id || ''} />}
-      {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onProject={setSideProject} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'members' && <MembersPage />}
       {route.page === 'keys' && <KeysPage />}
       {route.page === 'audit' && <AuditPage />}
+      </div>
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
+      {confirmSignOut && (
+        <ConfirmDialog title="Sign out without saving?" confirm="Discard changes and sign out" cancel="Stay" danger onClose={() => setConfirmSignOut(false)} onConfirm={() => signOut(true)}>
+          <p>Your edits on this page are not saved. Signing out discards them.</p>
+        </ConfirmDialog>
+      )}
+      {leaving !== null && (
+        <ConfirmDialog title="Leave without saving?" confirm="Discard changes" cancel="Stay" danger onClose={stay} onConfirm={leave}>
+          <p>Your edits on this page are not saved. Leaving discards them.</p>
+        </ConfirmDialog>
+      )}
     </TeamProvider>
   );
 }

@@ -10,7 +10,7 @@ import { ConfirmDialog, CopyButton, Dialog, ErrorNote } from './ui.jsx';
 /** InvitationDialog shows an invitation link once. */
 function InvitationDialog({ invitation, onClose }) {
   return (
-    <Dialog title="Send this invitation link" onClose={onClose} labelledBy="invitation-title">
+    <Dialog title="Send this invitation link" onClose={onClose} labelledBy="invitation-title" oneTime>
       <p class="warning">
         <strong>{invitation.email}</strong> has no account yet. Decoy sends no mail: pass this link on yourself. It
         works once, for 7 days, and this is the only time it is shown. Whoever opens it sets a name and a password

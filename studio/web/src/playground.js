@@ -66,3 +66,70 @@ export const SHOWN_HEADERS = [
   'Content-Type',
   'ETag',
 ];
+
+// ---- recent and saved queries, per mock, in localStorage. What is kept
+// is the form (filters, order, offset, limit), never a token: the token
+// field is not part of it, and a filter on a token's name is dropped.
+
+const TOKEN_NAMES = /^(auth_token|decoyauthtoken|serviceauthtoken|authorization)$/i;
+const HISTORY_SIZE = 10;
+
+/** keptQuery is the part of a playground form that may be stored. */
+export function keptQuery({ filters = [], orderBy = '', direction = 'asc', offset = '', limit = '' }) {
+  return {
+    filters: filters.filter((f) => !TOKEN_NAMES.test(f.path.trim())).map(({ path, op, value }) => ({ path, op, value })),
+    orderBy, direction, offset, limit,
+  };
+}
+
+function readList(key) {
+  try {
+    const v = JSON.parse(localStorage.getItem(key) || '[]');
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+function writeList(key, list) {
+  try {
+    localStorage.setItem(key, JSON.stringify(list));
+  } catch {
+    // storage full or refused: the lists are a convenience
+  }
+}
+
+const historyKey = (mockID) => `decoy.playground.history.${mockID}`;
+const savedKey = (mockID) => `decoy.playground.saved.${mockID}`;
+
+/** recentQueries lists the mock's last requests, newest first: {query, form, at}. */
+export function recentQueries(mockID) {
+  return readList(historyKey(mockID));
+}
+
+/** rememberQuery adds a sent request to the mock's history. */
+export function rememberQuery(mockID, form) {
+  const kept = keptQuery(form);
+  const query = buildQuery(kept);
+  const list = recentQueries(mockID).filter((h) => h.query !== query);
+  list.unshift({ query, form: kept, at: new Date().toISOString() });
+  writeList(historyKey(mockID), list.slice(0, HISTORY_SIZE));
+}
+
+/** savedQueries lists the mock's named queries: {name, query, form}. */
+export function savedQueries(mockID) {
+  return readList(savedKey(mockID));
+}
+
+/** saveQuery stores the form under name, replacing one of the same name. */
+export function saveQuery(mockID, name, form) {
+  const kept = keptQuery(form);
+  const list = savedQueries(mockID).filter((q) => q.name !== name);
+  list.push({ name, query: buildQuery(kept), form: kept });
+  writeList(savedKey(mockID), list);
+}
+
+/** forgetSavedQuery removes the named query. */
+export function forgetSavedQuery(mockID, name) {
+  writeList(savedKey(mockID), savedQueries(mockID).filter((q) => q.name !== name));
+}

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { items, useTeam } from './team.jsx';
-import { ErrorNote, formatBytes, formatTime, go } from './ui.jsx';
+import { ErrorNote, Time, formatBytes, formatNumber, go } from './ui.jsx';
 
 const PAGE = 20;
 
@@ -62,7 +62,7 @@ export function ProjectSelect({ value, onChange, id = 'project-select' }) {
 }
 
 /** NewProject is the form that adds a project to the workspace. */
-function NewProject({ workspaceID, onCreated }) {
+export function NewProject({ workspaceID, onCreated }) {
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [error, setError] = useState(null);
@@ -108,7 +108,7 @@ export function MocksPage({ projectID = '' }) {
   const team = useTeam();
   const ws = team.workspace;
   const wsID = ws ? ws.id : '';
-  const { projects, error: projectsError, reload: reloadProjects } = useProjects(wsID);
+  const { projects } = useProjects(wsID);
   const [mocks, setMocks] = useState(null);
   const [usage, setUsage] = useState({});
   const [error, setError] = useState(null);
@@ -164,19 +164,6 @@ export function MocksPage({ projectID = '' }) {
         <h1>Mocks</h1>
         {team.can('editor') && <a class="button primary" href={newMock}>New mock</a>}
       </div>
-      {ws && (
-        <section class="projects" aria-labelledby="projects-title">
-          <h2 id="projects-title">Projects of {ws.name}</h2>
-          <ErrorNote error={projectsError} />
-          <ul class="project-list">
-            <li><a href="#/" aria-current={!projectID ? 'page' : undefined}>All projects</a></li>
-            {(projects || []).map((p) => (
-              <li key={p.id}><a href={`#/projects/${p.id}`} aria-current={p.id === projectID ? 'page' : undefined}>{p.name}</a></li>
-            ))}
-          </ul>
-          {team.can('editor') && <NewProject workspaceID={wsID} onCreated={(p) => reloadProjects().then(() => go(`#/projects/${p.id}`))} />}
-        </section>
-      )}
       <ErrorNote error={error} />
       <div class="search">
         <label for="search">Search by name or id</label>
@@ -185,7 +172,16 @@ export function MocksPage({ projectID = '' }) {
         <p class="hint" id="search-hint">{project ? `In the project ${project.name}.` : ws ? `In every project of ${ws.name}.` : ''}</p>
       </div>
       {!mocks && !error && <p aria-busy="true">{q.trim() ? 'Searching…' : 'Loading…'}</p>}
-      {mocks && all.length === 0 && <p>{q.trim() ? 'No mock matches.' : team.can('editor') ? 'No mocks yet: create one.' : 'No mocks yet.'}</p>}
+      {mocks && all.length === 0 && (q.trim() || !team.can('editor') ? <p>{q.trim() ? 'No mock matches.' : 'No mocks yet.'}</p> : (
+        <div class="card empty" data-testid="empty-state">
+          <h2>No mocks {project ? `in ${project.name}` : ''} yet: start with one of these</h2>
+          <ul>
+            <li><a href={newMock}>Paste JSON or load a file</a>: a mock serves it as it is, with filters, order and paging.</li>
+            <li><a href="#/generate">Generate data from a template</a>: fake people, orders or anything, as many records as you ask.</li>
+            <li><a href="#/transfer">Import an OpenAPI description</a> (or a json-server db.json, or a Decoy export): one mock per resource.</li>
+          </ul>
+        </div>
+      ))}
       {current.length > 0 && (
         <table class="mocks">
           <caption class="sr-only">Mocks, newest first</caption>
@@ -205,9 +201,9 @@ export function MocksPage({ projectID = '' }) {
                   <td data-label="Id" class="mono small">{m.id}</td>
                   <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
                   <td data-label="Size">{formatBytes(m.size)}</td>
-                  <td data-label="Updated">{formatTime(m.updated_at)}</td>
+                  <td data-label="Updated"><Time value={m.updated_at} /></td>
                   <td data-label="This month">
-                    {u === undefined ? '…' : u === null ? '?' : `${u.month.used}${u.month.limit ? ' / ' + u.month.limit : ''}`}
+                    {u === undefined ? '…' : u === null ? '?' : `${formatNumber(u.month.used)}${u.month.limit ? ' of ' + formatNumber(u.month.limit) : ''}`}
                   </td>
                 </tr>
               );

@@ -230,7 +230,6 @@ export function MainNav({ route, onSignOut }) {
       {team.workspace && <a href="#/members" aria-current={here('members')}>Members</a>}
       {team.can('owner') && <a href="#/keys" aria-current={here('keys')}>API keys</a>}
       {team.workspace && <a href="#/audit" aria-current={here('audit')}>Audit log</a>}
-      <WorkspaceSwitcher />
       <span class="who" data-testid="who">
         {team.caller.label}
         {team.role && team.role !== 'admin' && <span class="badge" data-testid="my-role">{team.role}</span>}
