@@ -240,9 +240,11 @@ type TeamStore interface {
 
 	CreateInvitation(ctx context.Context, inv *Invitation) error
 	FindInvitation(ctx context.Context, hash []byte, now time.Time) (*Invitation, error)
-	// AcceptInvitation uses the invitation once: it creates the user (or
-	// finds it by the invitation's email) and its membership, and deletes
-	// the invitation, in one transaction.
+	// AcceptInvitation uses the invitation once: it creates the user
+	// with the invitation's email and its membership, and deletes the
+	// invitation, in one transaction. When a user with that email exists
+	// (made since the invitation), it is ErrEmailTaken and the invitation
+	// stays: an invitation never signs anyone in as an existing account.
 	AcceptInvitation(ctx context.Context, hash []byte, now time.Time, u *User) (*User, error)
 
 	CreateProject(ctx context.Context, p *Project) (*Project, error)

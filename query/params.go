@@ -111,7 +111,11 @@ func Redact(raw string) string {
 		if i < len(raw) && raw[i] != '&' && raw[i] != ';' && raw[i] != '/' {
 			continue
 		}
-		if name, _, _ := strings.Cut(raw[start:i], "="); namesToken(name) {
+		// A path segment without '=' is a name, not a parameter: the
+		// token of /admin/v1/auth/token stays as it is.
+		name, _, value := strings.Cut(raw[start:i], "=")
+		segment := start > 0 && raw[start-1] == '/'
+		if (value || !segment) && namesToken(name) {
 			b.WriteString(raw[done:start])
 			b.WriteString(name + "=REDACTED")
 			done = i

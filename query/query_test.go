@@ -331,6 +331,9 @@ func TestRedact(t *testing.T) {
 		{"/mock/0b0c;auth_token=secret", "/mock/0b0c;auth_token=REDACTED"},
 		{"/mock/0b0c;auth_token=secret/x", "/mock/0b0c;auth_token=REDACTED/x"},
 		{"/mock/0b0c", "/mock/0b0c"},
+		{"/admin/v1/auth/token", "/admin/v1/auth/token"},
+		{"/admin/v1/mocks/0b0c/token", "/admin/v1/mocks/0b0c/token"},
+		{"/admin/v1/mocks/0b0c/token=x", "/admin/v1/mocks/0b0c/token=REDACTED"},
 		{"filters=a%3D1&order_by=k", "filters=a%3D1&order_by=k"},
 		{"", ""},
 	} {

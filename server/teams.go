@@ -257,6 +257,9 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		return errInvitationNotFound // used meanwhile
 	}
+	if errors.Is(err, decoy.ErrEmailTaken) {
+		return decoy.Errorf(decoy.ECONFLICT, "%s has an account already: sign in with it, and ask an owner of the workspace to add it as a member", inv.Email)
+	}
 	if err != nil {
 		return err
 	}

@@ -740,3 +740,25 @@ func TestMeServerLimits(t *testing.T) {
 		}
 	}
 }
+
+// An invitation sent before its email had an account never signs anyone
+// in as the account made since: accepting it is refused, and only that
+// account's own password opens it.
+func TestTeamsInvitationNeverActsAsAnAccount(t *testing.T) {
+	tm := newTeams(t)
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"Victim@example.com","role":"viewer"}`), 201)
+	link, _ := v["invitation_url"].(string)
+	_, secret, ok := strings.Cut(link, "/#/invite/")
+	if !ok {
+		t.Fatalf("invitation_url %q", link)
+	}
+	victim := tm.mustID(tm.call("POST", "/admin/v1/users", adminToken,
+		`{"email":"victim@example.com","name":"Victim","password":"the victim's own password"}`), 201)
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+victim, adminToken, `{"server_admin":true}`), 200)
+
+	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Mallory","password":"the attacker's password"}`),
+		409, "Victim@example.com has an account already: sign in with it, and ask an owner of the workspace to add it as a member")
+	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"victim@example.com","password":"the attacker's password"}`),
+		401, "Invalid email or password")
+	tm.login("victim@example.com", "the victim's own password")
+}

@@ -812,13 +812,20 @@ func (db *DB) AcceptInvitation(ctx context.Context, hash []byte, now time.Time, 
 		if err != nil {
 			return err
 		}
-		user, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email_key = ?`, decoy.EmailKey(inv.Email)))
-		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-			nu := *u
-			nu.Email = inv.Email
-			user, err = insertUser(ctx, tx, &nu, now)
+		// An invitation makes a new user only: accepting it never acts
+		// as an account made since (its secret would then sign anyone in
+		// as that account). The transaction is undone, and the invitation
+		// stays unused.
+		_, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email_key = ?`, decoy.EmailKey(inv.Email)))
+		switch {
+		case err == nil:
+			return decoy.ErrEmailTaken
+		case decoy.ErrorCode(err) != decoy.ENOTFOUND:
+			return err
 		}
-		if err != nil {
+		nu := *u
+		nu.Email = inv.Email
+		if user, err = insertUser(ctx, tx, &nu, now); err != nil {
 			return err
 		}
 		return joinWorkspace(ctx, tx, inv.WorkspaceID, user.ID, inv.Role)
