@@ -144,13 +144,19 @@ func (e *ExportWriter) Close() error {
 	return e.gz.Close()
 }
 
+// tarEntryOverhead is the most a tar stream adds to one file of an export:
+// its header, an extended (PAX) header with its own header, and the
+// padding of each to a 512-byte block.
+const tarEntryOverhead = 5 * 512
+
 // WalkExport reads a .tar.gz export from r and calls fn with each of its
 // files (the manifest and the data files), checked before fn sees them:
 // regular files only (no links or devices), with names that stay inside
 // the export (no absolute paths, no ".."), each at most limit bytes
 // (maxManifestBytes for the manifest), at most 2 × MaxMocks + 2 entries,
-// and at most MaxUnpackedBytes unpacked in all, so that a small gzip
-// stream cannot unpack to fill memory or disk.
+// and at most MaxUnpackedBytes of data files in all (the tar stream's own
+// headers and padding aside), so that a small gzip stream cannot unpack to
+// fill memory or disk.
 func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.Reader) error) error {
 	l = l.withDefaults()
 	gz, err := gzip.NewReader(r)
@@ -158,10 +164,15 @@ func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.
 		return decoy.Errorf(decoy.EINVALID, "Not a Decoy export: not a gzip stream")
 	}
 	defer gz.Close()
-	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes}
+	maxEntries := 2*l.MaxMocks + 2
+	// The bound is on the files' bytes; the tar stream adds its own to
+	// each entry (a header, perhaps an extended one, padding to 512) and
+	// ends with two blocks, which an export of many small mocks must not
+	// be refused for.
+	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes + maxManifestBytes + int64(maxEntries)*tarEntryOverhead + 2*512}
 	tr := tar.NewReader(unpacked)
 	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "The export unpacks to more than %d bytes", l.MaxUnpackedBytes)
-	maxEntries := 2*l.MaxMocks + 2
+	var files int64 // the bytes of its data files so far
 	for n := 0; ; n++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -193,6 +204,11 @@ func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.
 		}
 		if h.Size > limit {
 			return decoy.Errorf(decoy.ETOOLARGE, "The export entry %s is larger than %d bytes", name, limit)
+		}
+		if name != ManifestName { // bounded on its own, by maxManifestBytes
+			if files += h.Size; files > l.MaxUnpackedBytes {
+				return tooLarge
+			}
 		}
 		if err := fn(name, h.Size, tr); err != nil {
 			if unpacked.over {
