@@ -100,6 +100,16 @@ paths:
           content:
             application/json:
               schema: {type: object}
+  /summary:
+    get:
+      operationId: summaryOnly
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              examples:
+                a: {summary: "an example with no value"}
 `,
 		mocks: []string{
 			`listPets 200 [{"id":1,"name":"Rex"}]`,
@@ -111,6 +121,7 @@ paths:
 			"POST /pets: not a GET operation",
 			"GET /pets/{id} 200: no JSON content",
 			"GET /pets/{id} 404: not a 2xx response",
+			"GET /summary 200: its first example has no value",
 		},
 	}, {
 		name: "examples by $ref, lowest 2xx, +json (3.1 JSON)",

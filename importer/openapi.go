@@ -205,6 +205,7 @@ func isJSON(mediaType string) bool {
 func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
 	var value any
 	found := false
+	reason := ReasonNoExample
 	switch {
 	case mt.Example != nil:
 		value, found = mt.Example, true
@@ -213,14 +214,20 @@ func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, o
 		if ex == nil || ex.Value == nil {
 			return nil, "its first example could not be resolved"
 		}
-		if ex.Value.Value == nil && ex.Value.ExternalValue != "" {
-			return nil, "its first example is external (externalValue): not read"
+		if ex.Value.Value == nil {
+			if ex.Value.ExternalValue != "" {
+				return nil, "its first example is external (externalValue): not read"
+			}
+			// An example without a value (a summary only) is no
+			// example: the data comes from the schema, as without one.
+			reason = "its first example has no value"
+			break
 		}
 		value, found = ex.Value.Value, true
 	}
 	if !found {
 		if opt.Generate == nil || mt.Schema == nil {
-			return nil, ReasonNoExample
+			return nil, reason
 		}
 		schema, err := schemaDocument(doc, mt.Schema)
 		if err != nil {
