@@ -233,6 +233,10 @@ func TestErrors(t *testing.T) {
 		{"schema: empty range", generate.SchemaContentType, `{"type":"integer","minimum":5,"maximum":4}`, `$: no number fits minimum, maximum and multipleOf`},
 		{"schema: false", generate.SchemaContentType, `{"properties":{"a":false},"required":["a"]}`, `$.properties.a: the schema false admits no value`},
 		{"schema: lengths", generate.SchemaContentType, `{"type":"string","minLength":3,"maxLength":2}`, `$: maxLength is less than minLength`},
+		// Found in black-box testing: these made output the schema refuses.
+		{"schema: const of another type", generate.SchemaContentType, `{"properties":{"a":{"type":"string","const":5}}}`, `$.properties.a.const: the value is not allowed by the schema's other keywords`},
+		{"schema: enum none allowed", generate.SchemaContentType, `{"type":"string","enum":["abcdef"],"maxLength":2}`, `$.enum: no value is allowed by the schema's other keywords`},
+		{"schema: format and pattern", generate.SchemaContentType, `{"items":{"type":"string","format":"uuid","pattern":"^0"}}`, `$.items: format "uuid" and pattern together are not supported: keep one`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,7 +146,13 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 	if hasAny || hasOne {
 		return c.compileChoice(s, path, name)
 	}
+	// The value of const, and those of enum, must also satisfy the
+	// keywords beside them ({"type":"string","const":5} admits nothing).
+	checks := valueChecks(s)
 	if v, ok := s.get("const"); ok {
+		if !c.admits(checks, v, 0) {
+			return nil, schemaError(path+".const", "the value is not allowed by the schema's other keywords")
+		}
 		return literal(encodeValue(v)), nil
 	}
 	if v, ok := s.get("enum"); ok {
@@ -156,10 +162,14 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 		n := &choiceNode{}
 		for i, e := range v.elems {
 			// Equal values once, so that uniqueItems can tell values
-			// apart by their bytes.
-			if !slices.ContainsFunc(v.elems[:i], e.equal) {
+			// apart by their bytes; values the other keywords refuse
+			// never.
+			if !slices.ContainsFunc(v.elems[:i], e.equal) && c.admits(checks, e, 0) {
 				n.options = append(n.options, literal(encodeValue(e)))
 			}
+		}
+		if len(n.options) == 0 {
+			return nil, schemaError(path+".enum", "no value is allowed by the schema's other keywords")
 		}
 		return n, nil
 	}
@@ -179,6 +189,22 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 		n.options = append(n.options, o)
 	}
 	return n, nil
+}
+
+// valueChecks is the part of schema s that the values of its const and
+// enum are checked against: its type and the bounds of strings, numbers
+// and arrays (other keywords, and formats, are left to the values as
+// written).
+func valueChecks(s jsonValue) jsonValue {
+	out := jsonValue{kind: 'o'}
+	for _, m := range s.members {
+		switch m.key {
+		case "type", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
+			"exclusiveMaximum", "multipleOf", "minItems", "maxItems":
+			out.members = append(out.members, m)
+		}
+	}
+	return out
 }
 
 // schemaTypes returns the types a schema allows, inferred from its
@@ -450,6 +476,11 @@ func compileStringSchema(s jsonValue, path, name string) (node, error) {
 	if p, ok := s.get("pattern"); ok {
 		if p.kind != 's' {
 			return nil, schemaError(path+".pattern", "must be a string")
+		}
+		if f, ok := s.get("format"); ok && f.kind == 's' && formats[f.str] != nil {
+			// A string made to match the pattern is seldom of the
+			// format too: refused rather than made invalid.
+			return nil, schemaError(path, "format %q and pattern together are not supported: keep one", f.str)
 		}
 		if n.pattern, err = regexp.Compile(p.str); err != nil {
 			return nil, schemaError(path+".pattern", "not a pattern Decoy can generate from: %v", err)

@@ -27,6 +27,11 @@ func TestSchemaOutputsValidate(t *testing.T) {
 		{"required without a schema", `{"type":"object","required":["x"],"properties":{}}`},
 		{"enum", `{"enum":["a",1,null,{"b":[true]}]}`},
 		{"const", `{"const":{"k":[1,"2"]}}`},
+		// Found in black-box testing: enum values the keywords beside
+		// them refuse are never generated.
+		{"enum narrowed by type", `{"type":"integer","enum":[1,"a",2.5,3]}`},
+		{"enum narrowed by maxLength", `{"type":"string","enum":["abcdef","x","yz"],"maxLength":2}`},
+		{"enum narrowed by bounds", `{"type":"number","enum":[-1,0,7,100],"minimum":0,"maximum":10}`},
 		{"minimum maximum", `{"type":"integer","minimum":-3,"maximum":3}`},
 		{"exclusive bounds", `{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":0.5}`},
 		{"exclusive integer bounds", `{"type":"integer","exclusiveMinimum":1,"exclusiveMaximum":3}`},
