@@ -158,7 +158,7 @@ type Invitation struct {
 type AuditTarget struct {
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
-	Name string `json:"name,omitempty"`
+	Name string `json:"name"`
 }
 
 // AuditEntry is one change (§6.4). It never holds a secret or a data body.

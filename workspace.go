@@ -16,11 +16,12 @@ const (
 
 // Actor is who made a change, as the audit log (§6.4) and the versions of a
 // mock's data (§9) name it: Kind is "user", "key" or "server_admin"; ID and
-// Label (an email, a key's name) are empty for the server admin.
+// Label (an email, a key's name) are empty for the server admin, and always
+// written, as §6.4 shows them.
 type Actor struct {
 	Kind  string `json:"kind"`
-	ID    string `json:"id,omitempty"`
-	Label string `json:"label,omitempty"`
+	ID    string `json:"id"`
+	Label string `json:"label"`
 }
 
 // ServerAdmin is the actor of the admin token.

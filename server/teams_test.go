@@ -762,3 +762,32 @@ func TestTeamsInvitationNeverActsAsAnAccount(t *testing.T) {
 		401, "Invalid email or password")
 	tm.login("victim@example.com", "the victim's own password")
 }
+
+// The audit log writes every entry in §6.4's shape: the actor with its
+// kind, id and label, the target with its kind, id and name, even when
+// they are empty (the server admin has neither id nor label).
+func TestTeamsAuditShape(t *testing.T) {
+	tm := newTeams(t)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"name":"acme2"}`), 200)
+	r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1", tm.owner, "")
+	tm.want(r, 200)
+	var page struct {
+		Entries []map[string]json.RawMessage `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &page); err != nil || len(page.Entries) != 1 {
+		t.Fatalf("%s: %v", r.body, err)
+	}
+	e := page.Entries[0]
+	for _, k := range []string{"at", "actor", "action", "target", "ip"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("no %q in %s", k, r.body)
+		}
+	}
+	if got := string(e["actor"]); got != `{"kind":"server_admin","id":"","label":""}` {
+		t.Errorf("actor = %s", got)
+	}
+	var target map[string]string
+	if err := json.Unmarshal(e["target"], &target); err != nil || len(target) != 3 || target["kind"] != "workspace" || target["id"] != tm.ws {
+		t.Errorf("target = %s (%v)", e["target"], err)
+	}
+}
