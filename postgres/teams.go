@@ -212,25 +212,8 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 	if err != nil {
 		return nil, "", classify(err)
 	}
-	defer rows.Close()
-	var users []*decoy.User
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		u, err := scanUser(rows, &seq)
-		if err != nil {
-			return nil, "", classify(err)
-		}
-		users, seqs = append(users, u), append(seqs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", classify(err)
-	}
-	next := ""
-	if len(users) > limit {
-		users, next = users[:limit], strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return users, next, nil
+	users, next, err := readPage(rows, limit, func(s scanner, seq *int64) (*decoy.User, error) { return scanUser(s, seq) })
+	return users, next, classify(err)
 }
 
 // UpdateUser applies upd to a user; a new password ends its Studio
@@ -1128,27 +1111,13 @@ func (db *DB) ListAudit(ctx context.Context, workspaceID, cursor string, limit i
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	var es []*decoy.AuditEntry
-	var seqs []int64
-	for rows.Next() {
+	return readPage(rows, limit, func(s scanner, seq *int64) (*decoy.AuditEntry, error) {
 		var e decoy.AuditEntry
-		var seq int64
-		if err := rows.Scan(&seq, &e.WorkspaceID, &e.At, &e.Actor.Kind, &e.Actor.ID, &e.Actor.Label, &e.Action,
-			&e.Target.Kind, &e.Target.ID, &e.Target.Name, &e.IP); err != nil {
-			return nil, "", err
-		}
+		err := s.Scan(seq, &e.WorkspaceID, &e.At, &e.Actor.Kind, &e.Actor.ID, &e.Actor.Label, &e.Action,
+			&e.Target.Kind, &e.Target.ID, &e.Target.Name, &e.IP)
 		e.At = e.At.UTC()
-		es, seqs = append(es, &e), append(seqs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(es) > limit {
-		es, next = es[:limit], strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return es, next, nil
+		return &e, err
+	})
 }
 
 // Search
@@ -1195,25 +1164,7 @@ func (db *DB) SearchMocks(ctx context.Context, f decoy.MockFilter, cursor string
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	var mocks []*decoy.Mock
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		m, err := scanMock(rows, &seq)
-		if err != nil {
-			return nil, "", err
-		}
-		mocks, seqs = append(mocks, m), append(seqs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(mocks) > limit {
-		mocks, next = mocks[:limit], strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return mocks, next, nil
+	return readPage(rows, limit, scanMockSeq)
 }
 
 // likeEscape escapes the wildcards of LIKE, with \ (its default escape).

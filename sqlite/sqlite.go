@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -247,6 +248,32 @@ const mockColumns = `id, name, private, token_hash, content_type, status, delay_
 
 type scanner interface{ Scan(...any) error }
 
+// readPage reads the rows of a page query, which asks for limit+1 rows
+// ordered by seq: each row is scanned by scan, which also gives its seq.
+// next is the cursor of the page after this one, "" when this is the last.
+func readPage[T any](rows *sql.Rows, limit int, scan func(s scanner, seq *int64) (T, error)) (page []T, next string, err error) {
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		v, err := scan(rows, &seq)
+		if err != nil {
+			return nil, "", err
+		}
+		page, seqs = append(page, v), append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(page) > limit {
+		page, next = page[:limit], strconv.FormatInt(seqs[limit-1], 10)
+	}
+	return page, next, nil
+}
+
+// scanMockSeq scans a mock followed by its seq.
+func scanMockSeq(s scanner, seq *int64) (*decoy.Mock, error) { return scanMock(s, seq) }
+
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	var rate, quota sql.NullInt64
@@ -333,27 +360,7 @@ func (db *DB) ListMocks(ctx context.Context, cursor string, limit int) ([]*decoy
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	var mocks []*decoy.Mock
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		m, err := scanMock(rows, &seq)
-		if err != nil {
-			return nil, "", err
-		}
-		mocks = append(mocks, m)
-		seqs = append(seqs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(mocks) > limit {
-		mocks = mocks[:limit]
-		next = fmt.Sprint(seqs[limit-1])
-	}
-	return mocks, next, nil
+	return readPage(rows, limit, scanMockSeq)
 }
 
 // UpdateMock applies upd to a mock.
