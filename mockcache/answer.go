@@ -80,9 +80,11 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.Length = size
 	case !a.processed:
 		a.Length = len(e.Gzip())
+	case a.built != nil:
+		a.Length = len(a.built.gzipped(e.grew))
 	default:
-		// Without Content-Length, as when gzipped on the fly: the same
-		// head whether the answer was kept or not.
+		// Gzipped on the fly, as it is written: sent without
+		// Content-Length.
 		a.Length = -1
 	}
 	return a

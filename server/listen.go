@@ -66,6 +66,7 @@ func (s *Server) Open() error {
 		IdleTimeout:       time.Minute,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnContext:       transport.ConnContext,
 	}
 	var l net.Listener = transport.LimitConnections(transport.SendBuffer(ln, transport.SendBufferSize), s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
 	if cert != nil {

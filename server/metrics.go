@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,21 @@ type metrics struct {
 	// --max-cache-bytes.
 	cacheEvictions prometheus.Counter
 	handler        http.Handler
+
+	// children holds the series of each route and status seen, found
+	// once: looking them up by label values hashes the labels on every
+	// request. A handful of routes and statuses: bounded.
+	children sync.Map // routeStatus → *routeSeries
+}
+
+type routeStatus struct {
+	route  string
+	status int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // Reasons a read request is refused, as the refusals metric labels them.
@@ -80,6 +96,15 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 }
 
 func (m *metrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	key := routeStatus{route, status}
+	v, ok := m.children.Load(key)
+	if !ok {
+		v, _ = m.children.LoadOrStore(key, &routeSeries{
+			requests: m.requests.WithLabelValues(route, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(route),
+		})
+	}
+	rs := v.(*routeSeries)
+	rs.requests.Inc()
+	rs.duration.Observe(d.Seconds())
 }

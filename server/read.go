@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
+	"github.com/decoy-mock/decoy/transport"
 	"github.com/google/uuid"
 )
 
@@ -236,6 +238,10 @@ var (
 	valVary           = []string{"Accept-Encoding"}
 )
 
+// gatherMin is the smallest body gathered with its head: net/http sends a
+// head and a body that fit its 4 KiB buffer in one write.
+const gatherMin = 3 << 10
+
 // one returns v as a header value.
 func one(v string) []string { return []string{v} }
 
@@ -414,6 +420,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 // write sets the headers of an answer and writes it.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entry, a mockcache.Answer) {
 	h := w.Header()
+	h["Date"] = s.dates.now()
 	if e.Mock.Private {
 		h["Cache-Control"] = valPrivateNoCache
 	} else {
@@ -446,10 +453,39 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entr
 	if a.Length >= 0 {
 		h["Content-Length"] = one(strconv.Itoa(a.Length))
 	}
+	if a.Length >= gatherMin && a.Length <= transport.MaxGather && r.ProtoMajor == 1 {
+		// Head and body in one write (see transport.Gather); a smaller
+		// answer leaves net/http's buffer in one anyway.
+		g := transport.Gather(r.Context())
+		defer func() {
+			_ = http.NewResponseController(w).Flush()
+			_ = g.Send()
+		}()
+	}
 	w.WriteHeader(a.Status)
 	if r.Method != http.MethodHead {
 		a.WriteBody(w)
 	}
+}
+
+// dates is the Date header of answers, formatted once a second rather than
+// by net/http for each answer, as nginx does.
+type dates struct{ last atomic.Pointer[date] }
+
+type date struct {
+	unix  int64
+	value []string
+}
+
+// now returns the Date header value of the current second.
+func (d *dates) now() []string {
+	t := time.Now()
+	if v := d.last.Load(); v != nil && v.unix == t.Unix() {
+		return v.value
+	}
+	v := &date{unix: t.Unix(), value: []string{t.UTC().Format(http.TimeFormat)}}
+	d.last.Store(v)
+	return v.value
 }
 
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (named,

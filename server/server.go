@@ -150,6 +150,7 @@ type Server struct {
 	corsOrigins  map[string]bool
 	handler      http.Handler
 	queries      mockcache.Queries
+	dates        dates
 	templates    templateCache
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see

@@ -47,10 +47,15 @@ func (l *jsonErrorsListener) Accept() (net.Conn, error) {
 type errorConn struct {
 	net.Conn
 	maxHeader int
+	// gather is the answer being gathered (see Gather), nil when none.
+	gather *gathering
 }
 
 // Write implements net.Conn.
 func (c *errorConn) Write(p []byte) (int, error) {
+	if c.gather != nil {
+		return c.gatherWrite(p)
+	}
 	if reply, ok := Rewrite(p, c.maxHeader); ok {
 		if _, err := c.Conn.Write(reply); err != nil {
 			return 0, err
@@ -64,6 +69,11 @@ func (c *errorConn) Write(p []byte) (int, error) {
 // ReadFrom (sendfile for a file), as it does on a *net.TCPConn. Bodies are
 // never net/http's error answers, which it writes with Write.
 func (c *errorConn) ReadFrom(r io.Reader) (int64, error) {
+	if c.gather != nil {
+		if err := c.sendGathered(); err != nil {
+			return 0, err
+		}
+	}
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}
@@ -81,6 +91,17 @@ func (c *errorConn) CloseWrite() error {
 
 // NetConn returns the connection underneath.
 func (c *errorConn) NetConn() net.Conn { return c.Conn }
+
+func (c *errorConn) gatherer() *errorConn { return c }
+
+// direct returns the connection underneath, under this package's own
+// wraps: a *net.TCPConn, whose writes of net.Buffers are one writev.
+func (c *errorConn) direct() net.Conn {
+	if lc, ok := c.Conn.(*limitedConn); ok {
+		return lc.Conn
+	}
+	return c.Conn
+}
 
 // writerOnly hides every method of a writer but Write, so that io.Copy
 // copies through it rather than calling ReadFrom again.
