@@ -90,20 +90,33 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	return a
 }
 
-// WriteBody writes the answer's body to w.
-func (a *Answer) WriteBody(w io.Writer) {
+// Bytes returns the answer's body when it is held whole in memory (the
+// stored bytes, a kept answer, or their gzipped copies), and nil when it is
+// made as it is written. The bytes never change: they may be sent after
+// the call that wrote them returned (see transport.Gather).
+func (a *Answer) Bytes() []byte {
 	e := a.e
 	switch {
 	case !a.processed && a.Gzip:
-		_, _ = w.Write(e.Gzip())
+		return e.Gzip()
 	case !a.processed:
-		_, _ = w.Write(e.Data)
-	case a.Gzip && a.built != nil:
-		_, _ = w.Write(a.built.gzipped(e.grew))
+		return e.Data
+	case a.built == nil:
+		return nil
+	case a.Gzip:
+		return a.built.gzipped(e.grew)
+	default:
+		return a.built.body
+	}
+}
+
+// WriteBody writes the answer's body to w.
+func (a *Answer) WriteBody(w io.Writer) {
+	switch b := a.Bytes(); {
+	case b != nil:
+		_, _ = w.Write(b)
 	case a.Gzip:
 		gzipTo(w, func(zw io.Writer) { a.res.WriteTo(zw) })
-	case a.built != nil:
-		_, _ = w.Write(a.built.body)
 	default:
 		a.res.WriteTo(w)
 	}

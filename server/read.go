@@ -453,9 +453,10 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entr
 	if a.Length >= 0 {
 		h["Content-Length"] = one(strconv.Itoa(a.Length))
 	}
-	if a.Length >= gatherMin && a.Length <= transport.MaxGather && r.ProtoMajor == 1 {
-		// Head and body in one write (see transport.Gather); a smaller
-		// answer leaves net/http's buffer in one anyway.
+	if body := a.Bytes(); len(body) >= gatherMin && len(body) <= transport.MaxGather && r.ProtoMajor == 1 {
+		// Head and body in one write (see transport.Gather): a body held
+		// in memory, which does not change until it is sent. A smaller
+		// answer leaves net/http's buffer in one write anyway.
 		g := transport.Gather(r.Context())
 		defer func() {
 			_ = http.NewResponseController(w).Flush()

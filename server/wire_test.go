@@ -1,0 +1,104 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/dataset"
+	"github.com/decoy-mock/decoy/server"
+)
+
+// Every read answer, as it arrives over one kept-alive connection, is the
+// answer the handler gives: the same status and bytes whether it was built
+// from the records (the first time), kept (from the second), gathered with
+// its head into one write (see transport.Gather) or not, gzipped or not,
+// small or large, for GET and HEAD. A body sent after its handler's writes
+// returned must not have changed meanwhile.
+func TestWireAnswers(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) {
+		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
+		c.MaxDataBytes = 64 << 20
+	})
+	m := h.create(string(dataset.Users(3000)), client.CreateOptions{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	queries := []string{
+		"",                              // the stored bytes, 700 KiB
+		"?limit=1",                      // under 1 KiB: never gzipped
+		"?limit=14",                     // about 3 KiB: around net/http's buffer
+		"?limit=20",                     // about 4.6 KiB
+		"?filters=address.city%3DParis", // scattered records
+		"?order_by=createdAt&limit=100",
+		"?order_by=age&order_direction=desc", // every record, reordered
+		"?auth_token=x&order_by=age",         // never kept
+	}
+	for _, q := range queries {
+		for _, gz := range []bool{false, true} {
+			for round := range 3 {
+				for _, method := range []string{http.MethodGet, http.MethodHead} {
+					header := ""
+					if gz {
+						header = "Accept-Encoding: gzip, deflate, br\r\n"
+					}
+					got := wireGet(t, conn, br, method, "/mock/"+m.ID+q, header)
+					r := httptest.NewRequest(method, "/mock/"+m.ID+q, nil)
+					if gz {
+						r.Header.Set("Accept-Encoding", "gzip, deflate, br")
+					}
+					want := httptest.NewRecorder()
+					h.srv.ServeHTTP(want, r)
+					if got.status != want.Code || !bytes.Equal(got.body, want.Body.Bytes()) {
+						t.Fatalf("%s %q gzip=%v round %d: %d, %d bytes; the handler gives %d, %d bytes", method, q, gz, round, got.status, len(got.body), want.Code, want.Body.Len())
+					}
+					if gz && method == http.MethodGet && got.header.Get("Content-Encoding") == "gzip" {
+						zr, err := gzip.NewReader(bytes.NewReader(got.body))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, err := io.Copy(io.Discard, zr); err != nil {
+							t.Fatalf("%q round %d: the gzipped body does not decompress: %v", q, round, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+type wireAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// wireGet sends one request on conn and reads its answer from br.
+func wireGet(t *testing.T, conn net.Conn, br *bufio.Reader, method, target, header string) wireAnswer {
+	t.Helper()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, method+" "+target+" HTTP/1.1\r\nHost: test\r\n"+header+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	return wireAnswer{resp.StatusCode, resp.Header, b}
+}
