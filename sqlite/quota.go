@@ -22,7 +22,8 @@ import (
 // Quota counts are the fixed cost of every served read, so they are kept in
 // memory, where one process (see lockDir) counts exactly under a mutex.
 // Each change is made durable against a crash of the process before the
-// call returns, by one write(2) to an append-only journal; once a second
+// call returns, by a line appended to a journal (through a shared mapping
+// of its file, so with no system call: see mappedJournal); once a second
 // (and at Close) the changed counts are folded into SQLite and a new
 // journal is begun. Open replays the journals not folded yet.
 //
@@ -168,8 +169,8 @@ func (db *DB) openQuota(ctx context.Context) error {
 	return nil
 }
 
-func createJournal(dir string, seq int64) (*os.File, error) {
-	f, err := os.OpenFile(journalName(dir, seq), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_TRUNC, 0o600)
+func createJournal(dir string, seq int64) (journalFile, error) {
+	f, err := openJournal(journalName(dir, seq))
 	if err != nil {
 		return nil, fmt.Errorf("quota journal: %w", err)
 	}
