@@ -169,7 +169,13 @@ type MonthUsage struct {
 // Month returns the UTC calendar month of t as "YYYY-MM", the key under
 // which quota counts are kept.
 func Month(t time.Time) string {
-	return t.UTC().Format("2006-01")
+	y, m, _ := t.UTC().Date()
+	if y < 0 || y > 9999 {
+		return t.UTC().Format("2006-01")
+	}
+	// Every read asks for its month: written out rather than formatted.
+	b := [7]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-', byte('0' + m/10), byte('0' + m%10)}
+	return string(b[:])
 }
 
 // MonthEnd returns the start of the UTC calendar month after the one t is in.
