@@ -22,9 +22,11 @@ import (
 // disk's blocks are allocated by a write, which a full disk fails (and
 // with it the line that needed the room), rather than by a store into the
 // mapping, which it would fail with SIGBUS; a fault there all the same (a
-// copy-on-write file system) is recovered and fails the line. Close cuts
-// the file to its lines; a crash leaves the zeros after them, which a
-// replay never reads (it reads up to the last newline).
+// copy-on-write file system) is recovered and fails the line. On a disk
+// short of room, it grows by a page at a time, as appended lines would.
+// The zeros after the lines stay until the journal is removed, a minute
+// after its last line (a replay reads up to the last newline): the room a
+// journal took goes back with it, as its lines' room did.
 type mappedJournal struct {
 	f    *os.File
 	m    []byte // the mapping of f's first len(m) bytes
@@ -33,7 +35,7 @@ type mappedJournal struct {
 
 const (
 	// journalGrowMin is the room a journal starts with.
-	journalGrowMin = 64 << 10
+	journalGrowMin = 16 << 10
 	// journalGrowMax bounds each growth: past it, a journal grows by as
 	// much at a time, rather than doubling.
 	journalGrowMax = 8 << 20
@@ -78,13 +80,22 @@ func (j *mappedJournal) store(off int, b []byte) (err error) {
 	return nil
 }
 
-// grow makes the file and its mapping hold at least need bytes.
+// grow makes the file and its mapping hold at least need bytes: doubling,
+// or, when the disk has no room for that, to the page need ends in.
 func (j *mappedJournal) grow(need int) error {
 	n := max(len(j.m), journalGrowMin)
 	for n < need {
 		n += min(n, journalGrowMax)
 	}
-	if err := j.allocate(len(j.m), n); err != nil {
+	err := j.allocate(len(j.m), n)
+	if err != nil {
+		page := os.Getpagesize()
+		n = (need + page - 1) / page * page
+		if err = j.allocate(len(j.m), n); err == nil {
+			err = j.f.Truncate(int64(n)) // what the first try took past n
+		}
+	}
+	if err != nil {
 		_ = j.f.Truncate(int64(len(j.m))) // give back what was had
 		return err
 	}
@@ -126,17 +137,13 @@ func (j *mappedJournal) Truncate(size int64) error {
 	return nil
 }
 
-// Close implements journalFile: the file is cut to its lines.
+// Close implements journalFile.
 func (j *mappedJournal) Close() error {
 	if j.m != nil {
 		_ = unix.Munmap(j.m)
 		j.m = nil
 	}
-	err := j.f.Truncate(int64(j.size))
-	if cerr := j.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return j.f.Close()
 }
 
 // Name implements journalFile.

@@ -6,6 +6,8 @@
 // request. The TLS handshake is done here, before net/http is handed the
 // connection, so that a connection that chose HTTP/2 goes to net/http's
 // HTTP/2 server as it is and one that speaks HTTP/1.x goes with its error
-// answers rewritten. The one thing written here is the rewrite of
-// net/http's fixed error answers, recognised on their way out.
+// answers rewritten. What is written here: the rewrite of net/http's fixed
+// error answers, recognised on their way out, and the answers a handler
+// gathers (see Gather), which leave in one write rather than net/http's
+// several.
 package transport
