@@ -169,13 +169,19 @@ func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.
 	// each entry (a header, perhaps an extended one, padding to 512) and
 	// ends with two blocks, which an export of many small mocks must not
 	// be refused for.
-	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes + maxManifestBytes + int64(maxEntries)*tarEntryOverhead + 2*512}
+	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes + maxManifestBytes + int64(maxEntries)*tarEntryOverhead + tarRecordBytes}
 	tr := tar.NewReader(unpacked)
 	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "The export unpacks to more than %d bytes", l.MaxUnpackedBytes)
 	var files int64 // the bytes of its data files so far
 	for n := 0; ; n++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if err := endOfExport(unpacked); err != nil {
+				if unpacked.over {
+					return tooLarge
+				}
+				return err
+			}
 			return nil
 		}
 		if err != nil {
@@ -239,12 +245,43 @@ func entryName(raw string) (string, error) {
 	return name, nil
 }
 
+// tarRecordBytes is the most a tar stream may hold after its last entry:
+// its two zero blocks, padded with zeros to a record of 20 blocks (GNU
+// tar's).
+const tarRecordBytes = 20 * 512
+
+// endOfExport checks what follows the last entry of an export's tar
+// stream: its two zero blocks, then nothing but zeros to the end of a gzip
+// stream whose checksum holds. An export cut short, or with data after its
+// end, is not taken for a whole one.
+func endOfExport(b *boundedReader) error {
+	if b.zeros < 2*512 {
+		return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: its tar stream has no end (was it cut short?)")
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := b.Read(buf)
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: it has data after the end of its tar stream")
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: %s", clip(err.Error()))
+		}
+	}
+}
+
 // boundedReader reads at most left bytes from r and reports when r had
-// more.
+// more. zeros counts the zero bytes that ended what it read so far.
 type boundedReader struct {
-	r    io.Reader
-	left int64
-	over bool
+	r     io.Reader
+	left  int64
+	over  bool
+	zeros int64
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -263,6 +300,15 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
+	last := n - 1
+	for last >= 0 && p[last] == 0 {
+		last--
+	}
+	if last < 0 {
+		b.zeros += int64(n)
+	} else {
+		b.zeros = int64(n - 1 - last)
+	}
 	return n, err
 }
 

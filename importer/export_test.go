@@ -410,3 +410,50 @@ func mustGunzip(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// An export is whole only with its tar stream's end and nothing after it
+// but zeros, in a gzip stream whose checksum holds.
+func TestReadExportEnds(t *testing.T) {
+	lim := importer.Limits{MaxDataBytes: 1 << 10, MaxUnpackedBytes: 64 << 10, MaxMocks: 4}
+	gz, err := gzip.NewReader(bytes.NewReader(export(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarred, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(tarred, make([]byte, 1024)) {
+		t.Fatal("the export's tar stream does not end with two zero blocks")
+	}
+	entries := tarred[:len(tarred)-1024]
+	badCRC := export(t)
+	badCRC[len(badCRC)-8] ^= 0xff
+	for _, tc := range []struct {
+		name, text string
+		file       []byte
+	}{
+		{"whole", "", export(t)},
+		{"padded to a record, as GNU tar does", "", gzipOf(string(tarred) + string(make([]byte, 8<<10)))},
+		{"without its end", "its tar stream has no end", gzipOf(string(entries))},
+		{"with one end block", "its tar stream has no end", gzipOf(string(entries) + string(make([]byte, 512)))},
+		{"data after its end", "data after the end of its tar stream", gzipOf(string(tarred) + "more")},
+		{"gzip garbage after", "Not a valid Decoy export", append(export(t), "garbage"...)},
+		{"gzip checksum wrong", "Not a valid Decoy export", badCRC},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := importer.ReadExport(bytes.NewReader(tc.file), lim)
+			if tc.text == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkExport(t, r)
+				return
+			}
+			wantCode(t, err, decoy.EINVALID)
+			if !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("err = %q, want it to say %q", err, tc.text)
+			}
+		})
+	}
+}
