@@ -92,10 +92,14 @@ type Workspace struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
-// WorkspaceUpdate is a PATCH of a workspace: nil fields stay.
+// LimitNames are the workspace limits, as JSON and the stores name them.
+var LimitNames = []string{"max_mocks", "max_bytes", "monthly_reads"}
+
+// WorkspaceUpdate is a PATCH of a workspace: a nil name stays; Limits sets
+// the limits it names (a nil value is no limit) and keeps the others.
 type WorkspaceUpdate struct {
 	Name   *string
-	Limits *WorkspaceLimits
+	Limits map[string]*int64
 }
 
 // Member is a user's role in a workspace.

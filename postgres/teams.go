@@ -420,10 +420,10 @@ func (db *DB) UpdateWorkspace(ctx context.Context, id string, upd decoy.Workspac
 	if upd.Name != nil {
 		set("name", *upd.Name)
 	}
-	if l := upd.Limits; l != nil {
-		set("max_mocks", l.MaxMocks)
-		set("max_bytes", l.MaxBytes)
-		set("monthly_reads", l.MonthlyReads)
+	for _, name := range decoy.LimitNames {
+		if l, ok := upd.Limits[name]; ok {
+			set(name, l)
+		}
 	}
 	w, err := scanWorkspace(db.pool.QueryRow(ctx, `UPDATE workspaces SET `+strings.Join(sets, ", ")+` WHERE id = $1 RETURNING `+workspaceColumns, args...))
 	return w, classify(err)

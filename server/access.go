@@ -149,10 +149,12 @@ type adminCall struct {
 
 	// Set by handlers for the audit log: the workspace and target of a
 	// resource they created or changed (default: the route's resource),
-	// and an action more precise than the route's.
+	// and an action more precise than the route's; or that the request
+	// changed nothing, and is not recorded.
 	auditWorkspace string
 	auditTarget    *decoy.AuditTarget
 	auditAction    string
+	unchanged      bool
 }
 
 type callKey struct{}

@@ -18,7 +18,7 @@ func (s *Server) audit(r *http.Request, call *adminCall, id string) {
 	if action == "" && call.route != nil {
 		action = call.route.audit
 	}
-	if action == "" || s.cfg.Teams == nil || call.caller == nil {
+	if action == "" || call.unchanged || s.cfg.Teams == nil || call.caller == nil {
 		return
 	}
 	ws := call.auditWorkspace

@@ -109,12 +109,12 @@ func (s *Server) forgetReadLimit(workspaceID string) {
 // reserveWorkspaceRead counts one served read of a workspace's mocks
 // against its monthly_reads limit, through the QuotaCounter that counts the
 // mock's own quota: when reserve is false (a read that will not return the
-// data) it only looks. It returns whether it reserved, and an ERATELIMIT
-// error when the limit is reached.
-func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month string, reserve bool) (bool, error) {
+// data) it only looks. It returns whether it reserved and the limit, and
+// an ERATELIMIT error when the limit is reached.
+func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month string, reserve bool) (bool, int64, error) {
 	limit, err := s.workspaceReadLimit(ctx, workspaceID)
 	if err != nil || limit == 0 {
-		return false, err
+		return false, 0, err
 	}
 	key := WorkspaceQuotaKey(workspaceID)
 	var ok bool
@@ -134,9 +134,9 @@ func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month st
 		if s.firstFailure("workspace quota") {
 			s.log.Warn("workspace reads cannot be counted; refusing the reads that would be", "workspace", workspaceID, "err", err)
 		}
-		return false, decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
+		return false, limit, decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
 	case !ok:
-		return false, decoy.Errorf(decoy.ERATELIMIT, "Monthly request quota exceeded")
+		return false, limit, decoy.Errorf(decoy.ERATELIMIT, "Monthly request quota exceeded")
 	}
-	return reserve, nil
+	return reserve, limit, nil
 }

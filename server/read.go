@@ -181,14 +181,15 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 	}
 	// The monthly reads of the mock's workspace, counted the same way.
-	wsReserved, err := s.reserveWorkspaceRead(ctx, e.Mock.WorkspaceID, month, reserve)
+	wsReserved, wsLimit, err := s.reserveWorkspaceRead(ctx, e.Mock.WorkspaceID, month, reserve)
 	if err != nil {
 		if reserve {
 			s.releaseQuota(ctx, id, month)
 		}
 		s.undoRate(ctx, id, rate)
 		if decoy.ErrorCode(err) == decoy.ERATELIMIT {
-			s.limitHeaders(h, rate, quotaLimit, used-1)
+			// The quota headers are the workspace's, which refused.
+			s.limitHeaders(h, rate, wsLimit, wsLimit)
 			s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
 			s.cfg.Usage.Refused(id, now)
 			return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))

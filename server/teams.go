@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/google/uuid"
 )
 
 // This file is the admin API of teams (§6.3 of the contract): users,
@@ -511,13 +513,13 @@ func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request, _ string) 
 }
 
 // patchWorkspace is PATCH /workspaces/{ws}: name (owners), limits (server
-// admins; the object replaces the limits, a field left out or null is no
-// limit).
+// admins; the limits named are set, null being no limit, and the others
+// kept).
 func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
-		Name   *string                `json:"name"`
-		Limits *decoy.WorkspaceLimits `json:"limits"`
+		Name   *string           `json:"name"`
+		Limits map[string]*int64 `json:"limits"`
 	}
 	if err := decodeBody(w, r, &in, "any of name and limits"); err != nil {
 		return err
@@ -531,7 +533,10 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id strin
 		if !call.caller.admin {
 			return forbidden("setting workspace limits", "server admin")
 		}
-		for _, l := range []*int64{in.Limits.MaxMocks, in.Limits.MaxBytes, in.Limits.MonthlyReads} {
+		for name, l := range in.Limits {
+			if !slices.Contains(decoy.LimitNames, name) {
+				return decoy.Errorf(decoy.EINVALID, "limits may hold %s", strings.Join(decoy.LimitNames, ", "))
+			}
 			if l != nil && *l < 0 {
 				return decoy.Errorf(decoy.EINVALID, "limits must be null (none) or integers of 0 or more")
 			}
@@ -658,13 +663,28 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) er
 	if err != nil {
 		return err
 	}
-	m, err := s.cfg.Teams.PutMember(ctx, id, u.ID, in.Role)
+	m, err := s.putMember(ctx, call, id, u.ID, in.Role)
 	if err != nil {
 		return err
 	}
-	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
 	writeJSON(w, http.StatusCreated, m)
 	return nil
+}
+
+// putMember gives a user a role in a workspace. A member who holds the
+// role already is left as is, and the audit log records nothing.
+func (s *Server) putMember(ctx context.Context, call *adminCall, ws, userID string, role decoy.Role) (*decoy.Member, error) {
+	was, err := s.cfg.Teams.MemberRole(ctx, ws, userID)
+	if err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		return nil, err
+	}
+	m, err := s.cfg.Teams.PutMember(ctx, ws, userID, role)
+	if err != nil {
+		return nil, err
+	}
+	call.unchanged = was == role
+	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: m.UserID, Name: m.Email}
+	return m, nil
 }
 
 var errMemberNotFound = errorAnswer(http.StatusNotFound, "Member not found")
@@ -695,11 +715,10 @@ func (s *Server) patchMember(w http.ResponseWriter, r *http.Request, id string) 
 	if err := s.member(ctx, id, userID); err != nil {
 		return err
 	}
-	m, err := s.cfg.Teams.PutMember(ctx, id, userID, in.Role)
+	m, err := s.putMember(ctx, call, id, userID, in.Role)
 	if err != nil {
 		return err
 	}
-	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: m.UserID, Name: m.Email}
 	writeJSON(w, http.StatusOK, m)
 	return nil
 }
@@ -964,7 +983,8 @@ func (s *Server) placeMock(r *http.Request, m *decoy.Mock, projectID string) err
 }
 
 // onlyProject returns the one project a user or a workspace key reaches,
-// or errProjectRequired.
+// or errProjectRequired when there are more; with none, a caller who is
+// an editor nowhere is forbidden, and one who is is told to make one.
 func (s *Server) onlyProject(ctx context.Context, c *caller) (string, error) {
 	var workspaces []string
 	switch {
@@ -993,7 +1013,15 @@ func (s *Server) onlyProject(ctx context.Context, c *caller) (string, error) {
 		}
 	}
 	if found == "" {
-		return "", errProjectRequired
+		// Nowhere to put it: say why rather than ask for a project.
+		editor, err := s.hasRole(ctx, c, decoy.RoleEditor)
+		if err != nil {
+			return "", err
+		}
+		if !editor {
+			return "", forbidden("creating mocks", string(decoy.RoleEditor))
+		}
+		return "", decoy.Errorf(decoy.EINVALID, "There is no project to create the mock in: create a project first")
 	}
 	return found, nil
 }
@@ -1010,15 +1038,19 @@ func (s *Server) mockFilter(r *http.Request) (decoy.MockFilter, error) {
 		return f, decoy.Errorf(decoy.EINVALID, "q must be valid UTF-8 of at most %d bytes", maxSearchBytes)
 	}
 	c := callOf(r).caller
+	var err error
+	if f.WorkspaceID, err = s.visible(r.Context(), c, "ws", f.WorkspaceID); err != nil {
+		return f, err
+	}
+	if f.ProjectID, err = s.visible(r.Context(), c, "project", f.ProjectID); err != nil {
+		return f, err
+	}
 	switch {
 	case c.admin:
 	case c.key != nil:
 		f.WorkspaceIDs = []string{c.key.WorkspaceID}
 		if p := c.key.ProjectID; p != nil {
-			if f.ProjectID != "" && f.ProjectID != *p {
-				f.WorkspaceIDs = []string{}
-			}
-			f.ProjectID = *p
+			f.ProjectID = *p // any other was not found above
 		}
 	case c.user != nil:
 		ms, err := s.cfg.Teams.Memberships(r.Context(), c.user.ID)
@@ -1033,4 +1065,44 @@ func (s *Server) mockFilter(r *http.Request) (decoy.MockFilter, error) {
 		f.WorkspaceIDs = []string{}
 	}
 	return f, nil
+}
+
+// visible checks that the caller sees the workspace ("ws") or project a
+// listing is narrowed to, and returns its id as routes spell it: one it
+// cannot see, or that does not exist, is not found, as at its own route.
+// An empty id narrows nothing.
+func (s *Server) visible(ctx context.Context, c *caller, kind, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	notFound := idParams[kind]
+	u, err := uuid.Parse(id)
+	if err != nil || len(id) != 36 {
+		return "", notFound
+	}
+	id = u.String()
+	if s.cfg.Teams == nil { // one workspace and project
+		if (kind == "ws" && id != decoy.DefaultWorkspaceID) || (kind == "project" && id != decoy.DefaultProjectID) {
+			return "", notFound
+		}
+		return id, nil
+	}
+	workspaceID, projectID := id, ""
+	if kind == "project" {
+		p, err := s.cfg.Teams.FindProject(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		workspaceID, projectID = p.WorkspaceID, p.ID
+	} else if _, err := s.cfg.Teams.FindWorkspace(ctx, id); err != nil {
+		return "", err
+	}
+	role, err := s.roleIn(ctx, c, workspaceID, projectID)
+	if err != nil {
+		return "", err
+	}
+	if role == "" {
+		return "", notFound
+	}
+	return id, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/studio"
+	"github.com/google/uuid"
 )
 
 // teams is a harness with teams on, and the people and keys of one
@@ -242,6 +243,14 @@ func TestTeamsCreateMockProject(t *testing.T) {
 	}
 	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.projectKey, `[1]`), 404, "Project not found")
 	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 403, "Forbidden: creating mocks needs the editor role")
+
+	// No project to reach: a user in no workspace may not create mocks;
+	// an owner whose workspace has no project left is told to make one.
+	tm.mustID(tm.call("POST", "/admin/v1/users", adminToken, `{"email":"new@example.com","name":"new","password":"correct horse battery"}`), 201)
+	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.login("new@example.com", "correct horse battery"), `[1]`), 403,
+		"Forbidden: creating mocks needs the editor role")
+	tm.want(tm.call("DELETE", "/admin/v1/projects/"+tm.otherProject, tm.out, ""), 204)
+	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.out, `[1]`), 400, "There is no project to create the mock in: create a project first")
 }
 
 func TestTeamsSearchNarrowed(t *testing.T) {
@@ -260,10 +269,11 @@ func TestTeamsSearchNarrowed(t *testing.T) {
 	}{
 		{"admin all", adminToken, "", 3},
 		{"viewer", tm.viewer, "", 2},
-		{"viewer other workspace", tm.viewer, "?workspace_id=" + tm.other, 0},
 		{"viewer one project", tm.viewer, "?project_id=" + tm.project2, 1},
+		{"viewer its workspace", tm.viewer, "?workspace_id=" + strings.ToUpper(tm.ws), 2},
+		{"admin other workspace", adminToken, "?workspace_id=" + tm.other, 1},
 		{"project key", tm.projectKey, "", 1},
-		{"project key asks another", tm.projectKey, "?project_id=" + tm.project2, 0},
+		{"project key its workspace", tm.projectKey, "?workspace_id=" + tm.ws, 1},
 		{"outsider", tm.out, "", 1},
 		{"q", tm.viewer, "?q=M", 2},
 		{"q none", tm.viewer, "?q=zzz", 0},
@@ -271,6 +281,24 @@ func TestTeamsSearchNarrowed(t *testing.T) {
 		if got := count(tc.token, tc.query); got != tc.want {
 			t.Errorf("%s: %d mocks, want %d", tc.name, got, tc.want)
 		}
+	}
+	// A workspace or project the caller cannot see is not found, as at
+	// its own route, whether it exists or not.
+	for _, tc := range []struct {
+		name, token, query, msg string
+	}{
+		{"viewer other workspace", tm.viewer, "?workspace_id=" + tm.other, "Workspace not found"},
+		{"viewer other project", tm.viewer, "?project_id=" + tm.otherProject, "Project not found"},
+		{"project key asks another", tm.projectKey, "?project_id=" + tm.project2, "Project not found"},
+		{"outsider", tm.out, "?workspace_id=" + tm.ws, "Workspace not found"},
+		{"no such workspace", adminToken, "?workspace_id=" + uuid.NewString(), "Workspace not found"},
+		{"no such project", adminToken, "?project_id=" + uuid.NewString(), "Project not found"},
+		{"not an id", tm.viewer, "?workspace_id=nope", "Workspace not found"},
+		{"not a project id", adminToken, "?project_id=../x", "Project not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, tm.call("GET", "/admin/v1/mocks"+tc.query, tc.token, ""), 404, tc.msg)
+		})
 	}
 }
 
@@ -380,6 +408,23 @@ func TestTeamsAudit(t *testing.T) {
 	if page.NextCursor == nil {
 		t.Error("no next cursor after a full page")
 	}
+	// A member given the role it holds is left as is, and not recorded.
+	tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"editor@example.com","role":"editor"}`), 201)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"viewer"}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"editor"}`), 200)
+	r = tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=2", tm.owner, "")
+	tm.want(r, 200)
+	page.Entries = nil
+	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, e := range page.Entries {
+		got = append(got, e.Action+" "+e.Target.ID)
+	}
+	if want := []string{"member.role " + tm.users["viewer"], "mock.delete " + m}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("audit after giving roles held\n got %v\nwant %v", got, want)
+	}
 	all := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1000", tm.owner, "").body
 	for _, secret := range []string{"body", tm.editorKey, tm.owner, "correct horse", "dcy_"} {
 		if strings.Contains(all, secret) {
@@ -451,7 +496,12 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 	if statuses[200] != 5 || statuses[429] != 15 {
 		t.Errorf("statuses %v, want 5 200s and 15 429s", statuses)
 	}
-	wantError(t, tm.get("/mock/"+a), 429, "Monthly request quota exceeded")
+	r := tm.get("/mock/" + a)
+	wantError(t, r, 429, "Monthly request quota exceeded")
+	// Its quota headers are the workspace's, which refused it.
+	if l, rem := r.header.Get("X-Quota-Limit"), r.header.Get("X-Quota-Remaining"); l != "5" || rem != "0" {
+		t.Errorf("X-Quota-Limit %q, X-Quota-Remaining %q; want 5 and 0", l, rem)
+	}
 	// HEAD only looks, and other workspaces are not limited.
 	if r := tm.do("HEAD", "/mock/"+a); r.status != 429 {
 		t.Errorf("HEAD: %d", r.status)
@@ -472,7 +522,22 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 
 func TestWorkspaceLimitsFromStore(t *testing.T) {
 	tm := newTeams(t)
-	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"max_mocks":1}}`), 200)
+	// Each PATCH sets the limits it names and keeps the others.
+	limits := func(body string) map[string]any {
+		t.Helper()
+		return tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, body), 200)["limits"].(map[string]any)
+	}
+	if l := limits(`{"limits":{"max_bytes":1000000,"monthly_reads":9}}`); l["max_bytes"] != 1e6 || l["monthly_reads"] != 9.0 || l["max_mocks"] != nil {
+		t.Errorf("limits %v", l)
+	}
+	if l := limits(`{"limits":{"max_mocks":1}}`); l["max_bytes"] != 1e6 || l["monthly_reads"] != 9.0 || l["max_mocks"] != 1.0 {
+		t.Errorf("limits %v after setting max_mocks", l)
+	}
+	if l := limits(`{"limits":{"monthly_reads":null},"name":"acme"}`); l["max_bytes"] != 1e6 || l["monthly_reads"] != nil || l["max_mocks"] != 1.0 {
+		t.Errorf("limits %v after clearing monthly_reads", l)
+	}
+	wantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"max_reads":1}}`), 400,
+		"limits may hold max_mocks, max_bytes, monthly_reads")
 	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 201)
 	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 403, "Workspace limit reached: max_mocks")
 }

@@ -390,9 +390,10 @@ func (db *DB) UpdateWorkspace(ctx context.Context, id string, upd decoy.Workspac
 	if upd.Name != nil {
 		sets, args = append(sets, "name = ?"), append(args, *upd.Name)
 	}
-	if l := upd.Limits; l != nil {
-		sets = append(sets, "max_mocks = ?", "max_bytes = ?", "monthly_reads = ?")
-		args = append(args, nullable(l.MaxMocks), nullable(l.MaxBytes), nullable(l.MonthlyReads))
+	for _, name := range decoy.LimitNames {
+		if l, ok := upd.Limits[name]; ok {
+			sets, args = append(sets, name+" = ?"), append(args, nullable(l))
+		}
 	}
 	var w *decoy.Workspace
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {

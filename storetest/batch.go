@@ -161,7 +161,7 @@ func testCreateMocksWorkspaceLimits(t *testing.T, s BatchBackend) {
 	if created[0].ProjectID != decoy.DefaultProjectID || created[0].WorkspaceID != decoy.DefaultWorkspaceID {
 		t.Errorf("placed in %s/%s, want the default project", created[0].WorkspaceID, created[0].ProjectID)
 	}
-	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxMocks: ptr(int64(3))}}); err != nil {
+	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_mocks": ptr(int64(3))}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.CreateMocks(ctx, batch(2, 3, 4))
@@ -172,7 +172,7 @@ func testCreateMocksWorkspaceLimits(t *testing.T, s BatchBackend) {
 	if _, err := s.CreateMocks(ctx, batch(2, 3)); err != nil {
 		t.Errorf("a batch up to max_mocks: %v", err)
 	}
-	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxBytes: ptr(int64(100))}}); err != nil {
+	if _, err := s.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_bytes": ptr(int64(100)), "max_mocks": nil}}); err != nil {
 		t.Fatal(err)
 	}
 	// Each fits alone; the two do not.

@@ -356,9 +356,17 @@ func testWorkspaces(t *testing.T, s TeamBackend) {
 	if err != nil || upd.Name != "acme inc" || upd.Limits.MaxMocks == nil {
 		t.Errorf("rename = %+v, %v", upd, err)
 	}
-	upd, err = s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxBytes: ptr(int64(100)), MonthlyReads: ptr(int64(0))}})
-	if err != nil || upd.Name != "acme inc" || upd.Limits.MaxMocks != nil || *upd.Limits.MaxBytes != 100 || *upd.Limits.MonthlyReads != 0 {
+	// Limits not named are kept; a nil one is no limit.
+	upd, err = s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_bytes": ptr(int64(100)), "monthly_reads": ptr(int64(0))}})
+	if err != nil || upd.Name != "acme inc" || upd.Limits.MaxMocks == nil || *upd.Limits.MaxMocks != 3 || *upd.Limits.MaxBytes != 100 || *upd.Limits.MonthlyReads != 0 {
 		t.Errorf("set limits = %+v, %v", upd, err)
+	}
+	upd, err = s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_mocks": nil}})
+	if err != nil || upd.Limits.MaxMocks != nil || upd.Limits.MaxBytes == nil || *upd.Limits.MaxBytes != 100 {
+		t.Errorf("clear max_mocks = %+v, %v", upd, err)
+	}
+	if found, err := s.FindWorkspace(ctx, w.ID); err != nil || found.Limits.MaxMocks != nil || found.Limits.MonthlyReads == nil {
+		t.Errorf("FindWorkspace after limits = %+v, %v", found, err)
 	}
 	_, err = s.UpdateWorkspace(ctx, id(9), decoy.WorkspaceUpdate{Name: ptr("x")})
 	wantError(t, err, decoy.ENOTFOUND, "Workspace not found")
@@ -981,7 +989,7 @@ func testLimits(t *testing.T, s TeamBackend) {
 	if _, err := s.ReplaceMockData(ctx, id(2), decoy.MockData{ContentType: "application/json", Data: bytesOf("[1]")}); err != nil {
 		t.Errorf("data up to the limit exactly: %v", err) // 5 + 2 + 3: 10
 	}
-	if _, err := s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxBytes: ptr(int64(15))}}); err != nil {
+	if _, err := s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_bytes": ptr(int64(15)), "max_mocks": nil}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.CreateMock(ctx, &decoy.Mock{ID: id(4), ProjectID: p, ContentType: "application/json", Status: 200}, bytesOf("[1,2,3,4,5]"))
@@ -990,7 +998,7 @@ func testLimits(t *testing.T, s TeamBackend) {
 	// A limit lowered under what is held refuses growth, and a data
 	// write grows the workspace even when the new data is smaller, as the
 	// old data is kept; settings still change.
-	if _, err := s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: &decoy.WorkspaceLimits{MaxBytes: ptr(int64(1)), MaxMocks: ptr(int64(1))}}); err != nil {
+	if _, err := s.UpdateWorkspace(ctx, w.ID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_bytes": ptr(int64(1)), "max_mocks": ptr(int64(1))}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.ReplaceMockData(ctx, id(4), decoy.MockData{ContentType: "application/json", Data: bytesOf("[]")})
