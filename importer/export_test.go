@@ -286,12 +286,17 @@ components:
   schemas:
     Node: {type: object, properties: {next: {$ref: "#/components/schemas/Node"}}}
 `
-	var deep strings.Builder
-	deep.WriteString(head + "paths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/r0'}\ncomponents:\n  responses:\n")
-	for i := 0; i < 2000; i++ {
-		fmt.Fprintf(&deep, "    r%d: {$ref: '#/components/responses/r%d'}\n", i, i+1)
+	// A chain of $refs each pointing at another: kin-openapi takes time
+	// that grows with the square of its length (2,000 links took 5 s).
+	refChain := func(links int) string {
+		var b strings.Builder
+		b.WriteString(head + "paths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/r0'}\ncomponents:\n  responses:\n")
+		for i := 0; i < links-1; i++ {
+			fmt.Fprintf(&b, "    r%d: {$ref: '#/components/responses/r%d'}\n", i, i+1)
+		}
+		fmt.Fprintf(&b, "    r%d: {description: x, content: {application/json: {example: 1}}}\n", links-1)
+		return b.String()
 	}
-	deep.WriteString("    r2000: {description: x, content: {application/json: {example: 1}}}\n")
 	var nested strings.Builder
 	nested.WriteString(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"x-deep":`)
 	nested.WriteString(strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"paths":{}}`)
@@ -304,7 +309,16 @@ components:
 		{"billion laughs", laughs.String(), false},
 		{"cyclic example refs", cyclic, true}, // skipped: "its first example could not be resolved"
 		{"cyclic schema", cyclicSchema, true},
-		{"deep ref chain", deep.String(), true},
+		{"ref chain at the bound", refChain(100), true},
+		{"deep ref chain", refChain(2000), false},
+		{"deep ref chain, JSON", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{},"components":{"schemas":{` +
+			func() string {
+				var b strings.Builder
+				for i := range 500 {
+					fmt.Fprintf(&b, `"s%d":{"$ref":"#/components/schemas/s%d"},`, i, i+1)
+				}
+				return b.String()
+			}() + `"s500":{"type":"integer"}}}}`, false},
 		{"deep nesting", nested.String(), false},
 	}
 	for _, tt := range tests {

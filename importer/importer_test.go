@@ -545,3 +545,70 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 		}
 	}
 }
+
+// An example is kept as its description writes it: keys in their order,
+// numbers as spelled, through $refs, in YAML and JSON; what JSON spells
+// otherwise is written as JSON does, and what cannot be kept is encoded
+// from the value read.
+func TestOpenAPIExamplesAsWritten(t *testing.T) {
+	yamlDoc := func(example string) string {
+		return `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: a
+      responses:
+        "200": {$ref: '#/components/responses/A'}
+components:
+  responses:
+    A:
+      description: ok
+      content:
+        application/json:
+` + example
+	}
+	jsonDoc := func(content string) string {
+		return `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"x",
+  "content":{"application/json":` + content + `}}}}}},
+"components":{"examples":{"One":{"summary":"s","value":{"zeta":1.50,"alpha":[1e3,-0.0,2],"mid":{"y":null,"x":true},"s":"<\u00e9>"}}}}}`
+	}
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"YAML, by $ref", yamlDoc(`          example:
+            zeta: 1.50
+            alpha: [1e3, 2, "3"]
+            mid: {y: null, x: true, w: 2024-01-02}
+`), `{"zeta":1.50,"alpha":[1e3,2,"3"],"mid":{"y":null,"x":true,"w":"2024-01-02"}}`},
+		{"YAML spellings JSON writes otherwise", yamlDoc(`          example: {hex: 0x1F, octal: 0o17, tilde: ~, yes: yes, dot: .5}
+`), `{"hex":31,"octal":15,"tilde":null,"yes":"yes","dot":0.5}`},
+		{"YAML aliases", yamlDoc(`          example:
+            b: &x {k: [1, 2]}
+            a: *x
+`), `{"b":{"k":[1,2]},"a":{"k":[1,2]}}`},
+		{"YAML merge key: encoded from the value", yamlDoc(`          example:
+            base: &b {z: 1}
+            more: {<<: *b, a: 2}
+`), `{"base":{"z":1},"more":{"a":2,"z":1}}`},
+		{"JSON example", jsonDoc(`{"example":{"zeta":1.50,"alpha":[1e3,2],"mid":{"y":null,"x":false}}}`),
+			`{"zeta":1.50,"alpha":[1e3,2],"mid":{"y":null,"x":false}}`},
+		{"JSON examples by $ref", jsonDoc(`{"examples":{"one":{"$ref":"#/components/examples/One"}}}`),
+			`{"zeta":1.50,"alpha":[1e3,-0.0,2],"mid":{"y":null,"x":true},"s":"<é>"}`},
+		{"JSON after a byte-order mark", "\ufeff" + jsonDoc(`{"example":{"b":1,"a":2}}`), `{"b":1,"a":2}`},
+		{"JSON with a key twice: encoded from the value", jsonDoc(`{"example":{"b":1,"a":2,"b":3}}`), `{"a":2,"b":3}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := importer.OpenAPI([]byte(tc.doc), importer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Mocks) != 1 {
+				t.Fatalf("%d mocks, skipped %v", len(r.Mocks), r.Skipped)
+			}
+			if got := string(r.Mocks[0].Data); got != tc.want {
+				t.Errorf("data\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -45,7 +45,24 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		}
 	}()
 	loader := &openapi3.Loader{IncludeOrigin: true, IsExternalRefsAllowed: false}
-	doc, err := loader.LoadFromData(data)
+	// kin-openapi keeps where things are written only in what it reads as
+	// YAML: JSON is given to it after a YAML comment, which JSON refuses.
+	// JSON that YAML reads otherwise (a key written twice, say) is read as
+	// JSON, its examples then in the order Go's maps give.
+	w := &written{data: data}
+	b := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	isJSON := bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{"))
+	if isJSON {
+		w.data = append([]byte("#\n"), b...)
+	}
+	if err := checkRefChains(w, data, isJSON); err != nil {
+		return nil, err
+	}
+	doc, err := loader.LoadFromData(w.data)
+	if err != nil && len(w.data) != len(data) {
+		w = nil
+		doc, err = loader.LoadFromData(data)
+	}
 	if err != nil {
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: %s", clip(err.Error()))
 	}
@@ -82,7 +99,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 			if len(res.Mocks) >= opt.MaxMocks {
 				return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", opt.MaxMocks)
 			}
-			res.add(operation(doc, source, ops[method], order, opt))
+			res.add(operation(doc, w, source, ops[method], order, opt))
 		}
 	}
 	return res, nil
@@ -98,7 +115,7 @@ func (r *Result) add(m *Mock, skipped []Skipped) {
 
 // operation makes the mock of one GET operation, if it has one, and lists
 // its other responses as skipped.
-func operation(doc *openapi3.T, source string, op *openapi3.Operation, order examplesOrder, opt Options) (*Mock, []Skipped) {
+func operation(doc *openapi3.T, w *written, source string, op *openapi3.Operation, order examplesOrder, opt Options) (*Mock, []Skipped) {
 	if op.Responses == nil || op.Responses.Len() == 0 {
 		return nil, []Skipped{{source, "no responses"}}
 	}
@@ -139,7 +156,7 @@ func operation(doc *openapi3.T, source string, op *openapi3.Operation, order exa
 			skipped = append(skipped, Skipped{src, "no JSON content"})
 			continue
 		}
-		data, reason := exampleData(doc, mt, order, opt)
+		data, reason := exampleData(doc, w, mt, order, opt)
 		if reason != "" {
 			skipped = append(skipped, Skipped{src, reason})
 			continue
@@ -201,14 +218,19 @@ func isJSON(mediaType string) bool {
 
 // exampleData returns the data of a JSON media type: its example, the
 // first of its examples, or what Generate makes of its schema; else the
-// reason there is none.
-func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
+// reason there is none. An example is kept as written (written.example),
+// else encoded from the value kin-openapi read.
+func exampleData(doc *openapi3.T, w *written, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
 	var value any
+	var at openapi3.Location // where the example is written, if known
 	found := false
 	reason := ReasonNoExample
 	switch {
 	case mt.Example != nil:
 		value, found = mt.Example, true
+		if mt.Origin != nil {
+			at = mt.Origin.Fields.Get("example")
+		}
 	case len(mt.Examples) > 0:
 		ex := firstExample(mt.Examples, order)
 		if ex == nil || ex.Value == nil {
@@ -224,6 +246,9 @@ func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, o
 			break
 		}
 		value, found = ex.Value.Value, true
+		if ex.Value.Origin != nil {
+			at = ex.Value.Origin.Fields.Get("value")
+		}
 	}
 	if !found {
 		if opt.Generate == nil || mt.Schema == nil {
@@ -238,6 +263,9 @@ func exampleData(doc *openapi3.T, mt *openapi3.MediaType, order examplesOrder, o
 			return nil, "no example, and data could not be generated from its schema: " + clip(decoy.ErrorMessage(err))
 		}
 		return checkSize(data, opt.Limits)
+	}
+	if kept := w.example(at, value, opt.MaxDataBytes); kept != nil {
+		return checkSize(kept, opt.Limits)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

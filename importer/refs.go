@@ -1,0 +1,103 @@
+package importer
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/decoy-mock/decoy"
+)
+
+// maxRefChain bounds a chain of $refs each of which points at another
+// $ref. kin-openapi resolves a chain in time that grows with the square of
+// its length (2,000 links took 5 s of CPU), and a description of a few
+// KiB can hold a long one; written ones hold a few links.
+const maxRefChain = 100
+
+// checkRefChains refuses a description holding a chain of more than
+// maxRefChain local $refs, before kin-openapi resolves it. doc is the
+// description as YAML (root, when YAML reads it) or JSON decodes it;
+// one neither reads is left to kin-openapi to refuse.
+func checkRefChains(w *written, data []byte, isJSON bool) error {
+	var doc any
+	if root := w.tree(); root != nil {
+		if root.Decode(&doc) != nil {
+			return nil
+		}
+	} else if !isJSON || json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
+	var length func(ref string, depth int) int
+	length = func(ref string, depth int) int {
+		if n, ok := links[ref]; ok {
+			return max(n, 1) // 0: a cycle, which kin-openapi refuses itself
+		}
+		if depth > maxRefChain {
+			return 1
+		}
+		links[ref] = 0
+		n := 1
+		if next, ok := refAt(doc, ref); ok {
+			n += length(next, depth+1)
+		}
+		links[ref] = n
+		return n
+	}
+	var found string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if found != "" || depth > maxDepth {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok && length(ref, 0) > maxRefChain {
+				found = ref
+				return
+			}
+			for _, c := range v {
+				walk(c, depth+1)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c, depth+1)
+			}
+		}
+	}
+	walk(doc, 0)
+	if found != "" {
+		return decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: a chain of more than %d $refs, each pointing at another, from %s", maxRefChain, clip(found))
+	}
+	return nil
+}
+
+// refAt returns the $ref of the object a local $ref ("#/a/b") points at,
+// if it is one.
+func refAt(doc any, ref string) (string, bool) {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return "", false
+	}
+	v := doc
+	for _, seg := range strings.Split(path, "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			if v, ok = c[seg]; !ok {
+				return "", false
+			}
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) {
+				return "", false
+			}
+			v = c[i]
+		default:
+			return "", false
+		}
+	}
+	m, _ := v.(map[string]any)
+	next, ok := m["$ref"].(string)
+	return next, ok
+}
