@@ -297,6 +297,15 @@ components:
 		fmt.Fprintf(&b, "    r%d: {description: x, content: {application/json: {example: 1}}}\n", links-1)
 		return b.String()
 	}
+	jsonChain := func(head string) string {
+		var b strings.Builder
+		b.WriteString(`{` + head + `"info":{"title":"t","version":"1"},"paths":{},"components":{"schemas":{`)
+		for i := range 500 {
+			fmt.Fprintf(&b, `"s%d":{"$ref":"#/components/schemas/s%d"},`, i, i+1)
+		}
+		b.WriteString(`"s500":{"type":"integer"}}}}`)
+		return b.String()
+	}
 	var nested strings.Builder
 	nested.WriteString(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"x-deep":`)
 	nested.WriteString(strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"paths":{}}`)
@@ -311,14 +320,8 @@ components:
 		{"cyclic schema", cyclicSchema, true},
 		{"ref chain at the bound", refChain(100), true},
 		{"deep ref chain", refChain(2000), false},
-		{"deep ref chain, JSON", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{},"components":{"schemas":{` +
-			func() string {
-				var b strings.Builder
-				for i := range 500 {
-					fmt.Fprintf(&b, `"s%d":{"$ref":"#/components/schemas/s%d"},`, i, i+1)
-				}
-				return b.String()
-			}() + `"s500":{"type":"integer"}}}}`, false},
+		{"deep ref chain, JSON", jsonChain(`"openapi":"3.0.0",`), false},
+		{"deep ref chain, JSON with a key twice", jsonChain(`"openapi":"3.0.0","openapi":"3.0.0",`), false},
 		{"deep nesting", nested.String(), false},
 	}
 	for _, tt := range tests {

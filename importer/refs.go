@@ -15,16 +15,19 @@ import (
 const maxRefChain = 100
 
 // checkRefChains refuses a description holding a chain of more than
-// maxRefChain local $refs, before kin-openapi resolves it. doc is the
-// description as YAML (root, when YAML reads it) or JSON decodes it;
-// one neither reads is left to kin-openapi to refuse.
+// maxRefChain local $refs, before kin-openapi resolves it, reading the
+// description as YAML does, else (JSON with a key written twice) as JSON
+// does; one neither reads is left to kin-openapi to refuse.
 func checkRefChains(w *written, data []byte, isJSON bool) error {
 	var doc any
+	read := false
 	if root := w.tree(); root != nil {
-		if root.Decode(&doc) != nil {
-			return nil
-		}
-	} else if !isJSON || json.Unmarshal(data, &doc) != nil {
+		read = root.Decode(&doc) == nil
+	}
+	if !read && isJSON { // JSON that YAML reads otherwise: a key written twice
+		read = json.Unmarshal(data, &doc) == nil
+	}
+	if !read {
 		return nil
 	}
 	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
