@@ -2,6 +2,7 @@ package importer
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -76,9 +77,15 @@ func checkRefChains(w *written, data []byte, isJSON bool) error {
 }
 
 // refAt returns the $ref of the object a local $ref ("#/a/b") points at,
-// if it is one.
+// if it is one. The pointer is read as kin-openapi reads it: the URL's
+// fragment, percent-decoded, split at "/", each part with ~1 and ~0
+// unescaped.
 func refAt(doc any, ref string) (string, bool) {
-	path, ok := strings.CutPrefix(ref, "#/")
+	u, err := url.Parse(ref)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "" {
+		return "", false // not in this description: refused anyway
+	}
+	path, ok := strings.CutPrefix(u.Fragment, "/")
 	if !ok {
 		return "", false
 	}
