@@ -16,19 +16,16 @@ import (
 const maxRefChain = 100
 
 // checkRefChains refuses a description holding a chain of more than
-// maxRefChain local $refs, before kin-openapi resolves it, reading the
-// description as YAML does, else (JSON with a key written twice) as JSON
-// does; one neither reads is left to kin-openapi to refuse.
-func checkRefChains(w *written, data []byte, isJSON bool) error {
+// maxRefChain local $refs, before kin-openapi resolves it, reading it as
+// YAML (w, for a YAML description) or JSON does; one neither reads is left
+// to kin-openapi to refuse.
+func checkRefChains(w *written, data []byte) error {
 	var doc any
-	read := false
-	if root := w.tree(); root != nil {
-		read = root.Decode(&doc) == nil
-	}
-	if !read && isJSON { // JSON that YAML reads otherwise: a key written twice
-		read = json.Unmarshal(data, &doc) == nil
-	}
-	if !read {
+	if w != nil {
+		if root := w.tree(); root == nil || root.Decode(&doc) != nil {
+			return nil
+		}
+	} else if json.Unmarshal(data, &doc) != nil {
 		return nil
 	}
 	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
