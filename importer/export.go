@@ -172,11 +172,12 @@ func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.
 	unpacked := &boundedReader{r: gz, left: l.MaxUnpackedBytes + maxManifestBytes + int64(maxEntries)*tarEntryOverhead + tarRecordBytes}
 	tr := tar.NewReader(unpacked)
 	tooLarge := decoy.Errorf(decoy.ETOOLARGE, "The export unpacks to more than %d bytes", l.MaxUnpackedBytes)
-	var files int64 // the bytes of its data files so far
+	var files int64   // the bytes of its data files so far
+	var entries int64 // where the last entry's data and padding end
 	for n := 0; ; n++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			if err := endOfExport(unpacked); err != nil {
+			if err := endOfExport(unpacked, entries); err != nil {
 				if unpacked.over {
 					return tooLarge
 				}
@@ -193,6 +194,8 @@ func WalkExport(r io.Reader, l Limits, fn func(name string, size int64, body io.
 		if n >= maxEntries {
 			return decoy.Errorf(decoy.ETOOLARGE, "The export has more than %d entries", maxEntries)
 		}
+		// Next read the entry's header blocks and nothing more.
+		entries = unpacked.read + (max(h.Size, 0)+511)/512*512
 		name, err := entryName(h.Name)
 		if err != nil {
 			return err
@@ -251,11 +254,13 @@ func entryName(raw string) (string, error) {
 const tarRecordBytes = 20 * 512
 
 // endOfExport checks what follows the last entry of an export's tar
-// stream: its two zero blocks, then nothing but zeros to the end of a gzip
-// stream whose checksum holds. An export cut short, or with data after its
-// end, is not taken for a whole one.
-func endOfExport(b *boundedReader) error {
-	if b.zeros < 2*512 {
+// stream, whose data and padding end at entries: its two zero blocks
+// (which the tar reader read, and found zero, to report the end), then
+// nothing but zeros to the end of a gzip stream whose checksum holds. An
+// export cut short, or with data after its end, is not taken for a whole
+// one.
+func endOfExport(b *boundedReader, entries int64) error {
+	if b.read-entries < 2*512 {
 		return decoy.Errorf(decoy.EINVALID, "Not a valid Decoy export: its tar stream has no end (was it cut short?)")
 	}
 	buf := make([]byte, 4096)
@@ -276,12 +281,12 @@ func endOfExport(b *boundedReader) error {
 }
 
 // boundedReader reads at most left bytes from r and reports when r had
-// more. zeros counts the zero bytes that ended what it read so far.
+// more, and how much it read.
 type boundedReader struct {
-	r     io.Reader
-	left  int64
-	over  bool
-	zeros int64
+	r    io.Reader
+	left int64
+	over bool
+	read int64
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -300,15 +305,7 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
-	last := n - 1
-	for last >= 0 && p[last] == 0 {
-		last--
-	}
-	if last < 0 {
-		b.zeros += int64(n)
-	} else {
-		b.zeros = int64(n - 1 - last)
-	}
+	b.read += int64(n)
 	return n, err
 }
 

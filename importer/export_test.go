@@ -321,6 +321,16 @@ components:
 		{"ref chain at the bound", refChain(100, "responses"), true},
 		{"deep ref chain", refChain(2000, "responses"), false},
 		{"deep ref chain, percent-encoded", refChain(2000, "%72esponses"), false},
+		{"deep ref chain beside a key that is not a string", refChain(2000, "responses") + "    1: {description: y}\n", false},
+		{"deep ref chain, YAML in JSON's braces", func() string {
+			var b strings.Builder
+			b.WriteString(`{openapi: 3.0.0, info: {title: t, version: "1"}, paths: {}, components: {schemas: {`)
+			for i := range 2000 {
+				fmt.Fprintf(&b, `s%d: {$ref: "#/components/schemas/s%d"}, `, i, i+1)
+			}
+			b.WriteString(`s2000: {type: integer}}}}`)
+			return b.String()
+		}(), false},
 		{"deep ref chain, JSON", jsonChain(`"openapi":"3.0.0",`), false},
 		{"deep ref chain, JSON with a key twice", jsonChain(`"openapi":"3.0.0","openapi":"3.0.0",`), false},
 		{"deep nesting", nested.String(), false},
@@ -432,7 +442,7 @@ func mustGunzip(t *testing.T, b []byte) []byte {
 // An export is whole only with its tar stream's end and nothing after it
 // but zeros, in a gzip stream whose checksum holds.
 func TestReadExportEnds(t *testing.T) {
-	lim := importer.Limits{MaxDataBytes: 1 << 10, MaxUnpackedBytes: 64 << 10, MaxMocks: 4}
+	lim := importer.Limits{MaxDataBytes: 4 << 10, MaxUnpackedBytes: 64 << 10, MaxMocks: 4}
 	gz, err := gzip.NewReader(bytes.NewReader(export(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -458,6 +468,22 @@ func TestReadExportEnds(t *testing.T) {
 		{"data after its end", "data after the end of its tar stream", gzipOf(string(tarred) + "more")},
 		{"gzip garbage after", "Not a valid Decoy export", append(export(t), "garbage"...)},
 		{"gzip checksum wrong", "Not a valid Decoy export", badCRC},
+		{"cut after an entry ending in zeros", "its tar stream has no end", func() []byte {
+			var b bytes.Buffer
+			gz := gzip.NewWriter(&b)
+			tw := tar.NewWriter(gz)
+			for i, m := range exportMocks {
+				body := string(exportData[i])
+				if i == len(exportMocks)-1 {
+					body += string(make([]byte, 2048)) // a last entry whose data ends in zeros
+				}
+				tw.WriteHeader(&tar.Header{Name: "data/" + m.ID + ".json", Typeflag: tar.TypeReg, Size: int64(len(body)), Mode: 0o644})
+				tw.Write([]byte(body))
+			}
+			tw.Flush() // no end blocks
+			gz.Close()
+			return b.Bytes()
+		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := importer.ReadExport(bytes.NewReader(tc.file), lim)

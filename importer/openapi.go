@@ -54,7 +54,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
 		w = &written{data: data}
 	}
-	if err := checkRefChains(w, data); err != nil {
+	if err := checkRefChains(data); err != nil {
 		return nil, err
 	}
 	doc, err := loader.LoadFromData(data)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/oasdiff/yaml"
 )
 
 // maxRefChain bounds a chain of $refs each of which points at another
@@ -16,17 +17,17 @@ import (
 const maxRefChain = 100
 
 // checkRefChains refuses a description holding a chain of more than
-// maxRefChain local $refs, before kin-openapi resolves it, reading it as
-// YAML (w, for a YAML description) or JSON does; one neither reads is left
-// to kin-openapi to refuse.
-func checkRefChains(w *written, data []byte) error {
+// maxRefChain local $refs, before kin-openapi resolves it. It reads the
+// description as kin-openapi does: as JSON, else through its YAML library
+// (which turns YAML into JSON, keys that are not strings included); one
+// neither reads is left to kin-openapi to refuse.
+func checkRefChains(data []byte) error {
 	var doc any
-	if w != nil {
-		if root := w.tree(); root == nil || root.Decode(&doc) != nil {
+	if json.Unmarshal(data, &doc) != nil {
+		doc = nil
+		if _, err := yaml.Unmarshal(data, &doc, yaml.DecodeOpts{DisableTimestamps: true}); err != nil {
 			return nil
 		}
-	} else if json.Unmarshal(data, &doc) != nil {
-		return nil
 	}
 	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
 	var length func(ref string, depth int) int
