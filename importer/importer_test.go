@@ -546,10 +546,10 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	}
 }
 
-// An example of a YAML description is kept as written: keys in their
-// order, numbers as spelled, through $refs; what JSON spells otherwise is
-// written as JSON does, and what cannot be kept is encoded from the value
-// read, as every example of a JSON description is.
+// An example is kept as its description writes it: keys in their order,
+// numbers as spelled, through $refs, in YAML and JSON; what JSON spells
+// otherwise is written as JSON does, and what cannot be kept is encoded
+// from the value read.
 func TestOpenAPIExamplesAsWritten(t *testing.T) {
 	yamlDoc := func(example string) string {
 		return `openapi: 3.0.3
@@ -591,12 +591,15 @@ components:
             base: &b {z: 1}
             more: {<<: *b, a: 2}
 `), `{"base":{"z":1},"more":{"a":2,"z":1}}`},
-		// kin-openapi keeps no places in JSON: its examples are encoded
-		// from the values read, keys in name order.
 		{"JSON example", jsonDoc(`{"example":{"zeta":1.50,"alpha":[1e3,2],"mid":{"y":null,"x":false}}}`),
-			`{"alpha":[1000,2],"mid":{"x":false,"y":null},"zeta":1.5}`},
+			`{"zeta":1.50,"alpha":[1e3,2],"mid":{"y":null,"x":false}}`},
 		{"JSON examples by $ref", jsonDoc(`{"examples":{"one":{"$ref":"#/components/examples/One"}}}`),
-			`{"alpha":[1000,-0,2],"mid":{"x":true,"y":null},"s":"<é>","zeta":1.5}`},
+			`{"zeta":1.50,"alpha":[1e3,-0.0,2],"mid":{"y":null,"x":true},"s":"<\u00e9>"}`},
+		{"JSON, its path item by $ref", `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"$ref":"#/components/pathItems/A"}},
+"components":{"pathItems":{"A":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}},
+"responses":{"R":{"description":"x","content":{"application/json; charset=utf-8":{"example":[{"b":1,"a":2}]}}}}}}`, `[{"b":1,"a":2}]`},
+		{"JSON after a byte-order mark", "\ufeff" + jsonDoc(`{"example":{"b":1,"a":2}}`), `{"b":1,"a":2}`},
+		{"JSON with a key twice, as written", jsonDoc(`{"example":{"b":1,"a":2,"b":3}}`), `{"b":1,"a":2,"b":3}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := importer.OpenAPI([]byte(tc.doc), importer.Options{})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,14 +46,9 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		}
 	}()
 	loader := &openapi3.Loader{IncludeOrigin: true, IsExternalRefsAllowed: false}
-	// kin-openapi keeps where things are written only in what it reads as
-	// YAML; it reads JSON as JSON, whose examples are then encoded from the
-	// values read. (Giving it JSON as YAML kept them too, at three times
-	// the time: 9 s for a 3.4 MB description.)
-	b := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var w *written
-	if !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
-		w = &written{data: data}
+	w := &written{data: data}
+	if json.Valid(data) {
+		w.json = true // kin-openapi reads it as JSON
 	}
 	if err := checkRefChains(data); err != nil {
 		return nil, err
@@ -94,7 +90,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 			if len(res.Mocks) >= opt.MaxMocks {
 				return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", opt.MaxMocks)
 			}
-			res.add(operation(doc, w, source, ops[method], order, opt))
+			res.add(operation(doc, w, []string{"paths", path, "get"}, source, ops[method], order, opt))
 		}
 	}
 	return res, nil
@@ -110,7 +106,8 @@ func (r *Result) add(m *Mock, skipped []Skipped) {
 
 // operation makes the mock of one GET operation, if it has one, and lists
 // its other responses as skipped.
-func operation(doc *openapi3.T, w *written, source string, op *openapi3.Operation, order examplesOrder, opt Options) (*Mock, []Skipped) {
+// at is the operation's JSON pointer, as segments.
+func operation(doc *openapi3.T, w *written, at []string, source string, op *openapi3.Operation, order examplesOrder, opt Options) (*Mock, []Skipped) {
 	if op.Responses == nil || op.Responses.Len() == 0 {
 		return nil, []Skipped{{source, "no responses"}}
 	}
@@ -146,12 +143,12 @@ func operation(doc *openapi3.T, w *written, source string, op *openapi3.Operatio
 		if r.ref != nil && r.ref.Value != nil {
 			content = r.ref.Value.Content
 		}
-		ct, mt := jsonContent(content)
+		ct, key, mt := jsonContent(content)
 		if mt == nil {
 			skipped = append(skipped, Skipped{src, "no JSON content"})
 			continue
 		}
-		data, reason := exampleData(doc, w, mt, order, opt)
+		data, reason := exampleData(doc, w, append(slices.Clip(at), "responses", r.code, "content", key), mt, order, opt)
 		if reason != "" {
 			skipped = append(skipped, Skipped{src, reason})
 			continue
@@ -178,7 +175,7 @@ func okStatus(code string) (int, bool) {
 
 // jsonContent picks the JSON media type of a response: application/json
 // first, else the first (by name) of the other JSON types (+json).
-func jsonContent(content openapi3.Content) (string, *openapi3.MediaType) {
+func jsonContent(content openapi3.Content) (string, string, *openapi3.MediaType) {
 	var keys []string
 	for k, mt := range content {
 		if mt != nil && isJSON(k) {
@@ -186,7 +183,7 @@ func jsonContent(content openapi3.Content) (string, *openapi3.MediaType) {
 		}
 	}
 	if len(keys) == 0 {
-		return "", nil
+		return "", "", nil
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		ai, aj := base(keys[i]) == "application/json", base(keys[j]) == "application/json"
@@ -195,7 +192,7 @@ func jsonContent(content openapi3.Content) (string, *openapi3.MediaType) {
 		}
 		return keys[i] < keys[j]
 	})
-	return base(keys[0]), content[keys[0]]
+	return base(keys[0]), keys[0], content[keys[0]]
 }
 
 func base(mediaType string) string {
@@ -215,19 +212,21 @@ func isJSON(mediaType string) bool {
 // first of its examples, or what Generate makes of its schema; else the
 // reason there is none. An example is kept as written (written.example),
 // else encoded from the value kin-openapi read.
-func exampleData(doc *openapi3.T, w *written, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
+func exampleData(doc *openapi3.T, w *written, at []string, mt *openapi3.MediaType, order examplesOrder, opt Options) ([]byte, string) {
 	var value any
-	var at openapi3.Location // where the example is written, if known
+	p := place{ptr: at} // where the example is written
 	found := false
 	reason := ReasonNoExample
 	switch {
 	case mt.Example != nil:
 		value, found = mt.Example, true
+		p.ptr = append(p.ptr, "example")
 		if mt.Origin != nil {
-			at = mt.Origin.Fields.Get("example")
+			p.at = mt.Origin.Fields.Get("example")
 		}
 	case len(mt.Examples) > 0:
-		ex := firstExample(mt.Examples, order)
+		name, ex := firstExample(mt.Examples, order)
+		p.ptr = append(p.ptr, "examples", name, "value")
 		if ex == nil || ex.Value == nil {
 			return nil, "its first example could not be resolved"
 		}
@@ -242,7 +241,7 @@ func exampleData(doc *openapi3.T, w *written, mt *openapi3.MediaType, order exam
 		}
 		value, found = ex.Value.Value, true
 		if ex.Value.Origin != nil {
-			at = ex.Value.Origin.Fields.Get("value")
+			p.at = ex.Value.Origin.Fields.Get("value")
 		}
 	}
 	if !found {
@@ -259,7 +258,7 @@ func exampleData(doc *openapi3.T, w *written, mt *openapi3.MediaType, order exam
 		}
 		return checkSize(data, opt.Limits)
 	}
-	if kept := w.example(at, value, opt.MaxDataBytes); kept != nil {
+	if kept := w.example(p, value, opt.MaxDataBytes); kept != nil {
 		return checkSize(kept, opt.Limits)
 	}
 	var b bytes.Buffer
@@ -281,14 +280,14 @@ func checkSize(data []byte, l Limits) ([]byte, string) {
 // firstExample returns the example written first in the file: by its
 // position in a YAML file, by the order exampleOrders read in a JSON one,
 // else the first by name.
-func firstExample(examples openapi3.Examples, order examplesOrder) *openapi3.ExampleRef {
+func firstExample(examples openapi3.Examples, order examplesOrder) (string, *openapi3.ExampleRef) {
 	names := make([]string, 0, len(examples))
 	for n := range examples {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	if written, ok := order[orderKey(names)]; ok {
-		return examples[written[0]]
+		return written[0], examples[written[0]]
 	}
 	line := func(n string) int {
 		if ex := examples[n]; ex != nil && ex.Origin != nil && ex.Origin.Key != nil {
@@ -297,7 +296,7 @@ func firstExample(examples openapi3.Examples, order examplesOrder) *openapi3.Exa
 		return 0
 	}
 	sort.SliceStable(names, func(i, j int) bool { return line(names[i]) < line(names[j]) })
-	return examples[names[0]]
+	return names[0], examples[names[0]]
 }
 
 // examplesOrder holds the order in which the names of each "examples"

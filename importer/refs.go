@@ -75,21 +75,14 @@ func checkRefChains(data []byte) error {
 }
 
 // refAt returns the $ref of the object a local $ref ("#/a/b") points at,
-// if it is one. The pointer is read as kin-openapi reads it: the URL's
-// fragment, percent-decoded, split at "/", each part with ~1 and ~0
-// unescaped.
+// if it is one.
 func refAt(doc any, ref string) (string, bool) {
-	u, err := url.Parse(ref)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "" {
-		return "", false // not in this description: refused anyway
-	}
-	path, ok := strings.CutPrefix(u.Fragment, "/")
+	segs, ok := pointerOf(ref)
 	if !ok {
 		return "", false
 	}
 	v := doc
-	for _, seg := range strings.Split(path, "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+	for _, seg := range segs {
 		switch c := v.(type) {
 		case map[string]any:
 			if v, ok = c[seg]; !ok {
@@ -108,4 +101,23 @@ func refAt(doc any, ref string) (string, bool) {
 	m, _ := v.(map[string]any)
 	next, ok := m["$ref"].(string)
 	return next, ok
+}
+
+// pointerOf returns the JSON pointer of a local $ref as segments, read as
+// kin-openapi reads it: the URL's fragment, percent-decoded, split at "/",
+// each part with ~1 and ~0 unescaped.
+func pointerOf(ref string) ([]string, bool) {
+	u, err := url.Parse(ref)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "" {
+		return nil, false // not in this description: refused anyway
+	}
+	path, ok := strings.CutPrefix(u.Fragment, "/")
+	if !ok {
+		return nil, false
+	}
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		segs[i] = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+	}
+	return segs, true
 }

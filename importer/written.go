@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	yaml "github.com/oasdiff/yaml3"
@@ -11,15 +12,28 @@ import (
 
 // This file keeps an example as its description writes it: its keys in
 // their order and its numbers as spelled. kin-openapi gives an example as
-// a Go value, whose maps have no order, and where it was written; the
-// description read again as a tree of YAML nodes (kin-openapi's own YAML
-// parser, which reads JSON too) holds it in order.
+// a Go value, whose maps have no order. In a JSON description the example's
+// bytes are found by its JSON pointer; in a YAML one, by the place
+// kin-openapi gives, in the description read again as a tree of nodes by
+// kin-openapi's own YAML parser.
 
-// written is a description as kin-openapi read it, with its tree of
+// place is where an example is written: its JSON pointer from the
+// description's root, as segments, and the line and column of its key that
+// kin-openapi gives for YAML.
+type place struct {
+	ptr []string
+	at  openapi3.Location
+}
+
+// written is a description as kin-openapi read it: for JSON, the objects
+// on the way to its examples, each parsed once; for YAML, its tree of
 // nodes and the value nodes of its mappings by the place of their key,
-// each read on first use.
+// read on first use.
 type written struct {
-	data   []byte
+	data    []byte
+	json    bool
+	objects map[string]map[string]json.RawMessage // JSON: by pointer
+
 	parsed bool
 	root   *yaml.Node // nil: not YAML
 	read   bool
@@ -43,12 +57,126 @@ func (w *written) tree() *yaml.Node {
 // exampleOrders bounds it.
 const maxWrittenDepth = maxDepth
 
-// example returns, as JSON, the value written after the key at loc
-// (kin-openapi's place of a field), if it means exactly what value (the
-// example as kin-openapi read it) means; else nil, and the caller encodes
-// value itself. At most limit bytes are written: aliases cannot make more.
-func (w *written) example(loc openapi3.Location, value any, limit int64) []byte {
-	if w == nil || loc.Line == 0 {
+// example returns, as JSON, the example written at p, if it means exactly
+// what value (the example as kin-openapi read it) means; else nil, and the
+// caller encodes value itself. At most about limit bytes are written:
+// YAML aliases cannot make more.
+func (w *written) example(p place, value any, limit int64) []byte {
+	var out []byte
+	if w.json {
+		raw, ok := w.jsonAt(p.ptr, 0)
+		var b bytes.Buffer
+		if !ok || int64(len(raw)) > limit || json.Compact(&b, raw) != nil {
+			return nil
+		}
+		out = b.Bytes()
+	} else {
+		n := w.yamlAt(p.at)
+		if n == nil {
+			return nil
+		}
+		o := nodeJSON{limit: limit}
+		if !o.write(n, 0) {
+			return nil
+		}
+		out = o.b.Bytes()
+	}
+	// Only the order and spelling may differ from what kin-openapi read.
+	want, err := json.Marshal(value)
+	if err != nil || !sameJSON(out, want) {
+		return nil
+	}
+	return out
+}
+
+// jsonAt returns the bytes at a JSON pointer of a JSON description. An
+// object on the way that is a $ref stands for what it points at, as
+// kin-openapi resolves it; the value found is data, and is not followed.
+func (w *written) jsonAt(ptr []string, hops int) (json.RawMessage, bool) {
+	v, at := json.RawMessage(w.data), ""
+	for _, seg := range ptr {
+		obj, ok := w.object(at, v)
+		if !ok {
+			return nil, false
+		}
+		if ref, isRef := obj["$ref"]; isRef {
+			var s string
+			target, ok := []string(nil), json.Unmarshal(ref, &s) == nil
+			if ok {
+				target, ok = pointerOf(s)
+			}
+			if !ok || hops >= maxRefChain {
+				return nil, false
+			}
+			if v, ok = w.jsonAt(target, hops+1); !ok {
+				return nil, false
+			}
+			at = pointerString(target)
+			if obj, ok = w.object(at, v); !ok {
+				return nil, false
+			}
+		}
+		if v, ok = obj[seg]; !ok {
+			return nil, false
+		}
+		at += pointerString([]string{seg})
+	}
+	return v, true
+}
+
+// pointerString writes a JSON pointer's segments out.
+func pointerString(segs []string) string {
+	var b strings.Builder
+	for _, seg := range segs {
+		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(seg, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// object returns the members of the JSON object v found at pointer at,
+// read once: each member's bytes are a part of the description's, never
+// a copy, so that objects read on the way cost no more memory than their
+// member names.
+func (w *written) object(at string, v json.RawMessage) (map[string]json.RawMessage, bool) {
+	if obj, ok := w.objects[at]; ok {
+		return obj, obj != nil
+	}
+	obj := members(v)
+	if w.objects == nil {
+		w.objects = map[string]map[string]json.RawMessage{}
+	}
+	w.objects[at] = obj
+	return obj, obj != nil
+}
+
+// members reads a JSON object's members, the last of a name written twice
+// winning as encoding/json has it; nil for anything else.
+func members(v json.RawMessage) map[string]json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	obj := map[string]json.RawMessage{}
+	for dec.More() {
+		k, err := dec.Token()
+		name, ok := k.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		start := dec.InputOffset() // the end of the name: ':' and spaces follow
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+		obj[name] = bytes.TrimLeft(v[start:dec.InputOffset()], " \t\r\n:")
+	}
+	return obj
+}
+
+// yamlAt returns the node written after the key at loc in a YAML
+// description.
+func (w *written) yamlAt(loc openapi3.Location) *yaml.Node {
+	if loc.Line == 0 {
 		return nil
 	}
 	if !w.read {
@@ -58,20 +186,7 @@ func (w *written) example(loc openapi3.Location, value any, limit int64) []byte 
 			w.index(root, 0)
 		}
 	}
-	n := w.values[[2]int{loc.Line, loc.Column}]
-	if n == nil {
-		return nil
-	}
-	out := nodeJSON{limit: limit}
-	if !out.write(n, 0) {
-		return nil
-	}
-	// Only the order and spelling may differ from what kin-openapi read.
-	want, err := json.Marshal(value)
-	if err != nil || !sameJSON(out.b.Bytes(), want) {
-		return nil
-	}
-	return out.b.Bytes()
+	return w.values[[2]int{loc.Line, loc.Column}]
 }
 
 // index records the value of every mapping's key by the key's place.
