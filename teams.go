@@ -108,6 +108,9 @@ type Member struct {
 	Email  string `json:"email"`
 	Name   string `json:"name"`
 	Role   Role   `json:"role"`
+	// Previous is the role PutMember found, in the same transaction:
+	// empty for a user who was not a member.
+	Previous Role `json:"-"`
 }
 
 // Membership is a workspace a user belongs to, with the user's role there.

@@ -646,6 +646,7 @@ func putMember(ctx context.Context, tx pgx.Tx, workspaceID, userID string, role 
 			return nil, err
 		}
 	}
+	m.Previous = old
 	_, err = tx.Exec(ctx, `UPDATE members SET role = $1 WHERE workspace_id = $2 AND user_id = $3`, role, workspaceID, userID)
 	return &m, err
 }

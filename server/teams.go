@@ -529,6 +529,7 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id strin
 			return err
 		}
 	}
+	call.unchanged = in.Name == nil && len(in.Limits) == 0 // nothing asked: nothing to record
 	if in.Limits != nil {
 		if !call.caller.admin {
 			return forbidden("setting workspace limits", "server admin")
@@ -671,18 +672,14 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) er
 	return nil
 }
 
-// putMember gives a user a role in a workspace. A member who holds the
+// putMember gives a user a role in a workspace. A member who held the
 // role already is left as is, and the audit log records nothing.
 func (s *Server) putMember(ctx context.Context, call *adminCall, ws, userID string, role decoy.Role) (*decoy.Member, error) {
-	was, err := s.cfg.Teams.MemberRole(ctx, ws, userID)
-	if err != nil && decoy.ErrorCode(err) != decoy.ENOTFOUND {
-		return nil, err
-	}
 	m, err := s.cfg.Teams.PutMember(ctx, ws, userID, role)
 	if err != nil {
 		return nil, err
 	}
-	call.unchanged = was == role
+	call.unchanged = m.Previous == role
 	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: m.UserID, Name: m.Email}
 	return m, nil
 }

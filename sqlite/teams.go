@@ -644,6 +644,7 @@ func putMember(ctx context.Context, tx *sql.Tx, workspaceID, userID string, role
 			return nil, err
 		}
 	}
+	m.Previous = old
 	_, err = tx.ExecContext(ctx, `UPDATE members SET role = ? WHERE workspace_id = ? AND user_id = ?`, role, workspaceID, userID)
 	return &m, err
 }

@@ -400,11 +400,15 @@ func testMembers(t *testing.T, s TeamBackend) {
 	bob := mustUser(t, s, "bob@example.com")
 	w := mustWorkspace(t, s, "acme", ann.ID)
 	m, err := s.PutMember(ctx, w.ID, bob.ID, decoy.RoleViewer)
-	if err != nil || m.UserID != bob.ID || m.Email != bob.Email || m.Role != decoy.RoleViewer {
+	if err != nil || m.UserID != bob.ID || m.Email != bob.Email || m.Role != decoy.RoleViewer || m.Previous != "" {
 		t.Fatalf("PutMember = %+v, %v", m, err)
 	}
-	if m, err := s.PutMember(ctx, w.ID, bob.ID, decoy.RoleEditor); err != nil || m.Role != decoy.RoleEditor {
+	// Previous is the role found in the same transaction.
+	if m, err := s.PutMember(ctx, w.ID, bob.ID, decoy.RoleEditor); err != nil || m.Role != decoy.RoleEditor || m.Previous != decoy.RoleViewer {
 		t.Fatalf("change role = %+v, %v", m, err)
+	}
+	if m, err := s.PutMember(ctx, w.ID, bob.ID, decoy.RoleEditor); err != nil || m.Role != decoy.RoleEditor || m.Previous != decoy.RoleEditor {
+		t.Fatalf("same role = %+v, %v", m, err)
 	}
 	members, err := s.ListMembers(ctx, w.ID)
 	if err != nil || len(members) != 2 {
