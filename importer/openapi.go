@@ -46,10 +46,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		}
 	}()
 	loader := &openapi3.Loader{IncludeOrigin: true, IsExternalRefsAllowed: false}
-	w := &written{data: data}
-	if json.Valid(data) {
-		w.json = true // kin-openapi reads it as JSON
-	}
+	w := &written{data: data, json: json.Valid(data)} // JSON: kin-openapi reads it as such
 	if err := checkRefChains(data); err != nil {
 		return nil, err
 	}

@@ -26,36 +26,16 @@ type place struct {
 }
 
 // written is a description as kin-openapi read it: for JSON, the objects
-// on the way to its examples, each parsed once; for YAML, its tree of
-// nodes and the value nodes of its mappings by the place of their key,
-// read on first use.
+// on the way to its examples, each parsed once; for YAML, the value nodes
+// of its mappings by the place of their key, read on first use.
 type written struct {
 	data    []byte
 	json    bool
 	objects map[string]map[string]json.RawMessage // JSON: by pointer
 
-	parsed bool
-	root   *yaml.Node // nil: not YAML
 	read   bool
-	values map[[2]int]*yaml.Node // by the line and column of their key
+	values map[[2]int]*yaml.Node // YAML: by the line and column of their key
 }
-
-// tree returns the description's tree of nodes, or nil if YAML cannot
-// read it.
-func (w *written) tree() *yaml.Node {
-	if !w.parsed {
-		w.parsed = true
-		var root yaml.Node
-		if yaml.Unmarshal(w.data, &root) == nil {
-			w.root = &root
-		}
-	}
-	return w.root
-}
-
-// maxWrittenDepth bounds the nesting followed in the tree, as
-// exampleOrders bounds it.
-const maxWrittenDepth = maxDepth
 
 // example returns, as JSON, the example written at p, if it means exactly
 // what value (the example as kin-openapi read it) means; else nil, and the
@@ -101,11 +81,11 @@ func (w *written) jsonAt(ptr []string, hops int) (json.RawMessage, bool) {
 		}
 		if ref, isRef := obj["$ref"]; isRef {
 			var s string
-			target, ok := []string(nil), json.Unmarshal(ref, &s) == nil
-			if ok {
-				target, ok = pointerOf(s)
+			if hops >= maxRefChain || json.Unmarshal(ref, &s) != nil {
+				return nil, false
 			}
-			if !ok || hops >= maxRefChain {
+			target, ok := pointerOf(s)
+			if !ok {
 				return nil, false
 			}
 			if v, ok = w.jsonAt(target, hops+1); !ok {
@@ -181,9 +161,10 @@ func (w *written) yamlAt(loc openapi3.Location) *yaml.Node {
 	}
 	if !w.read {
 		w.read = true
-		if root := w.tree(); root != nil {
+		var root yaml.Node
+		if yaml.Unmarshal(w.data, &root) == nil {
 			w.values = map[[2]int]*yaml.Node{}
-			w.index(root, 0)
+			w.index(&root, 0)
 		}
 	}
 	return w.values[[2]int{loc.Line, loc.Column}]
@@ -191,7 +172,7 @@ func (w *written) yamlAt(loc openapi3.Location) *yaml.Node {
 
 // index records the value of every mapping's key by the key's place.
 func (w *written) index(n *yaml.Node, depth int) {
-	if depth > maxWrittenDepth {
+	if depth > maxDepth {
 		return
 	}
 	if n.Kind == yaml.MappingNode {
@@ -227,7 +208,7 @@ type nodeJSON struct {
 }
 
 func (o *nodeJSON) write(n *yaml.Node, depth int) bool {
-	if depth > maxWrittenDepth || int64(o.b.Len()) > o.limit {
+	if depth > maxDepth || int64(o.b.Len()) > o.limit {
 		return false
 	}
 	switch n.Kind {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/decoy-mock/decoy"
-	"github.com/google/uuid"
 )
 
 // This file is where the admin API decides who may do what (§6.2 of the
@@ -271,11 +270,9 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 	}
 	for name, notFound := range idParams {
 		if v, ok := call.params[name]; ok {
-			u, err := uuid.Parse(v)
-			if err != nil || len(v) != 36 {
+			if call.params[name], ok = canonicalID(v); !ok {
 				return "", notFound
 			}
-			call.params[name] = u.String()
 		}
 	}
 	id = call.params[scope]

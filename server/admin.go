@@ -163,11 +163,10 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 		}
 	}
 	if v := q.Get("id"); v != "" {
-		u, err := uuid.Parse(v)
-		if err != nil || len(v) != 36 {
+		var ok bool
+		if m.ID, ok = canonicalID(v); !ok {
 			return decoy.Errorf(decoy.EINVALID, "id must be a UUID")
 		}
-		m.ID = u.String()
 	} else {
 		m.ID = uuid.NewString()
 	}

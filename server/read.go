@@ -284,15 +284,24 @@ func RateKey(id string) string { return "mock:" + id }
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
 func mockID(path string) (string, bool) {
 	_, rest, ok := strings.Cut(path[1:], "/")
-	if !ok || len(rest) != 36 { // only the canonical 8-4-4-4-12 form
+	if !ok {
 		return "", false
 	}
-	u, err := uuid.Parse(rest)
+	return canonicalID(rest)
+}
+
+// canonicalID reads an id: a UUID in its 8-4-4-4-12 form, in any letter
+// case, returned in lowercase as the stores keep it.
+func canonicalID(v string) (string, bool) {
+	if len(v) != 36 {
+		return "", false
+	}
+	u, err := uuid.Parse(v)
 	if err != nil {
 		return "", false
 	}
-	if strings.ToLower(rest) == rest { // the usual, canonical form: no copy
-		return rest, true
+	if strings.ToLower(v) == v { // the usual, canonical form: no copy
+		return v, true
 	}
 	return u.String(), true
 }

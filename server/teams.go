@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
-	"github.com/google/uuid"
 )
 
 // This file is the admin API of teams (§6.3 of the contract): users,
@@ -1073,11 +1072,10 @@ func (s *Server) visible(ctx context.Context, c *caller, kind, id string) (strin
 		return "", nil
 	}
 	notFound := idParams[kind]
-	u, err := uuid.Parse(id)
-	if err != nil || len(id) != 36 {
+	id, ok := canonicalID(id)
+	if !ok {
 		return "", notFound
 	}
-	id = u.String()
 	if s.cfg.Teams == nil { // one workspace and project
 		if (kind == "ws" && id != decoy.DefaultWorkspaceID) || (kind == "project" && id != decoy.DefaultProjectID) {
 			return "", notFound
