@@ -89,3 +89,86 @@ func TestMemoryBytes(t *testing.T) {
 		t.Errorf("MemoryBytes %d with %d empty columns: a's 50000 bytes still counted?", m, maxColumns)
 	}
 }
+
+// A column is dense (a value or Missing per element) while no element has
+// two values and most have one, and general otherwise; either way each
+// element's values and fan-out are the path's, and the dense form is the
+// smaller.
+func TestColumnForms(t *testing.T) {
+	rec := func(n int, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	tests := []struct {
+		name  string
+		doc   string
+		path  []string
+		dense bool
+	}{
+		{"every element", rec(90, func(i int) string { return fmt.Sprintf(`{"a":%d}`, i) }), []string{"a"}, true},
+		{"most elements", rec(90, func(i int) string {
+			if i%5 == 0 {
+				return `{"b":1}`
+			}
+			return fmt.Sprintf(`{"a":"s%d"}`, i)
+		}), []string{"a"}, true},
+		{"few elements", rec(90, func(i int) string {
+			if i%5 == 0 {
+				return fmt.Sprintf(`{"a":%d}`, i)
+			}
+			return `{"b":1}`
+		}), []string{"a"}, false},
+		{"no element", rec(90, func(int) string { return `{"b":1}` }), []string{"a"}, false},
+		{"two values late", rec(90, func(i int) string {
+			if i == 70 {
+				return `{"a":[{"x":1},{"x":2}]}`
+			}
+			if i%3 == 0 {
+				return `[1]`
+			}
+			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
+		}), []string{"a", "x"}, false},
+		{"two values first", rec(90, func(i int) string { return `{"a":[{"x":1},{"x":null}]}` }), []string{"a", "x"}, false},
+		{"fanned, one value each", rec(90, func(i int) string { return fmt.Sprintf(`{"a":[{"x":%d}]}`, i) }), []string{"a", "x"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Parse([]byte(tt.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := d.buildColumn(tt.path)
+			if dense := c.off == nil; dense != tt.dense {
+				t.Errorf("dense %v, want %v", dense, tt.dense)
+			}
+			if c.Len() != len(d.spans) {
+				t.Fatalf("Len %d, want %d", c.Len(), len(d.spans))
+			}
+			general := int64(12*c.Len()+4*(c.Len()+1)) + int64(unsafe.Sizeof(*c))
+			for i, s := range d.spans {
+				w := walker{b: d.raw}
+				if d.raw[s.start] == '{' {
+					w.walk(int(s.start), tt.path)
+				}
+				got := c.Values(i)
+				if len(got) != len(w.vals) {
+					t.Fatalf("element %d: %d values, want %d", i, len(got), len(w.vals))
+				}
+				for j := range got {
+					if got[j] != w.vals[j] {
+						t.Fatalf("element %d value %d: %+v, want %+v", i, j, got[j], w.vals[j])
+					}
+				}
+				if c.Fanned(i) != w.fanned {
+					t.Fatalf("element %d: fanned %v, want %v", i, c.Fanned(i), w.fanned)
+				}
+			}
+			if tt.dense && c.bytes.Load() >= general {
+				t.Errorf("dense column of %d bytes, the general form takes %d", c.bytes.Load(), general)
+			}
+		})
+	}
+}

@@ -153,8 +153,13 @@ func (d *Document) AppendElements(dst []Value, v Value) []Value {
 // Column holds, for every element of a top-level array, the values that a
 // path reaches in it.
 type Column struct {
+	// Where no element has more than one value and most have one, vals
+	// holds element i's value at i (Missing where it has none) and off is
+	// nil: a third less memory than the general form, in which element i's
+	// values are vals[off[i]:off[i+1]].
 	vals   []Value
-	off    []uint32 // element i's values are vals[off[i]:off[i+1]]
+	off    []uint32
+	n      int
 	fanned []uint64 // bit i: element i's path went through an array fan-out
 
 	mu      sync.Mutex
@@ -197,11 +202,19 @@ func (c *Column) Derived(key string, build func() any) any {
 }
 
 // Len returns the number of elements the column covers.
-func (c *Column) Len() int { return len(c.off) - 1 }
+func (c *Column) Len() int { return c.n }
 
 // Values returns the values the path reaches in element i (none when the path
 // is missing there).
-func (c *Column) Values(i int) []Value { return c.vals[c.off[i]:c.off[i+1]] }
+func (c *Column) Values(i int) []Value {
+	if c.off == nil {
+		if c.vals[i].Kind == Missing {
+			return nil
+		}
+		return c.vals[i : i+1]
+	}
+	return c.vals[c.off[i]:c.off[i+1]]
+}
 
 // Fanned reports whether the path fanned out over an array in element i.
 func (c *Column) Fanned(i int) bool {
@@ -252,16 +265,27 @@ var columnBuilds atomic.Int64
 func (d *Document) buildColumn(path []string) *Column {
 	columnBuilds.Add(1)
 	n := len(d.spans)
-	c := &Column{doc: d, off: make([]uint32, n+1), vals: make([]Value, 0, n)}
+	c := &Column{doc: d, n: n, vals: make([]Value, n)}
 	w := walker{b: d.raw}
+	found := 0 // elements with a value, while each has at most one
 	for i, s := range d.spans {
 		w.fanned = false
+		w.vals = w.vals[:0]
 		if d.raw[s.start] == '{' {
-			w.vals = c.vals
 			w.walk(int(s.start), path)
-			c.vals = w.vals
 		}
-		c.off[i+1] = uint32(len(c.vals))
+		switch {
+		case c.off != nil:
+			c.vals = append(c.vals, w.vals...)
+			c.off[i+1] = uint32(len(c.vals))
+		case len(w.vals) == 1:
+			c.vals[i] = w.vals[0]
+			found++
+		case len(w.vals) > 1:
+			c.spread(i, found+len(w.vals))
+			c.vals = append(c.vals, w.vals...)
+			c.off[i+1] = uint32(len(c.vals))
+		}
 		if w.fanned {
 			if c.fanned == nil {
 				c.fanned = make([]uint64, (n+63)/64)
@@ -269,9 +293,28 @@ func (d *Document) buildColumn(path []string) *Column {
 			c.fanned[i/64] |= 1 << (i % 64)
 		}
 	}
+	// Sparse: an element without a value costs 4 bytes in the general form
+	// and 12 in the dense one.
+	if c.off == nil && found < n*2/3 {
+		c.spread(n, found)
+	}
 	c.bytes.Store(int64(unsafe.Sizeof(*c)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
 		4*int64(len(c.off)) + 8*int64(len(c.fanned)))
 	return c
+}
+
+// spread turns a dense column built up to element upto into the general
+// form, with room for size values.
+func (c *Column) spread(upto, size int) {
+	dense := c.vals
+	c.off = make([]uint32, c.n+1)
+	c.vals = make([]Value, 0, size)
+	for i := range upto {
+		if dense[i].Kind != Missing {
+			c.vals = append(c.vals, dense[i])
+		}
+		c.off[i+1] = uint32(len(c.vals))
+	}
 }
 
 // Root returns the top-level value.

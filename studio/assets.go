@@ -24,14 +24,17 @@ var dist embed.FS
 // name-HASH.ext: their content never changes, so they are cached for a year.
 var hashedName = regexp.MustCompile(`-[A-Z0-9]{8}\.[a-z0-9]+$`)
 
-// asset is one embedded file, ready to serve.
+// asset is one embedded file, ready to serve. Its bytes are read from the
+// binary on first use, so a server whose Studio is never opened keeps none
+// of them in its heap.
 type asset struct {
-	data        []byte
+	path        string
 	contentType string
 	immutable   bool
 
-	gzipOnce sync.Once
-	gzipped  []byte // nil when compressing does not pay
+	once    sync.Once
+	data    []byte
+	gzipped []byte // nil when compressing does not pay
 }
 
 type assets struct {
@@ -43,17 +46,12 @@ type assets struct {
 // broken binary: it panics at start rather than serve a blank Studio.
 func loadAssets() *assets {
 	a := &assets{files: map[string]*asset{}}
-	index, err := dist.ReadFile("dist/index.html")
-	if err != nil {
+	if _, err := fs.Stat(dist, "dist/index.html"); err != nil {
 		panic("studio: the embedded build has no index.html; run npm run build in studio/web")
 	}
-	a.index = &asset{data: index, contentType: "text/html; charset=utf-8"}
+	a.index = &asset{path: "dist/index.html", contentType: "text/html; charset=utf-8"}
 	_ = fs.WalkDir(dist, "dist/assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := dist.ReadFile(p)
-		if err != nil {
 			return err
 		}
 		name := path.Base(p)
@@ -71,7 +69,7 @@ func loadAssets() *assets {
 		if ct == "" {
 			ct = "application/octet-stream"
 		}
-		a.files[name] = &asset{data: data, contentType: ct, immutable: hashedName.MatchString(name)}
+		a.files[name] = &asset{path: p, contentType: ct, immutable: hashedName.MatchString(name)}
 		return nil
 	})
 	return a
@@ -118,8 +116,8 @@ func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(h)
 	h.Set("Content-Type", f.contentType)
 	h.Add("Vary", "Accept-Encoding")
-	body := f.data
-	if gz := f.gzip(); gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	body, gz := f.load()
+	if gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		body = gz
 	}
@@ -130,10 +128,14 @@ func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// gzip returns the file compressed, once, or nil when it is small or does
-// not compress.
-func (f *asset) gzip() []byte {
-	f.gzipOnce.Do(func() {
+// load returns the file, and the file compressed or nil when it is small or
+// does not compress, reading and compressing it once.
+func (f *asset) load() (data, gzipped []byte) {
+	f.once.Do(func() {
+		var err error
+		if f.data, err = dist.ReadFile(f.path); err != nil {
+			panic("studio: the embedded build lost " + f.path + ": " + err.Error())
+		}
 		if len(f.data) < 1024 {
 			return
 		}
@@ -145,7 +147,7 @@ func (f *asset) gzip() []byte {
 			f.gzipped = b.Bytes()
 		}
 	})
-	return f.gzipped
+	return f.data, f.gzipped
 }
 
 // acceptsGzip reports whether an Accept-Encoding header names gzip with a
