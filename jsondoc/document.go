@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,6 +298,9 @@ func (d *Document) buildColumn(path []string) *Column {
 	// and 12 in the dense one.
 	if c.off == nil && found < n*2/3 {
 		c.spread(n, found)
+	}
+	if cap(c.vals)-len(c.vals) > len(c.vals)/8 {
+		c.vals = slices.Clone(c.vals) // what appending left over is the column's for its life
 	}
 	c.bytes.Store(int64(unsafe.Sizeof(*c)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
 		4*int64(len(c.off)) + 8*int64(len(c.fanned)))

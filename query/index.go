@@ -18,33 +18,49 @@ import (
 // value a path reaches in it.
 type order struct {
 	perm []int32 // record ids, in order
-	rank []int32 // rank[id] is the position of id in perm
 }
+
+// ranks is the inverse of an order: the position of each record in it.
+// Only a query that sorts a few matches needs it, so it is built apart.
+type ranks []int32
 
 // sortOrder returns the cached order of the records by col, ascending or
 // descending (the descending order is not the ascending one reversed: ties
 // keep their stored order in both, and null and missing stay last).
 func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
-	key := "order-asc"
-	if desc {
-		key = "order-desc"
-	}
-	return col.Derived(key, func() any {
-		n := d.Len()
-		o := &order{perm: make([]int32, n), rank: make([]int32, n)}
+	return col.Derived(orderKey(desc), func() any {
+		o := &order{perm: make([]int32, d.Len())}
 		for i := range o.perm {
 			o.perm[i] = int32(i)
 		}
 		sortRecords(d, o.perm, col, desc)
-		for pos, id := range o.perm {
-			o.rank[id] = int32(pos)
-		}
 		return o
 	}).(*order)
 }
 
+// sortRanks returns the cached ranks of the records in ord, col's order.
+func sortRanks(ord *order, col *jsondoc.Column, desc bool) ranks {
+	return col.Derived(orderKey(desc)+"-rank", func() any {
+		r := make(ranks, len(ord.perm))
+		for pos, id := range ord.perm {
+			r[id] = int32(pos)
+		}
+		return r
+	}).(ranks)
+}
+
+func orderKey(desc bool) string {
+	if desc {
+		return "order-desc"
+	}
+	return "order-asc"
+}
+
 // MemoryBytes implements jsondoc.Sizer.
-func (o *order) MemoryBytes() int64 { return 48 + 4*int64(len(o.perm)+len(o.rank)) }
+func (o *order) MemoryBytes() int64 { return 48 + 4*int64(len(o.perm)) }
+
+// MemoryBytes implements jsondoc.Sizer.
+func (r ranks) MemoryBytes() int64 { return 24 + 4*int64(len(r)) }
 
 // MemoryBytes implements jsondoc.Sizer. It counts the bitsets of large
 // postings, built on first need, as built.

@@ -65,14 +65,16 @@ func (q *Query) run(d *jsondoc.Document) Result {
 		return Result{Records: out, Total: total}
 	}
 
-	ord := sortOrder(d, d.Column(q.OrderBy), q.Desc)
+	col := d.Column(q.OrderBy)
+	ord := sortOrder(d, col, q.Desc)
 	if sel.all {
 		return Result{Records: ord.perm[start : start+want], Total: total}
 	}
 	if total*16 < n {
 		// Few matches: sort them by their rank in the cached order.
 		out := sel.ids()
-		slices.SortFunc(out, func(a, b int32) int { return int(ord.rank[a]) - int(ord.rank[b]) })
+		rank := sortRanks(ord, col, q.Desc)
+		slices.SortFunc(out, func(a, b int32) int { return int(rank[a]) - int(rank[b]) })
 		return Result{Records: out[start : start+want], Total: total}
 	}
 	// Many matches: walk the cached order and keep the matching ones.
