@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -64,7 +63,7 @@ func seedOf(r *http.Request, param bool) (uint64, error) {
 // ETags, gzip and the rest apply to it as to stored data. The caller
 // releases it.
 func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*mockcache.Entry, error) {
-	t, err := s.templates.get(r.Context(), s.cfg.Templates, e.Mock)
+	t, err := s.template(r.Context(), e.Mock)
 	if err != nil {
 		return nil, err
 	}
@@ -77,59 +76,12 @@ func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*m
 	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
 }
 
-// templateCache keeps the templates of "always" mocks compiled, by mock
-// and version: a change of template is a new version of the mock, which
-// the cache of mocks learns of on every replica, so a template kept under
-// an older version is never used. It is bounded: past maxTemplateBytes of
-// template text, it starts again empty.
-type templateCache struct {
-	mu    sync.Mutex
-	m     map[string]compiledTemplate
-	bytes int
-	// maxBytes bounds the text of the templates kept (0: maxTemplateBytes).
-	maxBytes int
-}
-
-type compiledTemplate struct {
-	version int64
-	created time.Time
-	t       *generate.Template
-	size    int
-}
-
-// maxTemplateBytes bounds the text of the templates kept compiled.
-const maxTemplateBytes = 64 << 20
-
-func (c *templateCache) get(ctx context.Context, store decoy.TemplateStore, m *decoy.Mock) (*generate.Template, error) {
-	c.mu.Lock()
-	ct, ok := c.m[m.ID]
-	c.mu.Unlock()
-	if ok && ct.version == m.Version && ct.created.Equal(m.CreatedAt) {
-		return ct.t, nil
-	}
-	if store == nil {
+// template returns mock m's template, compiled.
+func (s *Server) template(ctx context.Context, m *decoy.Mock) (*generate.Template, error) {
+	if s.cfg.Templates == nil {
 		return nil, errNoTemplates
 	}
-	tpl, err := store.FindTemplate(ctx, m.ID)
-	if err != nil {
-		return nil, err
-	}
-	t, err := generate.Parse(tpl.ContentType, tpl.Body)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	limit := c.maxBytes
-	if limit <= 0 {
-		limit = maxTemplateBytes
-	}
-	if c.m == nil || c.bytes+len(tpl.Body)-c.m[m.ID].size > limit {
-		c.m, c.bytes = map[string]compiledTemplate{}, 0
-	}
-	c.bytes += len(tpl.Body) - c.m[m.ID].size
-	c.m[m.ID] = compiledTemplate{version: m.Version, created: m.CreatedAt, t: t, size: len(tpl.Body)}
-	return t, nil
+	return s.templates.Get(ctx, s.cfg.Templates, m)
 }
 
 // readTemplate reads and compiles the template a request sends: JSON, or a
@@ -342,7 +294,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, id string) e
 	case decoy.TemplateAlways:
 		return decoy.Errorf(decoy.ECONFLICT, "Mock api's template runs on every read (mode always): there is nothing to regenerate")
 	}
-	t, err := s.templates.get(r.Context(), s.cfg.Templates, m)
+	t, err := s.template(r.Context(), m)
 	if err != nil {
 		return err
 	}

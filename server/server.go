@@ -151,7 +151,7 @@ type Server struct {
 	handler      http.Handler
 	queries      mockcache.Queries
 	dates        dates
-	templates    templateCache
+	templates    mockcache.Templates
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).

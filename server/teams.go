@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/password"
 )
 
 // This file is the admin API of teams (§6.3 of the contract): users,
@@ -131,7 +132,7 @@ func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request, _ str
 
 // checkPassword returns the user of an email and password, or refuses
 // them, counting the failure.
-func (s *Server) checkPassword(r *http.Request, email, password string) (*decoy.User, error) {
+func (s *Server) checkPassword(r *http.Request, email, pw string) (*decoy.User, error) {
 	key := "admin-token:" + s.limitKey(r)
 	if err := s.authBlocked(r, key); err != nil {
 		return nil, err
@@ -139,11 +140,11 @@ func (s *Server) checkPassword(r *http.Request, email, password string) (*decoy.
 	u, err := s.cfg.Teams.FindUserByEmail(r.Context(), email)
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND || (err == nil && len(u.PasswordHash) == 0):
-		passwordMatches(password, dummyHash()) // as long as a wrong password
+		password.MatchesNone(pw)
 		return nil, s.authFailed(r, key, errBadCredentials)
 	case err != nil:
 		return nil, err
-	case !passwordMatches(password, u.PasswordHash):
+	case !password.Matches(pw, u.PasswordHash):
 		return nil, s.authFailed(r, key, errBadCredentials)
 	}
 	return u, nil
@@ -243,7 +244,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 	if err := validLabel("name", in.Name); err != nil {
 		return err
 	}
-	if err := validPassword(in.Password); err != nil {
+	if err := password.Valid(in.Password); err != nil {
 		return err
 	}
 	inv, err := s.findInvitation(r, secret)
@@ -253,7 +254,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	u, err := s.cfg.Teams.AcceptInvitation(ctx, HashToken(secret), s.cfg.Now(), &decoy.User{
-		Email: inv.Email, Name: in.Name, PasswordHash: HashPassword(in.Password),
+		Email: inv.Email, Name: in.Name, PasswordHash: password.Hash(in.Password),
 	})
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		return errInvitationNotFound // used meanwhile
@@ -371,12 +372,12 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, _ string) er
 	if err := validLabel("name", in.Name); err != nil {
 		return err
 	}
-	if err := validPassword(in.Password); err != nil {
+	if err := password.Valid(in.Password); err != nil {
 		return err
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	u, err := s.cfg.Teams.CreateUser(ctx, &decoy.User{Email: in.Email, Name: in.Name, ServerAdmin: in.ServerAdmin, PasswordHash: HashPassword(in.Password)})
+	u, err := s.cfg.Teams.CreateUser(ctx, &decoy.User{Email: in.Email, Name: in.Name, ServerAdmin: in.ServerAdmin, PasswordHash: password.Hash(in.Password)})
 	if err != nil {
 		return err
 	}
@@ -411,10 +412,10 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) err
 		}
 	}
 	if in.Password != nil {
-		if err := validPassword(*in.Password); err != nil {
+		if err := password.Valid(*in.Password); err != nil {
 			return err
 		}
-		h := HashPassword(*in.Password)
+		h := password.Hash(*in.Password)
 		upd.PasswordHash = &h
 	}
 	ctx, cancel := writeContext(r)

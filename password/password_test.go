@@ -1,4 +1,4 @@
-package server
+package password
 
 import (
 	"strings"
@@ -7,30 +7,30 @@ import (
 )
 
 func TestPassword(t *testing.T) {
-	h := HashPassword("correct horse battery")
+	h := Hash("correct horse battery")
 	if !strings.HasPrefix(string(h), "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Errorf("hash %s", h)
 	}
-	if string(HashPassword("correct horse battery")) == string(h) {
+	if string(Hash("correct horse battery")) == string(h) {
 		t.Error("two hashes of one password are equal: no salt")
 	}
 	for _, tc := range []struct {
 		pw   string
 		want bool
 	}{{"correct horse battery", true}, {"correct horse batterY", false}, {"", false}} {
-		if got := passwordMatches(tc.pw, h); got != tc.want {
+		if got := Matches(tc.pw, h); got != tc.want {
 			t.Errorf("%q matches: %v", tc.pw, got)
 		}
 	}
-	if passwordMatches("x", []byte("$argon2id$v=19$m=4294967295,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA")) {
+	if Matches("x", []byte("$argon2id$v=19$m=4294967295,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA")) {
 		t.Error("an unbounded hash matched")
 	}
 	for _, tc := range []struct {
 		pw string
 		ok bool
 	}{{"elevenchars", false}, {"twelve chars", true}, {"ééééééééééé", false}, {"éééééééééééé", true}, {strings.Repeat("a", 1025), false}, {"\xff" + strings.Repeat("a", 12), false}} {
-		if err := validPassword(tc.pw); (err == nil) != tc.ok {
-			t.Errorf("validPassword(%q) = %v", tc.pw, err)
+		if err := Valid(tc.pw); (err == nil) != tc.ok {
+			t.Errorf("Valid(%q) = %v", tc.pw, err)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func TestHashingBounded(t *testing.T) {
 		}
 	}()
 	for range 3 * maxHashing {
-		wg.Go(func() { HashPassword("correct horse battery") })
+		wg.Go(func() { Hash("correct horse battery") })
 	}
 	wg.Wait()
 	close(stop)
@@ -63,4 +63,22 @@ func TestHashingBounded(t *testing.T) {
 	if peak > maxHashing || peak == 0 {
 		t.Errorf("peak of %d hashes at once, bound %d", peak, maxHashing)
 	}
+}
+
+// FuzzParsePHC parses arbitrary password hashes: it never panics, accepts
+// only bounded parameters, and a hash it made parses back.
+func FuzzParsePHC(f *testing.F) {
+	f.Add(string(Hash("correct horse battery")))
+	f.Add("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA")
+	f.Add("$argon2id$v=19$m=4294967295,t=1,p=1$c2FsdA$aGFzaA")
+	f.Add("$argon2i$v=19$m=1,t=1,p=1$$")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ok := parsePHC(s)
+		if !ok {
+			return
+		}
+		if p.memory > 1<<20 || p.time > 16 || p.threads > 16 || len(p.key) > 64 || len(p.salt) > 64 {
+			t.Fatalf("unbounded parameters accepted: %q", s)
+		}
+	})
 }

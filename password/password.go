@@ -1,4 +1,7 @@
-package server
+// Package password hashes and checks passwords: argon2id, in the PHC string
+// form, compared in constant time, with a bound on the hashes computed at
+// once.
+package password
 
 import (
 	"crypto/rand"
@@ -20,8 +23,8 @@ import (
 // Password bounds: long enough to resist guessing, short enough that
 // hashing one is bounded work.
 const (
-	MinPasswordLength = 12
-	maxPasswordBytes  = 1024
+	MinLength = 12
+	maxBytes  = 1024
 )
 
 // argon2id parameters of new hashes: 19 MiB, 2 passes, 1 lane (the
@@ -49,16 +52,16 @@ func idKey(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) [
 	return argon2.IDKey(pw, salt, time, memory, threads, keyLen)
 }
 
-// validPassword checks a password's length.
-func validPassword(pw string) error {
-	if utf8.RuneCountInString(pw) < MinPasswordLength || len(pw) > maxPasswordBytes || !utf8.ValidString(pw) {
-		return decoy.Errorf(decoy.EINVALID, "password must be from %d characters to %d bytes of UTF-8", MinPasswordLength, maxPasswordBytes)
+// Valid checks a password's length.
+func Valid(pw string) error {
+	if utf8.RuneCountInString(pw) < MinLength || len(pw) > maxBytes || !utf8.ValidString(pw) {
+		return decoy.Errorf(decoy.EINVALID, "password must be from %d characters to %d bytes of UTF-8", MinLength, maxBytes)
 	}
 	return nil
 }
 
-// HashPassword returns the argon2id hash of a password in PHC string form.
-func HashPassword(pw string) []byte {
+// Hash returns the argon2id hash of a password in PHC string form.
+func Hash(pw string) []byte {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		panic("crypto/rand failed: " + err.Error()) // never, on supported platforms
@@ -106,9 +109,9 @@ func parsePHC(s string) (phc, bool) {
 	return p, true
 }
 
-// passwordMatches checks a password against a stored hash, in constant
-// time. A hash that does not parse matches nothing.
-func passwordMatches(pw string, hash []byte) bool {
+// Matches checks a password against a stored hash, in constant time. A
+// hash that does not parse matches nothing.
+func Matches(pw string, hash []byte) bool {
 	p, ok := parsePHC(string(hash))
 	if !ok {
 		return false
@@ -117,6 +120,11 @@ func passwordMatches(pw string, hash []byte) bool {
 	return subtle.ConstantTimeCompare(key, p.key) == 1
 }
 
-// dummyHash is checked against when no user has the email given, so that a
-// sign-in takes as long whether the email is known or not.
-var dummyHash = sync.OnceValue(func() []byte { return HashPassword("decoy: no user has this email") })
+// MatchesNone takes as long as Matches and matches nothing: it is called
+// when no user has the email given, so that a sign-in takes as long whether
+// the email is known or not.
+func MatchesNone(pw string) {
+	Matches(pw, dummyHash())
+}
+
+var dummyHash = sync.OnceValue(func() []byte { return Hash("decoy: no user has this email") })
