@@ -91,9 +91,9 @@ func TestMemoryBytes(t *testing.T) {
 }
 
 // A column is dense (a value or Missing per element) while no element has
-// two values and most have one, and general otherwise; either way each
-// element's values and fan-out are the path's, and the dense form is the
-// smaller.
+// two values and at least two thirds have one, and general otherwise;
+// either way each element's values and fan-out are the path's, the form
+// chosen is the smaller, and its size is what it holds.
 func TestColumnForms(t *testing.T) {
 	rec := func(n int, f func(i int) string) string {
 		parts := make([]string, n)
@@ -101,6 +101,15 @@ func TestColumnForms(t *testing.T) {
 			parts[i] = f(i)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
+	}
+	// first k of 90 elements have path a.
+	firstK := func(k int) string {
+		return rec(90, func(i int) string {
+			if i < k {
+				return fmt.Sprintf(`{"a":%d}`, i)
+			}
+			return `{"b":1}`
+		})
 	}
 	tests := []struct {
 		name  string
@@ -115,13 +124,14 @@ func TestColumnForms(t *testing.T) {
 			}
 			return fmt.Sprintf(`{"a":"s%d"}`, i)
 		}), []string{"a"}, true},
-		{"few elements", rec(90, func(i int) string {
-			if i%5 == 0 {
-				return fmt.Sprintf(`{"a":%d}`, i)
-			}
-			return `{"b":1}`
-		}), []string{"a"}, false},
-		{"no element", rec(90, func(int) string { return `{"b":1}` }), []string{"a"}, false},
+		{"two thirds", firstK(60), []string{"a"}, true},
+		{"under two thirds", firstK(59), []string{"a"}, false},
+		{"few elements", firstK(18), []string{"a"}, false},
+		{"no element", firstK(0), []string{"a"}, false},
+		{"one element without", `[{}]`, []string{"a"}, false},
+		{"not objects", rec(90, func(i int) string { return fmt.Sprint(i) }), []string{"a"}, false},
+		{"empty array", `[]`, []string{"a"}, true},
+		{"not an array", `{"a":1}`, []string{"a"}, true},
 		{"two values late", rec(90, func(i int) string {
 			if i == 70 {
 				return `{"a":[{"x":1},{"x":2}]}`
@@ -131,8 +141,20 @@ func TestColumnForms(t *testing.T) {
 			}
 			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
 		}), []string{"a", "x"}, false},
+		{"two values last", rec(90, func(i int) string {
+			if i == 89 {
+				return `{"a":[{"x":1},{"x":2},{"x":3}]}`
+			}
+			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
+		}), []string{"a", "x"}, false},
 		{"two values first", rec(90, func(i int) string { return `{"a":[{"x":1},{"x":null}]}` }), []string{"a", "x"}, false},
 		{"fanned, one value each", rec(90, func(i int) string { return fmt.Sprintf(`{"a":[{"x":%d}]}`, i) }), []string{"a", "x"}, true},
+		{"fanned, some without", rec(90, func(i int) string {
+			if i%10 == 0 {
+				return `{"a":[]}`
+			}
+			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
+		}), []string{"a", "x"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,14 +166,19 @@ func TestColumnForms(t *testing.T) {
 			if dense := c.off == nil; dense != tt.dense {
 				t.Errorf("dense %v, want %v", dense, tt.dense)
 			}
-			if c.Len() != len(d.spans) {
-				t.Fatalf("Len %d, want %d", c.Len(), len(d.spans))
+			n := len(d.spans)
+			if c.Len() != n {
+				t.Fatalf("Len %d, want %d", c.Len(), n)
 			}
-			general := int64(12*c.Len()+4*(c.Len()+1)) + int64(unsafe.Sizeof(*c))
+			values, found := 0, 0
 			for i, s := range d.spans {
 				w := walker{b: d.raw}
 				if d.raw[s.start] == '{' {
 					w.walk(int(s.start), tt.path)
+				}
+				values += len(w.vals)
+				if len(w.vals) > 0 {
+					found++
 				}
 				got := c.Values(i)
 				if len(got) != len(w.vals) {
@@ -166,8 +193,21 @@ func TestColumnForms(t *testing.T) {
 					t.Fatalf("element %d: fanned %v, want %v", i, c.Fanned(i), w.fanned)
 				}
 			}
-			if tt.dense && c.bytes.Load() >= general {
-				t.Errorf("dense column of %d bytes, the general form takes %d", c.bytes.Load(), general)
+			const vsize = int64(unsafe.Sizeof(Value{}))
+			fixed := int64(unsafe.Sizeof(*c)) + 8*int64(len(c.fanned))
+			general := fixed + vsize*int64(values) + 4*int64(n+1)
+			denseSize := fixed + vsize*int64(n)
+			want := general
+			if tt.dense {
+				want = denseSize
+				if values == found && denseSize > general {
+					t.Errorf("dense at %d bytes, the general form takes %d", denseSize, general)
+				}
+			} else if values == found && denseSize <= general {
+				t.Errorf("general at %d bytes, the dense form takes %d", general, denseSize)
+			}
+			if got := c.bytes.Load(); got != want {
+				t.Errorf("counted %d bytes, holds %d (no spare room)", got, want)
 			}
 		})
 	}

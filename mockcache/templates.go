@@ -32,8 +32,8 @@ type compiledTemplate struct {
 // maxTemplateBytes bounds the text of the templates kept compiled.
 const maxTemplateBytes = 64 << 20
 
-// Get returns mock m's template compiled, reading it from store when it
-// is not kept for m's version.
+// Get returns mock m's template compiled, reading it from store (which
+// must not be nil) when it is not kept for m's version.
 func (c *Templates) Get(ctx context.Context, store decoy.TemplateStore, m *decoy.Mock) (*generate.Template, error) {
 	c.mu.Lock()
 	ct, ok := c.m[m.ID]

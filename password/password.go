@@ -52,7 +52,7 @@ func idKey(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) [
 	return argon2.IDKey(pw, salt, time, memory, threads, keyLen)
 }
 
-// Valid checks a password's length.
+// Valid checks that a password is UTF-8 of the right length.
 func Valid(pw string) error {
 	if utf8.RuneCountInString(pw) < MinLength || len(pw) > maxBytes || !utf8.ValidString(pw) {
 		return decoy.Errorf(decoy.EINVALID, "password must be from %d characters to %d bytes of UTF-8", MinLength, maxBytes)

@@ -35,6 +35,7 @@ type asset struct {
 	once    sync.Once
 	data    []byte
 	gzipped []byte // nil when compressing does not pay
+	err     error
 }
 
 type assets struct {
@@ -42,7 +43,7 @@ type assets struct {
 	files map[string]*asset
 }
 
-// loadAssets reads the embedded build. A build without index.html is a
+// loadAssets lists the embedded build. A build without index.html is a
 // broken binary: it panics at start rather than serve a blank Studio.
 func loadAssets() *assets {
 	a := &assets{files: map[string]*asset{}}
@@ -116,7 +117,12 @@ func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(h)
 	h.Set("Content-Type", f.contentType)
 	h.Add("Vary", "Accept-Encoding")
-	body, gz := f.load()
+	body, gz, err := f.load()
+	if err != nil {
+		h.Set("Cache-Control", "no-store") // not the year a file is kept
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "Internal server error"})
+		return
+	}
 	if gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		body = gz
@@ -129,12 +135,13 @@ func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // load returns the file, and the file compressed or nil when it is small or
-// does not compress, reading and compressing it once.
-func (f *asset) load() (data, gzipped []byte) {
+// does not compress, reading and compressing it once. It fails only for a
+// file of the embedded build that cannot be read: never, in a binary that
+// built.
+func (f *asset) load() (data, gzipped []byte, err error) {
 	f.once.Do(func() {
-		var err error
-		if f.data, err = dist.ReadFile(f.path); err != nil {
-			panic("studio: the embedded build lost " + f.path + ": " + err.Error())
+		if f.data, f.err = dist.ReadFile(f.path); f.err != nil {
+			return
 		}
 		if len(f.data) < 1024 {
 			return
@@ -147,7 +154,7 @@ func (f *asset) load() (data, gzipped []byte) {
 			f.gzipped = b.Bytes()
 		}
 	})
-	return f.data, f.gzipped
+	return f.data, f.gzipped, f.err
 }
 
 // acceptsGzip reports whether an Accept-Encoding header names gzip with a
