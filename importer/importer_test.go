@@ -124,6 +124,26 @@ paths:
 			"GET /summary 200: its first example has no value",
 		},
 	}, {
+		name: "a response that is a cycle of $refs (3.0 YAML)",
+		doc: `openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      responses:
+        "200": {$ref: "#/components/responses/r0"}
+  /b:
+    get:
+      responses:
+        "200": {description: x, content: {application/json: {example: [1]}}}
+components:
+  responses:
+    r0: {$ref: "#/components/responses/r1"}
+    r1: {$ref: "#/components/responses/r0"}
+`,
+		mocks:   []string{`GET /b 200 [1]`},
+		skipped: []string{"GET /a 200: its response could not be resolved (#/components/responses/r0)"},
+	}, {
 		name: "examples by $ref, lowest 2xx, +json (3.1 JSON)",
 		doc: `{"openapi":"3.1.0","info":{"title":"t","version":"1"},
 "paths":{"/a":{"get":{"operationId":"a","responses":{

@@ -137,8 +137,14 @@ func operation(doc *openapi3.T, w *written, at []string, source string, op *open
 			continue
 		}
 		var content openapi3.Content
-		if r.ref != nil && r.ref.Value != nil {
+		switch {
+		case r.ref != nil && r.ref.Value != nil:
 			content = r.ref.Value.Content
+		case r.ref != nil && r.ref.Ref != "":
+			// $refs that lead back to themselves: kin-openapi leaves
+			// them unresolved.
+			skipped = append(skipped, Skipped{src, "its response could not be resolved (" + clip(r.ref.Ref) + ")"})
+			continue
 		}
 		ct, key, mt := jsonContent(content)
 		if mt == nil {
