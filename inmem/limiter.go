@@ -58,8 +58,17 @@ func (l *Limiter) Allow(_ context.Context, key string, limit int64) (decoy.RateR
 	return l.do(key, limit, true), nil
 }
 
-// Peek reports the state of key, admitting nothing.
+// Peek reports the state of key, admitting nothing. A key with no window
+// has admitted nothing: looking at it makes none (every private read looks
+// at its client's failed authentications), so that looks cost neither a
+// window nor room in the map.
 func (l *Limiter) Peek(_ context.Context, key string, limit int64) (decoy.RateResult, error) {
+	l.mu.Lock()
+	_, ok := l.keys[key]
+	l.mu.Unlock()
+	if !ok {
+		return decoy.RateResult{Limit: limit, Allowed: limit > 0, Remaining: max(limit, 0)}, nil
+	}
 	return l.do(key, limit, false), nil
 }
 

@@ -50,6 +50,23 @@ func TestIdleKeysAreDropped(t *testing.T) {
 	}
 }
 
+// Looking at keys makes no windows: every private read looks at its
+// client's failed authentications.
+func TestPeekKeepsNothing(t *testing.T) {
+	ctx := context.Background()
+	l, _ := newLimiter()
+	for i := range 1000 {
+		l.Peek(ctx, "client-"+time.Duration(i).String(), 30)
+	}
+	if l.Len() != 0 {
+		t.Errorf("Len after 1000 looks = %d, want 0", l.Len())
+	}
+	l.Allow(ctx, "k", 30)
+	if p, _ := l.Peek(ctx, "k", 30); p.Used != 1 || p.Remaining != 29 || l.Len() != 1 {
+		t.Errorf("peek of a key in use: %+v, Len %d", p, l.Len())
+	}
+}
+
 // Events restored after a restart fill the window as they did: only what
 // is left of the limit is admitted, and slots free as they age out.
 func TestRestore(t *testing.T) {

@@ -28,6 +28,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("SlidingWindow", func(t *testing.T) { testSlidingWindow(t, open) })
 	t.Run("RefusalsDoNotConsume", func(t *testing.T) { testRefusalsDoNotConsume(t, open) })
 	t.Run("UndoAndPeek", func(t *testing.T) { testUndoAndPeek(t, open) })
+	t.Run("PeekUnknownKey", func(t *testing.T) { testPeekUnknownKey(t, open) })
 	t.Run("UndoRemovesThatEvent", func(t *testing.T) { testUndoRemovesThatEvent(t, open) })
 	t.Run("ExactUnderConcurrency", func(t *testing.T) { testExactUnderConcurrency(t, open) })
 	t.Run("RetryAfterLoweredLimit", func(t *testing.T) { testRetryAfterLoweredLimit(t, open) })
@@ -115,6 +116,33 @@ func testUndoAndPeek(t *testing.T, open Open) {
 	}
 	if r, _ := l.Allow(ctx, "other", 1); !r.Allowed {
 		t.Error("keys are not independent")
+	}
+}
+
+// A key that admitted nothing, or whose events all left the window, has
+// its whole limit, and looking at it admits nothing.
+func testPeekUnknownKey(t *testing.T, open Open) {
+	ctx := context.Background()
+	l, c := open(t)
+	for range 3 {
+		if p, _ := l.Peek(ctx, "never", 3); !p.Allowed || p.Used != 0 || p.Remaining != 3 || p.Reset != 0 || p.Limit != 3 {
+			t.Fatalf("peek of a key never used: %+v", p)
+		}
+	}
+	if p, _ := l.Peek(ctx, "never", 0); p.Allowed || p.Remaining != 0 {
+		t.Fatalf("peek with a limit of 0: %+v", p)
+	}
+	if r, _ := l.Allow(ctx, "gone", 3); !r.Allowed {
+		t.Fatal("first event refused")
+	}
+	c.Add(61 * time.Second)
+	if p, _ := l.Peek(ctx, "gone", 3); !p.Allowed || p.Used != 0 || p.Remaining != 3 || p.Reset != 0 {
+		t.Fatalf("peek once the window passed: %+v", p)
+	}
+	for i := range 3 {
+		if r, _ := l.Allow(ctx, "never", 3); !r.Allowed || r.Used != int64(i+1) {
+			t.Fatalf("event %d after peeks: %+v", i, r)
+		}
 	}
 }
 
