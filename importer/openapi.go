@@ -141,8 +141,8 @@ func operation(doc *openapi3.T, w *written, at []string, source string, op *open
 		case r.ref != nil && r.ref.Value != nil:
 			content = r.ref.Value.Content
 		case r.ref != nil && r.ref.Ref != "":
-			// $refs that lead back to themselves: kin-openapi leaves
-			// them unresolved.
+			// $refs that lead nowhere (a cycle, or "#"): kin-openapi
+			// leaves them unresolved.
 			skipped = append(skipped, Skipped{src, "its response could not be resolved (" + clip(r.ref.Ref) + ")"})
 			continue
 		}

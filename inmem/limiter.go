@@ -64,6 +64,9 @@ func (l *Limiter) Allow(_ context.Context, key string, limit int64) (decoy.RateR
 // window nor room in the map.
 func (l *Limiter) Peek(_ context.Context, key string, limit int64) (decoy.RateResult, error) {
 	l.mu.Lock()
+	if l.keys != nil {
+		l.sweep() // first, so that a window it drops is not made again
+	}
 	_, ok := l.keys[key]
 	l.mu.Unlock()
 	if !ok {

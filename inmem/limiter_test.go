@@ -54,7 +54,7 @@ func TestIdleKeysAreDropped(t *testing.T) {
 // client's failed authentications.
 func TestPeekKeepsNothing(t *testing.T) {
 	ctx := context.Background()
-	l, _ := newLimiter()
+	l, c := newLimiter()
 	for i := range 1000 {
 		l.Peek(ctx, "client-"+time.Duration(i).String(), 30)
 	}
@@ -64,6 +64,11 @@ func TestPeekKeepsNothing(t *testing.T) {
 	l.Allow(ctx, "k", 30)
 	if p, _ := l.Peek(ctx, "k", 30); p.Used != 1 || p.Remaining != 29 || l.Len() != 1 {
 		t.Errorf("peek of a key in use: %+v, Len %d", p, l.Len())
+	}
+	// A look that sweeps the expired window away does not make it again.
+	c.Add(61 * time.Second)
+	if p, _ := l.Peek(ctx, "k", 30); p.Used != 0 || l.Len() != 0 {
+		t.Errorf("peek of an expired key: %+v, Len %d", p, l.Len())
 	}
 }
 
