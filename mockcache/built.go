@@ -105,7 +105,13 @@ func (b *builtAnswers) offer(key string, size, total int, etag string, write fun
 	b.mu.RUnlock()
 	if ba == nil {
 		b.mu.Lock()
-		if b.m == nil || len(b.m) >= builtMaxSeen+builtMaxAnswers {
+		switch {
+		case b.m == nil:
+			// Small, and grown as queries come: most mocks are only
+			// ever asked a query or two, and a map made for
+			// builtMaxAnswers took 1.8 KiB of each.
+			b.m = map[string]*builtAnswer{}
+		case len(b.m) >= builtMaxSeen+builtMaxAnswers:
 			b.forgetSeenLocked()
 		}
 		if b.m[key] == nil {

@@ -161,3 +161,15 @@ func TestBuiltAnswersConcurrent(t *testing.T) {
 		t.Errorf("kept %d bytes for a budget of %d", bodies, b.budget)
 	}
 }
+
+// BenchmarkFirstOffer is what remembering the first query string asked of
+// a document costs: most cached mocks are asked one or two, so it is paid
+// by each of them (B/op).
+func BenchmarkFirstOffer(b *testing.B) {
+	write := func(buf *bytes.Buffer) { buf.WriteString(`[{"a":1}]`) }
+	b.ReportAllocs()
+	for b.Loop() {
+		ba := newBuiltAnswers(1 << 10)
+		ba.offer("filters=a%3D1", 9, 1, `"e"`, write, nil)
+	}
+}
