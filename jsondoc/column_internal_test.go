@@ -61,7 +61,7 @@ func TestMemoryBytes(t *testing.T) {
 	}
 	col := d.Column([]string{"a"})
 	m1 := d.MemoryBytes()
-	if m1 < m0+1000*int64(unsafe.Sizeof(Value{})) || grew != 1 || grewBy != m1-m0 {
+	if m1 < m0+1000*8 || grew != 1 || grewBy != m1-m0 { // packed: 8 bytes a record
 		t.Errorf("after a column: %d (was %d), grew %d times by %d", m1, m0, grew, grewBy)
 	}
 	col.Derived("order", func() any { return sized(50000) })
@@ -90,10 +90,10 @@ func TestMemoryBytes(t *testing.T) {
 	}
 }
 
-// A column is dense (a value or Missing per element) while no element has
-// two values and at least two thirds have one, and general otherwise;
-// either way each element's values and fan-out are the path's, the form
-// chosen is the smaller, and its size is what it holds.
+// A column is packed (8 bytes an element) while no element has two values
+// and at least a third have one, and general otherwise; either way each
+// element's values and fan-out are the path's, the form chosen is the
+// smaller, and its size is what it holds.
 func TestColumnForms(t *testing.T) {
 	rec := func(n int, f func(i int) string) string {
 		parts := make([]string, n)
@@ -124,9 +124,13 @@ func TestColumnForms(t *testing.T) {
 			}
 			return fmt.Sprintf(`{"a":"s%d"}`, i)
 		}), []string{"a"}, true},
-		{"two thirds", firstK(60), []string{"a"}, true},
-		{"under two thirds", firstK(59), []string{"a"}, false},
-		{"few elements", firstK(18), []string{"a"}, false},
+		{"a third", firstK(30), []string{"a"}, true},
+		{"under a third", firstK(29), []string{"a"}, false},
+		{"few elements", firstK(9), []string{"a"}, false},
+		{"escaped strings", rec(90, func(i int) string { return fmt.Sprintf(`{"a":"x\\n%d"}`, i) }), []string{"a"}, true},
+		{"every kind", rec(90, func(i int) string {
+			return []string{`{"a":null}`, `{"a":true}`, `{"a":false}`, `{"a":-1.5e3}`, `{"a":"s"}`, `{"a":{"b":[1]}}`, `{"a":[]}`, `{}`}[i%8]
+		}), []string{"a"}, true},
 		{"no element", firstK(0), []string{"a"}, false},
 		{"one element without", `[{}]`, []string{"a"}, false},
 		{"not objects", rec(90, func(i int) string { return fmt.Sprint(i) }), []string{"a"}, false},
@@ -164,7 +168,7 @@ func TestColumnForms(t *testing.T) {
 			}
 			c := d.buildColumn(tt.path)
 			if dense := c.off == nil; dense != tt.dense {
-				t.Errorf("dense %v, want %v", dense, tt.dense)
+				t.Errorf("packed %v, want %v", dense, tt.dense)
 			}
 			n := len(d.spans)
 			if c.Len() != n {
@@ -180,7 +184,7 @@ func TestColumnForms(t *testing.T) {
 				if len(w.vals) > 0 {
 					found++
 				}
-				got := c.Values(i)
+				got := c.AppendValues(nil, i)
 				if len(got) != len(w.vals) {
 					t.Fatalf("element %d: %d values, want %d", i, len(got), len(w.vals))
 				}
@@ -189,6 +193,9 @@ func TestColumnForms(t *testing.T) {
 						t.Fatalf("element %d value %d: %+v, want %+v", i, j, got[j], w.vals[j])
 					}
 				}
+				if v, one := c.Value(i); one != (len(w.vals) == 1) || (one && v != w.vals[0]) {
+					t.Fatalf("element %d: Value %+v, %v; values %+v", i, v, one, w.vals)
+				}
 				if c.Fanned(i) != w.fanned {
 					t.Fatalf("element %d: fanned %v, want %v", i, c.Fanned(i), w.fanned)
 				}
@@ -196,19 +203,52 @@ func TestColumnForms(t *testing.T) {
 			const vsize = int64(unsafe.Sizeof(Value{}))
 			fixed := int64(unsafe.Sizeof(*c)) + 8*int64(len(c.fanned))
 			general := fixed + vsize*int64(values) + 4*int64(n+1)
-			denseSize := fixed + vsize*int64(n)
+			denseSize := fixed + 8*int64(n)
 			want := general
 			if tt.dense {
 				want = denseSize
 				if values == found && denseSize > general {
-					t.Errorf("dense at %d bytes, the general form takes %d", denseSize, general)
+					t.Errorf("packed at %d bytes, the general form takes %d", denseSize, general)
 				}
-			} else if values == found && denseSize <= general {
-				t.Errorf("general at %d bytes, the dense form takes %d", general, denseSize)
+			} else if values == found && denseSize < general {
+				t.Errorf("general at %d bytes, the packed form takes %d", general, denseSize)
 			}
 			if got := c.bytes.Load(); got != want {
 				t.Errorf("counted %d bytes, holds %d (no spare room)", got, want)
 			}
 		})
+	}
+}
+
+// A value too long to pack turns a packed column general, with the values
+// before it kept.
+func TestColumnValueTooLongToPack(t *testing.T) {
+	defer func(n uint32) { maxPackedLen = n }(maxPackedLen)
+	maxPackedLen = 10
+	d, err := Parse([]byte(`[{"a":1},{},{"a":"short"},{"a":"a longer string"},{"a":2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.buildColumn([]string{"a"})
+	if c.off == nil {
+		t.Fatal("still packed")
+	}
+	want := []string{`1`, ``, `"short"`, `"a longer string"`, `2`}
+	for i, w := range want {
+		got := ""
+		for _, v := range c.AppendValues(nil, i) {
+			got += string(d.Text(v))
+		}
+		if got != w {
+			t.Errorf("element %d: %q, want %q", i, got, w)
+		}
+	}
+	if _, ok := pack(Value{Start: 5, End: 5 + 11, Kind: String}); ok {
+		t.Error("packed a value longer than maxPackedLen")
+	}
+	for _, v := range []Value{{Start: 1<<32 - 3, End: 1<<32 - 1, Kind: Array, Escaped: true}, {Start: 0, End: 10, Kind: Number}} {
+		if p, ok := pack(v); !ok || unpack(p) != v {
+			t.Errorf("pack(%+v) = %x, %v: unpacks to %+v", v, p, ok, unpack(p))
+		}
 	}
 }

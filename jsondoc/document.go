@@ -153,10 +153,11 @@ func (d *Document) AppendElements(dst []Value, v Value) []Value {
 // Column holds, for every element of a top-level array, the values that a
 // path reaches in it.
 type Column struct {
-	// Where no element has more than one value and most have one, vals
-	// holds element i's value at i (Missing where it has none) and off is
-	// nil: a quarter less memory than the general form, in which element i's
-	// values are vals[off[i]:off[i+1]].
+	// Where no element has more than one value and at least a third have
+	// one, packed holds element i's value at i, in 8 bytes (see pack; 0
+	// where it has none), and off is nil. Otherwise element i's values are
+	// vals[off[i]:off[i+1]], 12 bytes each and 4 an element.
+	packed []uint64
 	vals   []Value
 	off    []uint32
 	n      int
@@ -167,6 +168,30 @@ type Column struct {
 
 	doc   *Document
 	bytes atomic.Int64 // the column's, and what was built from it
+}
+
+// maxPackedLen is the longest value a packed column holds: 28 bits of
+// length (a column reaching a longer one takes the general form). Tests
+// lower it.
+var maxPackedLen uint32 = 1<<28 - 1
+
+// pack packs a value in 64 bits: its start, its length, its kind and
+// whether it is escaped. A value is never 0, its kind not being Missing.
+func pack(v Value) (uint64, bool) {
+	n := v.End - v.Start
+	if n > maxPackedLen {
+		return 0, false
+	}
+	p := uint64(v.Start) | uint64(n)<<32 | uint64(v.Kind)<<60
+	if v.Escaped {
+		p |= 1 << 63
+	}
+	return p, true
+}
+
+func unpack(p uint64) Value {
+	start := uint32(p)
+	return Value{Start: start, End: start + uint32(p>>32)&(1<<28-1), Kind: Kind(p >> 60 & 7), Escaped: p>>63 != 0}
 }
 
 // derived is a structure built once from a column.
@@ -204,16 +229,29 @@ func (c *Column) Derived(key string, build func() any) any {
 // Len returns the number of elements the column covers.
 func (c *Column) Len() int { return c.n }
 
-// Values returns the values the path reaches in element i (none when the path
-// is missing there).
-func (c *Column) Values(i int) []Value {
+// Value returns the value the path reaches in element i when it reaches
+// exactly one, and whether it does.
+func (c *Column) Value(i int) (Value, bool) {
 	if c.off == nil {
-		if c.vals[i].Kind == Missing {
-			return nil
-		}
-		return c.vals[i : i+1]
+		p := c.packed[i]
+		return unpack(p), p != 0
 	}
-	return c.vals[c.off[i]:c.off[i+1]]
+	if c.off[i+1]-c.off[i] != 1 {
+		return Value{}, false
+	}
+	return c.vals[c.off[i]], true
+}
+
+// AppendValues appends to dst the values the path reaches in element i
+// (none when the path is missing there).
+func (c *Column) AppendValues(dst []Value, i int) []Value {
+	if c.off == nil {
+		if p := c.packed[i]; p != 0 {
+			return append(dst, unpack(p))
+		}
+		return dst
+	}
+	return append(dst, c.vals[c.off[i]:c.off[i+1]]...)
 }
 
 // Fanned reports whether the path fanned out over an array in element i.
@@ -265,7 +303,7 @@ var columnBuilds atomic.Int64
 func (d *Document) buildColumn(path []string) *Column {
 	columnBuilds.Add(1)
 	n := len(d.spans)
-	c := &Column{doc: d, n: n, vals: make([]Value, n)}
+	c := &Column{doc: d, n: n, packed: make([]uint64, n)}
 	w := walker{b: d.raw}
 	found := 0 // elements with a value, while each has at most one
 	for i, s := range d.spans {
@@ -274,15 +312,17 @@ func (d *Document) buildColumn(path []string) *Column {
 		if d.raw[s.start] == '{' {
 			w.walk(int(s.start), path)
 		}
-		switch {
-		case c.off != nil:
-			c.vals = append(c.vals, w.vals...)
-			c.off[i+1] = uint32(len(c.vals))
-		case len(w.vals) == 1:
-			c.vals[i] = w.vals[0]
-			found++
-		case len(w.vals) > 1:
+		if c.off == nil && len(w.vals) == 1 {
+			if p, ok := pack(w.vals[0]); ok {
+				c.packed[i] = p
+				found++
+			} else {
+				c.spread(i, found+1)
+			}
+		} else if c.off == nil && len(w.vals) > 1 {
 			c.spread(i, found+len(w.vals))
+		}
+		if c.off != nil {
 			c.vals = append(c.vals, w.vals...)
 			c.off[i+1] = uint32(len(c.vals))
 		}
@@ -293,31 +333,31 @@ func (d *Document) buildColumn(path []string) *Column {
 			c.fanned[i/64] |= 1 << (i % 64)
 		}
 	}
-	// Sparse: an element without a value costs 4 bytes in the general form
-	// and 12 in the dense one, which is the smaller from two thirds found.
-	if c.off == nil && 3*found < 2*n {
+	// Sparse: an element costs 8 bytes packed, and 4 plus 12 a value in
+	// the general form, which is the smaller under a third found.
+	if c.off == nil && 3*found < n {
 		c.spread(n, found)
 	}
 	if cap(c.vals) != len(c.vals) { // room left by appending would be kept for the column's life
 		c.vals = append(make([]Value, 0, len(c.vals)), c.vals...)
 	}
-	c.bytes.Store(int64(unsafe.Sizeof(*c)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
+	c.bytes.Store(int64(unsafe.Sizeof(*c)) + 8*int64(len(c.packed)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
 		4*int64(len(c.off)) + 8*int64(len(c.fanned)))
 	return c
 }
 
-// spread turns a dense column built up to element upto into the general
+// spread turns a packed column built up to element upto into the general
 // form, with room for size values.
 func (c *Column) spread(upto, size int) {
-	dense := c.vals
 	c.off = make([]uint32, c.n+1)
 	c.vals = make([]Value, 0, size)
 	for i := range upto {
-		if dense[i].Kind != Missing {
-			c.vals = append(c.vals, dense[i])
+		if p := c.packed[i]; p != 0 {
+			c.vals = append(c.vals, unpack(p))
 		}
 		c.off[i+1] = uint32(len(c.vals))
 	}
+	c.packed = nil
 }
 
 // Root returns the top-level value.

@@ -109,15 +109,15 @@ func TestResolve(t *testing.T) {
 	} {
 		col := d.Column(strings.Split(tc.path, "."))
 		var got []string
-		for _, v := range col.Values(0) {
+		for _, v := range col.AppendValues(nil, 0) {
 			got = append(got, string(d.Text(v)))
 		}
 		if !slices.Equal(got, tc.want) || col.Fanned(0) != tc.fanned {
 			t.Errorf("%s: got %q fanned=%v, want %q fanned=%v", tc.path, got, col.Fanned(0), tc.want, tc.fanned)
 		}
 		// Elements that are not objects reach nothing.
-		if len(col.Values(1)) != 0 || len(col.Values(2)) != 0 {
-			t.Errorf("%s: non-object elements reached %v %v", tc.path, col.Values(1), col.Values(2))
+		if len(col.AppendValues(nil, 1)) != 0 || len(col.AppendValues(nil, 2)) != 0 {
+			t.Errorf("%s: non-object elements reached %v %v", tc.path, col.AppendValues(nil, 1), col.AppendValues(nil, 2))
 		}
 	}
 }
@@ -251,7 +251,7 @@ func FuzzResolve(f *testing.F) {
 		}
 		col := d.Column(strings.Split(path, "."))
 		for i := 0; i < d.Len(); i++ {
-			for _, v := range col.Values(i) {
+			for _, v := range col.AppendValues(nil, i) {
 				text := d.Text(v)
 				if !json.Valid(text) {
 					t.Fatalf("reached invalid JSON %q", text)

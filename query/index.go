@@ -154,8 +154,10 @@ func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
 				p.ids = append(p.ids, id)
 			}
 		}
+		var vals []jsondoc.Value
 		for i := range col.Len() {
-			for _, v := range col.Values(i) {
+			vals = col.AppendValues(vals[:0], i)
+			for _, v := range vals {
 				if v.Kind != jsondoc.Array {
 					add(v, int32(i))
 					continue

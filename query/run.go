@@ -317,12 +317,11 @@ func sortRecords(d *jsondoc.Document, idx []int32, col *jsondoc.Column, desc boo
 	var arena []byte
 	for _, i := range idx {
 		k := &keys[i]
-		vals := col.Values(int(i))
-		if len(vals) != 1 || col.Fanned(int(i)) {
+		v, one := col.Value(int(i))
+		if !one || col.Fanned(int(i)) {
 			k.rank = rankMissing // absent, or reached through a fan-out
 			continue
 		}
-		v := vals[0]
 		k.rank = kindRank[v.Kind]
 		switch v.Kind {
 		case jsondoc.Number:
