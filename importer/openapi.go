@@ -46,10 +46,11 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		}
 	}()
 	loader := &openapi3.Loader{IncludeOrigin: true, IsExternalRefsAllowed: false}
-	w := &written{data: data, json: json.Valid(data)} // JSON: kin-openapi reads it as such
-	if err := checkRefChains(data); err != nil {
+	isJSON, err := checkRefChains(data)
+	if err != nil {
 		return nil, err
 	}
+	w := &written{data: data, json: isJSON} // JSON: kin-openapi reads it as such
 	doc, err := loader.LoadFromData(data)
 	if err != nil {
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: %s", clip(err.Error()))

@@ -20,13 +20,14 @@ const maxRefChain = 100
 // maxRefChain local $refs, before kin-openapi resolves it. It reads the
 // description as kin-openapi does: as JSON, else through its YAML library
 // (which turns YAML into JSON, keys that are not strings included); one
-// neither reads is left to kin-openapi to refuse.
-func checkRefChains(data []byte) error {
+// neither reads is left to kin-openapi to refuse. It reports whether the
+// description is JSON.
+func checkRefChains(data []byte) (isJSON bool, err error) {
 	var doc any
-	if json.Unmarshal(data, &doc) != nil {
+	if isJSON = json.Unmarshal(data, &doc) == nil; !isJSON {
 		doc = nil
 		if _, err := yaml.Unmarshal(data, &doc, yaml.DecodeOpts{DisableTimestamps: true}); err != nil {
-			return nil
+			return false, nil
 		}
 	}
 	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
@@ -69,9 +70,9 @@ func checkRefChains(data []byte) error {
 	}
 	walk(doc, 0)
 	if found != "" {
-		return decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: a chain of more than %d $refs, each pointing at another, from %s", maxRefChain, clip(found))
+		return isJSON, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: a chain of more than %d $refs, each pointing at another, from %s", maxRefChain, clip(found))
 	}
-	return nil
+	return isJSON, nil
 }
 
 // refAt returns the $ref of the object a local $ref ("#/a/b") points at,

@@ -40,7 +40,11 @@ func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
 
 // sortRanks returns the cached ranks of the records in ord, col's order.
 func sortRanks(ord *order, col *jsondoc.Column, desc bool) ranks {
-	return col.Derived(orderKey(desc)+"-rank", func() any {
+	key := "order-asc-rank" // constant: no string built on every read
+	if desc {
+		key = "order-desc-rank"
+	}
+	return col.Derived(key, func() any {
 		r := make(ranks, len(ord.perm))
 		for pos, id := range ord.perm {
 			r[id] = int32(pos)
