@@ -9,6 +9,7 @@ package decoy
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -311,4 +312,23 @@ type RateResult struct {
 // in the URL namespace, so its URL stays the same across restarts.
 func SeedID(name string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
+}
+
+// RateKey is the key under which a Limiter counts the reads of mock id.
+func RateKey(id string) string { return "mock:" + id }
+
+// CanonicalID reads an id: a UUID in its 8-4-4-4-12 form, in any letter
+// case, returned in lowercase as the stores keep it.
+func CanonicalID(v string) (string, bool) {
+	if len(v) != 36 {
+		return "", false
+	}
+	u, err := uuid.Parse(v)
+	if err != nil {
+		return "", false
+	}
+	if strings.ToLower(v) == v { // the usual, canonical form: no copy
+		return v, true
+	}
+	return u.String(), true
 }

@@ -23,3 +23,23 @@ func TestMonth(t *testing.T) {
 		}
 	}
 }
+
+func TestCanonicalID(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc33", "0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc33", true},
+		{"0B6C5F0E-3C1A-4D5E-9F00-AA11BB22CC33", "0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc33", true},
+		{"0b6c5f0e3c1a4d5e9f00aa11bb22cc33", "", false},              // no dashes
+		{"{0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc33}", "", false},        // braces
+		{"urn:uuid:0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc33", "", false}, // a URN
+		{"0b6c5f0e-3c1a-4d5e-9f00-aa11bb22cc3g", "", false},          // not hex
+		{"", "", false},
+	} {
+		got, ok := CanonicalID(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("CanonicalID(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

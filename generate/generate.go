@@ -6,13 +6,15 @@
 // Running is bounded: the output may not pass Limits.MaxBytes, and the run
 // stops at Limits.Deadline, checked while it writes. A template comes from
 // the user, so nothing it holds makes the package panic or loop for ever.
-// It knows bytes, not HTTP.
+// It knows bytes, not HTTP: SeedHeader is only the name under which every
+// part of the server reads and sends a seed.
 package generate
 
 import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -106,6 +108,36 @@ func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, e
 // NewSeed returns a random seed: below 2^53, so that JavaScript reads it
 // exactly.
 func NewSeed() uint64 { return rand.Uint64N(1 << 53) }
+
+// SeedHeader carries the seed of generated data over HTTP: sent back with
+// every answer of generated data, and sent by a client to have the same
+// data again.
+const SeedHeader = "Decoy-Seed"
+
+// ParseSeed reads a seed as a client sends it, in decimal; "" gives a new
+// random seed (NewSeed).
+func ParseSeed(v string) (uint64, error) {
+	if v == "" {
+		return NewSeed(), nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, decoy.Errorf(decoy.EINVALID, "%s must be an integer from 0 to %d", SeedHeader, uint64(1<<64-1))
+	}
+	return n, nil
+}
+
+// DefaultTimeout is the time one run gets when its server sets none.
+const DefaultTimeout = 2 * time.Second
+
+// NewLimits returns the bounds of a run that starts now: at most maxBytes
+// of output (at most 1 TiB), for timeout (0 or less: DefaultTimeout).
+func NewLimits(maxBytes int64, timeout time.Duration) Limits {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return Limits{MaxBytes: int(min(maxBytes, 1<<40)), Deadline: time.Now().Add(timeout)}
+}
 
 // gen is the state of one run.
 type gen struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/sqlite"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -198,7 +199,7 @@ func TestDeleteFreesDocument(t *testing.T) {
 	}
 	const token = "admin-token"
 	s := New(Config{Store: store, Quota: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
-		AdminTokenHash: HashToken(token), MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 30, MaxOpenDocuments: 8,
+		AdminTokenHash: secret.Hash(token), MaxDataBytes: 1 << 20, MaxCacheBytes: 1 << 30, MaxOpenDocuments: 8,
 		UploadDir: uploads, Registry: prometheus.NewRegistry()})
 	do := func(method, path string, body []byte) *httptest.ResponseRecorder {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/transport"
 )
 
@@ -114,7 +115,20 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.metrics.refusals.WithLabelValues(refusedClient).Inc()
 	s.setCORS(w.Header(), r)
-	return errorAnswer(http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.",
+	return answer.New(http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.",
 		"Retry-After", seconds(res.RetryAfter),
 		"Connection", "close") // a flood of connections is not kept open either
+}
+
+// clients is the Server as the admin API's admin.Clients: failed
+// authentications there are counted with those of mock tokens.
+type clients Server
+
+func (c *clients) Addr(r *http.Request) string     { return (*Server)(c).clientAddr(r) }
+func (c *clients) LimitKey(r *http.Request) string { return (*Server)(c).limitKey(r) }
+func (c *clients) AuthBlocked(r *http.Request, key string) error {
+	return (*Server)(c).authBlocked(r, key)
+}
+func (c *clients) AuthFailed(r *http.Request, key string, refusal *answer.Error) error {
+	return (*Server)(c).authFailed(r, key, refusal)
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/admin"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -70,9 +72,9 @@ func TestNoStaleLoadsAfterWrites(t *testing.T) {
 			gs := &gatedStore{entered: make(chan struct{}), gate: make(chan struct{})}
 			h := newHarness(t, func(c *server.Config) { gs.Store = c.Store; c.Store = gs })
 			// Created behind the server's back, so that it is not cached.
-			token := server.NewToken(server.TokenPrefix)
+			token := secret.New(admin.TokenPrefix)
 			m := &client.Mock{Mock: decoy.Mock{ID: "6f1c1a4e-8d0b-4b1a-9d5e-2f3c4b5a6d7e", Private: true,
-				TokenHash: server.HashToken(token), ContentType: "application/json", Status: 200, ETag: `"x"`}, Token: token}
+				TokenHash: secret.Hash(token), ContentType: "application/json", Status: 200, ETag: `"x"`}, Token: token}
 			if _, err := h.store.CreateMock(context.Background(), &m.Mock, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
 				t.Fatal(err)
 			}

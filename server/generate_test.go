@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/server"
@@ -70,37 +71,37 @@ func TestTemplateAlways(t *testing.T) {
 		if r.status != 200 || r.header.Get("X-Total-Count") != "40" || r.header.Get("Content-Type") != "application/json" {
 			t.Fatalf("read: %d %v", r.status, r.header)
 		}
-		if _, err := strconv.ParseUint(r.header.Get(server.SeedHeader), 10, 64); err != nil {
-			t.Fatalf("Decoy-Seed %q", r.header.Get(server.SeedHeader))
+		if _, err := strconv.ParseUint(r.header.Get(generate.SeedHeader), 10, 64); err != nil {
+			t.Fatalf("Decoy-Seed %q", r.header.Get(generate.SeedHeader))
 		}
 	}
-	if a.body == b.body || a.header.Get(server.SeedHeader) == b.header.Get(server.SeedHeader) {
+	if a.body == b.body || a.header.Get(generate.SeedHeader) == b.header.Get(generate.SeedHeader) {
 		t.Fatalf("two reads gave the same data")
 	}
 	// Decoy-Seed reproduces an answer, with its ETag; If-None-Match then
 	// answers 304.
-	seed := a.header.Get(server.SeedHeader)
-	c := h.get(path, server.SeedHeader, seed)
-	if c.body != a.body || c.header.Get("ETag") != a.header.Get("ETag") || c.header.Get(server.SeedHeader) != seed {
+	seed := a.header.Get(generate.SeedHeader)
+	c := h.get(path, generate.SeedHeader, seed)
+	if c.body != a.body || c.header.Get("ETag") != a.header.Get("ETag") || c.header.Get(generate.SeedHeader) != seed {
 		t.Fatalf("the seed of an answer gave other data")
 	}
-	if r := h.get(path, server.SeedHeader, seed, "If-None-Match", a.header.Get("ETag")); r.status != http.StatusNotModified {
+	if r := h.get(path, generate.SeedHeader, seed, "If-None-Match", a.header.Get("ETag")); r.status != http.StatusNotModified {
 		t.Errorf("If-None-Match with the seed: %d", r.status)
 	}
 	// gzip, as for stored data.
-	if r := h.get(path, server.SeedHeader, seed, "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" || r.header.Get("ETag") == a.header.Get("ETag") {
+	if r := h.get(path, generate.SeedHeader, seed, "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" || r.header.Get("ETag") == a.header.Get("ETag") {
 		t.Errorf("gzip: %v", r.header)
 	}
 	// HEAD: the headers of the GET.
-	if r := h.do(http.MethodHead, path, server.SeedHeader, seed); r.status != 200 || r.body != "" || r.header.Get("Content-Length") != strconv.Itoa(len(a.body)) {
+	if r := h.do(http.MethodHead, path, generate.SeedHeader, seed); r.status != 200 || r.body != "" || r.header.Get("Content-Length") != strconv.Itoa(len(a.body)) {
 		t.Errorf("HEAD: %d %v", r.status, r.header)
 	}
 	// A query: over the same array.
-	if r := h.get(path+"?limit=2&offset=1", server.SeedHeader, seed); r.header.Get("X-Total-Count") != "40" || !strings.HasPrefix(r.body, `[{"id":1,`) {
+	if r := h.get(path+"?limit=2&offset=1", generate.SeedHeader, seed); r.header.Get("X-Total-Count") != "40" || !strings.HasPrefix(r.body, `[{"id":1,`) {
 		t.Errorf("limit and offset: %s", r.body)
 	}
 	wantError(t, h.get(path+"?limit=x"), 400, "Limit must be an integer")
-	wantError(t, h.get(path, server.SeedHeader, "-1"), 400, "Decoy-Seed must be an integer from 0 to 18446744073709551615")
+	wantError(t, h.get(path, generate.SeedHeader, "-1"), 400, "Decoy-Seed must be an integer from 0 to 18446744073709551615")
 
 	// The stored data is untouched.
 	if r := h.send(http.MethodGet, "/admin/v1/mocks/"+m.ID+"/data", "", ""); r.body != `[]` {
@@ -123,7 +124,7 @@ func TestTemplateAlwaysDifferential(t *testing.T) {
 	for seed := 0; seed < 25; seed++ {
 		s := strconv.Itoa(seed)
 		preview := h.send(http.MethodPost, "/admin/v1/generate?seed="+s, "application/json", usersTemplate)
-		if preview.status != 200 || preview.header.Get(server.SeedHeader) != s {
+		if preview.status != 200 || preview.header.Get(generate.SeedHeader) != s {
 			t.Fatalf("preview: %d %s", preview.status, preview.body)
 		}
 		doc, err := jsondoc.Parse([]byte(preview.body))
@@ -142,7 +143,7 @@ func TestTemplateAlwaysDifferential(t *testing.T) {
 				res.WriteTo(&b)
 				want, total = b.String(), strconv.Itoa(res.Total)
 			}
-			got := h.get("/mock/"+m.ID+"?"+raw, server.SeedHeader, s)
+			got := h.get("/mock/"+m.ID+"?"+raw, generate.SeedHeader, s)
 			if got.body != want || got.header.Get("X-Total-Count") != total {
 				t.Fatalf("seed %s, %q:\nread   %s (total %s)\nengine %s (total %s)", s, raw, got.body, got.header.Get("X-Total-Count"), want, total)
 			}
@@ -156,12 +157,12 @@ func TestTemplateOnce(t *testing.T) {
 	m := h.create(`{"old":true}`, client.CreateOptions{})
 	base := "/admin/v1/mocks/" + m.ID
 	r := h.send(http.MethodPut, base+"/template?mode=once&seed=7", "", usersTemplate)
-	if r.status != 200 || r.header.Get(server.SeedHeader) != "7" {
+	if r.status != 200 || r.header.Get(generate.SeedHeader) != "7" {
 		t.Fatalf("PUT: %d %s", r.status, r.body)
 	}
 	preview := h.send(http.MethodPost, "/admin/v1/generate?seed=7", "", usersTemplate)
 	first := h.get("/mock/" + m.ID)
-	if first.body != preview.body || first.header.Get(server.SeedHeader) != "" {
+	if first.body != preview.body || first.header.Get(generate.SeedHeader) != "" {
 		t.Fatalf("once: the data is not the output of the seed")
 	}
 	if g := h.send(http.MethodGet, base+"/template", "", ""); g.body != usersTemplate || g.header.Get("Decoy-Template-Mode") != "once" || g.header.Get("Content-Type") != "application/json" {

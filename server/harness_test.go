@@ -13,6 +13,7 @@ import (
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,7 +71,7 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 		QuotaInMemory:       true,
 		Limiter:             limiter,
 		AuthFailures:        failures,
-		AdminTokenHash:      server.HashToken(adminToken),
+		AdminTokenHash:      secret.Hash(adminToken),
 		DefaultRateLimit:    100,
 		DefaultMonthlyQuota: 50000,
 		AuthFailureLimit:    30,

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/decoy-mock/decoy/answer"
 )
 
 // Hosts: a browser page on any site can reach a server on the visitor's own
@@ -58,6 +60,6 @@ func (s *Server) checkHost(r *http.Request) error {
 	if a, err := netip.ParseAddr(host); err == nil && a.IsLoopback() || isLoopbackName(host) || s.hosts[strings.ToLower(host)] {
 		return nil
 	}
-	return errorAnswer(http.StatusForbidden, "Host "+strconv.Quote(host)+" is not allowed: this server listens on a loopback address, "+
+	return answer.New(http.StatusForbidden, "Host "+strconv.Quote(host)+" is not allowed: this server listens on a loopback address, "+
 		"so the Studio and the admin API answer loopback names only; add the name with --allowed-hosts")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -51,7 +52,7 @@ func TestHostCheck(t *testing.T) {
 	}
 
 	// Listening on every address: any Host.
-	open := server.New(server.Config{Addr: "0.0.0.0:8080", Store: h.store, Quota: h.store, AdminTokenHash: server.HashToken(adminToken)})
+	open := server.New(server.Config{Addr: "0.0.0.0:8080", Store: h.store, Quota: h.store, AdminTokenHash: secret.Hash(adminToken)})
 	req := httptest.NewRequest(http.MethodGet, "/admin/v1/mocks", nil)
 	req.Host = "attacker.example"
 	req.Header.Set("Authorization", "Bearer "+adminToken)

@@ -406,21 +406,21 @@ func TestSeedMock(t *testing.T) {
 	m := func(private bool, status int, rate *int64) *decoy.Mock {
 		return &decoy.Mock{ID: id, Name: "seeded", ContentType: "application/json", Private: private, Status: status, RateLimit: rate}
 	}
-	got, changed, token, err := h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil)
+	got, changed, token, err := h.srv.Admin().SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil)
 	if err != nil || !changed || token != "" || got.Status != 201 || *got.RateLimit != 3 {
 		t.Fatalf("first seed: %+v %v %q %v", got, changed, token, err)
 	}
-	if _, changed, _, _ = h.srv.SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil); changed {
+	if _, changed, _, _ = h.srv.Admin().SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil); changed {
 		t.Error("the same seed again changed the mock")
 	}
-	got, changed, token, err = h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[1]`), nil)
+	got, changed, token, err = h.srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[1]`), nil)
 	if err != nil || !changed || token == "" || !got.Private || got.Status != 202 || got.RateLimit != nil {
 		t.Fatalf("turned private: %+v %v %q %v", got, changed, token, err)
 	}
 	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[1]" {
 		t.Errorf("read with the token: %d %s", r.status, r.body)
 	}
-	if _, _, again, _ := h.srv.SeedMock(ctx, m(true, 202, nil), []byte(`[2]`), nil); again != "" {
+	if _, _, again, _ := h.srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[2]`), nil); again != "" {
 		t.Error("a mock private already got a new token")
 	}
 	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[2]" {

@@ -87,14 +87,3 @@ func TestWorkspaceReadLimitsBounded(t *testing.T) {
 		t.Errorf("%d workspaces' limits kept, bound %d", n, maxReadLimits)
 	}
 }
-
-func TestKeyUsesBounded(t *testing.T) {
-	s := New(Config{})
-	s.keyUses.flushing = true // a flush in flight: uses wait
-	for i := range maxKeyUses + 10 {
-		s.keyUsed(strconv.Itoa(i), time.Now())
-	}
-	if n := len(s.keyUses.used); n != maxKeyUses {
-		t.Errorf("%d key uses kept, bound %d", n, maxKeyUses)
-	}
-}

@@ -98,9 +98,7 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.closeErr = s.close()
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		defer cancel()
-		s.flushKeyUses(ctx)
+		s.admin.Close()
 	})
 	return s.closeErr
 }

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/transport"
-	"github.com/google/uuid"
 )
 
 // exposedHeaders are the response headers a browser app may read.
@@ -35,13 +37,13 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		}
 		fallthrough
 	default:
-		return errorAnswer(http.StatusMethodNotAllowed, "Invalid Method", "Allow", "GET, HEAD")
+		return answer.New(http.StatusMethodNotAllowed, "Invalid Method", "Allow", "GET, HEAD")
 	}
 
 	// 2. Id.
 	id, ok := mockID(r.URL.Path)
 	if !ok {
-		return errMockNotFound
+		return answer.ErrMockNotFound
 	}
 	ctx := r.Context()
 	e, err := s.cache.Get(ctx, id)
@@ -76,7 +78,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	month := decoy.Month(now)
 	var rate *decoy.RateResult
 	if rateLimit > 0 {
-		res, err := s.cfg.Limiter.Allow(ctx, RateKey(id), rateLimit)
+		res, err := s.cfg.Limiter.Allow(ctx, decoy.RateKey(id), rateLimit)
 		if err != nil {
 			return err
 		}
@@ -92,7 +94,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 			s.limitHeaders(h, rate, quotaLimit, used)
 			s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
 			s.cfg.Usage.Refused(id, now)
-			return errorAnswer(http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.",
+			return answer.New(http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.",
 				"Retry-After", seconds(res.RetryAfter))
 		}
 	}
@@ -104,9 +106,9 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	key := r.URL.RawQuery
 	if e.Mock.TemplateMode == decoy.TemplateAlways {
 		var ge *mockcache.Entry
-		seed, err := seedOf(r, false)
+		seed, err := generate.ParseSeed(r.Header.Get(generate.SeedHeader))
 		if err == nil {
-			h[SeedHeader] = one(strconv.FormatUint(seed, 10))
+			h[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
 			ge, err = s.generated(r, e, seed)
 		}
 		q, qerr, key = nil, err, "" // an answer of one seed is not kept
@@ -178,7 +180,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 		s.limitHeaders(h, rate, quotaLimit, used)
 		s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
 		s.cfg.Usage.Refused(id, now)
-		return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+		return answer.New(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 	}
 	// The monthly reads of the mock's workspace, counted the same way.
 	wsReserved, wsLimit, err := s.reserveWorkspaceRead(ctx, e.Mock.WorkspaceID, month, reserve)
@@ -192,7 +194,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 			s.limitHeaders(h, rate, wsLimit, wsLimit)
 			s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
 			s.cfg.Usage.Refused(id, now)
-			return errorAnswer(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+			return answer.New(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
 		}
 		return err
 	}
@@ -278,32 +280,13 @@ func (s *Server) releaseQuota(ctx context.Context, id, month string) {
 	}
 }
 
-// RateKey is the key under which the Limiter counts the reads of mock id.
-func RateKey(id string) string { return "mock:" + id }
-
 // mockID returns the lowercase UUID of a /mock/ or /api/ path.
 func mockID(path string) (string, bool) {
 	_, rest, ok := strings.Cut(path[1:], "/")
 	if !ok {
 		return "", false
 	}
-	return canonicalID(rest)
-}
-
-// canonicalID reads an id: a UUID in its 8-4-4-4-12 form, in any letter
-// case, returned in lowercase as the stores keep it.
-func canonicalID(v string) (string, bool) {
-	if len(v) != 36 {
-		return "", false
-	}
-	u, err := uuid.Parse(v)
-	if err != nil {
-		return "", false
-	}
-	if strings.ToLower(v) == v { // the usual, canonical form: no copy
-		return v, true
-	}
-	return u.String(), true
+	return decoy.CanonicalID(rest)
 }
 
 // authenticate checks the token of a private mock: nil when the request
@@ -315,12 +298,12 @@ func (s *Server) authenticate(r *http.Request, e *mockcache.Entry, p query.Param
 	}
 	token := s.token(r, p)
 	if token == "" {
-		return errorAnswer(http.StatusUnauthorized, "Auth token not found")
+		return answer.New(http.StatusUnauthorized, "Auth token not found")
 	}
-	if tokenMatches(token, e.Mock.TokenHash) {
+	if secret.Matches(token, e.Mock.TokenHash) {
 		return nil
 	}
-	return s.authFailed(r, key, errorAnswer(http.StatusUnauthorized, "Invalid auth token"))
+	return s.authFailed(r, key, answer.New(http.StatusUnauthorized, "Invalid auth token"))
 }
 
 // authBlocked returns a 429 when the client behind key failed to
@@ -342,7 +325,7 @@ func (s *Server) authBlocked(r *http.Request, key string) error {
 
 // authFailed counts a wrong token for key and returns refusal, or a 429
 // when this failure is past the limit.
-func (s *Server) authFailed(r *http.Request, key string, refusal *Error) error {
+func (s *Server) authFailed(r *http.Request, key string, refusal *answer.Error) error {
 	if s.cfg.AuthFailureLimit > 0 {
 		res, err := s.cfg.AuthFailures.Allow(r.Context(), key, s.cfg.AuthFailureLimit)
 		if err != nil {
@@ -357,7 +340,7 @@ func (s *Server) authFailed(r *http.Request, key string, refusal *Error) error {
 
 func (s *Server) tooManyFailures(retry time.Duration) error {
 	s.metrics.refusals.WithLabelValues(refusedAuthFailures).Inc()
-	return errorAnswer(http.StatusTooManyRequests, "Too many failed authentication attempts", "Retry-After", seconds(max(retry, time.Second)))
+	return answer.New(http.StatusTooManyRequests, "Too many failed authentication attempts", "Retry-After", seconds(max(retry, time.Second)))
 }
 
 // token returns the mock token of a request: the first non-empty token
@@ -376,12 +359,12 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if err := s.cfg.Limiter.Undo(ctx, RateKey(id), *rate); err != nil {
+	if err := s.cfg.Limiter.Undo(ctx, decoy.RateKey(id), *rate); err != nil {
 		s.log.Error("undo rate-limit event", "mock", id, "err", err)
 		return
 	}
 	// Read the window again: the headers describe it without this request.
-	if now, err := s.cfg.Limiter.Peek(ctx, RateKey(id), rate.Limit); err == nil {
+	if now, err := s.cfg.Limiter.Peek(ctx, decoy.RateKey(id), rate.Limit); err == nil {
 		*rate = now
 	}
 }
@@ -421,7 +404,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, HEAD")
-		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", SeedHeader}, s.tokenHeaders...), ", "))
+		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", generate.SeedHeader}, s.tokenHeaders...), ", "))
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

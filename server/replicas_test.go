@@ -13,6 +13,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -465,7 +466,7 @@ func TestReplicasSeedTogether(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for i, h := range []*harness{a, b} {
-			wg.Go(func() { _, _, errs[i] = h.srv.Seed(context.Background(), "users", data) })
+			wg.Go(func() { _, _, errs[i] = h.srv.Admin().Seed(context.Background(), "users", data) })
 		}
 		wg.Wait()
 		for i, err := range errs {
@@ -563,7 +564,7 @@ func TestRecreatedMockIsNotTheCachedOne(t *testing.T) {
 	}
 	a.clock.Add(time.Second) // a later creation time
 	if _, err := a.store.CreateMock(ctx, &decoy.Mock{
-		ID: m.ID, Private: true, TokenHash: server.HashToken("tok"), ContentType: "application/json", Status: 200, ETag: `"n"`,
+		ID: m.ID, Private: true, TokenHash: secret.Hash("tok"), ContentType: "application/json", Status: 200, ETag: `"n"`,
 	}, decoy.Data{Bytes: []byte(`{"old":true}`)}); err != nil {
 		t.Fatal(err)
 	}

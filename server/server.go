@@ -1,13 +1,12 @@
 // Package server is Decoy's HTTP server: the public read endpoint
-// (GET /mock/{id} and its /api/ alias), the admin API under /admin/v1, the
-// health, metrics and OpenAPI endpoints, and the middleware around them.
+// (GET /mock/{id} and its /api/ alias), the health, metrics and OpenAPI
+// endpoints, the Studio's routes, the middleware around them, and the one
+// function that writes every error answer. It mounts the admin API
+// (package admin) under /admin/v1, and owns the http.Server (Open, Close).
 package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/admin"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/fallback"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
@@ -172,17 +173,11 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// keyUses collects API keys' last use, written in batches (auth.go);
 	// readLimits caches workspaces' monthly read limits (limits.go).
-	keyUses    keyUses
 	readLimits readLimits
 
-	// writeMu serialises admin writes, so that a write and the cache update
-	// that follows it never interleave with another write.
-	writeMu sync.Mutex
-	// importMu lets one import at a time hold a file and the mocks made of
-	// it in memory (see importProject).
-	importMu sync.Mutex
+	// admin is the admin API, under /admin/v1.
+	admin *admin.API
 }
 
 // New returns a server for cfg.
@@ -258,6 +253,15 @@ func New(cfg Config) *Server {
 	if len(cfg.CORSOrigins) == 0 {
 		s.corsAny = true
 	}
+	s.admin = admin.New(admin.Config{
+		Store: cfg.Store, Quota: cfg.Quota, Limiter: s.cfg.Limiter, Invalidator: cfg.Invalidator, SharedFailed: s.SharedFailed, Cache: s.cache,
+		AdminTokenHash: cfg.AdminTokenHash, Teams: cfg.Teams, OpenWorkspaces: cfg.OpenWorkspaces,
+		Versions: cfg.Versions, Templates: cfg.Templates, TemplateCache: &s.templates, Usage: cfg.Usage,
+		DefaultRateLimit: cfg.DefaultRateLimit, DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
+		MaxDataBytes: cfg.MaxDataBytes, GenerateTimeout: cfg.GenerateTimeout, UploadDir: cfg.UploadDir, PublicURL: cfg.PublicURL,
+		Clients: (*clients)(s), Session: s.studioSession, ReadLimitChanged: s.forgetReadLimit,
+		Logger: s.log, Now: cfg.Now,
+	})
 	s.studio = s.newStudio()
 	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)
 	s.handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,6 +271,10 @@ func New(cfg Config) *Server {
 	})))
 	return s
 }
+
+// Admin returns the admin API the server serves under /admin/v1, which
+// also seeds mocks at start (admin.API.Seed).
+func (s *Server) Admin() *admin.API { return s.admin }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -309,9 +317,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	case "mock":
 		return s.serveMock(w, r)
 	case "admin":
-		return s.serveAdmin(w, r)
+		return s.admin.Serve(w, r)
 	case "healthz":
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		answer.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case "readyz":
 		return s.ready(w, r)
 	case "metrics":
@@ -321,7 +329,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	case "studio":
 		return s.serveStudio(w, r)
 	default:
-		return errNotFound
+		return answer.ErrNotFound
 	}
 	return nil
 }
@@ -356,7 +364,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 		if decoy.ErrorCode(err) == decoy.ENOSPACE {
 			msg += ": " + decoy.ErrorMessage(err)
 		}
-		return errorAnswer(http.StatusServiceUnavailable, msg)
+		return answer.New(http.StatusServiceUnavailable, msg)
 	}
 	rd := readiness{Status: "ready", Cache: "trusted"}
 	if !s.cache.Trusted() {
@@ -368,50 +376,8 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 			rd.Limits = "local"
 		}
 	}
-	writeJSON(w, http.StatusOK, rd)
+	answer.JSON(w, http.StatusOK, rd)
 	return nil
-}
-
-// setHeader sets a header under exactly the name given. net/http would
-// write ETag as Etag and X-RateLimit-Limit as X-Ratelimit-Limit; header names
-// are case-insensitive, but people read them.
-func setHeader(h http.Header, name, value string) {
-	delete(h, http.CanonicalHeaderKey(name))
-	h[name] = []string{value}
-}
-
-// delHeader deletes a header set by setHeader or Set.
-func delHeader(h http.Header, name string) {
-	delete(h, name)
-	delete(h, http.CanonicalHeaderKey(name))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		b.Reset()
-		b.WriteString(`{"error":"Internal server error"}` + "\n")
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(b.Len()))
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
-}
-
-// HashToken returns the SHA-256 of a token, the only form tokens are kept in.
-func HashToken(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
-// tokenMatches compares a presented token with a stored hash in constant time.
-func tokenMatches(token string, hash []byte) bool {
-	return len(hash) == sha256.Size && subtle.ConstantTimeCompare(HashToken(token), hash) == 1
 }
 
 // seconds rounds d up to whole seconds, as Retry-After and X-RateLimit-Reset
@@ -482,7 +448,7 @@ func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, 
 	}
 	s.log.LogAttrs(ctx, level, "request",
 		slog.String("method", method),
-		slog.String("path", redactInvitation(query.Redact(path))),
+		slog.String("path", admin.RedactPath(query.Redact(path))),
 		slog.String("query", query.Redact(rawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
@@ -503,9 +469,9 @@ func (s *Server) recover(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.metrics.panics.Inc()
-			s.log.Error("panic serving request", "method", r.Method, "path", redactInvitation(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("panic serving request", "method", r.Method, "path", admin.RedactPath(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); !ok || rec.status == 0 {
-				s.writeError(w, r, errorAnswer(http.StatusInternalServerError, "Internal server error"))
+				s.writeError(w, r, answer.New(http.StatusInternalServerError, "Internal server error"))
 			}
 		}()
 		next.ServeHTTP(w, r)

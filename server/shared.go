@@ -45,29 +45,6 @@ func (l *listener) Invalidated(id string) {
 	(*Server)(l).cache.Remove(id)
 }
 
-// announce tells the other replicas that mock id changed, right after the
-// store call and before the answer, so that a client told of a change finds
-// it on every replica. The change is in the store already, so a failure only
-// delays what they see: it is logged and counted, and the Invalidator sends
-// it again once it can.
-func (s *Server) announce(ctx context.Context, id string) {
-	if s.cfg.Invalidator == nil {
-		return
-	}
-	// Bounded: a stalled Redis must not hold the write lock; the entries
-	// of other replicas are checked against the store within maxTrust
-	// anyway.
-	ctx, cancel := context.WithTimeout(ctx, announceTimeout)
-	defer cancel()
-	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
-		s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
-		s.log.Warn("could not announce a change to other replicas", "mock", id, "err", err)
-	}
-}
-
-// announceTimeout bounds the announcement of a change.
-const announceTimeout = time.Second
-
 // SharedFailed records that a shared backend failed and the server fell back
 // to what it can do alone (use says what for: "quota", ...). Backends call
 // it through their fallback hooks.

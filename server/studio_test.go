@@ -12,6 +12,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/studio"
 	"github.com/decoy-mock/decoy/usage"
@@ -214,7 +215,7 @@ func TestStudioSessionEndsWithAdminToken(t *testing.T) {
 	h := newStudioHarness(t)
 	cookie, csrf, _ := h.signIn(adminToken)
 	other := server.New(server.Config{
-		Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: server.HashToken("another token"),
+		Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: secret.Hash("another token"),
 	})
 	req, _ := http.NewRequest("GET", "/admin/v1/mocks", nil)
 	req.AddCookie(&http.Cookie{Name: studio.CookieName, Value: cookie.Value})
@@ -234,7 +235,7 @@ func TestStudioSessionEndsWithAdminToken(t *testing.T) {
 	// one at once, without waiting for them to be used.
 	cookie, csrf, _ = h.signIn(adminToken)
 	restarted := server.New(server.Config{
-		Addr: "127.0.0.1:0", Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: server.HashToken("another token"),
+		Addr: "127.0.0.1:0", Store: h.store, Quota: h.store, Sessions: h.store, AdminTokenHash: secret.Hash("another token"),
 	})
 	if err := restarted.Open(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/studio"
 	"github.com/google/uuid"
@@ -723,7 +724,7 @@ func TestStudioUserSessionLifetime(t *testing.T) {
 	admin, adminCSRF, _ := tm.signIn(adminToken)
 	for _, token := range []string{adminToken, "another token"} {
 		restarted := server.New(server.Config{
-			Addr: "127.0.0.1:0", Store: tm.store, Quota: tm.store, Sessions: tm.store, AdminTokenHash: server.HashToken(token),
+			Addr: "127.0.0.1:0", Store: tm.store, Quota: tm.store, Sessions: tm.store, AdminTokenHash: secret.Hash(token),
 		})
 		if err := restarted.Open(); err != nil {
 			t.Fatal(err)

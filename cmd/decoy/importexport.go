@@ -260,7 +260,7 @@ func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error
 	m.seedTokens = map[string]string{}
 	var mocks []*decoy.Mock
 	for _, in := range res.Mocks {
-		mock, changed, token, err := m.server.SeedMock(ctx, &decoy.Mock{
+		mock, changed, token, err := m.server.Admin().SeedMock(ctx, &decoy.Mock{
 			ID: in.ID, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 			DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota,
 		}, in.Data, in.Template)

@@ -21,6 +21,7 @@ import (
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/redis"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
 	readusage "github.com/decoy-mock/decoy/usage"
@@ -301,7 +302,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// The reads of the last minute before this start count against
 		// each mock's rate limit, as they would have without a restart.
 		for id, times := range db.RecentReads() {
-			rates.Restore(server.RateKey(id), times)
+			rates.Restore(decoy.RateKey(id), times)
 		}
 	}
 	cfg := server.Config{
@@ -551,7 +552,7 @@ func (m *Main) BaseURL() string {
 // generated now, and where the token comes from (for the config log).
 func (m *Main) adminToken(ctx context.Context) (hash []byte, generated, source string, err error) {
 	if t := m.Config.AdminToken; t != "" {
-		return server.HashToken(t), "", "set (flag or DECOY_ADMIN_TOKEN)", nil
+		return secret.Hash(t), "", "set (flag or DECOY_ADMIN_TOKEN)", nil
 	}
 	hash, err = m.store.AdminTokenHash(ctx)
 	if err != nil {
@@ -560,8 +561,8 @@ func (m *Main) adminToken(ctx context.Context) (hash []byte, generated, source s
 	if hash != nil {
 		return hash, "", "stored (generated at first start)", nil
 	}
-	generated = server.NewToken(adminTokenPrefix)
-	hash = server.HashToken(generated)
+	generated = secret.New(adminTokenPrefix)
+	hash = secret.Hash(generated)
 	switch err := m.store.SetAdminTokenHash(ctx, hash); {
 	case decoy.ErrorCode(err) == decoy.ECONFLICT:
 		// Another replica on the same store generated one just now.
@@ -600,7 +601,7 @@ func (m *Main) seed(ctx context.Context) ([]*decoy.Mock, error) {
 			return nil, fmt.Errorf("--seed: %w", err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		mock, changed, err := m.server.Seed(ctx, name, data)
+		mock, changed, err := m.server.Admin().Seed(ctx, name, data)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %s: %s", f, decoy.ErrorMessage(err))
 		}

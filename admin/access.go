@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 )
 
 // This file is where the admin API decides who may do what (§6.2 of the
 // contract): every route declares the role it needs and, through the first
-// placeholder of its path, the workspace whose role decides. serveAdmin
+// placeholder of its path, the workspace whose role decides. Serve
 // checks both before any handler runs, so that no handler checks access
 // itself.
 
@@ -67,7 +68,7 @@ type adminRoute struct {
 	// routes are not found to it. Mock and project routes check that
 	// the resource is in the key's project.
 	projectKey bool
-	handle     func(s *Server, w http.ResponseWriter, r *http.Request, id string) error
+	handle     func(s *API, w http.ResponseWriter, r *http.Request, id string) error
 }
 
 // adminRoutes is the admin API. A new route is one line: GET routes of
@@ -75,63 +76,63 @@ type adminRoute struct {
 // that needs a role but names no resource (no {mock}, {project} or {ws})
 // needs that role in some workspace.
 var adminRoutes = []adminRoute{
-	{method: "POST", path: "auth/token", need: public, handle: (*Server).createAccessToken},
-	{method: "DELETE", path: "auth/token", need: signedIn, handle: (*Server).deleteAccessToken},
-	{method: "GET", path: "invitations/{secret}", need: public, handle: (*Server).getInvitation},
-	{method: "POST", path: "invitations/{secret}/accept", need: public, handle: (*Server).acceptInvitation},
-	{method: "GET", path: "me", need: signedIn, handle: (*Server).me},
+	{method: "POST", path: "auth/token", need: public, handle: (*API).createAccessToken},
+	{method: "DELETE", path: "auth/token", need: signedIn, handle: (*API).deleteAccessToken},
+	{method: "GET", path: "invitations/{secret}", need: public, handle: (*API).getInvitation},
+	{method: "POST", path: "invitations/{secret}/accept", need: public, handle: (*API).acceptInvitation},
+	{method: "GET", path: "me", need: signedIn, handle: (*API).me},
 
-	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*Server).listUsers},
-	{method: "POST", path: "users", need: serverAdmin, action: "creating users", audit: "user.create", handle: (*Server).createUser},
-	{method: "GET", path: "users/{user}", need: serverAdmin, action: "reading users", handle: (*Server).getUser},
-	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", audit: "user.update", handle: (*Server).patchUser},
-	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", audit: "user.delete", handle: (*Server).deleteUser},
+	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*API).listUsers},
+	{method: "POST", path: "users", need: serverAdmin, action: "creating users", audit: "user.create", handle: (*API).createUser},
+	{method: "GET", path: "users/{user}", need: serverAdmin, action: "reading users", handle: (*API).getUser},
+	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", audit: "user.update", handle: (*API).patchUser},
+	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", audit: "user.delete", handle: (*API).deleteUser},
 
-	{method: "GET", path: "workspaces", need: signedIn, handle: (*Server).listWorkspaces},
-	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*Server).createWorkspace},
-	{method: "GET", path: "workspaces/{ws}", need: viewer, projectKey: true, handle: (*Server).getWorkspace},
-	{method: "PATCH", path: "workspaces/{ws}", need: owner, action: "changing the workspace", audit: "workspace.update", handle: (*Server).patchWorkspace},
-	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", audit: "workspace.delete", handle: (*Server).deleteWorkspace},
-	{method: "GET", path: "workspaces/{ws}/members", need: viewer, handle: (*Server).listMembers},
-	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*Server).addMember},
-	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*Server).patchMember},
-	{method: "DELETE", path: "workspaces/{ws}/members/{user}", need: owner, action: "removing members", audit: "member.remove", handle: (*Server).removeMember},
-	{method: "GET", path: "workspaces/{ws}/keys", need: owner, action: "listing API keys", handle: (*Server).listKeys},
-	{method: "POST", path: "workspaces/{ws}/keys", need: owner, action: "creating API keys", audit: "key.create", handle: (*Server).createKey},
-	{method: "DELETE", path: "workspaces/{ws}/keys/{key}", need: owner, action: "revoking API keys", audit: "key.revoke", handle: (*Server).revokeKey},
-	{method: "GET", path: "workspaces/{ws}/projects", need: viewer, projectKey: true, handle: (*Server).listProjects},
-	{method: "POST", path: "workspaces/{ws}/projects", need: editor, action: "creating projects", audit: "project.create", handle: (*Server).createProject},
-	{method: "GET", path: "workspaces/{ws}/audit", need: viewer, handle: (*Server).listAudit},
+	{method: "GET", path: "workspaces", need: signedIn, handle: (*API).listWorkspaces},
+	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*API).createWorkspace},
+	{method: "GET", path: "workspaces/{ws}", need: viewer, projectKey: true, handle: (*API).getWorkspace},
+	{method: "PATCH", path: "workspaces/{ws}", need: owner, action: "changing the workspace", audit: "workspace.update", handle: (*API).patchWorkspace},
+	{method: "DELETE", path: "workspaces/{ws}", need: owner, action: "deleting the workspace", audit: "workspace.delete", handle: (*API).deleteWorkspace},
+	{method: "GET", path: "workspaces/{ws}/members", need: viewer, handle: (*API).listMembers},
+	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*API).addMember},
+	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*API).patchMember},
+	{method: "DELETE", path: "workspaces/{ws}/members/{user}", need: owner, action: "removing members", audit: "member.remove", handle: (*API).removeMember},
+	{method: "GET", path: "workspaces/{ws}/keys", need: owner, action: "listing API keys", handle: (*API).listKeys},
+	{method: "POST", path: "workspaces/{ws}/keys", need: owner, action: "creating API keys", audit: "key.create", handle: (*API).createKey},
+	{method: "DELETE", path: "workspaces/{ws}/keys/{key}", need: owner, action: "revoking API keys", audit: "key.revoke", handle: (*API).revokeKey},
+	{method: "GET", path: "workspaces/{ws}/projects", need: viewer, projectKey: true, handle: (*API).listProjects},
+	{method: "POST", path: "workspaces/{ws}/projects", need: editor, action: "creating projects", audit: "project.create", handle: (*API).createProject},
+	{method: "GET", path: "workspaces/{ws}/audit", need: viewer, handle: (*API).listAudit},
 
-	{method: "GET", path: "projects/{project}", need: viewer, handle: (*Server).getProject},
-	{method: "PATCH", path: "projects/{project}", need: editor, action: "changing projects", audit: "project.rename", handle: (*Server).patchProject},
-	{method: "DELETE", path: "projects/{project}", need: editor, action: "deleting projects", audit: "project.delete", handle: (*Server).deleteProject},
-	{method: "POST", path: "projects/{project}/import", need: editor, action: "importing mocks", audit: "import", handle: (*Server).importProject},
-	{method: "GET", path: "projects/{project}/export", need: editor, action: "exporting projects", handle: (*Server).exportProject},
+	{method: "GET", path: "projects/{project}", need: viewer, handle: (*API).getProject},
+	{method: "PATCH", path: "projects/{project}", need: editor, action: "changing projects", audit: "project.rename", handle: (*API).patchProject},
+	{method: "DELETE", path: "projects/{project}", need: editor, action: "deleting projects", audit: "project.delete", handle: (*API).deleteProject},
+	{method: "POST", path: "projects/{project}/import", need: editor, action: "importing mocks", audit: "import", handle: (*API).importProject},
+	{method: "GET", path: "projects/{project}/export", need: editor, action: "exporting projects", handle: (*API).exportProject},
 
-	{method: "GET", path: "mocks", need: signedIn, handle: (*Server).listMocks},
-	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*Server).createMock},
-	{method: "GET", path: "mocks/{mock}", need: viewer, handle: (*Server).getMock},
-	{method: "PATCH", path: "mocks/{mock}", need: editor, action: "changing mocks", audit: "mock.settings", handle: (*Server).patchMock},
-	{method: "DELETE", path: "mocks/{mock}", need: editor, action: "deleting mocks", audit: "mock.delete", handle: (*Server).deleteMock},
-	{method: "GET", path: "mocks/{mock}/data", need: viewer, handle: (*Server).getData},
-	{method: "PUT", path: "mocks/{mock}/data", need: editor, action: "changing mock data", audit: "mock.data", handle: (*Server).replaceData},
-	{method: "POST", path: "mocks/{mock}/token", need: editor, action: "rotating mock tokens", audit: "mock.token", handle: (*Server).rotateToken},
-	{method: "GET", path: "mocks/{mock}/usage", need: viewer, handle: (*Server).usage},
-	{method: "GET", path: "mocks/{mock}/usage/history", need: viewer, handle: (*Server).usageHistory},
-	{method: "GET", path: "mocks/{mock}/versions", need: viewer, handle: (*Server).listVersions},
-	{method: "GET", path: "mocks/{mock}/versions/{v}/data", need: viewer, handle: (*Server).getVersionData},
-	{method: "POST", path: "mocks/{mock}/versions/{v}/restore", need: editor, action: "restoring versions", audit: "mock.restore", handle: (*Server).postRestore},
-	{method: "GET", path: "mocks/{mock}/template", need: viewer, handle: (*Server).getTemplate},
-	{method: "PUT", path: "mocks/{mock}/template", need: editor, action: "changing templates", audit: "mock.template", handle: (*Server).putTemplate},
-	{method: "DELETE", path: "mocks/{mock}/template", need: editor, action: "changing templates", audit: "mock.template", handle: (*Server).deleteTemplate},
-	{method: "POST", path: "mocks/{mock}/regenerate", need: editor, action: "generating data", audit: "mock.data", handle: (*Server).regenerate},
+	{method: "GET", path: "mocks", need: signedIn, handle: (*API).listMocks},
+	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*API).createMock},
+	{method: "GET", path: "mocks/{mock}", need: viewer, handle: (*API).getMock},
+	{method: "PATCH", path: "mocks/{mock}", need: editor, action: "changing mocks", audit: "mock.settings", handle: (*API).patchMock},
+	{method: "DELETE", path: "mocks/{mock}", need: editor, action: "deleting mocks", audit: "mock.delete", handle: (*API).deleteMock},
+	{method: "GET", path: "mocks/{mock}/data", need: viewer, handle: (*API).getData},
+	{method: "PUT", path: "mocks/{mock}/data", need: editor, action: "changing mock data", audit: "mock.data", handle: (*API).replaceData},
+	{method: "POST", path: "mocks/{mock}/token", need: editor, action: "rotating mock tokens", audit: "mock.token", handle: (*API).rotateToken},
+	{method: "GET", path: "mocks/{mock}/usage", need: viewer, handle: (*API).usage},
+	{method: "GET", path: "mocks/{mock}/usage/history", need: viewer, handle: (*API).usageHistory},
+	{method: "GET", path: "mocks/{mock}/versions", need: viewer, handle: (*API).listVersions},
+	{method: "GET", path: "mocks/{mock}/versions/{v}/data", need: viewer, handle: (*API).getVersionData},
+	{method: "POST", path: "mocks/{mock}/versions/{v}/restore", need: editor, action: "restoring versions", audit: "mock.restore", handle: (*API).postRestore},
+	{method: "GET", path: "mocks/{mock}/template", need: viewer, handle: (*API).getTemplate},
+	{method: "PUT", path: "mocks/{mock}/template", need: editor, action: "changing templates", audit: "mock.template", handle: (*API).putTemplate},
+	{method: "DELETE", path: "mocks/{mock}/template", need: editor, action: "changing templates", audit: "mock.template", handle: (*API).deleteTemplate},
+	{method: "POST", path: "mocks/{mock}/regenerate", need: editor, action: "generating data", audit: "mock.data", handle: (*API).regenerate},
 
-	{method: "POST", path: "generate", need: editor, action: "generating data", handle: (*Server).previewGenerate},
-	{method: "GET", path: "generate/functions", need: signedIn, handle: (*Server).listFunctions},
+	{method: "POST", path: "generate", need: editor, action: "generating data", handle: (*API).previewGenerate},
+	{method: "GET", path: "generate/functions", need: signedIn, handle: (*API).listFunctions},
 }
 
-// adminCall is what serveAdmin found out about a request before its
+// adminCall is what Serve found out about a request before its
 // handler runs: who sent it and, for a route of a workspace's resource,
 // the resource and the caller's role there. Handlers read it with callOf.
 type adminCall struct {
@@ -158,7 +159,7 @@ type adminCall struct {
 
 type callKey struct{}
 
-// callOf returns the adminCall of a request serveAdmin let through.
+// callOf returns the adminCall of a request Serve let through.
 func callOf(r *http.Request) *adminCall {
 	c, _ := r.Context().Value(callKey{}).(*adminCall)
 	if c == nil {
@@ -233,31 +234,31 @@ func scopeOf(pattern string) string {
 
 // Not-found answers of the resources a route is placed by.
 var (
-	errProjectNotFound   = errorAnswer(http.StatusNotFound, "Project not found")
-	errWorkspaceNotFound = errorAnswer(http.StatusNotFound, "Workspace not found")
+	errProjectNotFound   = answer.New(http.StatusNotFound, "Project not found")
+	errWorkspaceNotFound = answer.New(http.StatusNotFound, "Workspace not found")
 )
 
 // idParams are the placeholders that hold ids (UUIDs), with the answer to
 // one that is not.
 var idParams = map[string]error{
-	"mock":    errMockNotFound,
+	"mock":    answer.ErrMockNotFound,
 	"project": errProjectNotFound,
 	"ws":      errWorkspaceNotFound,
-	"user":    errorAnswer(http.StatusNotFound, "User not found"),
-	"key":     errorAnswer(http.StatusNotFound, "Key not found"),
+	"user":    answer.New(http.StatusNotFound, "User not found"),
+	"key":     answer.New(http.StatusNotFound, "Key not found"),
 }
 
 // forbidden is the answer to a caller who sees a resource but lacks the
 // role to do what it asked.
 func forbidden(action, role string) error {
-	return errorAnswer(http.StatusForbidden, "Forbidden: "+action+" needs the "+role+" role")
+	return answer.New(http.StatusForbidden, "Forbidden: "+action+" needs the "+role+" role")
 }
 
 // authorize checks that the caller may use the route: it finds the
 // route's resource and the caller's role in its workspace. What the
 // caller cannot see is not found; what it sees but may not do is
 // forbidden.
-func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error) {
+func (s *API) authorize(ctx context.Context, call *adminCall) (string, error) {
 	rt, c := call.route, call.caller
 	action := rt.action
 	if action == "" {
@@ -270,14 +271,14 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 	}
 	for name, notFound := range idParams {
 		if v, ok := call.params[name]; ok {
-			if call.params[name], ok = canonicalID(v); !ok {
+			if call.params[name], ok = decoy.CanonicalID(v); !ok {
 				return "", notFound
 			}
 		}
 	}
 	id = call.params[scope]
 	if s.cfg.Teams == nil && teamsOnly(rt.path) {
-		return "", errNotFound // no teams here
+		return "", answer.ErrNotFound // no teams here
 	}
 	switch rt.need {
 	case public, signedIn, serverAdmin:
@@ -292,7 +293,7 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 	var projectID string
 	switch scope {
 	case "mock":
-		notFound = errMockNotFound
+		notFound = answer.ErrMockNotFound
 		m, err := s.cfg.Store.FindMock(ctx, id)
 		if err != nil {
 			return "", err
@@ -332,7 +333,7 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 		return "", notFound
 	}
 	if c.key != nil && c.key.ProjectID != nil && scope == "ws" && !rt.projectKey {
-		return "", errNotFound
+		return "", answer.ErrNotFound
 	}
 	call.role = role
 	if !role.Allows(rt.need.role()) {
@@ -344,7 +345,7 @@ func (s *Server) authorize(ctx context.Context, call *adminCall) (string, error)
 // roleIn returns the caller's role in a workspace, for a resource of
 // projectID (empty: the workspace itself), or "" when the caller cannot
 // see it. The server admin is an owner everywhere.
-func (s *Server) roleIn(ctx context.Context, c *caller, workspaceID, projectID string) (decoy.Role, error) {
+func (s *API) roleIn(ctx context.Context, c *caller, workspaceID, projectID string) (decoy.Role, error) {
 	switch {
 	case c.admin:
 		return decoy.RoleOwner, nil
@@ -364,7 +365,7 @@ func (s *Server) roleIn(ctx context.Context, c *caller, workspaceID, projectID s
 }
 
 // hasRole reports whether the caller holds role in some workspace.
-func (s *Server) hasRole(ctx context.Context, c *caller, role decoy.Role) (bool, error) {
+func (s *API) hasRole(ctx context.Context, c *caller, role decoy.Role) (bool, error) {
 	switch {
 	case c.admin:
 		return true, nil

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/secret"
 )
 
 // This file finds who sent an admin API request (§6): the server admin by
@@ -20,9 +22,6 @@ const (
 	AccessTokenPrefix = "dcy_pat_"
 	KeyPrefix         = "dcy_key_"
 	invitationPrefix  = "dcy_inv_"
-	// secretLength is the length of a secret after its prefix: 256 bits
-	// in base64url.
-	secretLength = 43
 )
 
 // Lifetimes of what people are given.
@@ -53,13 +52,13 @@ func (c *caller) actor() decoy.Actor {
 	return decoy.ServerAdmin
 }
 
-var errInvalidAdminToken = errorAnswer(http.StatusUnauthorized, "Invalid admin token",
+var errInvalidAdminToken = answer.New(http.StatusUnauthorized, "Invalid admin token",
 	"WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
 
 // resolveCaller finds the caller of an admin API request. A wrong bearer
 // token counts as a failed attempt, as for mock tokens, but apart from
 // them: guessing one never locks out the other.
-func (s *Server) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, error) {
+func (s *API) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, error) {
 	if c, err, done := s.studioAuthorized(w, r); done {
 		return c, err
 	}
@@ -69,7 +68,7 @@ func (s *Server) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller,
 	}
 	token := bearerToken(r)
 	if token == "" {
-		return nil, errorAnswer(http.StatusUnauthorized, "Admin token required", "WWW-Authenticate", `Bearer realm="decoy-admin"`)
+		return nil, answer.New(http.StatusUnauthorized, "Admin token required", "WWW-Authenticate", `Bearer realm="decoy-admin"`)
 	}
 	c, err := s.lookupCaller(r.Context(), token)
 	if err != nil {
@@ -92,8 +91,8 @@ func bearerToken(r *http.Request) string {
 
 // lookupCaller returns the caller a bearer token stands for, or nil when
 // it stands for none (wrong, expired, revoked).
-func (s *Server) lookupCaller(ctx context.Context, token string) (*caller, error) {
-	if tokenMatches(token, s.cfg.AdminTokenHash) {
+func (s *API) lookupCaller(ctx context.Context, token string) (*caller, error) {
+	if secret.Matches(token, s.cfg.AdminTokenHash) {
 		return &caller{admin: true}, nil
 	}
 	if s.cfg.Teams == nil {
@@ -101,8 +100,8 @@ func (s *Server) lookupCaller(ctx context.Context, token string) (*caller, error
 	}
 	now := s.cfg.Now()
 	switch {
-	case strings.HasPrefix(token, AccessTokenPrefix) && len(token) == len(AccessTokenPrefix)+secretLength:
-		h := HashToken(token)
+	case strings.HasPrefix(token, AccessTokenPrefix) && len(token) == len(AccessTokenPrefix)+secret.Length:
+		h := secret.Hash(token)
 		u, err := s.cfg.Teams.FindAccessToken(ctx, h, now)
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 			return nil, nil
@@ -111,8 +110,8 @@ func (s *Server) lookupCaller(ctx context.Context, token string) (*caller, error
 			return nil, err
 		}
 		return &caller{admin: u.ServerAdmin, user: u, tokenHash: h}, nil
-	case strings.HasPrefix(token, KeyPrefix) && len(token) == len(KeyPrefix)+secretLength:
-		k, err := s.cfg.Teams.FindKey(ctx, HashToken(token))
+	case strings.HasPrefix(token, KeyPrefix) && len(token) == len(KeyPrefix)+secret.Length:
+		k, err := s.cfg.Teams.FindKey(ctx, secret.Hash(token))
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 			return nil, nil
 		}
@@ -150,7 +149,7 @@ const (
 
 // keyUsed notes that key id was used at now, and starts a flush in the
 // background when one is due.
-func (s *Server) keyUsed(id string, now time.Time) {
+func (s *API) keyUsed(id string, now time.Time) {
 	k := &s.keyUses
 	k.mu.Lock()
 	if k.used == nil {
@@ -174,7 +173,7 @@ func (s *Server) keyUsed(id string, now time.Time) {
 }
 
 // flushKeyUses writes the last uses collected so far.
-func (s *Server) flushKeyUses(ctx context.Context) {
+func (s *API) flushKeyUses(ctx context.Context) {
 	k := &s.keyUses
 	k.flushMu.Lock()
 	defer k.flushMu.Unlock()

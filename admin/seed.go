@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/secret"
 )
 
 // Seed stores data as the open JSON mock called name, under decoy.SeedID(name).
 // A mock that exists keeps its settings, and its data is replaced only when
 // it differs. It reports whether anything was written.
-func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Mock, bool, error) {
+func (s *API) Seed(ctx context.Context, name string, data []byte) (*decoy.Mock, bool, error) {
 	m := &decoy.Mock{ID: decoy.SeedID(name), Name: name, ContentType: "application/json", Status: 200}
 	return s.seed(ctx, m, data, false)
 }
@@ -25,7 +26,7 @@ func (s *Server) Seed(ctx context.Context, name string, data []byte) (*decoy.Moc
 // differ, and its data is replaced only when it differs. It reports
 // whether anything was written, and the token of a mock made private now
 // (shown once).
-func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte, tpl *decoy.Template) (*decoy.Mock, bool, string, error) {
+func (s *API) SeedMock(ctx context.Context, m *decoy.Mock, data []byte, tpl *decoy.Template) (*decoy.Mock, bool, string, error) {
 	token := ""
 	if m.Private {
 		var h *[]byte
@@ -45,7 +46,7 @@ func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte, tpl *
 			seeded, changed = withTemplate, true
 		}
 	}
-	if !tokenMatches(token, seeded.TokenHash) {
+	if !secret.Matches(token, seeded.TokenHash) {
 		token = "" // it was private already, with its own token
 	}
 	return seeded, changed, token, nil
@@ -54,7 +55,7 @@ func (s *Server) SeedMock(ctx context.Context, m *decoy.Mock, data []byte, tpl *
 // seed stores data as mock m: created when it does not exist; else its
 // data replaced when it differs, and, when settings is set, its settings
 // made m's where they differ.
-func (s *Server) seed(ctx context.Context, m *decoy.Mock, data []byte, settings bool) (*decoy.Mock, bool, error) {
+func (s *API) seed(ctx context.Context, m *decoy.Mock, data []byte, settings bool) (*decoy.Mock, bool, error) {
 	id := m.ID
 	if int64(len(data)) > s.cfg.MaxDataBytes {
 		return nil, false, decoy.Errorf(decoy.ETOOLARGE, "larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
@@ -119,7 +120,7 @@ func (s *Server) seed(ctx context.Context, m *decoy.Mock, data []byte, settings 
 
 // seedTemplate makes tpl (nil: none) the template of mock id, unless it is
 // already, and reports whether it wrote.
-func (s *Server) seedTemplate(ctx context.Context, id string, tpl *decoy.Template) (*decoy.Mock, bool, error) {
+func (s *API) seedTemplate(ctx context.Context, id string, tpl *decoy.Template) (*decoy.Mock, bool, error) {
 	cur, err := s.cfg.Templates.FindTemplate(ctx, id)
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND:

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/docfile"
 )
 
@@ -24,24 +25,24 @@ type versionList struct {
 
 // versionsKept is nil when the server keeps versions; else the version
 // routes are not found.
-func (s *Server) versionsKept() error {
+func (s *API) versionsKept() error {
 	if s.cfg.Versions == nil {
-		return errNotFound
+		return answer.ErrNotFound
 	}
 	return nil
 }
 
 // getVersionData is GET /admin/v1/mocks/{mock}/versions/{v}/data.
-func (s *Server) getVersionData(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) getVersionData(w http.ResponseWriter, r *http.Request, id string) error {
 	return s.versionData(w, r, id, callOf(r).params["v"])
 }
 
 // postRestore is POST /admin/v1/mocks/{mock}/versions/{v}/restore.
-func (s *Server) postRestore(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) postRestore(w http.ResponseWriter, r *http.Request, id string) error {
 	return s.restoreVersion(w, r, id, callOf(r).params["v"])
 }
 
-func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) listVersions(w http.ResponseWriter, r *http.Request, id string) error {
 	if err := s.versionsKept(); err != nil {
 		return err
 	}
@@ -49,14 +50,14 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, id string)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, versionList{Versions: vs})
+	answer.JSON(w, http.StatusOK, versionList{Versions: vs})
 	return nil
 }
 
 // findVersion returns version text of mock id and its data, for the
 // caller to close. A text that is not a version number is a version not
 // found, once the mock is found.
-func (s *Server) findVersion(r *http.Request, id, text string) (*decoy.Version, decoy.Data, error) {
+func (s *API) findVersion(r *http.Request, id, text string) (*decoy.Version, decoy.Data, error) {
 	if err := s.versionsKept(); err != nil {
 		return nil, decoy.Data{}, err
 	}
@@ -72,7 +73,7 @@ func (s *Server) findVersion(r *http.Request, id, text string) (*decoy.Version, 
 
 // versionData answers the data of a version as it was stored, with its
 // content type, as GET /admin/v1/mocks/{id}/data answers the current one.
-func (s *Server) versionData(w http.ResponseWriter, r *http.Request, id, text string) error {
+func (s *API) versionData(w http.ResponseWriter, r *http.Request, id, text string) error {
 	v, d, err := s.findVersion(r, id, text)
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func (s *Server) versionData(w http.ResponseWriter, r *http.Request, id, text st
 	h := w.Header()
 	h.Set("Content-Type", v.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(v.Size, 10))
-	setHeader(h, "ETag", v.ETag)
+	answer.SetHeader(h, "ETag", v.ETag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	// Shown as it is, whatever it holds: never run as a page of this origin.
 	h.Set("Content-Security-Policy", "sandbox")
@@ -98,7 +99,7 @@ func (s *Server) versionData(w http.ResponseWriter, r *http.Request, id, text st
 
 // restoreVersion makes a version's data the mock's data again, as a new
 // version, and answers the mock as PUT data does.
-func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request, id, text string) error {
+func (s *API) restoreVersion(w http.ResponseWriter, r *http.Request, id, text string) error {
 	v, d, err := s.findVersion(r, id, text)
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request, id, text
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
 	return nil
 }
 
@@ -121,7 +122,7 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request, id, text
 // while the version keeps its own. It closes d. A version larger than
 // MaxDataBytes (lowered since it was stored) is refused as its upload
 // would be.
-func (s *Server) uploadOf(v *decoy.Version, d decoy.Data) (*upload, error) {
+func (s *API) uploadOf(v *decoy.Version, d decoy.Data) (*upload, error) {
 	var src io.Reader = bytes.NewReader(d.Bytes)
 	if d.File != nil {
 		defer d.File.Close()

@@ -1,9 +1,10 @@
-package server
+package admin
 
 import (
 	"testing"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 )
 
 // FuzzParseBody decodes arbitrary bodies of the teams endpoints: it never
@@ -20,14 +21,14 @@ func FuzzParseBody(f *testing.F) {
 			ProjectID *string `json:"project_id"`
 			ExpiresAt *string `json:"expires_at"`
 		}
-		if err := parseBody(body, &key, "name"); err != nil && statusOf[decoy.ErrorCode(err)] != 400 {
+		if err := parseBody(body, &key, "name"); err != nil && answer.StatusOf(decoy.ErrorCode(err)) != 400 {
 			t.Fatalf("refused with %v", err)
 		}
 		var ws struct {
 			Name   *string         `json:"name"`
 			Limits *map[string]any `json:"limits"`
 		}
-		if err := parseBody(body, &ws, "name"); err != nil && statusOf[decoy.ErrorCode(err)] != 400 {
+		if err := parseBody(body, &ws, "name"); err != nil && answer.StatusOf(decoy.ErrorCode(err)) != 400 {
 			t.Fatalf("refused with %v", err)
 		}
 	})

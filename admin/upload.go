@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ func (u *upload) discard() {
 // readData streams a mock document from the request body, up to
 // MaxDataBytes, into the upload folder, with its content type
 // (application/json when none is given).
-func (s *Server) readData(w http.ResponseWriter, r *http.Request) (*upload, error) {
+func (s *API) readData(w http.ResponseWriter, r *http.Request) (*upload, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		ct = "application/json"

@@ -1,9 +1,7 @@
-package server
+package admin
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,23 +13,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/google/uuid"
 )
 
 // TokenPrefix starts every mock token.
 const TokenPrefix = "dcy_"
-
-// NewToken returns a new random token: prefix followed by 256 random bits in
-// base64url (43 characters).
-func NewToken(prefix string) string {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error()) // never, on supported platforms
-	}
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
-}
 
 // maxPatchBytes caps the JSON body of PATCH.
 const maxPatchBytes = 64 << 10
@@ -50,11 +40,12 @@ type mockList struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-// serveAdmin routes /admin/v1 through adminRoutes. Authentication comes
+// Serve answers a request under /admin/v1, through adminRoutes, or returns
+// the error to answer with. Authentication comes
 // first, so that nothing about the API shows to a caller who is not signed
 // in; then authorize checks the caller's role (access.go); then the
 // handler runs, and a change it made is recorded in the audit log.
-func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
+func (s *API) Serve(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
 	rt, params, allow := matchRoute(r.Method, segs)
@@ -68,9 +59,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case rt == nil && allow == nil:
-		return errNotFound
+		return answer.ErrNotFound
 	case rt == nil:
-		return errorAnswer(http.StatusMethodNotAllowed, "Method not allowed", "Allow", strings.Join(allow, ", "))
+		return answer.New(http.StatusMethodNotAllowed, "Method not allowed", "Allow", strings.Join(allow, ", "))
 	}
 	id, err := s.authorize(r.Context(), call)
 	if err != nil {
@@ -101,7 +92,7 @@ func writeContext(r *http.Request) (context.Context, context.CancelFunc) {
 // writeTimeout bounds an admin write, which may store a large document.
 const writeTimeout = 30 * time.Second
 
-func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
+func (s *API) view(r *http.Request, m *decoy.Mock, token string) mockView {
 	v := mockView{Mock: m, URL: s.baseURL(r) + "/mock/" + m.ID, Token: token}
 	if m.TemplateMode != "" {
 		v.TemplateMode = &m.TemplateMode
@@ -109,7 +100,7 @@ func (s *Server) view(r *http.Request, m *decoy.Mock, token string) mockView {
 	return v
 }
 
-func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
 	q := r.URL.Query()
 	limit := 100
 	if v := q.Get("limit"); v != "" {
@@ -141,7 +132,7 @@ func (s *Server) listMocks(w http.ResponseWriter, r *http.Request, _ string) err
 	if next != "" {
 		out.NextCursor = &next
 	}
-	writeJSON(w, http.StatusOK, out)
+	answer.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -151,7 +142,7 @@ var createParams = map[string]bool{
 	"project_id": true,
 }
 
-func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) createMock(w http.ResponseWriter, r *http.Request, _ string) error {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
@@ -164,7 +155,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	if v := q.Get("id"); v != "" {
 		var ok bool
-		if m.ID, ok = canonicalID(v); !ok {
+		if m.ID, ok = decoy.CanonicalID(v); !ok {
 			return decoy.Errorf(decoy.EINVALID, "id must be a UUID")
 		}
 	} else {
@@ -204,7 +195,7 @@ func (s *Server) createMock(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "mock", ID: created.ID, Name: created.Name}
 	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
-	writeJSON(w, http.StatusCreated, s.view(r, created, token))
+	answer.JSON(w, http.StatusCreated, s.view(r, created, token))
 	return nil
 }
 
@@ -274,16 +265,16 @@ func validDelay(n int) error {
 	return nil
 }
 
-func (s *Server) getMock(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) getMock(w http.ResponseWriter, r *http.Request, id string) error {
 	m, err := s.cfg.Store.FindMock(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
 	return nil
 }
 
-func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 	e, err := s.cache.Get(r.Context(), id)
 	if err != nil {
 		return err
@@ -292,7 +283,7 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 	h := w.Header()
 	h.Set("Content-Type", e.Mock.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
-	setHeader(h, "ETag", e.Mock.ETag)
+	answer.SetHeader(h, "ETag", e.Mock.ETag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.Doc == nil {
 		h.Set("Content-Security-Policy", "sandbox")
@@ -302,7 +293,7 @@ func (s *Server) getData(w http.ResponseWriter, r *http.Request, id string) erro
 	return nil
 }
 
-func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) replaceData(w http.ResponseWriter, r *http.Request, id string) error {
 	up, err := s.readData(w, r)
 	if err != nil {
 		return err
@@ -312,13 +303,13 @@ func (s *Server) replaceData(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.view(r, m, ""))
+	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
 	return nil
 }
 
 // writeData makes an upload the data of mock id: every write of a mock's
 // data (a PUT of it, a template's output) comes through here.
-func (s *Server) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, error) {
+func (s *API) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, error) {
 	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
 	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
 	if err != nil {
@@ -340,7 +331,7 @@ func (s *Server) writeData(r *http.Request, id string, up *upload) (*decoy.Mock,
 	return m, nil
 }
 
-func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) patchMock(w http.ResponseWriter, r *http.Request, id string) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
 	var mbe *http.MaxBytesError
 	switch {
@@ -372,15 +363,15 @@ func (s *Server) patchMock(w http.ResponseWriter, r *http.Request, id string) er
 
 // issueToken returns a new mock token and its hash.
 func issueToken() (string, *[]byte) {
-	token := NewToken(TokenPrefix)
-	h := HashToken(token)
+	token := secret.New(TokenPrefix)
+	h := secret.Hash(token)
 	return token, &h
 }
 
 // changeMock applies to a mock the change that decide derives from its
 // current settings (and the token it issued, if any), under the write lock,
 // puts the result in the cache, and answers with it.
-func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
+func (s *API) changeMock(w http.ResponseWriter, r *http.Request, id string,
 	decide func(cur *decoy.Mock) (decoy.MockUpdate, string, error)) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -402,7 +393,7 @@ func (s *Server) changeMock(w http.ResponseWriter, r *http.Request, id string,
 		return err
 	}
 	s.cache.PutSettingsAt(m, gen)
-	writeJSON(w, http.StatusOK, s.view(r, m, token))
+	answer.JSON(w, http.StatusOK, s.view(r, m, token))
 	return nil
 }
 
@@ -466,7 +457,7 @@ func decodeField[T any](name string, raw json.RawMessage, what string, valid fun
 	return &v, nil
 }
 
-func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
 	return s.changeMock(w, r, id, func(cur *decoy.Mock) (decoy.MockUpdate, string, error) {
 		if !cur.Private {
 			return decoy.MockUpdate{}, "", decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
@@ -476,7 +467,7 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request, id string) 
 	})
 }
 
-func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) usage(w http.ResponseWriter, r *http.Request, id string) error {
 	ctx := r.Context()
 	m, err := s.cfg.Store.FindMock(ctx, id)
 	if err != nil {
@@ -486,7 +477,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 	var u decoy.Usage
 	u.Minute.Limit = m.EffectiveRateLimit(s.cfg.DefaultRateLimit)
 	if u.Minute.Limit > 0 {
-		res, err := s.cfg.Limiter.Peek(ctx, RateKey(id), u.Minute.Limit)
+		res, err := s.cfg.Limiter.Peek(ctx, decoy.RateKey(id), u.Minute.Limit)
 		if err != nil {
 			return err
 		}
@@ -497,11 +488,11 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, id string) error 
 		return err
 	}
 	u.Month.ResetsAt = decoy.MonthEnd(now)
-	writeJSON(w, http.StatusOK, u)
+	answer.JSON(w, http.StatusOK, u)
 	return nil
 }
 
-func (s *Server) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)

@@ -1,19 +1,20 @@
-package server
+package admin
 
 import (
 	"net/http"
 	"strings"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 )
 
-// This file keeps the audit log (§6.4): serveAdmin records every change a
+// This file keeps the audit log (§6.4): Serve records every change a
 // route declares, once its handler succeeded. Reads are never recorded, and
 // an entry holds names and ids only: never a secret or a data body.
 
 // audit appends the entry of a change a handler made. A change outside
 // any workspace (a user's) is kept with no workspace.
-func (s *Server) audit(r *http.Request, call *adminCall, id string) {
+func (s *API) audit(r *http.Request, call *adminCall, id string) {
 	action := call.auditAction
 	if action == "" && call.route != nil {
 		action = call.route.audit
@@ -61,7 +62,7 @@ type auditList struct {
 }
 
 // listAudit is GET /workspaces/{ws}/audit?limit=&cursor=.
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, ws string) error {
+func (s *API) listAudit(w http.ResponseWriter, r *http.Request, ws string) error {
 	limit, err := pageLimit(r)
 	if err != nil {
 		return err
@@ -74,16 +75,16 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, ws string) er
 	if out.Entries == nil {
 		out.Entries = []*decoy.AuditEntry{}
 	}
-	writeJSON(w, http.StatusOK, out)
+	answer.JSON(w, http.StatusOK, out)
 	return nil
 }
 
 // invitationsPath starts the paths that carry an invitation's secret.
 const invitationsPath = "/admin/v1/invitations/"
 
-// redactInvitation hides the secret of an invitation path, for the access
-// log: it is the one route that takes a secret in its path.
-func redactInvitation(path string) string {
+// RedactPath hides the secret of an invitation path, for the logs: it is
+// the one admin API route that takes a secret in its path.
+func RedactPath(path string) string {
 	rest, ok := strings.CutPrefix(path, invitationsPath)
 	if !ok {
 		return path

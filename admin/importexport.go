@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/importer"
@@ -24,7 +25,7 @@ import (
 
 // findProject returns the name of a project: from the TeamStore, or,
 // on a server without teams, the default project, its only one.
-func (s *Server) findProject(ctx context.Context, project string) (string, error) {
+func (s *API) findProject(ctx context.Context, project string) (string, error) {
 	if s.cfg.Teams == nil {
 		if project != decoy.DefaultProjectID {
 			return "", errProjectNotFound
@@ -40,7 +41,7 @@ func (s *Server) findProject(ctx context.Context, project string) (string, error
 
 // projectMocks returns the mocks of a project, in creation order; on a
 // server without teams, the default project holds every mock.
-func (s *Server) projectMocks(ctx context.Context, project string) ([]*decoy.Mock, error) {
+func (s *API) projectMocks(ctx context.Context, project string) ([]*decoy.Mock, error) {
 	if _, err := s.findProject(ctx, project); err != nil {
 		return nil, err
 	}
@@ -79,14 +80,14 @@ type importAnswer struct {
 // importLimits bound what one import reads: the file is at most
 // --max-data-bytes, as a mock's document, and an export unpacks to at
 // most four times that.
-func (s *Server) importLimits() importer.Limits {
+func (s *API) importLimits() importer.Limits {
 	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes}
 }
 
 // generateFromSchema makes the data of an imported OpenAPI operation that
 // has no example from its response's schema, as a JSON Schema template
 // (§7) does: output that validates against it, bounded as a template run.
-func (s *Server) generateFromSchema(schema []byte) ([]byte, error) {
+func (s *API) generateFromSchema(schema []byte) ([]byte, error) {
 	t, err := generate.ParseSchema(schema)
 	if err != nil {
 		return nil, err
@@ -96,7 +97,7 @@ func (s *Server) generateFromSchema(schema []byte) ([]byte, error) {
 
 // importProject serves POST /admin/v1/projects/{id}/import: the file in
 // the body becomes mocks of the project, all of them or none.
-func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project string) error {
+func (s *API) importProject(w http.ResponseWriter, r *http.Request, project string) error {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
@@ -187,7 +188,7 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 		for _, im := range mocks {
 			out.Created = append(out.Created, s.view(r, im.mock, ""))
 		}
-		writeJSON(w, http.StatusOK, out)
+		answer.JSON(w, http.StatusOK, out)
 		return nil
 	}
 	batcher, ok := s.cfg.Store.(decoy.MockBatchStore)
@@ -213,7 +214,7 @@ func (s *Server) importProject(w http.ResponseWriter, r *http.Request, project s
 		out.Created = append(out.Created, s.view(r, m, mocks[i].token))
 	}
 	s.log.Info("import", "project", project, "format", format, "created", len(created), "skipped", len(out.Skipped))
-	writeJSON(w, http.StatusCreated, out)
+	answer.JSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -271,7 +272,7 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 // exportProject serves GET /admin/v1/projects/{id}/export: the project's
 // mocks as a .tar.gz (see importer.ExportWriter), streamed as each mock's
 // data is read.
-func (s *Server) exportProject(w http.ResponseWriter, r *http.Request, project string) error {
+func (s *API) exportProject(w http.ResponseWriter, r *http.Request, project string) error {
 	ctx := r.Context()
 	name, err := s.findProject(ctx, project)
 	if err != nil {
@@ -304,7 +305,7 @@ func (s *Server) exportProject(w http.ResponseWriter, r *http.Request, project s
 // exportMock adds one mock to an export: its settings and data as read
 // together from the store, and its template. A mock deleted since the
 // listing is left out.
-func (s *Server) exportMock(ctx context.Context, ew *importer.ExportWriter, id string) error {
+func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id string) error {
 	m, data, err := s.cfg.Store.FindMockData(ctx, id)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		return nil
@@ -352,7 +353,7 @@ type pendingMock struct {
 
 // addMock stores a new mock with its data and puts it in the cache.
 // The caller holds writeMu.
-func (s *Server) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
+func (s *API) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
 	created, err := s.addMocks(ctx, []pendingMock{{m, e, data, nil}}, func(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
 		m, err := s.cfg.Store.CreateMock(ctx, b[0].Mock, b[0].Data)
 		return []*decoy.Mock{m}, err
@@ -367,7 +368,7 @@ func (s *Server) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry,
 // them in the cache: the one path of every mock created through the server
 // (uploads, one at a time; imports, in one batch). The caller holds
 // writeMu.
-func (s *Server) addMocks(ctx context.Context, mocks []pendingMock, create func(context.Context, []decoy.NewMock) ([]*decoy.Mock, error)) ([]*decoy.Mock, error) {
+func (s *API) addMocks(ctx context.Context, mocks []pendingMock, create func(context.Context, []decoy.NewMock) ([]*decoy.Mock, error)) ([]*decoy.Mock, error) {
 	gen := s.cache.Generation()
 	batch := make([]decoy.NewMock, len(mocks))
 	for i, p := range mocks {
@@ -392,7 +393,7 @@ func (s *Server) addMocks(ctx context.Context, mocks []pendingMock, create func(
 
 // removeMock deletes a mock and drops it from the cache. The caller holds
 // writeMu.
-func (s *Server) removeMock(ctx context.Context, id string) error {
+func (s *API) removeMock(ctx context.Context, id string) error {
 	err := s.cfg.Store.DeleteMock(ctx, id)
 	s.announce(ctx, id)
 	s.cache.Remove(id)

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -14,12 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/password"
+	"github.com/decoy-mock/decoy/secret"
 )
 
 // This file is the admin API of teams (§6.3 of the contract): users,
 // personal access tokens, invitations, workspaces, members, API keys and
-// projects. serveAdmin has checked the caller's role before a handler here
+// projects. Serve has checked the caller's role before a handler here
 // runs (access.go); handlers only narrow listings to what the caller sees.
 
 // decodeBody decodes the JSON object of a request into v, refusing unknown
@@ -85,7 +87,7 @@ func cursorOf(next string) *string {
 }
 
 // baseURL is the URL the server is reached at, for links it gives.
-func (s *Server) baseURL(r *http.Request) string {
+func (s *API) baseURL(r *http.Request) string {
 	base := s.cfg.PublicURL
 	if base == "" {
 		scheme := "http"
@@ -99,12 +101,12 @@ func (s *Server) baseURL(r *http.Request) string {
 
 // Personal access tokens.
 
-var errBadCredentials = errorAnswer(http.StatusUnauthorized, "Invalid email or password")
+var errBadCredentials = answer.New(http.StatusUnauthorized, "Invalid email or password")
 
 // createAccessToken is POST /auth/token: an email and a password for a
 // personal access token. A wrong pair counts against the client's failed
 // authentication limit, as a wrong token does.
-func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) createAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
 	var in struct {
 		Email    string `json:"email"`
 		Password string `json:"password"`
@@ -123,7 +125,7 @@ func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request, _ str
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	answer.JSON(w, http.StatusCreated, struct {
 		Token     string    `json:"token"`
 		ExpiresAt time.Time `json:"expires_at"`
 	}{token, expires})
@@ -132,7 +134,7 @@ func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request, _ str
 
 // checkPassword returns the user of an email and password, or refuses
 // them, counting the failure.
-func (s *Server) checkPassword(r *http.Request, email, pw string) (*decoy.User, error) {
+func (s *API) checkPassword(r *http.Request, email, pw string) (*decoy.User, error) {
 	key := "admin-token:" + s.limitKey(r)
 	if err := s.authBlocked(r, key); err != nil {
 		return nil, err
@@ -151,10 +153,10 @@ func (s *Server) checkPassword(r *http.Request, email, pw string) (*decoy.User, 
 }
 
 // issueAccessToken gives a user a new personal access token.
-func (s *Server) issueAccessToken(r *http.Request, u *decoy.User) (string, time.Time, error) {
-	token := NewToken(AccessTokenPrefix)
+func (s *API) issueAccessToken(r *http.Request, u *decoy.User) (string, time.Time, error) {
+	token := secret.New(AccessTokenPrefix)
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	t := &decoy.AccessToken{Hash: HashToken(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(AccessTokenLifetime)}
+	t := &decoy.AccessToken{Hash: secret.Hash(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(AccessTokenLifetime)}
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	if err := s.cfg.Teams.CreateAccessToken(ctx, t); err != nil {
@@ -165,7 +167,7 @@ func (s *Server) issueAccessToken(r *http.Request, u *decoy.User) (string, time.
 
 // deleteAccessToken is DELETE /auth/token: it revokes the personal access
 // token it is sent with.
-func (s *Server) deleteAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) deleteAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
 	if c.tokenHash == nil {
 		return decoy.Errorf(decoy.EINVALID, "Send the personal access token to revoke as the bearer token")
@@ -192,19 +194,19 @@ type invitationView struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-var errInvitationNotFound = errorAnswer(http.StatusNotFound, "Invitation not found")
+var errInvitationNotFound = answer.New(http.StatusNotFound, "Invitation not found")
 
 // findInvitation finds the live invitation of a secret; a wrong secret
 // counts against the client's failed-authentication limit.
-func (s *Server) findInvitation(r *http.Request, secret string) (*decoy.Invitation, error) {
+func (s *API) findInvitation(r *http.Request, invitation string) (*decoy.Invitation, error) {
 	key := "admin-token:" + s.limitKey(r)
 	if err := s.authBlocked(r, key); err != nil {
 		return nil, err
 	}
-	if s.cfg.Teams == nil || !strings.HasPrefix(secret, invitationPrefix) || len(secret) != len(invitationPrefix)+secretLength {
+	if s.cfg.Teams == nil || !strings.HasPrefix(invitation, invitationPrefix) || len(invitation) != len(invitationPrefix)+secret.Length {
 		return nil, s.authFailed(r, key, errInvitationNotFound)
 	}
-	inv, err := s.cfg.Teams.FindInvitation(r.Context(), HashToken(secret), s.cfg.Now())
+	inv, err := s.cfg.Teams.FindInvitation(r.Context(), secret.Hash(invitation), s.cfg.Now())
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		return nil, s.authFailed(r, key, errInvitationNotFound)
 	}
@@ -213,7 +215,7 @@ func (s *Server) findInvitation(r *http.Request, secret string) (*decoy.Invitati
 
 // getInvitation is GET /invitations/{secret}: what Studio shows before the
 // person accepts.
-func (s *Server) getInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) getInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
 	inv, err := s.findInvitation(r, callOf(r).params["secret"])
 	if err != nil {
 		return err
@@ -224,16 +226,16 @@ func (s *Server) getInvitation(w http.ResponseWriter, r *http.Request, _ string)
 	}
 	v := invitationView{Email: inv.Email, Role: inv.Role, ExpiresAt: inv.ExpiresAt}
 	v.Workspace.ID, v.Workspace.Name = ws.ID, ws.Name
-	writeJSON(w, http.StatusOK, v)
+	answer.JSON(w, http.StatusOK, v)
 	return nil
 }
 
 // acceptInvitation is POST /invitations/{secret}/accept with a name and a
 // password: it makes the user (or finds the one of the invitation's email)
 // a member, and signs it in with a personal access token.
-func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) acceptInvitation(w http.ResponseWriter, r *http.Request, _ string) error {
 	call := callOf(r)
-	secret := call.params["secret"]
+	invitation := call.params["secret"]
 	var in struct {
 		Name     string `json:"name"`
 		Password string `json:"password"`
@@ -247,13 +249,13 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 	if err := password.Valid(in.Password); err != nil {
 		return err
 	}
-	inv, err := s.findInvitation(r, secret)
+	inv, err := s.findInvitation(r, invitation)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	u, err := s.cfg.Teams.AcceptInvitation(ctx, HashToken(secret), s.cfg.Now(), &decoy.User{
+	u, err := s.cfg.Teams.AcceptInvitation(ctx, secret.Hash(invitation), s.cfg.Now(), &decoy.User{
 		Email: inv.Email, Name: in.Name, PasswordHash: password.Hash(in.Password),
 	})
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
@@ -272,7 +274,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ stri
 	call.caller = &caller{user: u}
 	call.auditWorkspace, call.auditAction = inv.WorkspaceID, "member.join"
 	call.auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
-	writeJSON(w, http.StatusCreated, struct {
+	answer.JSON(w, http.StatusCreated, struct {
 		User      *decoy.User `json:"user"`
 		Token     string      `json:"token"`
 		ExpiresAt time.Time   `json:"expires_at"`
@@ -301,7 +303,7 @@ type serverLimits struct {
 }
 
 // me is GET /me.
-func (s *Server) me(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) me(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
 	ctx := r.Context()
 	v := meView{Kind: c.actor().Kind, User: c.user, Key: c.key, Memberships: []decoy.Membership{},
@@ -329,7 +331,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, _ string) error {
 		}
 		v.Memberships = append(v.Memberships, ms...)
 	}
-	writeJSON(w, http.StatusOK, v)
+	answer.JSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -340,7 +342,7 @@ type userList struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) listUsers(w http.ResponseWriter, r *http.Request, _ string) error {
 	limit, err := pageLimit(r)
 	if err != nil {
 		return err
@@ -352,11 +354,11 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ string) err
 	if users == nil {
 		users = []*decoy.User{}
 	}
-	writeJSON(w, http.StatusOK, userList{Users: users, NextCursor: cursorOf(next)})
+	answer.JSON(w, http.StatusOK, userList{Users: users, NextCursor: cursorOf(next)})
 	return nil
 }
 
-func (s *Server) createUser(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) createUser(w http.ResponseWriter, r *http.Request, _ string) error {
 	var in struct {
 		Email       string `json:"email"`
 		Name        string `json:"name"`
@@ -383,20 +385,20 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
 	w.Header().Set("Location", "/admin/v1/users/"+u.ID)
-	writeJSON(w, http.StatusCreated, u)
+	answer.JSON(w, http.StatusCreated, u)
 	return nil
 }
 
-func (s *Server) getUser(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) getUser(w http.ResponseWriter, r *http.Request, _ string) error {
 	u, err := s.cfg.Teams.FindUser(r.Context(), callOf(r).params["user"])
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, u)
+	answer.JSON(w, http.StatusOK, u)
 	return nil
 }
 
-func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) patchUser(w http.ResponseWriter, r *http.Request, _ string) error {
 	var in struct {
 		Name        *string `json:"name"`
 		Password    *string `json:"password"`
@@ -425,11 +427,11 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request, _ string) err
 		return err
 	}
 	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
-	writeJSON(w, http.StatusOK, u)
+	answer.JSON(w, http.StatusOK, u)
 	return nil
 }
 
-func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) deleteUser(w http.ResponseWriter, r *http.Request, _ string) error {
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	id := callOf(r).params["user"]
@@ -448,7 +450,7 @@ type workspaceList struct {
 }
 
 // listWorkspaces is GET /workspaces: those the caller sees.
-func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) listWorkspaces(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
 	ctx := r.Context()
 	var out []*decoy.Workspace
@@ -469,13 +471,13 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request, _ string
 	if out == nil {
 		out = []*decoy.Workspace{}
 	}
-	writeJSON(w, http.StatusOK, workspaceList{Workspaces: out})
+	answer.JSON(w, http.StatusOK, workspaceList{Workspaces: out})
 	return nil
 }
 
 // createWorkspace is POST /workspaces: server admins, and any signed-in
 // user with --open-workspaces, who becomes its owner.
-func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *API) createWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
 	call := callOf(r)
 	c := call.caller
 	if !c.admin && !(s.cfg.OpenWorkspaces && c.user != nil) {
@@ -503,19 +505,19 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request, _ strin
 	call.auditWorkspace = ws.ID
 	call.auditTarget = &decoy.AuditTarget{Kind: "workspace", ID: ws.ID, Name: ws.Name}
 	w.Header().Set("Location", "/admin/v1/workspaces/"+ws.ID)
-	writeJSON(w, http.StatusCreated, ws)
+	answer.JSON(w, http.StatusCreated, ws)
 	return nil
 }
 
-func (s *Server) getWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
-	writeJSON(w, http.StatusOK, callOf(r).workspace)
+func (s *API) getWorkspace(w http.ResponseWriter, r *http.Request, _ string) error {
+	answer.JSON(w, http.StatusOK, callOf(r).workspace)
 	return nil
 }
 
 // patchWorkspace is PATCH /workspaces/{ws}: name (owners), limits (server
 // admins; the limits named are set, null being no limit, and the others
 // kept).
-func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) patchWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Name   *string           `json:"name"`
@@ -554,13 +556,13 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request, id strin
 	}
 	s.forgetReadLimit(id)
 	call.workspace = ws
-	writeJSON(w, http.StatusOK, ws)
+	answer.JSON(w, http.StatusOK, ws)
 	return nil
 }
 
 // deleteWorkspace is DELETE /workspaces/{ws}, with everything in it, its
 // audit log too: the deletion is recorded outside any workspace.
-func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string) error {
 	if id == decoy.DefaultWorkspaceID {
 		return decoy.Errorf(decoy.ECONFLICT, "The default workspace cannot be deleted")
 	}
@@ -581,7 +583,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request, id stri
 
 // dropMocks drops deleted mocks from the cache, here and on other
 // replicas. The caller holds writeMu.
-func (s *Server) dropMocks(ctx context.Context, ids []string) {
+func (s *API) dropMocks(ctx context.Context, ids []string) {
 	for _, id := range ids {
 		s.announce(ctx, id)
 		s.cache.Remove(id)
@@ -594,7 +596,7 @@ type memberList struct {
 	Members []*decoy.Member `json:"members"`
 }
 
-func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) listMembers(w http.ResponseWriter, r *http.Request, id string) error {
 	ms, err := s.cfg.Teams.ListMembers(r.Context(), id)
 	if err != nil {
 		return err
@@ -602,7 +604,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, id string) 
 	if ms == nil {
 		ms = []*decoy.Member{}
 	}
-	writeJSON(w, http.StatusOK, memberList{Members: ms})
+	answer.JSON(w, http.StatusOK, memberList{Members: ms})
 	return nil
 }
 
@@ -630,7 +632,7 @@ type invitationAnswer struct {
 // addMember is POST /workspaces/{ws}/members: a user with that email
 // becomes a member; an email with no user gets an invitation link, single
 // use, that Studio opens.
-func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) addMember(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Email string     `json:"email"`
@@ -649,16 +651,16 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) er
 	defer cancel()
 	u, err := s.cfg.Teams.FindUserByEmail(ctx, in.Email)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-		secret := NewToken(invitationPrefix)
+		invitation := secret.New(invitationPrefix)
 		now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-		inv := &decoy.Invitation{Hash: HashToken(secret), WorkspaceID: id, Email: in.Email, Role: in.Role, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
+		inv := &decoy.Invitation{Hash: secret.Hash(invitation), WorkspaceID: id, Email: in.Email, Role: in.Role, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
 		if err := s.cfg.Teams.CreateInvitation(ctx, inv); err != nil {
 			return err
 		}
 		call.auditAction = "member.invite"
 		call.auditTarget = &decoy.AuditTarget{Kind: "invitation", Name: in.Email}
-		writeJSON(w, http.StatusCreated, invitationAnswer{Email: in.Email, Role: in.Role,
-			InvitationURL: s.baseURL(r) + "/#/invite/" + secret, ExpiresAt: inv.ExpiresAt})
+		answer.JSON(w, http.StatusCreated, invitationAnswer{Email: in.Email, Role: in.Role,
+			InvitationURL: s.baseURL(r) + "/#/invite/" + invitation, ExpiresAt: inv.ExpiresAt})
 		return nil
 	}
 	if err != nil {
@@ -668,13 +670,13 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, id string) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, m)
+	answer.JSON(w, http.StatusCreated, m)
 	return nil
 }
 
 // putMember gives a user a role in a workspace. A member who held the
 // role already is left as is, and the audit log records nothing.
-func (s *Server) putMember(ctx context.Context, call *adminCall, ws, userID string, role decoy.Role) (*decoy.Member, error) {
+func (s *API) putMember(ctx context.Context, call *adminCall, ws, userID string, role decoy.Role) (*decoy.Member, error) {
 	m, err := s.cfg.Teams.PutMember(ctx, ws, userID, role)
 	if err != nil {
 		return nil, err
@@ -684,10 +686,10 @@ func (s *Server) putMember(ctx context.Context, call *adminCall, ws, userID stri
 	return m, nil
 }
 
-var errMemberNotFound = errorAnswer(http.StatusNotFound, "Member not found")
+var errMemberNotFound = answer.New(http.StatusNotFound, "Member not found")
 
 // member checks that a user is a member of a workspace.
-func (s *Server) member(ctx context.Context, ws, userID string) error {
+func (s *API) member(ctx context.Context, ws, userID string) error {
 	_, err := s.cfg.Teams.MemberRole(ctx, ws, userID)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		return errMemberNotFound
@@ -695,7 +697,7 @@ func (s *Server) member(ctx context.Context, ws, userID string) error {
 	return err
 }
 
-func (s *Server) patchMember(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) patchMember(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Role decoy.Role `json:"role"`
@@ -716,11 +718,11 @@ func (s *Server) patchMember(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, m)
+	answer.JSON(w, http.StatusOK, m)
 	return nil
 }
 
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) removeMember(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	userID := call.params["user"]
 	ctx, cancel := writeContext(r)
@@ -742,7 +744,7 @@ type keyList struct {
 	Keys []*decoy.APIKey `json:"keys"`
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) listKeys(w http.ResponseWriter, r *http.Request, id string) error {
 	keys, err := s.cfg.Teams.ListKeys(r.Context(), id)
 	if err != nil {
 		return err
@@ -750,7 +752,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, id string) err
 	if keys == nil {
 		keys = []*decoy.APIKey{}
 	}
-	writeJSON(w, http.StatusOK, keyList{Keys: keys})
+	answer.JSON(w, http.StatusOK, keyList{Keys: keys})
 	return nil
 }
 
@@ -760,7 +762,7 @@ type createdKey struct {
 	Secret string `json:"secret"`
 }
 
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) createKey(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Name      string     `json:"name"`
@@ -791,19 +793,19 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, id string) er
 			return decoy.Errorf(decoy.EINVALID, "project_id must be a project of this workspace")
 		}
 	}
-	secret := NewToken(KeyPrefix)
+	key := secret.New(KeyPrefix)
 	k, err := s.cfg.Teams.CreateKey(ctx, &decoy.APIKey{
-		Name: in.Name, WorkspaceID: id, Role: in.Role, ProjectID: in.ProjectID, ExpiresAt: in.ExpiresAt, Hash: HashToken(secret),
+		Name: in.Name, WorkspaceID: id, Role: in.Role, ProjectID: in.ProjectID, ExpiresAt: in.ExpiresAt, Hash: secret.Hash(key),
 	})
 	if err != nil {
 		return err
 	}
 	call.auditTarget = &decoy.AuditTarget{Kind: "key", ID: k.ID, Name: k.Name}
-	writeJSON(w, http.StatusCreated, createdKey{APIKey: k, Secret: secret})
+	answer.JSON(w, http.StatusCreated, createdKey{APIKey: k, Secret: key})
 	return nil
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) revokeKey(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	keyID := call.params["key"]
 	ctx, cancel := writeContext(r)
@@ -834,7 +836,7 @@ type projectList struct {
 
 // listProjects is GET /workspaces/{ws}/projects; a key limited to a
 // project sees that one only.
-func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) listProjects(w http.ResponseWriter, r *http.Request, id string) error {
 	c := callOf(r).caller
 	ps, err := s.cfg.Teams.ListProjects(r.Context(), id)
 	if err != nil {
@@ -846,11 +848,11 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id string)
 			out = append(out, p)
 		}
 	}
-	writeJSON(w, http.StatusOK, projectList{Projects: out})
+	answer.JSON(w, http.StatusOK, projectList{Projects: out})
 	return nil
 }
 
-func (s *Server) createProject(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) createProject(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Name string `json:"name"`
@@ -869,16 +871,16 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, id string
 	}
 	call.auditTarget = &decoy.AuditTarget{Kind: "project", ID: p.ID, Name: p.Name}
 	w.Header().Set("Location", "/admin/v1/projects/"+p.ID)
-	writeJSON(w, http.StatusCreated, p)
+	answer.JSON(w, http.StatusCreated, p)
 	return nil
 }
 
-func (s *Server) getProject(w http.ResponseWriter, r *http.Request, _ string) error {
-	writeJSON(w, http.StatusOK, callOf(r).project)
+func (s *API) getProject(w http.ResponseWriter, r *http.Request, _ string) error {
+	answer.JSON(w, http.StatusOK, callOf(r).project)
 	return nil
 }
 
-func (s *Server) patchProject(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) patchProject(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Name string `json:"name"`
@@ -896,13 +898,13 @@ func (s *Server) patchProject(w http.ResponseWriter, r *http.Request, id string)
 		return err
 	}
 	call.project = p
-	writeJSON(w, http.StatusOK, p)
+	answer.JSON(w, http.StatusOK, p)
 	return nil
 }
 
 // deleteProject is DELETE /projects/{id}: 409 while it holds mocks, unless
 // ?cascade=true deletes them too.
-func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *API) deleteProject(w http.ResponseWriter, r *http.Request, id string) error {
 	if id == decoy.DefaultProjectID {
 		return decoy.Errorf(decoy.ECONFLICT, "The default project of the default workspace cannot be deleted")
 	}
@@ -936,7 +938,7 @@ var errProjectRequired = decoy.Errorf(decoy.EINVALID, "project_id is required")
 // placeMock puts a mock to be created in a project: the one asked for, in
 // which the caller must be an editor, or the only one the caller reaches
 // (the server admin's is the default project).
-func (s *Server) placeMock(r *http.Request, m *decoy.Mock, projectID string) error {
+func (s *API) placeMock(r *http.Request, m *decoy.Mock, projectID string) error {
 	if s.cfg.Teams == nil {
 		if projectID != "" && projectID != decoy.DefaultProjectID {
 			return errProjectNotFound
@@ -982,7 +984,7 @@ func (s *Server) placeMock(r *http.Request, m *decoy.Mock, projectID string) err
 // onlyProject returns the one project a user or a workspace key reaches,
 // or errProjectRequired when there are more; with none, a caller who is
 // an editor nowhere is forbidden, and one who is is told to make one.
-func (s *Server) onlyProject(ctx context.Context, c *caller) (string, error) {
+func (s *API) onlyProject(ctx context.Context, c *caller) (string, error) {
 	var workspaces []string
 	switch {
 	case c.key != nil:
@@ -1028,7 +1030,7 @@ const maxSearchBytes = 200
 
 // mockFilter is the filter of GET /mocks: what the query asks for,
 // narrowed to what the caller sees.
-func (s *Server) mockFilter(r *http.Request) (decoy.MockFilter, error) {
+func (s *API) mockFilter(r *http.Request) (decoy.MockFilter, error) {
 	q := r.URL.Query()
 	f := decoy.MockFilter{WorkspaceID: q.Get("workspace_id"), ProjectID: q.Get("project_id"), Q: q.Get("q")}
 	if len(f.Q) > maxSearchBytes || !utf8.ValidString(f.Q) {
@@ -1068,12 +1070,12 @@ func (s *Server) mockFilter(r *http.Request) (decoy.MockFilter, error) {
 // listing is narrowed to, and returns its id as routes spell it: one it
 // cannot see, or that does not exist, is not found, as at its own route.
 // An empty id narrows nothing.
-func (s *Server) visible(ctx context.Context, c *caller, kind, id string) (string, error) {
+func (s *API) visible(ctx context.Context, c *caller, kind, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
 	notFound := idParams[kind]
-	id, ok := canonicalID(id)
+	id, ok := decoy.CanonicalID(id)
 	if !ok {
 		return "", notFound
 	}

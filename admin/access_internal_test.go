@@ -1,13 +1,17 @@
-package server
+package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/secret"
 )
 
 // people is a TeamStore of users signed in by token, each with one
@@ -19,7 +23,7 @@ type people struct {
 
 func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.User, error) {
 	for tok := range p.roles {
-		if string(HashToken(tok)) == string(hash) {
+		if string(secret.Hash(tok)) == string(hash) {
 			return &decoy.User{ID: tok}, nil
 		}
 	}
@@ -36,13 +40,13 @@ func TestRouteOfNoResource(t *testing.T) {
 	saved := adminRoutes
 	t.Cleanup(func() { adminRoutes = saved })
 	adminRoutes = append(adminRoutes, adminRoute{method: "POST", path: "preview", need: editor, action: "previewing",
-		handle: func(_ *Server, w http.ResponseWriter, _ *http.Request, _ string) error {
+		handle: func(_ *API, w http.ResponseWriter, _ *http.Request, _ string) error {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		}})
 	viewer, editorTok := "dcy_pat_vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv", "dcy_pat_eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
 	s := New(Config{Store: nil, Teams: &people{roles: map[string]decoy.Role{viewer: decoy.RoleViewer, editorTok: decoy.RoleEditor}},
-		AdminTokenHash: HashToken("admin")})
+		AdminTokenHash: secret.Hash("admin")})
 	for _, tc := range []struct {
 		token string
 		want  int
@@ -52,9 +56,33 @@ func TestRouteOfNoResource(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+tc.token)
 		}
 		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
+		serve(s, rec, req)
 		if rec.Code != tc.want {
 			t.Errorf("%q: %d %s, want %d", tc.token, rec.Code, rec.Body, tc.want)
 		}
+	}
+}
+
+// serve answers req with a, writing the status of an error it returns
+// as the server would.
+func serve(a *API, w http.ResponseWriter, r *http.Request) {
+	if err := a.Serve(w, r); err != nil {
+		status := answer.StatusOf(decoy.ErrorCode(err))
+		var he *answer.Error
+		if errors.As(err, &he) {
+			status = he.Status
+		}
+		http.Error(w, err.Error(), status)
+	}
+}
+
+func TestKeyUsesBounded(t *testing.T) {
+	s := New(Config{})
+	s.keyUses.flushing = true // a flush in flight: uses wait
+	for i := range maxKeyUses + 10 {
+		s.keyUsed(strconv.Itoa(i), time.Now())
+	}
+	if n := len(s.keyUses.used); n != maxKeyUses {
+		t.Errorf("%d key uses kept, bound %d", n, maxKeyUses)
 	}
 }

@@ -1,10 +1,9 @@
-package server
+package admin
 
 import (
 	"bytes"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,22 +69,5 @@ func TestReceiveTellsWhichSideFailed(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// A decoy.Error of code ENOSPACE answers 507 with its message, and is
-// logged with its cause.
-func TestNoSpaceAnswers507(t *testing.T) {
-	var logs bytes.Buffer
-	s := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodPost, "/admin/v1/mocks", nil)
-	s.writeError(w, r, uploadFileError("write", &os.PathError{Op: "write", Path: "/data/tmp/upload-1", Err: syscall.ENOSPC}))
-	want := `{"error":"` + errUploadSpace.Message + `"}` + "\n"
-	if w.Code != http.StatusInsufficientStorage || w.Body.String() != want {
-		t.Errorf("got %d %s, want 507 %s", w.Code, w.Body, want)
-	}
-	if !strings.Contains(logs.String(), "no space left on device") {
-		t.Errorf("the cause is not logged: %s", logs.String())
 	}
 }

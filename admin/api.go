@@ -1,0 +1,244 @@
+// Package admin is Decoy's admin API, served under /admin/v1 (§6–§9 of the
+// contract): mocks and their data, settings, tokens and usage; people,
+// workspaces, projects, API keys and the audit log; generated data;
+// import and export; versions. It decides who may do what (access.go), and
+// it is the one writer of mocks: each change goes to the store, then to the
+// cache the read endpoint serves from, and is announced to other replicas.
+//
+// The server mounts it (server.Server routes /admin/v1 to API.Serve) and
+// writes the errors its handlers return; the admin API writes no error
+// answer itself.
+package admin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/usage"
+)
+
+// Config is what the admin API needs. The server fills it from its own
+// configuration (see server.Config for the meaning of the fields of the
+// same name there).
+type Config struct {
+	Store decoy.Store
+	Quota decoy.QuotaCounter
+	// Limiter counts each mock's reads per minute: the admin API reads it
+	// for usage.
+	Limiter decoy.Limiter
+	// Invalidator, when set, is told of every change, for other replicas;
+	// SharedFailed is told when it fails.
+	Invalidator  decoy.Invalidator
+	SharedFailed func(use string, err error)
+	// Cache holds the mocks the read endpoint serves; every change is put
+	// in it, or drops the mock from it.
+	Cache *mockcache.Cache
+
+	AdminTokenHash []byte
+	Teams          decoy.TeamStore
+	OpenWorkspaces bool
+	Versions       decoy.VersionStore
+	Templates      decoy.TemplateStore
+	// TemplateCache holds compiled templates, shared with the read
+	// endpoint.
+	TemplateCache *mockcache.Templates
+	Usage         *usage.Recorder
+
+	DefaultRateLimit    int64
+	DefaultMonthlyQuota int64
+	MaxDataBytes        int64
+	GenerateTimeout     time.Duration
+	UploadDir           string
+	PublicURL           string
+
+	// Clients is what the server knows of a request's client: its address,
+	// and the failed authentications it counts across the server. Nil: no
+	// addresses, and failed authentications are not limited.
+	Clients Clients
+	// Session authorizes a request by a Studio session: ok is false when
+	// it carries none, and the bearer token decides; userID is empty for
+	// the server admin's session. Nil: no Studio.
+	Session func(w http.ResponseWriter, r *http.Request) (userID string, ok bool, err error)
+	// ReadLimitChanged is called when a workspace's monthly read limit
+	// may have changed, or the workspace is gone.
+	ReadLimitChanged func(workspaceID string)
+
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Clients is the server's view of the clients of requests. A wrong
+// password, admin token or invitation counts as a failed authentication
+// of the client, with its wrong mock tokens: guessing one of them never
+// goes further than guessing the others.
+type Clients interface {
+	// Addr is the client's address, as the audit log records it.
+	Addr(r *http.Request) string
+	// LimitKey is the key the client's failed authentications are counted
+	// under.
+	LimitKey(r *http.Request) string
+	// AuthBlocked returns a 429 when the client behind key failed too
+	// often in the last minute.
+	AuthBlocked(r *http.Request, key string) error
+	// AuthFailed counts a failure for key and returns refusal, or a 429
+	// when this failure is past the limit.
+	AuthFailed(r *http.Request, key string, refusal *answer.Error) error
+}
+
+// unknownClients are the Clients of an API without a server's view of
+// them.
+type unknownClients struct{}
+
+func (unknownClients) Addr(*http.Request) string               { return "" }
+func (unknownClients) LimitKey(*http.Request) string           { return "" }
+func (unknownClients) AuthBlocked(*http.Request, string) error { return nil }
+func (unknownClients) AuthFailed(_ *http.Request, _ string, refusal *answer.Error) error {
+	return refusal
+}
+
+// API serves the admin API.
+type API struct {
+	cfg   Config
+	cache *mockcache.Cache
+	log   *slog.Logger
+
+	// keyUses collects API keys' last use, written in batches (auth.go).
+	keyUses keyUses
+	// writeMu serialises admin writes, so that a write and the cache update
+	// that follows it never interleave with another write.
+	writeMu sync.Mutex
+	// importMu lets one import at a time hold a file and the mocks made of
+	// it in memory (see importProject).
+	importMu sync.Mutex
+}
+
+// New returns the admin API for cfg.
+func New(cfg Config) *API {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TemplateCache == nil {
+		cfg.TemplateCache = new(mockcache.Templates)
+	}
+	if cfg.Clients == nil {
+		cfg.Clients = unknownClients{}
+	}
+	if cfg.SharedFailed == nil {
+		cfg.SharedFailed = func(string, error) {}
+	}
+	if cfg.ReadLimitChanged == nil {
+		cfg.ReadLimitChanged = func(string) {}
+	}
+	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger}
+}
+
+// Close writes what the API holds in memory for the store: API keys' last
+// uses, within writeTimeout.
+func (s *API) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	s.flushKeyUses(ctx)
+}
+
+// announce tells the other replicas that mock id changed, right after the
+// store call and before the answer, so that a client told of a change finds
+// it on every replica. The change is in the store already, so a failure only
+// delays what they see: it is logged and counted (Config.SharedFailed), and the Invalidator sends
+// it again once it can.
+func (s *API) announce(ctx context.Context, id string) {
+	if s.cfg.Invalidator == nil {
+		return
+	}
+	// Bounded: a stalled Redis must not hold the write lock; the entries
+	// of other replicas are checked against the store within maxTrust
+	// anyway.
+	ctx, cancel := context.WithTimeout(ctx, announceTimeout)
+	defer cancel()
+	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
+		s.cfg.SharedFailed("invalidation", fmt.Errorf("announce a change of mock %s: %w", id, err))
+	}
+}
+
+// announceTimeout bounds the announcement of a change.
+const announceTimeout = time.Second
+
+// clientAddr, limitKey, authBlocked and authFailed are Config.Clients'.
+func (s *API) clientAddr(r *http.Request) string { return s.cfg.Clients.Addr(r) }
+func (s *API) limitKey(r *http.Request) string   { return s.cfg.Clients.LimitKey(r) }
+func (s *API) authBlocked(r *http.Request, key string) error {
+	return s.cfg.Clients.AuthBlocked(r, key)
+}
+func (s *API) authFailed(r *http.Request, key string, refusal *answer.Error) error {
+	return s.cfg.Clients.AuthFailed(r, key, refusal)
+}
+func (s *API) forgetReadLimit(workspaceID string) { s.cfg.ReadLimitChanged(workspaceID) }
+
+// sessionExpired answers a Studio session whose user is gone.
+var sessionExpired = answer.New(http.StatusUnauthorized, "Session expired or signed out; sign in again")
+
+// studioAuthorized authorizes an admin API request by its Studio session
+// (Config.Session): its caller is the server admin, or the user who signed
+// in with a password. done is false when the request has no session, and
+// the bearer token decides.
+func (s *API) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *caller, err error, done bool) {
+	if s.cfg.Session == nil {
+		return nil, nil, false
+	}
+	userID, ok, err := s.cfg.Session(w, r)
+	switch {
+	case !ok:
+		return nil, nil, false
+	case err != nil:
+		return nil, err, true
+	case userID == "":
+		return &caller{admin: true}, nil, true
+	case s.cfg.Teams == nil:
+		return nil, sessionExpired, true
+	}
+	u, err := s.cfg.Teams.FindUser(r.Context(), userID)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND { // deleted since
+		return nil, sessionExpired, true
+	}
+	if err != nil {
+		return nil, err, true
+	}
+	return &caller{user: u, admin: u.ServerAdmin}, nil, true
+}
+
+// CheckPassword checks the email and password of a Studio sign-in, as
+// POST /auth/token does, and returns the user's id.
+func (s *API) CheckPassword(r *http.Request, email, password string) (string, error) {
+	u, err := s.checkPassword(r, email, password)
+	if err != nil {
+		return "", err
+	}
+	return u.ID, nil
+}
+
+// usageHistory is GET /admin/v1/mocks/{id}/usage/history: the mock's
+// served and refused reads per minute over the last hour and per day over
+// the month.
+func (s *API) usageHistory(w http.ResponseWriter, r *http.Request, id string) error {
+	if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
+		return err
+	}
+	if s.cfg.Usage == nil {
+		return decoy.Errorf(decoy.ENOTFOUND, "This server keeps no usage history")
+	}
+	h, err := s.cfg.Usage.History(r.Context(), id, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	answer.JSON(w, http.StatusOK, h)
+	return nil
+}
