@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"embed"
+	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/decoy-mock/decoy/answer"
 )
 
 // dist is the built front end: web/build.mjs writes it, and it is committed,
@@ -86,43 +89,44 @@ func securityHeaders(h http.Header) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
 
-func (a *assets) serveIndex(w http.ResponseWriter, r *http.Request) {
+// serveIndex and serveAsset serve the page and its files; the error they
+// return is answered by Config.Fail, as the server answers every error.
+func (a *assets) serveIndex(w http.ResponseWriter, r *http.Request) error {
 	// Always revalidated, so that a new binary's page (naming new files)
 	// is seen at once.
 	w.Header().Set("Cache-Control", "no-cache")
-	a.index.serve(w, r)
+	return a.index.serve(w, r)
 }
 
-func (a *assets) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+func (a *assets) serveAsset(w http.ResponseWriter, r *http.Request, name string) error {
 	f, ok := a.files[name]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Not found"})
-		return
+		return answer.ErrNotFound
 	}
 	if f.immutable {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
 		w.Header().Set("Cache-Control", "no-cache")
 	}
-	f.serve(w, r)
+	return f.serve(w, r)
 }
 
-func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
+var errAssetMethod = answer.New(http.StatusMethodNotAllowed, "Method not allowed", "Allow", "GET, HEAD")
+
+func (f *asset) serve(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
-		return
+		return errAssetMethod
 	}
+	body, gz, err := f.load()
+	if err != nil {
+		// Internal: logged, and answered with no-store, not cached for
+		// the year a file is kept.
+		return fmt.Errorf("read the embedded %s: %w", f.path, err)
+	}
+	h := w.Header()
 	securityHeaders(h)
 	h.Set("Content-Type", f.contentType)
 	h.Add("Vary", "Accept-Encoding")
-	body, gz, err := f.load()
-	if err != nil {
-		h.Set("Cache-Control", "no-store") // not the year a file is kept
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "Internal server error"})
-		return
-	}
 	if gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		body = gz
@@ -132,6 +136,7 @@ func (f *asset) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+	return nil
 }
 
 // load returns the file, and the file compressed or nil when it is small or

@@ -17,11 +17,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 )
 
 // Paths of the Studio.
@@ -111,13 +111,17 @@ func (h *Handler) EndStaleSessions(ctx context.Context) (int64, error) {
 
 // ServeHTTP serves a path of which IsRoute is true.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var err error
 	switch {
 	case r.URL.Path == SessionPath:
 		h.serveSession(w, r)
 	case r.URL.Path == "/":
-		h.assets.serveIndex(w, r)
+		err = h.assets.serveIndex(w, r)
 	default:
-		h.assets.serveAsset(w, r, strings.TrimPrefix(r.URL.Path, AssetPrefix))
+		err = h.assets.serveAsset(w, r, strings.TrimPrefix(r.URL.Path, AssetPrefix))
+	}
+	if err != nil {
+		h.cfg.Fail(w, r, err)
 	}
 }
 
@@ -193,11 +197,11 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 		o, err := h.lookup(w, r)
 		switch {
 		case errors.Is(err, errSession):
-			writeJSON(w, http.StatusOK, sessionInfo{})
+			answer.JSON(w, http.StatusOK, sessionInfo{})
 		case err != nil:
 			h.cfg.Fail(w, r, err)
 		default:
-			writeJSON(w, http.StatusOK, info(o))
+			answer.JSON(w, http.StatusOK, info(o))
 		}
 	case http.MethodPost:
 		h.signIn(w, r)
@@ -264,7 +268,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, h.cookie(r, o.cookie, int(MaxLifetime/time.Second)))
-	writeJSON(w, http.StatusOK, info(o))
+	answer.JSON(w, http.StatusOK, info(o))
 }
 
 // signOut ends the session on the server and clears the cookie.
@@ -319,14 +323,4 @@ func (h *Handler) cookie(r *http.Request, value string, maxAge int) *http.Cookie
 
 func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, h.cookie(r, "", -1))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v) // sessionInfo always encodes
-	b = append(b, '\n')
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

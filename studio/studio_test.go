@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/studio"
 )
 
@@ -142,13 +144,7 @@ func newHandler(t *testing.T) *studio.Handler {
 			}
 			return decoy.Errorf(decoy.EUNAUTHORIZED, "no")
 		},
-		Fail: func(w http.ResponseWriter, r *http.Request, err error) {
-			status := http.StatusBadRequest
-			if decoy.ErrorCode(err) == decoy.EUNAUTHORIZED {
-				status = http.StatusUnauthorized
-			}
-			http.Error(w, decoy.ErrorMessage(err), status)
-		},
+		Fail: fail,
 	})
 }
 
@@ -259,4 +255,21 @@ func TestIsRoute(t *testing.T) {
 			t.Errorf("IsRoute(%q) = %v, want %v", path, got, want)
 		}
 	}
+}
+
+// fail answers an error as the server's one error writer does, in short:
+// the status of an *answer.Error with its headers, or of the error's code,
+// and a JSON body.
+func fail(w http.ResponseWriter, _ *http.Request, err error) {
+	status := answer.StatusOf(decoy.ErrorCode(err))
+	var he *answer.Error
+	if errors.As(err, &he) {
+		status = he.Status
+		for k, v := range he.Header {
+			w.Header()[k] = v
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(decoy.ErrorJSON(decoy.ErrorMessage(err)))
 }
