@@ -1,50 +1,153 @@
+// Package admin is Decoy's admin API, served under /admin/v1 (§6–§9 of the
+// contract): mocks and their data, settings, tokens and usage; people,
+// workspaces, projects, API keys and the audit log; generated data;
+// import and export; versions. It decides who may do what (access.go), and
+// it is the one writer of mocks: each change goes to the store, then to the
+// cache the read endpoint serves from, and is announced to other replicas.
+//
+// The server mounts it (server.Server routes /admin/v1 to API.Serve) and
+// writes the errors its handlers return; the admin API writes no error
+// answer itself.
 package admin
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
+	"fmt"
+	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
-	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
-	"github.com/decoy-mock/decoy/secret"
-	"github.com/google/uuid"
+	"github.com/decoy-mock/decoy/usage"
 )
 
-// TokenPrefix starts every mock token.
-const TokenPrefix = "dcy_"
+// Config is what the admin API needs. The server fills it from its own
+// configuration (see server.Config for the meaning of the fields of the
+// same name there).
+type Config struct {
+	Store decoy.Store
+	Quota decoy.QuotaCounter
+	// Limiter counts each mock's reads per minute: the admin API reads it
+	// for usage.
+	Limiter decoy.Limiter
+	// Invalidator, when set, is told of every change, for other replicas;
+	// SharedFailed is told when it fails.
+	Invalidator  decoy.Invalidator
+	SharedFailed func(use string, err error)
+	// Cache holds the mocks the read endpoint serves; every change is put
+	// in it, or drops the mock from it. Required for the calls that write.
+	Cache *mockcache.Cache
 
-// maxPatchBytes caps the JSON body of PATCH.
-const maxPatchBytes = 64 << 10
+	AdminTokenHash []byte
+	Teams          decoy.TeamStore
+	OpenWorkspaces bool
+	Versions       decoy.VersionStore
+	Templates      decoy.TemplateStore
+	// TemplateCache holds compiled templates, shared with the read
+	// endpoint.
+	TemplateCache *mockcache.Templates
+	Usage         *usage.Recorder
 
-// mockView is a mock as the admin API shows it.
-type mockView struct {
-	*decoy.Mock
-	URL   string `json:"url"`
-	Token string `json:"token,omitempty"`
-	// TemplateMode is the mode of the mock's template, null when none.
-	TemplateMode *string `json:"template_mode"`
+	DefaultRateLimit    int64
+	DefaultMonthlyQuota int64
+	MaxDataBytes        int64
+	GenerateTimeout     time.Duration
+	UploadDir           string
+	PublicURL           string
+
+	// Clients is what the server knows of a request's client: its address,
+	// and the failed authentications it counts across the server. Nil: no
+	// addresses, and failed authentications are not limited.
+	Clients Clients
+	// Session authorizes a request by a Studio session: ok is false when
+	// it carries none, and the bearer token decides; userID is empty for
+	// the server admin's session. Nil: no Studio.
+	Session func(w http.ResponseWriter, r *http.Request) (userID string, ok bool, err error)
+	// ReadLimitChanged is called when a workspace's monthly read limit
+	// may have changed, or the workspace is gone.
+	ReadLimitChanged func(workspaceID string)
+
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
-type mockList struct {
-	Mocks      []mockView `json:"mocks"`
-	NextCursor *string    `json:"next_cursor"`
+// Clients is the server's view of the clients of requests. A wrong
+// password, admin token or invitation counts as a failed authentication
+// of the client, with its wrong mock tokens: guessing one of them never
+// goes further than guessing the others.
+type Clients interface {
+	// Addr is the client's address, as the audit log records it.
+	Addr(r *http.Request) string
+	// LimitKey is the key the client's failed authentications are counted
+	// under.
+	LimitKey(r *http.Request) string
+	// AuthBlocked returns a 429 when the client behind key failed too
+	// often in the last minute.
+	AuthBlocked(r *http.Request, key string) error
+	// AuthFailed counts a failure for key and returns refusal, or a 429
+	// when this failure is past the limit.
+	AuthFailed(r *http.Request, key string, refusal *answer.Error) error
+}
+
+// unknownClients are the Clients of an API without a server's view of
+// them.
+type unknownClients struct{}
+
+func (unknownClients) Addr(*http.Request) string               { return "" }
+func (unknownClients) LimitKey(*http.Request) string           { return "" }
+func (unknownClients) AuthBlocked(*http.Request, string) error { return nil }
+func (unknownClients) AuthFailed(_ *http.Request, _ string, refusal *answer.Error) error {
+	return refusal
+}
+
+// API serves the admin API.
+type API struct {
+	cfg   Config
+	cache *mockcache.Cache
+	log   *slog.Logger
+
+	// keyUses collects API keys' last use, written in batches (auth.go).
+	keyUses keyUses
+	// writeMu serialises admin writes, so that a write and the cache update
+	// that follows it never interleave with another write.
+	writeMu sync.Mutex
+	// importMu lets one import at a time hold a file and the mocks made of
+	// it in memory (see importProject).
+	importMu sync.Mutex
+}
+
+// New returns the admin API for cfg.
+func New(cfg Config) *API {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TemplateCache == nil {
+		cfg.TemplateCache = new(mockcache.Templates)
+	}
+	if cfg.Clients == nil {
+		cfg.Clients = unknownClients{}
+	}
+	if cfg.SharedFailed == nil {
+		cfg.SharedFailed = func(string, error) {}
+	}
+	if cfg.ReadLimitChanged == nil {
+		cfg.ReadLimitChanged = func(string) {}
+	}
+	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger}
 }
 
 // Serve answers a request under /admin/v1, through adminRoutes, or returns
-// the error to answer with. Authentication comes
-// first, so that nothing about the API shows to a caller who is not signed
-// in; then authorize checks the caller's role (access.go); then the
-// handler runs, and a change it made is recorded in the audit log.
+// the error to answer with. Authentication comes first, so that nothing
+// about the API shows to a caller who is not signed in; then authorize
+// checks the caller's role (access.go); then the handler runs, and a
+// change it made is recorded in the audit log.
 func (s *API) Serve(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/admin/v1"), "/"), "/")
@@ -92,414 +195,103 @@ func writeContext(r *http.Request) (context.Context, context.CancelFunc) {
 // writeTimeout bounds an admin write, which may store a large document.
 const writeTimeout = 30 * time.Second
 
-func (s *API) view(r *http.Request, m *decoy.Mock, token string) mockView {
-	v := mockView{Mock: m, URL: s.baseURL(r) + "/mock/" + m.ID, Token: token}
-	if m.TemplateMode != "" {
-		v.TemplateMode = &m.TemplateMode
-	}
-	return v
-}
-
-func (s *API) listMocks(w http.ResponseWriter, r *http.Request, _ string) error {
-	q := r.URL.Query()
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return decoy.Errorf(decoy.EINVALID, "limit must be an integer from 1 to 1000")
-		}
-		limit = n
-	}
-	var mocks []*decoy.Mock
-	var next string
-	var err error
-	if s.cfg.Teams != nil {
-		var f decoy.MockFilter
-		if f, err = s.mockFilter(r); err != nil {
-			return err
-		}
-		mocks, next, err = s.cfg.Teams.SearchMocks(r.Context(), f, q.Get("cursor"), limit)
-	} else {
-		mocks, next, err = s.cfg.Store.ListMocks(r.Context(), q.Get("cursor"), limit)
-	}
-	if err != nil {
-		return err
-	}
-	out := mockList{Mocks: make([]mockView, 0, len(mocks))}
-	for _, m := range mocks {
-		out.Mocks = append(out.Mocks, s.view(r, m, ""))
-	}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	answer.JSON(w, http.StatusOK, out)
-	return nil
-}
-
-// createParams are the query parameters of POST /admin/v1/mocks.
-var createParams = map[string]bool{
-	"name": true, "private": true, "status": true, "delay_ms": true, "id": true, "rate_limit": true, "monthly_quota": true,
-	"project_id": true,
-}
-
-func (s *API) createMock(w http.ResponseWriter, r *http.Request, _ string) error {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
-	}
-	m := &decoy.Mock{Status: http.StatusOK}
-	for k := range q {
-		if !createParams[k] {
-			return decoy.Errorf(decoy.EINVALID, "Unknown parameter: %s", k)
-		}
-	}
-	if v := q.Get("id"); v != "" {
-		var ok bool
-		if m.ID, ok = decoy.CanonicalID(v); !ok {
-			return decoy.Errorf(decoy.EINVALID, "id must be a UUID")
-		}
-	} else {
-		m.ID = uuid.NewString()
-	}
-	if err := applyParams(m, q); err != nil {
-		return err
-	}
-	if err := s.placeMock(r, m, q.Get("project_id")); err != nil {
-		return err
-	}
-	up, err := s.readData(w, r)
-	if err != nil {
-		return err
-	}
-	defer up.discard()
-	m.ContentType = up.contentType
-	m.ETag = jsondoc.ETag(up.doc.Bytes())
-	e, err := mockcache.NewEntry(m, up.doc)
-	if err != nil {
-		return err
-	}
-	token := ""
-	if m.Private {
-		var h *[]byte
-		token, h = issueToken()
-		m.TokenHash = *h
-	}
-
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := writeContext(r)
+// Close writes what the API holds in memory for the store: API keys' last
+// uses, within writeTimeout.
+func (s *API) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	created, err := s.addMock(ctx, m, e, up.data())
-	if err != nil {
-		return err
-	}
-	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "mock", ID: created.ID, Name: created.Name}
-	w.Header().Set("Location", "/admin/v1/mocks/"+created.ID)
-	answer.JSON(w, http.StatusCreated, s.view(r, created, token))
-	return nil
+	s.flushKeyUses(ctx)
 }
 
-// applyParams sets the settings given as query parameters of a create.
-func applyParams(m *decoy.Mock, q url.Values) error {
-	if q.Has("name") {
-		name := q.Get("name")
-		if err := validName(name); err != nil {
-			return err
-		}
-		m.Name = name
+// announce tells the other replicas that mock id changed, right after the
+// store call and before the answer, so that a client told of a change finds
+// it on every replica. The change is in the store already, so a failure only
+// delays what they see: it is logged and counted (Config.SharedFailed), and the Invalidator sends
+// it again once it can.
+func (s *API) announce(ctx context.Context, id string) {
+	if s.cfg.Invalidator == nil {
+		return
 	}
-	if v := q.Get("private"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return decoy.Errorf(decoy.EINVALID, "private must be true or false")
-		}
-		m.Private = b
-	}
-	if v := q.Get("status"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || validStatus(n) != nil {
-			return validStatus(-1)
-		}
-		m.Status = n
-	}
-	if v := q.Get("delay_ms"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || validDelay(n) != nil {
-			return validDelay(-1)
-		}
-		m.DelayMS = n
-	}
-	for _, p := range []struct {
-		name string
-		dst  **int64
-	}{{"rate_limit", &m.RateLimit}, {"monthly_quota", &m.MonthlyQuota}} {
-		if v := q.Get(p.name); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return decoy.Errorf(decoy.EINVALID, "%s must be an integer of 0 or more (0: unlimited)", p.name)
-			}
-			*p.dst = &n
-		}
-	}
-	return nil
-}
-
-func validName(name string) error {
-	if len(name) > decoy.MaxNameLength || !utf8.ValidString(name) {
-		return decoy.Errorf(decoy.EINVALID, "name must be valid UTF-8 of at most %d bytes", decoy.MaxNameLength)
-	}
-	return nil
-}
-
-func validStatus(n int) error {
-	if n < 200 || n > 599 {
-		return decoy.Errorf(decoy.EINVALID, "status must be an HTTP status from 200 to 599")
-	}
-	return nil
-}
-
-func validDelay(n int) error {
-	if n < 0 || n > decoy.MaxDelayMS {
-		return decoy.Errorf(decoy.EINVALID, "delay_ms must be from 0 to %d", decoy.MaxDelayMS)
-	}
-	return nil
-}
-
-func (s *API) getMock(w http.ResponseWriter, r *http.Request, id string) error {
-	m, err := s.cfg.Store.FindMock(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
-	return nil
-}
-
-func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
-	e, err := s.cache.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	defer e.Release()
-	h := w.Header()
-	h.Set("Content-Type", e.Mock.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
-	answer.SetHeader(h, "ETag", e.Mock.ETag)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if e.Doc == nil {
-		h.Set("Content-Security-Policy", "sandbox")
-	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.Data)
-	return nil
-}
-
-func (s *API) replaceData(w http.ResponseWriter, r *http.Request, id string) error {
-	up, err := s.readData(w, r)
-	if err != nil {
-		return err
-	}
-	defer up.discard()
-	m, err := s.writeData(r, id, up)
-	if err != nil {
-		return err
-	}
-	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
-	return nil
-}
-
-// writeData makes an upload the data of mock id: every write of a mock's
-// data (a PUT of it, a template's output) comes through here.
-func (s *API) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, error) {
-	md := decoy.MockData{ContentType: up.contentType, Data: up.data(), ETag: jsondoc.ETag(up.doc.Bytes())}
-	e, err := mockcache.NewEntry(&decoy.Mock{ContentType: up.contentType}, up.doc)
-	if err != nil {
-		return nil, err
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := writeContext(r)
+	// Bounded: a stalled Redis must not hold the write lock; the entries
+	// of other replicas are checked against the store within maxTrust
+	// anyway.
+	ctx, cancel := context.WithTimeout(ctx, announceTimeout)
 	defer cancel()
-	gen := s.cache.Generation()
-	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
-	s.announce(ctx, id)
-	if err != nil {
-		s.cache.Remove(id)
-		return nil, err
+	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
+		s.cfg.SharedFailed("invalidation", fmt.Errorf("announce a change of mock %s: %w", id, err))
 	}
-	e.Mock = m
-	s.cache.PutAt(e, gen)
-	return m, nil
 }
 
-func (s *API) patchMock(w http.ResponseWriter, r *http.Request, id string) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
-	var mbe *http.MaxBytesError
+// announceTimeout bounds the announcement of a change.
+const announceTimeout = time.Second
+
+// clientAddr, limitKey, authBlocked and authFailed are Config.Clients'.
+func (s *API) clientAddr(r *http.Request) string { return s.cfg.Clients.Addr(r) }
+func (s *API) limitKey(r *http.Request) string   { return s.cfg.Clients.LimitKey(r) }
+func (s *API) authBlocked(r *http.Request, key string) error {
+	return s.cfg.Clients.AuthBlocked(r, key)
+}
+func (s *API) authFailed(r *http.Request, key string, refusal *answer.Error) error {
+	return s.cfg.Clients.AuthFailed(r, key, refusal)
+}
+func (s *API) forgetReadLimit(workspaceID string) { s.cfg.ReadLimitChanged(workspaceID) }
+
+// sessionExpired answers a Studio session whose user is gone.
+var sessionExpired = answer.New(http.StatusUnauthorized, "Session expired or signed out; sign in again")
+
+// studioAuthorized authorizes an admin API request by its Studio session
+// (Config.Session): its caller is the server admin, or the user who signed
+// in with a password. done is false when the request has no session, and
+// the bearer token decides.
+func (s *API) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *caller, err error, done bool) {
+	if s.cfg.Session == nil {
+		return nil, nil, false
+	}
+	userID, ok, err := s.cfg.Session(w, r)
 	switch {
-	case errors.As(err, &mbe):
-		return decoy.Errorf(decoy.ETOOLARGE, "The body of a PATCH is at most %d bytes", maxPatchBytes)
+	case !ok:
+		return nil, nil, false
 	case err != nil:
-		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
-	case !utf8.Valid(body):
-		return decoy.Errorf(decoy.EINVALID, "The body must be UTF-8")
+		return nil, err, true
+	case userID == "":
+		return &caller{admin: true}, nil, true
+	case s.cfg.Teams == nil:
+		return nil, sessionExpired, true
 	}
-	upd, err := parsePatch(body)
+	u, err := s.cfg.Teams.FindUser(r.Context(), userID)
+	if decoy.ErrorCode(err) == decoy.ENOTFOUND { // deleted since
+		return nil, sessionExpired, true
+	}
+	if err != nil {
+		return nil, err, true
+	}
+	return &caller{user: u, admin: u.ServerAdmin}, nil, true
+}
+
+// CheckPassword checks the email and password of a Studio sign-in, as
+// POST /auth/token does, and returns the user's id.
+func (s *API) CheckPassword(r *http.Request, email, password string) (string, error) {
+	u, err := s.checkPassword(r, email, password)
+	if err != nil {
+		return "", err
+	}
+	return u.ID, nil
+}
+
+// usageHistory is GET /admin/v1/mocks/{id}/usage/history: the mock's
+// served and refused reads per minute over the last hour and per day over
+// the month.
+func (s *API) usageHistory(w http.ResponseWriter, r *http.Request, id string) error {
+	if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
+		return err
+	}
+	if s.cfg.Usage == nil {
+		return decoy.Errorf(decoy.ENOTFOUND, "This server keeps no usage history")
+	}
+	h, err := s.cfg.Usage.History(r.Context(), id, s.cfg.Now())
 	if err != nil {
 		return err
 	}
-	return s.changeMock(w, r, id, func(cur *decoy.Mock) (decoy.MockUpdate, string, error) {
-		token := ""
-		if upd.Private != nil {
-			switch {
-			case *upd.Private && !cur.Private:
-				token, upd.TokenHash = issueToken()
-			case !*upd.Private:
-				var none []byte
-				upd.TokenHash = &none
-			}
-		}
-		return upd, token, nil
-	})
-}
-
-// issueToken returns a new mock token and its hash.
-func issueToken() (string, *[]byte) {
-	token := secret.New(TokenPrefix)
-	h := secret.Hash(token)
-	return token, &h
-}
-
-// changeMock applies to a mock the change that decide derives from its
-// current settings (and the token it issued, if any), under the write lock,
-// puts the result in the cache, and answers with it.
-func (s *API) changeMock(w http.ResponseWriter, r *http.Request, id string,
-	decide func(cur *decoy.Mock) (decoy.MockUpdate, string, error)) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := writeContext(r)
-	defer cancel()
-	cur, err := s.cfg.Store.FindMock(ctx, id)
-	if err != nil {
-		return err
-	}
-	upd, token, err := decide(cur)
-	if err != nil {
-		return err
-	}
-	gen := s.cache.Generation()
-	m, err := s.cfg.Store.UpdateMock(ctx, id, upd)
-	s.announce(ctx, id)
-	if err != nil {
-		s.cache.Remove(id)
-		return err
-	}
-	s.cache.PutSettingsAt(m, gen)
-	answer.JSON(w, http.StatusOK, s.view(r, m, token))
-	return nil
-}
-
-// parsePatch reads the JSON object of a PATCH: any of name, private, status,
-// delay_ms, rate_limit and monthly_quota (null: the server default).
-func parsePatch(body []byte) (decoy.MockUpdate, error) {
-	var upd decoy.MockUpdate
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return upd, decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with any of name, private, status, delay_ms, rate_limit, monthly_quota")
-	}
-	var err error
-	for name, raw := range fields {
-		switch name {
-		case "name":
-			upd.Name, err = decodeField(name, raw, "a string", validName)
-		case "private":
-			upd.Private, err = decodeField[bool](name, raw, "true or false", nil)
-		case "status":
-			upd.Status, err = decodeField(name, raw, "an HTTP status from 200 to 599", validStatus)
-		case "delay_ms":
-			upd.DelayMS, err = decodeField(name, raw, "an integer", validDelay)
-		case "rate_limit", "monthly_quota":
-			const what = "null (server default) or an integer of 0 or more (0: unlimited)"
-			lu := &decoy.LimitUpdate{}
-			if string(raw) != "null" {
-				lu.Value, err = decodeField(name, raw, what, func(n int64) error {
-					if n < 0 {
-						return decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
-					}
-					return nil
-				})
-			}
-			if name == "rate_limit" {
-				upd.RateLimit = lu
-			} else {
-				upd.MonthlyQuota = lu
-			}
-		default:
-			err = decoy.Errorf(decoy.EINVALID, "Unknown field: %s", name)
-		}
-		if err != nil {
-			return upd, err
-		}
-	}
-	return upd, nil
-}
-
-// decodeField decodes one PATCH field, which must be a T (described by
-// what) and pass valid when given.
-func decodeField[T any](name string, raw json.RawMessage, what string, valid func(T) error) (*T, error) {
-	var v T
-	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
-		return nil, decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
-	}
-	if valid != nil {
-		if err := valid(v); err != nil {
-			return nil, err
-		}
-	}
-	return &v, nil
-}
-
-func (s *API) rotateToken(w http.ResponseWriter, r *http.Request, id string) error {
-	return s.changeMock(w, r, id, func(cur *decoy.Mock) (decoy.MockUpdate, string, error) {
-		if !cur.Private {
-			return decoy.MockUpdate{}, "", decoy.Errorf(decoy.ECONFLICT, "Mock api is not private; set private to true to issue a token")
-		}
-		token, hash := issueToken()
-		return decoy.MockUpdate{TokenHash: hash}, token, nil
-	})
-}
-
-func (s *API) usage(w http.ResponseWriter, r *http.Request, id string) error {
-	ctx := r.Context()
-	m, err := s.cfg.Store.FindMock(ctx, id)
-	if err != nil {
-		return err
-	}
-	now := s.cfg.Now()
-	var u decoy.Usage
-	u.Minute.Limit = m.EffectiveRateLimit(s.cfg.DefaultRateLimit)
-	if u.Minute.Limit > 0 {
-		res, err := s.cfg.Limiter.Peek(ctx, decoy.RateKey(id), u.Minute.Limit)
-		if err != nil {
-			return err
-		}
-		u.Minute.Used = res.Used
-	}
-	u.Month.Limit = m.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
-	if u.Month.Used, err = s.cfg.Quota.QuotaUsed(ctx, id, decoy.Month(now)); err != nil {
-		return err
-	}
-	u.Month.ResetsAt = decoy.MonthEnd(now)
-	answer.JSON(w, http.StatusOK, u)
-	return nil
-}
-
-func (s *API) deleteMock(w http.ResponseWriter, r *http.Request, id string) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := writeContext(r)
-	defer cancel()
-	if err := s.removeMock(ctx, id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
+	answer.JSON(w, http.StatusOK, h)
 	return nil
 }
