@@ -12,7 +12,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,42 +21,65 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/usage"
 )
 
 // Config is what the admin API needs. The server fills it from its own
-// configuration (see server.Config for the meaning of the fields of the
-// same name there).
+// configuration (server.Config), which cmd/decoy fills from flags.
 type Config struct {
+	// Store keeps mocks and their data; Quota counts their monthly reads,
+	// which usage shows. Required.
 	Store decoy.Store
 	Quota decoy.QuotaCounter
-	// Limiter counts each mock's reads per minute: the admin API reads it
-	// for usage.
+	// Limiter counts each mock's reads per sliding minute: usage shows
+	// the count. Required.
 	Limiter decoy.Limiter
-	// Invalidator, when set, is told of every change, for other replicas;
-	// SharedFailed is told when it fails.
-	Invalidator  decoy.Invalidator
-	SharedFailed func(use string, err error)
-	// Cache holds the mocks the read endpoint serves; every change is put
-	// in it, or drops the mock from it. Required for the calls that write.
+	// Invalidator, when set, is told of every change, for other replicas.
+	Invalidator decoy.Invalidator
+	// CountSharedFailure counts a failure of a shared backend, by use
+	// ("invalidation": a change announced late), in the server's metrics.
+	CountSharedFailure func(use string)
+	// Cache holds the mocks the read endpoint serves: data is read from
+	// it, and every change is put in it or drops the mock from it.
+	// Required.
 	Cache *mockcache.Cache
 
+	// AdminTokenHash is the SHA-256 of the admin token (secret.Hash).
 	AdminTokenHash []byte
-	Teams          decoy.TeamStore
+	// Teams, when set, keeps people, workspaces, projects, keys and the
+	// audit log (§6): callers other than the admin token are let in, by
+	// their role. Without it the admin token is the only caller, and the
+	// routes of teams are not found.
+	Teams decoy.TeamStore
+	// OpenWorkspaces lets any signed-in user create workspaces.
 	OpenWorkspaces bool
-	Versions       decoy.VersionStore
-	Templates      decoy.TemplateStore
-	// TemplateCache holds compiled templates, shared with the read
-	// endpoint.
+	// Versions, when set, keeps the versions of mocks' data (§9).
+	Versions decoy.VersionStore
+	// Templates, when set, keeps mocks' templates (§7); nil: the template
+	// calls answer 501. TemplateCache holds them compiled, shared with
+	// the read endpoint, which runs "always" templates.
+	Templates     decoy.TemplateStore
 	TemplateCache *mockcache.Templates
-	Usage         *usage.Recorder
+	// Usage, when set, keeps each mock's reads per minute and day, for
+	// the usage history.
+	Usage *usage.Recorder
 
+	// DefaultRateLimit and DefaultMonthlyQuota are the limits of a mock
+	// that sets none (0: unlimited).
 	DefaultRateLimit    int64
 	DefaultMonthlyQuota int64
-	MaxDataBytes        int64
-	GenerateTimeout     time.Duration
-	UploadDir           string
-	PublicURL           string
+	// MaxDataBytes is the largest document, template and generated data
+	// accepted.
+	MaxDataBytes int64
+	// GenerateTimeout bounds one generation (0: generate.DefaultTimeout).
+	GenerateTimeout time.Duration
+	// UploadDir is where uploads are streamed to (empty: the system's
+	// temporary folder).
+	UploadDir string
+	// PublicURL is the base URL mock URLs are given under; empty: derived
+	// from each request.
+	PublicURL string
 
 	// Clients is what the server knows of a request's client: its address,
 	// and the failed authentications it counts across the server. Nil: no
@@ -72,7 +94,8 @@ type Config struct {
 	ReadLimitChanged func(workspaceID string)
 
 	Logger *slog.Logger
-	Now    func() time.Time
+	// Now returns the current time. Tests replace it.
+	Now func() time.Time
 }
 
 // Clients is the server's view of the clients of requests. A wrong
@@ -134,8 +157,8 @@ func New(cfg Config) *API {
 	if cfg.Clients == nil {
 		cfg.Clients = unknownClients{}
 	}
-	if cfg.SharedFailed == nil {
-		cfg.SharedFailed = func(string, error) {}
+	if cfg.CountSharedFailure == nil {
+		cfg.CountSharedFailure = func(string) {}
 	}
 	if cfg.ReadLimitChanged == nil {
 		cfg.ReadLimitChanged = func(string) {}
@@ -206,7 +229,7 @@ func (s *API) Close() {
 // announce tells the other replicas that mock id changed, right after the
 // store call and before the answer, so that a client told of a change finds
 // it on every replica. The change is in the store already, so a failure only
-// delays what they see: it is logged and counted (Config.SharedFailed), and the Invalidator sends
+// delays what they see: it is logged and counted, and the Invalidator sends
 // it again once it can.
 func (s *API) announce(ctx context.Context, id string) {
 	if s.cfg.Invalidator == nil {
@@ -218,7 +241,8 @@ func (s *API) announce(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, announceTimeout)
 	defer cancel()
 	if err := s.cfg.Invalidator.Invalidate(ctx, id); err != nil {
-		s.cfg.SharedFailed("invalidation", fmt.Errorf("announce a change of mock %s: %w", id, err))
+		s.cfg.CountSharedFailure("invalidation")
+		s.log.Warn("could not announce a change to other replicas", "mock", id, "err", err)
 	}
 }
 
@@ -266,6 +290,26 @@ func (s *API) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *calle
 		return nil, err, true
 	}
 	return &caller{user: u, admin: u.ServerAdmin}, nil, true
+}
+
+// adminTokenKey is the key a client's wrong admin tokens and passwords are
+// counted under, apart from its wrong mock tokens: guessing one never
+// locks out the other.
+func (s *API) adminTokenKey(r *http.Request) string { return "admin-token:" + s.limitKey(r) }
+
+// CheckAdminToken checks the admin token given at a Studio sign-in exactly
+// as the bearer token of the admin API is checked: a wrong one counts as a
+// failed attempt of the client, and a client past the limit is refused
+// even the right one.
+func (s *API) CheckAdminToken(r *http.Request, token string) error {
+	key := s.adminTokenKey(r)
+	if err := s.authBlocked(r, key); err != nil {
+		return err
+	}
+	if secret.Matches(token, s.cfg.AdminTokenHash) {
+		return nil
+	}
+	return s.authFailed(r, key, answer.New(http.StatusUnauthorized, "Invalid admin token"))
 }
 
 // CheckPassword checks the email and password of a Studio sign-in, as

@@ -62,7 +62,7 @@ func (s *API) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, er
 	if c, err, done := s.studioAuthorized(w, r); done {
 		return c, err
 	}
-	key := "admin-token:" + s.limitKey(r)
+	key := s.adminTokenKey(r)
 	if err := s.authBlocked(r, key); err != nil {
 		return nil, err
 	}

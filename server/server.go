@@ -254,13 +254,30 @@ func New(cfg Config) *Server {
 		s.corsAny = true
 	}
 	s.admin = admin.New(admin.Config{
-		Store: cfg.Store, Quota: cfg.Quota, Limiter: s.cfg.Limiter, Invalidator: cfg.Invalidator, SharedFailed: s.SharedFailed, Cache: s.cache,
-		AdminTokenHash: cfg.AdminTokenHash, Teams: cfg.Teams, OpenWorkspaces: cfg.OpenWorkspaces,
-		Versions: cfg.Versions, Templates: cfg.Templates, TemplateCache: &s.templates, Usage: cfg.Usage,
-		DefaultRateLimit: cfg.DefaultRateLimit, DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
-		MaxDataBytes: cfg.MaxDataBytes, GenerateTimeout: cfg.GenerateTimeout, UploadDir: cfg.UploadDir, PublicURL: cfg.PublicURL,
-		Clients: (*clients)(s), Session: s.studioSession, ReadLimitChanged: s.forgetReadLimit,
-		Logger: s.log, Now: cfg.Now,
+		Store:               cfg.Store,
+		Quota:               cfg.Quota,
+		Limiter:             s.cfg.Limiter, // with its fallback
+		Invalidator:         cfg.Invalidator,
+		CountSharedFailure:  func(use string) { s.metrics.sharedErrors.WithLabelValues(use).Inc() },
+		Cache:               s.cache,
+		AdminTokenHash:      cfg.AdminTokenHash,
+		Teams:               cfg.Teams,
+		OpenWorkspaces:      cfg.OpenWorkspaces,
+		Versions:            cfg.Versions,
+		Templates:           cfg.Templates,
+		TemplateCache:       &s.templates,
+		Usage:               cfg.Usage,
+		DefaultRateLimit:    cfg.DefaultRateLimit,
+		DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
+		MaxDataBytes:        cfg.MaxDataBytes,
+		GenerateTimeout:     cfg.GenerateTimeout,
+		UploadDir:           cfg.UploadDir,
+		PublicURL:           cfg.PublicURL,
+		Clients:             (*clients)(s),
+		Session:             s.studioSession,
+		ReadLimitChanged:    s.forgetReadLimit,
+		Logger:              s.log,
+		Now:                 cfg.Now,
 	})
 	s.studio = s.newStudio()
 	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)

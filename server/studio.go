@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/decoy-mock/decoy/answer"
-	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/studio"
 )
 
@@ -25,7 +24,7 @@ func (s *Server) newStudio() *studio.Handler {
 	return studio.New(studio.Config{
 		Sessions:        s.cfg.Sessions,
 		AdminTokenHash:  s.cfg.AdminTokenHash,
-		CheckAdminToken: s.checkAdminToken,
+		CheckAdminToken: s.admin.CheckAdminToken,
 		CheckPassword:   checkPassword,
 		Fail:            s.writeError,
 		PublicURL:       s.cfg.PublicURL,
@@ -41,21 +40,6 @@ func (s *Server) serveStudio(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.studio.ServeHTTP(w, r)
 	return nil
-}
-
-// checkAdminToken checks the admin token given at a Studio sign-in, exactly
-// as the bearer token of the admin API is checked: a wrong one counts as a
-// failed attempt of the client, and a client past the limit is refused
-// even the right one.
-func (s *Server) checkAdminToken(r *http.Request, token string) error {
-	key := "admin-token:" + s.limitKey(r)
-	if err := s.authBlocked(r, key); err != nil {
-		return err
-	}
-	if secret.Matches(token, s.cfg.AdminTokenHash) {
-		return nil
-	}
-	return s.authFailed(r, key, answer.New(http.StatusUnauthorized, "Invalid admin token"))
 }
 
 // studioSession authorizes an admin API request that carries a Studio

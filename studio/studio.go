@@ -58,8 +58,10 @@ type Config struct {
 	// with, counting a wrong pair as CheckAdminToken counts a wrong
 	// token.
 	CheckPassword func(r *http.Request, email, password string) (userID string, err error)
-	// Fail answers with an error, as the server does: the message of a
-	// *decoy.Error, a generic one (logged) for any other.
+	// Fail answers with an error: the server's one error writer, which
+	// answers an *answer.Error with its status and headers, a
+	// *decoy.Error with the status of its code and its message, and any
+	// other error with a generic message (logged).
 	Fail func(w http.ResponseWriter, r *http.Request, err error)
 	// PublicURL, when https, makes cookies Secure even over plain HTTP
 	// (behind a proxy that ends TLS); its host is a same origin too.
