@@ -95,9 +95,16 @@ func (s *API) generateFromSchema(schema []byte) ([]byte, error) {
 	return t.Run(generate.NewSeed(), s.limits())
 }
 
+// errNoImports answers an import to a server whose store cannot create
+// mocks in one transaction.
+var errNoImports = answer.New(http.StatusNotImplemented, "This server's store cannot import mocks")
+
 // importProject serves POST /admin/v1/projects/{id}/import: the file in
 // the body becomes mocks of the project, all of them or none.
 func (s *API) importProject(w http.ResponseWriter, r *http.Request, project string) error {
+	if s.cfg.MockBatches == nil {
+		return errNoImports
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return decoy.Errorf(decoy.EINVALID, "Invalid query string: %v", err)
@@ -191,10 +198,6 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		answer.JSON(w, http.StatusOK, out)
 		return nil
 	}
-	batcher, ok := s.cfg.Store.(decoy.MockBatchStore)
-	if !ok {
-		return errors.New("import: the store cannot create mocks in one transaction (decoy.MockBatchStore)")
-	}
 	// One transaction, bounded on its own: a large import is not cut by
 	// the bound of one write, and one cut short stores nothing.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), importTimeout)
@@ -203,7 +206,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	for i, im := range mocks {
 		batch[i] = pendingMock{im.mock, im.entry, decoy.Data{Bytes: im.entry.Data}, im.template}
 	}
-	created, err := s.addMocks(ctx, batch, batcher.CreateMocks)
+	created, err := s.addMocks(ctx, batch, s.cfg.MockBatches.CreateMocks)
 	if decoy.ErrorCode(err) == decoy.ECONFLICT {
 		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true to give the mocks new ids)", decoy.ErrorMessage(err))
 	}

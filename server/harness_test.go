@@ -66,6 +66,7 @@ func newHarness(t testing.TB, configure ...func(*server.Config)) *harness {
 	logs := &syncBuffer{}
 	cfg := server.Config{
 		Store:               store,
+		MockBatches:         store,
 		Quota:               store,
 		Templates:           store,
 		QuotaInMemory:       true,

@@ -301,7 +301,7 @@ func (f *raceStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error
 // and says which (the stores' transactions: storetest.RunBatch).
 func TestImportAllOrNothing(t *testing.T) {
 	rs := &raceStore{}
-	h := newHarness(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store = rs })
+	h := newHarness(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store, c.MockBatches = rs, rs })
 	ctx := context.Background()
 
 	rs.fail = true

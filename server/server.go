@@ -32,7 +32,10 @@ import (
 // Config is what the server needs; cmd/decoy fills it from flags.
 type Config struct {
 	Store decoy.Store
-	Quota decoy.QuotaCounter
+	// MockBatches creates the mocks of an import in one transaction (the
+	// store, which both stores are); nil: imports answer 501.
+	MockBatches decoy.MockBatchStore
+	Quota       decoy.QuotaCounter
 	// QuotaInMemory is set when Quota counts in this process's memory
 	// (the embedded store's journal): its calls never wait on a network,
 	// so they are not bounded by a timeout.
@@ -255,6 +258,7 @@ func New(cfg Config) *Server {
 	}
 	s.admin = admin.New(admin.Config{
 		Store:               cfg.Store,
+		MockBatches:         cfg.MockBatches,
 		Quota:               cfg.Quota,
 		Limiter:             s.cfg.Limiter, // with its fallback
 		Invalidator:         cfg.Invalidator,

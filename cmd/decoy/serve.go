@@ -323,6 +323,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		MaxOpenDocuments:    c.MaxOpenDocuments,
 		Versions:            m.store,
+		MockBatches:         m.store,
 		UploadDir:           m.uploads,
 		Templates:           m.store,
 		CORSOrigins:         c.CORSOrigins,
