@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 )
 
 func wantClientError(t *testing.T, err error, status int, msg string) {
@@ -22,7 +23,7 @@ func wantClientError(t *testing.T, err error, status int, msg string) {
 }
 
 func TestAdminAuthentication(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	for _, tc := range []struct {
 		name   string
 		header []string
@@ -31,25 +32,25 @@ func TestAdminAuthentication(t *testing.T) {
 	}{
 		{"no header", nil, 401, "Admin token required"},
 		{"empty bearer", []string{"Authorization", "Bearer "}, 401, "Admin token required"},
-		{"basic scheme", []string{"Authorization", "Basic " + adminToken}, 401, "Admin token required"},
+		{"basic scheme", []string{"Authorization", "Basic " + servertest.AdminToken}, 401, "Admin token required"},
 		{"wrong token", []string{"Authorization", "Bearer nope"}, 401, "Invalid admin token"},
-		{"mock token header is not admin", []string{"serviceauthtoken", adminToken}, 401, "Admin token required"},
+		{"mock token header is not admin", []string{"serviceauthtoken", servertest.AdminToken}, 401, "Admin token required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, h.get("/admin/v1/mocks", tc.header...), tc.status, tc.msg)
+			servertest.WantError(t, h.Get("/admin/v1/mocks", tc.header...), tc.status, tc.msg)
 		})
 	}
 	// Authentication comes before routing: unknown routes reveal nothing.
-	wantError(t, h.get("/admin/v1/anything"), 401, "Admin token required")
-	if r := h.get("/admin/v1/mocks", "Authorization", "bearer "+adminToken); r.status != 200 {
-		t.Errorf("lower-case scheme: %d", r.status)
+	servertest.WantError(t, h.Get("/admin/v1/anything"), 401, "Admin token required")
+	if r := h.Get("/admin/v1/mocks", "Authorization", "bearer "+servertest.AdminToken); r.Status != 200 {
+		t.Errorf("lower-case scheme: %d", r.Status)
 	}
 }
 
 func TestAdminRoutes(t *testing.T) {
-	h := newHarness(t)
-	auth := []string{"Authorization", "Bearer " + adminToken}
-	m := h.create(`[]`, client.CreateOptions{})
+	h := servertest.New(t)
+	auth := []string{"Authorization", "Bearer " + servertest.AdminToken}
+	m := h.Create(`[]`, client.CreateOptions{})
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -64,26 +65,26 @@ func TestAdminRoutes(t *testing.T) {
 		{http.MethodGet, "/admin/v1/users", 404, ""},
 		{http.MethodGet, "/admin/v1/mocks/not-a-uuid", 404, ""},
 	} {
-		r := h.do(tc.method, tc.path, auth...)
-		if r.status != tc.status || r.header.Get("Allow") != tc.allow || !json.Valid([]byte(r.body)) {
-			t.Errorf("%s %s: %d Allow %q %s", tc.method, tc.path, r.status, r.header.Get("Allow"), r.body)
+		r := h.Do(tc.method, tc.path, auth...)
+		if r.Status != tc.status || r.Header.Get("Allow") != tc.allow || !json.Valid([]byte(r.Body)) {
+			t.Errorf("%s %s: %d Allow %q %s", tc.method, tc.path, r.Status, r.Header.Get("Allow"), r.Body)
 		}
 	}
 }
 
 func TestAdminCreate(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
-	m := h.create(`[{"a":1}]`, client.CreateOptions{
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{
 		ID: "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE", Name: "users", Status: 202, DelayMS: 5,
-		RateLimit: ptr(int64(7)), MonthlyQuota: ptr(int64(0)),
+		RateLimit: servertest.Ptr(int64(7)), MonthlyQuota: servertest.Ptr(int64(0)),
 	})
 	if m.ID != "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee" || m.Name != "users" || m.Status != 202 || m.DelayMS != 5 ||
 		*m.RateLimit != 7 || *m.MonthlyQuota != 0 || m.Size != 9 || m.Private || m.Token != "" ||
-		m.URL != h.url+"/mock/"+m.ID || m.ContentType != "application/json" {
+		m.URL != h.URL+"/mock/"+m.ID || m.ContentType != "application/json" {
 		t.Errorf("created %+v", m)
 	}
-	_, err := h.admin.CreateMock(ctx, strings.NewReader(`[]`), client.CreateOptions{ID: m.ID})
+	_, err := h.Admin.CreateMock(ctx, strings.NewReader(`[]`), client.CreateOptions{ID: m.ID})
 	wantClientError(t, err, 409, "A mock with id "+m.ID+" already exists")
 
 	for _, tc := range []struct {
@@ -99,20 +100,20 @@ func TestAdminCreate(t *testing.T) {
 			"JSON nested too deeply: Decoy accepts at most 512 levels of arrays and objects (line 1, column 513)"},
 		{"bad status", "[]", client.CreateOptions{Status: 99}, 400, "status must be an HTTP status from 200 to 599"},
 		{"bad delay", "[]", client.CreateOptions{DelayMS: 30001}, 400, "delay_ms must be from 0 to 30000"},
-		{"bad limit", "[]", client.CreateOptions{RateLimit: ptr(int64(-1))}, 400, "rate_limit must be an integer of 0 or more (0: unlimited)"},
+		{"bad limit", "[]", client.CreateOptions{RateLimit: servertest.Ptr(int64(-1))}, 400, "rate_limit must be an integer of 0 or more (0: unlimited)"},
 		{"bad id", "[]", client.CreateOptions{ID: "123"}, 400, "id must be a UUID"},
 		{"too large", strings.Repeat(" ", 1<<20+1), client.CreateOptions{ContentType: "text/plain"}, 413, "Mock data larger than 1048576 bytes (--max-data-bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := h.admin.CreateMock(ctx, strings.NewReader(tc.data), tc.opts)
+			_, err := h.Admin.CreateMock(ctx, strings.NewReader(tc.data), tc.opts)
 			wantClientError(t, err, tc.status, tc.msg)
 		})
 	}
-	r := h.do(http.MethodPost, "/admin/v1/mocks?nmae=x", "Authorization", "Bearer "+adminToken)
-	wantError(t, r, 400, "Unknown parameter: nmae")
+	r := h.Do(http.MethodPost, "/admin/v1/mocks?nmae=x", "Authorization", "Bearer "+servertest.AdminToken)
+	servertest.WantError(t, r, 400, "Unknown parameter: nmae")
 	// A body of unknown length over the cap is refused while it is read.
-	req, _ := http.NewRequest(http.MethodPost, h.url+"/admin/v1/mocks", &endless{})
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req, _ := http.NewRequest(http.MethodPost, h.URL+"/admin/v1/mocks", &endless{})
+	req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
 	req.Header.Set("Content-Type", "text/plain")
 	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
@@ -134,65 +135,65 @@ func (*endless) Read(p []byte) (int, error) {
 }
 
 func TestAdminLifecycle(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
-	m := h.create(`[{"v":1}]`, client.CreateOptions{Name: "life"})
+	m := h.Create(`[{"v":1}]`, client.CreateOptions{Name: "life"})
 	p := "/mock/" + m.ID
 
 	// Replacing the data is seen by the next read.
-	if _, err := h.admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"v":2},{"v":3}]`), ""); err != nil {
+	if _, err := h.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"v":2},{"v":3}]`), ""); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.get(p + "?order_by=v&order_direction=desc"); r.body != `[{"v":3},{"v":2}]` {
-		t.Errorf("after PUT: %s", r.body)
+	if r := h.Get(p + "?order_by=v&order_direction=desc"); r.Body != `[{"v":3},{"v":2}]` {
+		t.Errorf("after PUT: %s", r.Body)
 	}
-	ct, data, err := h.admin.Data(ctx, m.ID)
+	ct, data, err := h.Admin.Data(ctx, m.ID)
 	if err != nil || ct != "application/json" || string(data) != `[{"v":2},{"v":3}]` {
 		t.Errorf("data = %q %q %v", ct, data, err)
 	}
-	_, err = h.admin.ReplaceData(ctx, m.ID, strings.NewReader(`[`), "")
+	_, err = h.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`[`), "")
 	wantClientError(t, err, 400, "Invalid JSON: line 1, column 2: unexpected end of input, expected a value")
-	if r := h.get(p); r.body != `[{"v":2},{"v":3}]` {
-		t.Errorf("a refused PUT changed the data: %s", r.body)
+	if r := h.Get(p); r.Body != `[{"v":2},{"v":3}]` {
+		t.Errorf("a refused PUT changed the data: %s", r.Body)
 	}
 
 	// Turning private on issues a token, shown once.
-	pm, err := h.admin.UpdateMock(ctx, m.ID, map[string]any{"private": true, "name": "secret"})
+	pm, err := h.Admin.UpdateMock(ctx, m.ID, map[string]any{"private": true, "name": "secret"})
 	if err != nil || !pm.Private || pm.Token == "" || pm.Name != "secret" {
 		t.Fatalf("patch private: %+v %v", pm, err)
 	}
-	wantError(t, h.get(p), 401, "Auth token not found")
-	if got, _ := h.admin.GetMock(ctx, m.ID); got.Token != "" {
+	servertest.WantError(t, h.Get(p), 401, "Auth token not found")
+	if got, _ := h.Admin.GetMock(ctx, m.ID); got.Token != "" {
 		t.Error("GET shows the token")
 	}
-	again, _ := h.admin.UpdateMock(ctx, m.ID, map[string]any{"private": true})
+	again, _ := h.Admin.UpdateMock(ctx, m.ID, map[string]any{"private": true})
 	if again.Token != "" {
 		t.Error("patching private=true on a private mock issued another token")
 	}
-	if r := h.get(p, "serviceauthtoken", pm.Token); r.status != 200 {
-		t.Errorf("token from PATCH: %d", r.status)
+	if r := h.Get(p, "serviceauthtoken", pm.Token); r.Status != 200 {
+		t.Errorf("token from PATCH: %d", r.Status)
 	}
 
 	// Rotation: the old token stops working at once.
-	rm, err := h.admin.RotateToken(ctx, m.ID)
+	rm, err := h.Admin.RotateToken(ctx, m.ID)
 	if err != nil || rm.Token == "" || rm.Token == pm.Token {
 		t.Fatalf("rotate: %+v %v", rm, err)
 	}
-	wantError(t, h.get(p, "serviceauthtoken", pm.Token), 401, "Invalid auth token")
-	if r := h.get(p, "serviceauthtoken", rm.Token); r.status != 200 {
-		t.Errorf("new token: %d", r.status)
+	servertest.WantError(t, h.Get(p, "serviceauthtoken", pm.Token), 401, "Invalid auth token")
+	if r := h.Get(p, "serviceauthtoken", rm.Token); r.Status != 200 {
+		t.Errorf("new token: %d", r.Status)
 	}
 
 	// Settings: limits, status, delay; null returns to the default.
-	sm, err := h.admin.UpdateMock(ctx, m.ID, map[string]any{"rate_limit": 1, "monthly_quota": 5, "status": 203, "delay_ms": 0})
+	sm, err := h.Admin.UpdateMock(ctx, m.ID, map[string]any{"rate_limit": 1, "monthly_quota": 5, "status": 203, "delay_ms": 0})
 	if err != nil || *sm.RateLimit != 1 || *sm.MonthlyQuota != 5 || sm.Status != 203 {
 		t.Fatalf("patch limits: %+v %v", sm, err)
 	}
-	h.clock.Add(time.Minute) // let the earlier reads leave the window
-	if r := h.get(p, "serviceauthtoken", rm.Token); r.status != 203 || r.header.Get("X-RateLimit-Limit") != "1" {
-		t.Errorf("after patch: %d %v", r.status, r.header)
+	h.Clock.Add(time.Minute) // let the earlier reads leave the window
+	if r := h.Get(p, "serviceauthtoken", rm.Token); r.Status != 203 || r.Header.Get("X-RateLimit-Limit") != "1" {
+		t.Errorf("after patch: %d %v", r.Status, r.Header)
 	}
-	sm, _ = h.admin.UpdateMock(ctx, m.ID, map[string]any{"rate_limit": nil, "monthly_quota": nil})
+	sm, _ = h.Admin.UpdateMock(ctx, m.ID, map[string]any{"rate_limit": nil, "monthly_quota": nil})
 	if sm.RateLimit != nil || sm.MonthlyQuota != nil {
 		t.Errorf("null limits kept: %+v", sm)
 	}
@@ -208,42 +209,42 @@ func TestAdminLifecycle(t *testing.T) {
 		{map[string]any{"name": strings.Repeat("n", 201)}, "name must be valid UTF-8 of at most 200 bytes"},
 		{map[string]any{"name": nil}, "name must be a string"},
 	} {
-		_, err := h.admin.UpdateMock(ctx, m.ID, tc.fields)
+		_, err := h.Admin.UpdateMock(ctx, m.ID, tc.fields)
 		wantClientError(t, err, 400, tc.msg)
 	}
 
 	// Turning private off drops the token; rotating an open mock is refused.
-	om, _ := h.admin.UpdateMock(ctx, m.ID, map[string]any{"private": false})
+	om, _ := h.Admin.UpdateMock(ctx, m.ID, map[string]any{"private": false})
 	if om.Private || om.Token != "" {
 		t.Errorf("private off: %+v", om)
 	}
-	if r := h.get(p); r.status != 203 {
-		t.Errorf("open again: %d", r.status)
+	if r := h.Get(p); r.Status != 203 {
+		t.Errorf("open again: %d", r.Status)
 	}
-	_, err = h.admin.RotateToken(ctx, m.ID)
+	_, err = h.Admin.RotateToken(ctx, m.ID)
 	wantClientError(t, err, 409, "Mock api is not private; set private to true to issue a token")
 
 	// Delete: gone everywhere.
-	if err := h.admin.DeleteMock(ctx, m.ID); err != nil {
+	if err := h.Admin.DeleteMock(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, h.get(p), 404, "Mock api not found")
-	_, err = h.admin.GetMock(ctx, m.ID)
+	servertest.WantError(t, h.Get(p), 404, "Mock api not found")
+	_, err = h.Admin.GetMock(ctx, m.ID)
 	wantClientError(t, err, 404, "Mock api not found")
-	wantClientError(t, h.admin.DeleteMock(ctx, m.ID), 404, "Mock api not found")
+	wantClientError(t, h.Admin.DeleteMock(ctx, m.ID), 404, "Mock api not found")
 }
 
 func TestAdminList(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
 	var ids []string
 	for i := 0; i < 5; i++ {
-		ids = append(ids, h.create(`[]`, client.CreateOptions{}).ID)
+		ids = append(ids, h.Create(`[]`, client.CreateOptions{}).ID)
 	}
 	var got []string
 	cursor := ""
 	for {
-		page, next, err := h.admin.ListMocks(ctx, cursor, 2)
+		page, next, err := h.Admin.ListMocks(ctx, cursor, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,24 +259,24 @@ func TestAdminList(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(ids, ",") {
 		t.Errorf("listed %v, want %v", got, ids)
 	}
-	r := h.get("/admin/v1/mocks?limit=5", "Authorization", "Bearer "+adminToken)
-	if !strings.Contains(r.body, `"next_cursor":null`) {
-		t.Errorf("last page: %s", r.body)
+	r := h.Get("/admin/v1/mocks?limit=5", "Authorization", "Bearer "+servertest.AdminToken)
+	if !strings.Contains(r.Body, `"next_cursor":null`) {
+		t.Errorf("last page: %s", r.Body)
 	}
-	_, _, err := h.admin.ListMocks(ctx, "zzz", 2)
+	_, _, err := h.Admin.ListMocks(ctx, "zzz", 2)
 	wantClientError(t, err, 400, "Invalid cursor")
-	_, _, err = h.admin.ListMocks(ctx, "", 1001)
+	_, _, err = h.Admin.ListMocks(ctx, "", 1001)
 	wantClientError(t, err, 400, "limit must be an integer from 1 to 1000")
 }
 
 func TestUsage(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{RateLimit: ptr(int64(10)), MonthlyQuota: ptr(int64(20))})
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(10)), MonthlyQuota: servertest.Ptr(int64(20))})
 	for i := 0; i < 3; i++ {
-		h.get("/mock/" + m.ID)
+		h.Get("/mock/" + m.ID)
 	}
-	h.get("/mock/" + m.ID + "?limit=-1") // 400: counts in the minute, not in the month
-	u, err := h.admin.Usage(context.Background(), m.ID)
+	h.Get("/mock/" + m.ID + "?limit=-1") // 400: counts in the minute, not in the month
+	u, err := h.Admin.Usage(context.Background(), m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +287,11 @@ func TestUsage(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{RateLimit: ptr(int64(1))})
-	h.get("/mock/" + m.ID)
-	h.get("/mock/" + m.ID)
-	r := h.get("/metrics")
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(1))})
+	h.Get("/mock/" + m.ID)
+	h.Get("/mock/" + m.ID)
+	r := h.Get("/metrics")
 	for _, want := range []string{
 		`decoy_http_requests_total{code="200",route="mock"} 1`,
 		`decoy_http_requests_total{code="429",route="mock"} 1`,
@@ -299,7 +300,7 @@ func TestMetrics(t *testing.T) {
 		`decoy_refusals_total{reason="quota"} 0`,
 		`decoy_http_request_duration_seconds_bucket{route="mock",le="+Inf"} 2`,
 	} {
-		if !strings.Contains(r.body, want) {
+		if !strings.Contains(r.Body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
@@ -308,10 +309,10 @@ func TestMetrics(t *testing.T) {
 // Bodies that are not UTF-8 are refused where JSON is expected, and an
 // oversized PATCH is a 413.
 func TestAdminRefusesBadBodies(t *testing.T) {
-	h := newHarness(t)
-	send := func(method, path, ct, body string) response {
-		req, _ := http.NewRequest(method, h.url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminToken)
+	h := servertest.New(t)
+	send := func(method, path, ct, body string) servertest.Response {
+		req, _ := http.NewRequest(method, h.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
 		req.Header.Set("Content-Type", ct)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -319,14 +320,14 @@ func TestAdminRefusesBadBodies(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+		return servertest.Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
 	}
-	wantError(t, send("POST", "/admin/v1/mocks", "application/json", "{\"a\":\"\xff\xfe\"}"), 400, "Invalid JSON: not valid UTF-8")
-	m := h.create(`[]`, client.CreateOptions{})
-	wantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", "{\"name\":\"\xff\"}"), 400, "The body must be UTF-8")
-	wantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", `{"name":"`+strings.Repeat("a", 100<<10)+`"}`), 413, "The body of a PATCH is at most 65536 bytes")
+	servertest.WantError(t, send("POST", "/admin/v1/mocks", "application/json", "{\"a\":\"\xff\xfe\"}"), 400, "Invalid JSON: not valid UTF-8")
+	m := h.Create(`[]`, client.CreateOptions{})
+	servertest.WantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", "{\"name\":\"\xff\"}"), 400, "The body must be UTF-8")
+	servertest.WantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", `{"name":"`+strings.Repeat("a", 100<<10)+`"}`), 413, "The body of a PATCH is at most 65536 bytes")
 	// Text is stored as sent, whatever its bytes.
-	if r := send("POST", "/admin/v1/mocks", "text/plain", "\xff"); r.status != 201 {
-		t.Errorf("text upload: %d %s", r.status, r.body)
+	if r := send("POST", "/admin/v1/mocks", "text/plain", "\xff"); r.Status != 201 {
+		t.Errorf("text upload: %d %s", r.Status, r.Body)
 	}
 }

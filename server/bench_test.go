@@ -13,6 +13,7 @@ import (
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/dataset"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -21,11 +22,11 @@ import (
 // 10,000-record document, with the rate limit and quota set to unlimited.
 func BenchmarkReadPath(b *testing.B) {
 	h, m := usersServer(b, 10000)
-	tiny, err := h.admin.CreateMock(context.Background(), bytes.NewReader([]byte(`[{"a":1},{"a":2}]`)), client.CreateOptions{})
+	tiny, err := h.Admin.CreateMock(context.Background(), bytes.NewReader([]byte(`[{"a":1},{"a":2}]`)), client.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := h.srv
+	srv := h.Srv
 	for _, bq := range []struct{ name, raw string }{
 		{"tiny-document", "tiny"},
 		{"whole-document", ""},
@@ -62,8 +63,8 @@ func BenchmarkReadPath(b *testing.B) {
 func BenchmarkClients(b *testing.B) {
 	h, open := usersServer(b, 1000)
 	users := dataset.Users(1000)
-	private := h.create(string(users), client.CreateOptions{Private: true})
-	limited := h.create(string(users), client.CreateOptions{RateLimit: ptr(int64(1 << 40))})
+	private := h.Create(string(users), client.CreateOptions{Private: true})
+	limited := h.Create(string(users), client.CreateOptions{RateLimit: servertest.Ptr(int64(1 << 40))})
 	const gzip = "Accept-Encoding: gzip, deflate, br\r\n"
 	for _, c := range []struct{ name, id, header string }{
 		{"plain", open.ID, ""},
@@ -75,7 +76,7 @@ func BenchmarkClients(b *testing.B) {
 			{"whole", ""},
 			{"limit-10", "?order_by=age&limit=10"},
 		} {
-			b.Run(c.name+"/"+q.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+c.id+q.query, c.header) })
+			b.Run(c.name+"/"+q.name, func(b *testing.B) { readOverLoopback(b, h.URL, "/mock/"+c.id+q.query, c.header) })
 		}
 	}
 }
@@ -91,18 +92,18 @@ func BenchmarkLargeAnswer(b *testing.B) {
 		{"kept", "filters=address.city%3DParis"},
 		{"not-kept", "auth_token=x&filters=address.city%3DParis"},
 	} {
-		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, h.url, "/mock/"+m.ID+"?"+c.query, "") })
+		b.Run(c.name, func(b *testing.B) { readOverLoopback(b, h.URL, "/mock/"+m.ID+"?"+c.query, "") })
 	}
 }
 
 // usersServer starts a server with no rate limit or quota, holding a mock of
 // n benchmark users.
-func usersServer(b *testing.B, n int) (*harness, *client.Mock) {
-	h := newHarness(b, func(c *server.Config) {
+func usersServer(b *testing.B, n int) (*servertest.Harness, *client.Mock) {
+	h := servertest.New(b, func(c *server.Config) {
 		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
 		c.MaxDataBytes = 64 << 20
 	})
-	m, err := h.admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(n)), client.CreateOptions{})
+	m, err := h.Admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(n)), client.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/admin"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
@@ -42,54 +43,54 @@ func (s *gatedStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, 
 func TestNoStaleLoadsAfterWrites(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		write func(h *harness, m *client.Mock)
-		read  func(h *harness, m *client.Mock) response
+		write func(h *servertest.Harness, m *client.Mock)
+		read  func(h *servertest.Harness, m *client.Mock) servertest.Response
 		want  int
 	}{
-		{"rotation", func(h *harness, m *client.Mock) {
-			if _, err := h.admin.RotateToken(context.Background(), m.ID); err != nil {
+		{"rotation", func(h *servertest.Harness, m *client.Mock) {
+			if _, err := h.Admin.RotateToken(context.Background(), m.ID); err != nil {
 				t.Fatal(err)
 			}
-		}, func(h *harness, m *client.Mock) response {
-			return h.get("/mock/"+m.ID, "serviceauthtoken", m.Token)
+		}, func(h *servertest.Harness, m *client.Mock) servertest.Response {
+			return h.Get("/mock/"+m.ID, "serviceauthtoken", m.Token)
 		}, 401},
-		{"delete", func(h *harness, m *client.Mock) {
-			if err := h.admin.DeleteMock(context.Background(), m.ID); err != nil {
+		{"delete", func(h *servertest.Harness, m *client.Mock) {
+			if err := h.Admin.DeleteMock(context.Background(), m.ID); err != nil {
 				t.Fatal(err)
 			}
-		}, func(h *harness, m *client.Mock) response {
-			return h.do(http.MethodHead, "/mock/"+m.ID)
+		}, func(h *servertest.Harness, m *client.Mock) servertest.Response {
+			return h.Do(http.MethodHead, "/mock/"+m.ID)
 		}, 404},
-		{"privacy off", func(h *harness, m *client.Mock) {
-			if _, err := h.admin.UpdateMock(context.Background(), m.ID, map[string]any{"private": false}); err != nil {
+		{"privacy off", func(h *servertest.Harness, m *client.Mock) {
+			if _, err := h.Admin.UpdateMock(context.Background(), m.ID, map[string]any{"private": false}); err != nil {
 				t.Fatal(err)
 			}
-		}, func(h *harness, m *client.Mock) response {
-			return h.get("/mock/" + m.ID)
+		}, func(h *servertest.Harness, m *client.Mock) servertest.Response {
+			return h.Get("/mock/" + m.ID)
 		}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gs := &gatedStore{entered: make(chan struct{}), gate: make(chan struct{})}
-			h := newHarness(t, func(c *server.Config) { gs.Store = c.Store; c.Store = gs })
+			h := servertest.New(t, func(c *server.Config) { gs.Store = c.Store; c.Store = gs })
 			// Created behind the server's back, so that it is not cached.
 			token := secret.New(admin.TokenPrefix)
 			m := &client.Mock{Mock: decoy.Mock{ID: "6f1c1a4e-8d0b-4b1a-9d5e-2f3c4b5a6d7e", Private: true,
 				TokenHash: secret.Hash(token), ContentType: "application/json", Status: 200, ETag: `"x"`}, Token: token}
-			if _, err := h.store.CreateMock(context.Background(), &m.Mock, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
+			if _, err := h.Store.CreateMock(context.Background(), &m.Mock, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
 				t.Fatal(err)
 			}
-			first := make(chan response, 1)
-			go func() { first <- h.get("/mock/"+m.ID, "serviceauthtoken", token) }()
+			first := make(chan servertest.Response, 1)
+			go func() { first <- h.Get("/mock/"+m.ID, "serviceauthtoken", token) }()
 			<-gs.entered // that read's load has the old row and is parsing it
 
 			tc.write(h, m)
 			// The old load is still held: this read must not wait for it.
-			second := make(chan response, 1)
+			second := make(chan servertest.Response, 1)
 			go func() { second <- tc.read(h, m) }()
 			select {
 			case r := <-second:
-				if r.status != tc.want {
-					t.Errorf("read after the acknowledged %s: %d, want %d", tc.name, r.status, tc.want)
+				if r.Status != tc.want {
+					t.Errorf("read after the acknowledged %s: %d, want %d", tc.name, r.Status, tc.want)
 				}
 			case <-time.After(10 * time.Second):
 				t.Errorf("read after the acknowledged %s waits for a load started before it", tc.name)
@@ -120,17 +121,17 @@ func (s failingWrites) DeleteMock(ctx context.Context, id string) error {
 // the store holds, whatever the write did.
 func TestFailedWriteDropsCachedMock(t *testing.T) {
 	var fw failingWrites
-	h := newHarness(t, func(c *server.Config) { fw.Store = c.Store; c.Store = &fw })
-	m := h.create(`[1]`, client.CreateOptions{})
-	if r := h.get("/mock/" + m.ID); r.status != 200 {
-		t.Fatal(r.status)
+	h := servertest.New(t, func(c *server.Config) { fw.Store = c.Store; c.Store = &fw })
+	m := h.Create(`[1]`, client.CreateOptions{})
+	if r := h.Get("/mock/" + m.ID); r.Status != 200 {
+		t.Fatal(r.Status)
 	}
-	if _, err := h.admin.UpdateMock(context.Background(), m.ID, map[string]any{"private": true}); err == nil {
+	if _, err := h.Admin.UpdateMock(context.Background(), m.ID, map[string]any{"private": true}); err == nil {
 		t.Fatal("the failing update reported success")
 	}
-	wantError(t, h.get("/mock/"+m.ID), 401, "Auth token not found")
-	h.admin.DeleteMock(context.Background(), m.ID)
-	wantError(t, h.get("/mock/"+m.ID), 404, "Mock api not found")
+	servertest.WantError(t, h.Get("/mock/"+m.ID), 401, "Auth token not found")
+	h.Admin.DeleteMock(context.Background(), m.ID)
+	servertest.WantError(t, h.Get("/mock/"+m.ID), 404, "Mock api not found")
 }
 
 // contextSpy records whether writes get a context the client can cancel.
@@ -190,17 +191,17 @@ func (s *contextSpy) QuotaUsed(ctx context.Context, id, month string) (int64, er
 // the store applied but the server did not see would leave them disagreeing.
 func TestWritesOutliveTheClient(t *testing.T) {
 	spy := &contextSpy{}
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		spy.Store, spy.quota = c.Store, c.Quota
 		c.Store, c.Quota = spy, spy
 	})
 	ctx := context.Background()
-	m := h.create(`[1]`, client.CreateOptions{})
-	h.get("/mock/" + m.ID)
-	h.admin.ReplaceData(ctx, m.ID, strings.NewReader(`[2]`), "")
-	h.admin.UpdateMock(ctx, m.ID, map[string]any{"private": true})
-	h.admin.RotateToken(ctx, m.ID)
-	h.admin.DeleteMock(ctx, m.ID)
+	m := h.Create(`[1]`, client.CreateOptions{})
+	h.Get("/mock/" + m.ID)
+	h.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`[2]`), "")
+	h.Admin.UpdateMock(ctx, m.ID, map[string]any{"private": true})
+	h.Admin.RotateToken(ctx, m.ID)
+	h.Admin.DeleteMock(ctx, m.ID)
 	if len(spy.cancellable) > 0 {
 		t.Errorf("writes given a cancellable context: %v", spy.cancellable)
 	}
@@ -208,13 +209,13 @@ func TestWritesOutliveTheClient(t *testing.T) {
 
 // A request that ends up 304 never holds quota, even during a delay.
 func TestNotModifiedHoldsNoQuota(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: ptr(int64(1)), DelayMS: 1000})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(1)), DelayMS: 1000})
 	conditional := make(chan int, 1)
 	sent := make(chan struct{})
 	go func() {
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, h.url+"/mock/"+m.ID, nil)
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, h.URL+"/mock/"+m.ID, nil)
 		req.Header.Set("If-None-Match", m.ETag)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -226,8 +227,8 @@ func TestNotModifiedHoldsNoQuota(t *testing.T) {
 	}()
 	<-sent
 	time.Sleep(100 * time.Millisecond) // the conditional request is in its delay
-	if r := h.get("/mock/" + m.ID); r.status != 200 {
-		t.Errorf("plain GET while a 304 was being delayed: %d %s", r.status, r.body)
+	if r := h.Get("/mock/" + m.ID); r.Status != 200 {
+		t.Errorf("plain GET while a 304 was being delayed: %d %s", r.Status, r.Body)
 	}
 	if got := <-conditional; got != 304 {
 		t.Errorf("conditional GET: %d", got)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -39,26 +40,26 @@ func (d diskFull) ReserveQuota(ctx context.Context, id, month string, limit int6
 // against is served. Both come back by themselves when space does.
 func TestDiskFullReads(t *testing.T) {
 	full := &atomic.Bool{}
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		d := diskFull{Store: c.Store, QuotaCounter: c.Quota, full: full}
 		c.Store, c.Quota = d, d
 	})
-	counted := h.create(`[1]`, client.CreateOptions{MonthlyQuota: ptr(int64(10))})
-	unlimited := h.create(`[2]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
+	counted := h.Create(`[1]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(10))})
+	unlimited := h.Create(`[2]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(0))})
 
 	full.Store(true)
-	wantError(t, h.get("/mock/"+counted.ID), http.StatusServiceUnavailable,
+	servertest.WantError(t, h.Get("/mock/"+counted.ID), http.StatusServiceUnavailable,
 		"The monthly quota of this mock cannot be counted: the server's disk is full; try again later")
-	if r := h.get("/mock/" + unlimited.ID); r.status != http.StatusOK || r.body != `[2]` {
-		t.Errorf("read of a mock without a quota: %d %s", r.status, r.body)
+	if r := h.Get("/mock/" + unlimited.ID); r.Status != http.StatusOK || r.Body != `[2]` {
+		t.Errorf("read of a mock without a quota: %d %s", r.Status, r.Body)
 	}
-	wantError(t, h.get("/readyz"), http.StatusServiceUnavailable, "Store unavailable: the data directory's file system is full (12 KiB free)")
+	servertest.WantError(t, h.Get("/readyz"), http.StatusServiceUnavailable, "Store unavailable: the data directory's file system is full (12 KiB free)")
 
 	full.Store(false)
-	if r := h.get("/mock/" + counted.ID); r.status != http.StatusOK || r.header.Get("X-Quota-Remaining") != "9" {
-		t.Errorf("read once space returned: %d %s, remaining %s", r.status, r.body, r.header.Get("X-Quota-Remaining"))
+	if r := h.Get("/mock/" + counted.ID); r.Status != http.StatusOK || r.Header.Get("X-Quota-Remaining") != "9" {
+		t.Errorf("read once space returned: %d %s, remaining %s", r.Status, r.Body, r.Header.Get("X-Quota-Remaining"))
 	}
-	if r := h.get("/readyz"); r.status != http.StatusOK {
-		t.Errorf("/readyz once space returned: %d %s", r.status, r.body)
+	if r := h.Get("/readyz"); r.Status != http.StatusOK {
+		t.Errorf("/readyz once space returned: %d %s", r.Status, r.Body)
 	}
 }

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 )
 
 // FuzzHandler sends arbitrary methods, paths, query strings and token
 // headers to the whole server: no answer is a 5xx, and every error is JSON.
 func FuzzHandler(f *testing.F) {
-	h := newHarness(f)
-	open := h.create(`[{"a":{"b":[1,"x",null]}},{"a":2},"s"]`, client.CreateOptions{})
-	priv := h.create(`[{"a":1}]`, client.CreateOptions{Private: true})
+	h := servertest.New(f)
+	open := h.Create(`[{"a":{"b":[1,"x",null]}},{"a":2},"s"]`, client.CreateOptions{})
+	priv := h.Create(`[{"a":1}]`, client.CreateOptions{Private: true})
 	f.Add("GET", "/mock/"+open.ID, "filters=a.b%3D1&order_by=a&limit=1", "")
 	f.Add("GET", "/api/"+priv.ID, "auth_token="+priv.Token, "x")
 	f.Add("HEAD", "/mock/"+strings.ToUpper(open.ID), "offset=1&order_direction=DESC", "")
@@ -41,7 +42,7 @@ func FuzzHandler(f *testing.F) {
 		req.Header.Set("Origin", "https://app.example")
 		req.Header.Set("Access-Control-Request-Method", "GET")
 		rec := httptest.NewRecorder()
-		h.srv.ServeHTTP(rec, req)
+		h.Srv.ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("%s %q ?%q: %d %s", method, path, rawQuery, rec.Code, rec.Body)
 		}

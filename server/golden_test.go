@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -17,14 +18,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // that is meant to alter answers, run go test ./server -run Golden -update
 // and review the diff.
 func TestGoldenBodies(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.DefaultRateLimit = 0 })
+	h := servertest.New(t, func(c *server.Config) { c.DefaultRateLimit = 0 })
 	ids := map[string]string{}
 	for _, name := range []string{"users", "products", "orders"} {
 		data, err := os.ReadFile(filepath.Join("..", "examples", name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[name] = h.create(string(data), client.CreateOptions{Name: name}).ID
+		ids[name] = h.Create(string(data), client.CreateOptions{Name: name}).ID
 	}
 	for _, tc := range []struct{ name, mock, query string }{
 		{"users-paris-by-age-desc", "users", "filters=address.city%3DParis&order_by=age&order_direction=desc&limit=3"},
@@ -39,13 +40,13 @@ func TestGoldenBodies(t *testing.T) {
 		{"error-unsupported-operator", "orders", "filters=total%5B%24gte%5D%3D100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.get("/mock/" + ids[tc.mock] + "?" + tc.query)
+			r := h.Get("/mock/" + ids[tc.mock] + "?" + tc.query)
 			path := filepath.Join("testdata", "golden", tc.name+".json")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(path, []byte(r.body), 0o644); err != nil {
+				if err := os.WriteFile(path, []byte(r.Body), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -53,8 +54,8 @@ func TestGoldenBodies(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
-			if r.body != string(want) {
-				t.Errorf("answer differs from %s:\n%s", path, r.body)
+			if r.Body != string(want) {
+				t.Errorf("answer differs from %s:\n%s", path, r.Body)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
@@ -14,11 +15,11 @@ import (
 // and the allowed ones only (DNS rebinding); reads of mocks answer any Host,
 // and so does everything on a server reached over a network.
 func TestHostCheck(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		c.AllowedHosts = []string{"decoy.internal"}
 		c.PublicURL = "https://mocks.example.com"
 	})
-	m := h.create(`[1]`, client.CreateOptions{})
+	m := h.Create(`[1]`, client.CreateOptions{})
 	for _, tc := range []struct {
 		host, path string
 		refused    bool
@@ -37,9 +38,9 @@ func TestHostCheck(t *testing.T) {
 		{"attacker.example", "/mock/" + m.ID, false},
 	} {
 		t.Run(tc.host+tc.path, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodGet, h.url+tc.path, nil)
+			req, _ := http.NewRequest(http.MethodGet, h.URL+tc.path, nil)
 			req.Host = tc.host
-			req.Header.Set("Authorization", "Bearer "+adminToken)
+			req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -52,10 +53,10 @@ func TestHostCheck(t *testing.T) {
 	}
 
 	// Listening on every address: any Host.
-	open := server.New(server.Config{Addr: "0.0.0.0:8080", Store: h.store, Quota: h.store, AdminTokenHash: secret.Hash(adminToken)})
+	open := server.New(server.Config{Addr: "0.0.0.0:8080", Store: h.Store, Quota: h.Store, AdminTokenHash: secret.Hash(servertest.AdminToken)})
 	req := httptest.NewRequest(http.MethodGet, "/admin/v1/mocks", nil)
 	req.Host = "attacker.example"
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
 	rec := httptest.NewRecorder()
 	open.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {

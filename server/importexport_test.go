@@ -16,6 +16,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
@@ -23,33 +24,28 @@ import (
 const projectPath = "/admin/v1/projects/" + decoy.DefaultProjectID
 
 // sendFile sends an admin request with a file as its body.
-func (h *harness) sendFile(method, path string, body []byte, header ...string) response {
-	h.t.Helper()
-	return h.send(method, path, "application/octet-stream", string(body), header...)
-}
-
 type importAnswer struct {
 	Created []client.Mock    `json:"created"`
 	Skipped []client.Skipped `json:"skipped"`
 }
 
-func decodeImport(t *testing.T, r response, status int) importAnswer {
+func decodeImport(t *testing.T, r servertest.Response, status int) importAnswer {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
 	var a importAnswer
-	if err := json.Unmarshal([]byte(r.body), &a); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &a); err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-func (h *harness) mockCount() int {
-	h.t.Helper()
-	mocks, _, err := h.admin.ListMocks(context.Background(), "", 1000)
+func mockCount(h *servertest.Harness) int {
+	h.T.Helper()
+	mocks, _, err := h.Admin.ListMocks(context.Background(), "", 1000)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return len(mocks)
 }
@@ -57,12 +53,12 @@ func (h *harness) mockCount() int {
 // TestImportOpenAPI imports a description written by others: each mock
 // serves its example.
 func TestImportOpenAPI(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	doc, err := os.ReadFile("../importer/testdata/thirdparty/museum.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=openapi", doc), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=openapi", doc), 201)
 	names := map[string]client.Mock{}
 	for _, m := range a.Created {
 		names[m.Name] = m
@@ -70,13 +66,13 @@ func TestImportOpenAPI(t *testing.T) {
 	if len(a.Created) != 3 || names["getSpecialEvent"].ID == "" {
 		t.Fatalf("created %+v", a.Created)
 	}
-	r := h.get("/mock/" + names["getSpecialEvent"].ID)
-	if r.status != 200 || !strings.Contains(r.body, `"name":"Time Traveler Tea Party"`) || !strings.Contains(r.body, `"dates":["2023-11-18","2023-11-25","2023-12-02"]`) {
-		t.Errorf("GET the mock: %d %s", r.status, r.body)
+	r := h.Get("/mock/" + names["getSpecialEvent"].ID)
+	if r.Status != 200 || !strings.Contains(r.Body, `"name":"Time Traveler Tea Party"`) || !strings.Contains(r.Body, `"dates":["2023-11-18","2023-11-25","2023-12-02"]`) {
+		t.Errorf("GET the mock: %d %s", r.Status, r.Body)
 	}
-	r = h.get("/mock/" + names["listSpecialEvents"].ID + "?filters=name%3DCook%20like%20a%20Caveman")
-	if r.status != 200 || r.header.Get("X-Total-Count") != "1" {
-		t.Errorf("a query on an imported array: %d %s", r.status, r.body)
+	r = h.Get("/mock/" + names["listSpecialEvents"].ID + "?filters=name%3DCook%20like%20a%20Caveman")
+	if r.Status != 200 || r.Header.Get("X-Total-Count") != "1" {
+		t.Errorf("a query on an imported array: %d %s", r.Status, r.Body)
 	}
 	want := client.Skipped{Source: "POST /tickets", Reason: "not a GET operation"}
 	found := false
@@ -89,31 +85,31 @@ func TestImportOpenAPI(t *testing.T) {
 }
 
 func TestImportJSONServerKeepsBytes(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	db := "{\"posts\": [ {\"id\": 1.0, \"title\": \"caf\\u00e9\"} ], \"profile\": {\"name\": \"typicode\"}}"
 	// No format: guessed from the content.
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import", []byte(db)), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import", []byte(db)), 201)
 	if len(a.Created) != 2 || a.Created[0].Name != "posts" || a.Created[1].Name != "profile" || len(a.Skipped) != 0 {
 		t.Fatalf("answer %+v", a)
 	}
-	if r := h.get("/mock/" + a.Created[0].ID); r.body != `[ {"id": 1.0, "title": "caf\u00e9"} ]` {
-		t.Errorf("data %q", r.body)
+	if r := h.Get("/mock/" + a.Created[0].ID); r.Body != `[ {"id": 1.0, "title": "caf\u00e9"} ]` {
+		t.Errorf("data %q", r.Body)
 	}
 }
 
 func TestImportDryRun(t *testing.T) {
-	h := newHarness(t)
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"a":[1],"b":{}}`)), 200)
+	h := servertest.New(t)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"a":[1],"b":{}}`)), 200)
 	if len(a.Created) != 2 || a.Created[0].Name != "a" || a.Created[0].Size != 3 {
 		t.Fatalf("answer %+v", a)
 	}
-	if n := h.mockCount(); n != 0 {
+	if n := mockCount(h); n != 0 {
 		t.Fatalf("a dry run stored %d mocks", n)
 	}
 }
 
 func TestImportErrors(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.MaxDataBytes = 1 << 10 })
+	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = 1 << 10 })
 	big := []byte(`{"a":"` + strings.Repeat("x", 2<<10) + `"}`)
 	for _, tc := range []struct {
 		name, path string
@@ -132,23 +128,23 @@ func TestImportErrors(t *testing.T) {
 		{"invalid JSON value", projectPath + "/import?format=decoy", exportOf(t, `{"a":`), 400, `Mock "m": Invalid JSON: unexpected end of JSON input (line 1, column 6)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.sendFile("POST", tc.path, tc.body)
+			r := h.SendFile("POST", tc.path, tc.body)
 			if tc.status == 400 && tc.name == "invalid JSON value" {
-				if r.status != 400 || !strings.HasPrefix(r.body, `{"error":"Mock \"m\": Invalid JSON`) {
-					t.Errorf("got %d %s", r.status, r.body)
+				if r.Status != 400 || !strings.HasPrefix(r.Body, `{"error":"Mock \"m\": Invalid JSON`) {
+					t.Errorf("got %d %s", r.Status, r.Body)
 				}
 				return
 			}
-			wantError(t, r, tc.status, tc.msg)
+			servertest.WantError(t, r, tc.status, tc.msg)
 		})
 	}
-	r := h.sendFile("GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil)
-	wantError(t, r, 404, "Project not found")
-	r = h.sendFile("PUT", projectPath+"/import", nil)
-	if r.status != 405 || r.header.Get("Allow") != "POST" {
-		t.Errorf("PUT …/import: %d %s", r.status, r.header.Get("Allow"))
+	r := h.SendFile("GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil)
+	servertest.WantError(t, r, 404, "Project not found")
+	r = h.SendFile("PUT", projectPath+"/import", nil)
+	if r.Status != 405 || r.Header.Get("Allow") != "POST" {
+		t.Errorf("PUT …/import: %d %s", r.Status, r.Header.Get("Allow"))
 	}
-	if n := h.mockCount(); n != 0 {
+	if n := mockCount(h); n != 0 {
 		t.Fatalf("failed imports stored %d mocks", n)
 	}
 }
@@ -184,35 +180,35 @@ func exportOf(t *testing.T, data string) []byte {
 // the same ids, settings and bytes; a private mock is private again with a
 // new token, and its old one is refused.
 func TestExportImportRoundTrip(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
-	open := h.create(`[{"id": 1.0, "t":"\u00e9"}]`, client.CreateOptions{Name: "users", Status: 203, DelayMS: 5, RateLimit: ptr(int64(9)), MonthlyQuota: ptr(int64(0))})
-	priv := h.create("a,b\n1,2\n", client.CreateOptions{Name: "csv", Private: true, ContentType: "text/csv"})
+	open := h.Create(`[{"id": 1.0, "t":"\u00e9"}]`, client.CreateOptions{Name: "users", Status: 203, DelayMS: 5, RateLimit: servertest.Ptr(int64(9)), MonthlyQuota: servertest.Ptr(int64(0))})
+	priv := h.Create("a,b\n1,2\n", client.CreateOptions{Name: "csv", Private: true, ContentType: "text/csv"})
 	before := map[string]client.Mock{}
 	for _, id := range []string{open.ID, priv.ID} {
-		m, err := h.admin.GetMock(ctx, id)
+		m, err := h.Admin.GetMock(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		before[id] = *m
 	}
 
-	r := h.sendFile("GET", projectPath+"/export", nil)
-	if r.status != 200 || r.header.Get("Content-Type") != "application/gzip" ||
-		r.header.Get("Content-Disposition") != `attachment; filename=decoy-default.tar.gz` {
-		t.Fatalf("export: %d %v", r.status, r.header)
+	r := h.SendFile("GET", projectPath+"/export", nil)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "application/gzip" ||
+		r.Header.Get("Content-Disposition") != `attachment; filename=decoy-default.tar.gz` {
+		t.Fatalf("export: %d %v", r.Status, r.Header)
 	}
-	if strings.Contains(gunzip(t, []byte(r.body)), priv.Token) {
+	if strings.Contains(gunzip(t, []byte(r.Body)), priv.Token) {
 		t.Fatal("the export holds a token")
 	}
-	export := []byte(r.body)
+	export := []byte(r.Body)
 	for id := range before {
-		if err := h.admin.DeleteMock(ctx, id); err != nil {
+		if err := h.Admin.DeleteMock(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy", export), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=decoy", export), 201)
 	if len(a.Created) != 2 {
 		t.Fatalf("created %+v", a.Created)
 	}
@@ -226,30 +222,30 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Errorf("mock %s: private %v, token %q", m.ID, m.Private, m.Token)
 		}
 	}
-	if r := h.get("/mock/" + open.ID); r.status != 203 || r.body != `[{"id": 1.0, "t":"\u00e9"}]` {
-		t.Errorf("open mock: %d %q", r.status, r.body)
+	if r := h.Get("/mock/" + open.ID); r.Status != 203 || r.Body != `[{"id": 1.0, "t":"\u00e9"}]` {
+		t.Errorf("open mock: %d %q", r.Status, r.Body)
 	}
 	newToken := a.Created[1].Token
 	if a.Created[1].ID != priv.ID {
 		newToken = a.Created[0].Token
 	}
-	if r := h.get("/mock/"+priv.ID, "decoyauthtoken", priv.Token); r.status != 401 {
-		t.Errorf("the old token: %d", r.status)
+	if r := h.Get("/mock/"+priv.ID, "decoyauthtoken", priv.Token); r.Status != 401 {
+		t.Errorf("the old token: %d", r.Status)
 	}
-	if r := h.get("/mock/"+priv.ID, "decoyauthtoken", newToken); r.status != 200 || r.body != "a,b\n1,2\n" {
-		t.Errorf("the new token: %d %q", r.status, r.body)
+	if r := h.Get("/mock/"+priv.ID, "decoyauthtoken", newToken); r.Status != 200 || r.Body != "a,b\n1,2\n" {
+		t.Errorf("the new token: %d %q", r.Status, r.Body)
 	}
 
 	// Again: the ids are taken, so nothing is imported.
-	r = h.sendFile("POST", projectPath+"/import?format=decoy", export)
-	if r.status != 409 || !strings.Contains(r.body, "already exists; nothing was imported") {
-		t.Errorf("second import: %d %s", r.status, r.body)
+	r = h.SendFile("POST", projectPath+"/import?format=decoy", export)
+	if r.Status != 409 || !strings.Contains(r.Body, "already exists; nothing was imported") {
+		t.Errorf("second import: %d %s", r.Status, r.Body)
 	}
-	if n := h.mockCount(); n != 2 {
+	if n := mockCount(h); n != 2 {
 		t.Errorf("%d mocks after a refused import", n)
 	}
-	a = decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy&new_ids=true", export), 201)
-	if len(a.Created) != 2 || before[a.Created[0].ID].ID != "" || h.mockCount() != 4 {
+	a = decodeImport(t, h.SendFile("POST", projectPath+"/import?format=decoy&new_ids=true", export), 201)
+	if len(a.Created) != 2 || before[a.Created[0].ID].ID != "" || mockCount(h) != 4 {
 		t.Errorf("new_ids: %+v", a.Created)
 	}
 }
@@ -301,32 +297,32 @@ func (f *raceStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error
 // and says which (the stores' transactions: storetest.RunBatch).
 func TestImportAllOrNothing(t *testing.T) {
 	rs := &raceStore{}
-	h := newHarness(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store, c.MockBatches = rs, rs })
+	h := servertest.New(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store, c.MockBatches = rs, rs })
 	ctx := context.Background()
 
 	rs.fail = true
-	wantError(t, h.sendFile("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3}`)), 500, "Internal server error")
-	if left, _, _ := h.store.ListMocks(ctx, "", 100); len(left) != 0 {
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import?format=json-server", []byte(`{"a":1,"b":2,"c":3}`)), 500, "Internal server error")
+	if left, _, _ := h.Store.ListMocks(ctx, "", 100); len(left) != 0 {
 		t.Errorf("%d mocks left behind by a failed import", len(left))
 	}
 	rs.fail = false
 
 	const taken = "00000000-0000-4000-8000-000000000009"
-	h.create(`"in the way"`, client.CreateOptions{ID: taken})
+	h.Create(`"in the way"`, client.CreateOptions{ID: taken})
 	export := exportOfMocks(t, "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002", taken)
 	rs.hide = true
-	r := h.sendFile("POST", projectPath+"/import?format=decoy", export)
+	r := h.SendFile("POST", projectPath+"/import?format=decoy", export)
 	rs.hide = false
-	wantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true to give the mocks new ids)")
-	left, _, _ := h.store.ListMocks(ctx, "", 100)
+	servertest.WantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true to give the mocks new ids)")
+	left, _, _ := h.Store.ListMocks(ctx, "", 100)
 	if len(left) != 1 || left[0].ID != taken {
 		t.Errorf("after a refused import: %d mocks", len(left))
 	}
-	if r := h.get("/mock/00000000-0000-4000-8000-000000000001"); r.status != 404 {
-		t.Errorf("a mock of the refused import is served: %d", r.status)
+	if r := h.Get("/mock/00000000-0000-4000-8000-000000000001"); r.Status != 404 {
+		t.Errorf("a mock of the refused import is served: %d", r.Status)
 	}
-	if r := h.get("/mock/" + taken); r.body != `"in the way"` {
-		t.Errorf("the mock in the way: %q", r.body)
+	if r := h.Get("/mock/" + taken); r.Body != `"in the way"` {
+		t.Errorf("the mock in the way: %q", r.Body)
 	}
 }
 
@@ -353,8 +349,8 @@ func exportOfMocks(t *testing.T, ids ...string) []byte {
 // server/openapi.json.
 func TestImportExportMatchOpenAPI(t *testing.T) {
 	router := openAPIRouter(t)
-	h := newHarness(t)
-	h.create(`[1]`, client.CreateOptions{Name: "x"})
+	h := servertest.New(t)
+	h.Create(`[1]`, client.CreateOptions{Name: "x"})
 	for _, tc := range []struct {
 		method, path string
 		body         []byte
@@ -370,9 +366,9 @@ func TestImportExportMatchOpenAPI(t *testing.T) {
 		{"GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil, 404},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			r := h.sendFile(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			r := h.SendFile(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
 			vreq, _ := http.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
 			vreq.Header.Set("Content-Type", "application/octet-stream")
@@ -385,9 +381,9 @@ func TestImportExportMatchOpenAPI(t *testing.T) {
 				Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 			}
 			out := &openapi3filter.ResponseValidationInput{
-				RequestValidationInput: in, Status: r.status, Header: r.header,
-				Body:    io.NopCloser(strings.NewReader(r.body)),
-				Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: tc.method == "GET" && r.status == 200},
+				RequestValidationInput: in, Status: r.Status, Header: r.Header,
+				Body:    io.NopCloser(strings.NewReader(r.Body)),
+				Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: tc.method == "GET" && r.Status == 200},
 			}
 			if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 				t.Errorf("answer does not match the document: %v", err)
@@ -400,31 +396,31 @@ func TestImportExportMatchOpenAPI(t *testing.T) {
 // with its id and settings; seeded again, it takes the folder's settings
 // where they differ, and a token is issued only when it turns private.
 func TestSeedMock(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
 	id := "00000000-0000-4000-8000-0000000000aa"
 	m := func(private bool, status int, rate *int64) *decoy.Mock {
 		return &decoy.Mock{ID: id, Name: "seeded", ContentType: "application/json", Private: private, Status: status, RateLimit: rate}
 	}
-	got, changed, token, err := h.srv.Admin().SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil)
+	got, changed, token, err := h.Srv.Admin().SeedMock(ctx, m(false, 201, servertest.Ptr(int64(3))), []byte(`[1]`), nil)
 	if err != nil || !changed || token != "" || got.Status != 201 || *got.RateLimit != 3 {
 		t.Fatalf("first seed: %+v %v %q %v", got, changed, token, err)
 	}
-	if _, changed, _, _ = h.srv.Admin().SeedMock(ctx, m(false, 201, ptr(int64(3))), []byte(`[1]`), nil); changed {
+	if _, changed, _, _ = h.Srv.Admin().SeedMock(ctx, m(false, 201, servertest.Ptr(int64(3))), []byte(`[1]`), nil); changed {
 		t.Error("the same seed again changed the mock")
 	}
-	got, changed, token, err = h.srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[1]`), nil)
+	got, changed, token, err = h.Srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[1]`), nil)
 	if err != nil || !changed || token == "" || !got.Private || got.Status != 202 || got.RateLimit != nil {
 		t.Fatalf("turned private: %+v %v %q %v", got, changed, token, err)
 	}
-	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[1]" {
-		t.Errorf("read with the token: %d %s", r.status, r.body)
+	if r := h.Get("/mock/"+id, "decoyauthtoken", token); r.Status != 202 || r.Body != "[1]" {
+		t.Errorf("read with the token: %d %s", r.Status, r.Body)
 	}
-	if _, _, again, _ := h.srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[2]`), nil); again != "" {
+	if _, _, again, _ := h.Srv.Admin().SeedMock(ctx, m(true, 202, nil), []byte(`[2]`), nil); again != "" {
 		t.Error("a mock private already got a new token")
 	}
-	if r := h.get("/mock/"+id, "decoyauthtoken", token); r.status != 202 || r.body != "[2]" {
-		t.Errorf("after new data: %d %s", r.status, r.body)
+	if r := h.Get("/mock/"+id, "decoyauthtoken", token); r.Status != 202 || r.Body != "[2]" {
+		t.Errorf("after new data: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -432,22 +428,22 @@ func TestSeedMock(t *testing.T) {
 // one byte more is 413.
 func TestImportAtTheBound(t *testing.T) {
 	const max = 1 << 10
-	h := newHarness(t, func(c *server.Config) { c.MaxDataBytes = max })
+	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = max })
 	file := func(n int) []byte {
 		head, tail := `{"a":"`, `"}`
 		return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
 	}
-	if r := h.sendFile("POST", projectPath+"/import?format=json-server", file(max)); r.status != 201 {
-		t.Errorf("a file of exactly the limit: %d %s", r.status, r.body)
+	if r := h.SendFile("POST", projectPath+"/import?format=json-server", file(max)); r.Status != 201 {
+		t.Errorf("a file of exactly the limit: %d %s", r.Status, r.Body)
 	}
-	wantError(t, h.sendFile("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
 }
 
 // TestImportOpenAPIGenerates: an operation without an example gets data
 // generated from its schema (§7), valid against it; one whose schema
 // cannot be generated is skipped, saying why.
 func TestImportOpenAPIGenerates(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	doc := `openapi: 3.1.0
 info: {title: t, version: "1"}
 paths:
@@ -482,7 +478,7 @@ components:
         id: {type: integer, minimum: 1, maximum: 9}
         email: {type: string, format: email}
 `
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=openapi", []byte(doc)), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=openapi", []byte(doc)), 201)
 	if len(a.Created) != 1 || a.Created[0].Name != "listUsers" {
 		t.Fatalf("created %+v", a.Created)
 	}
@@ -490,9 +486,9 @@ components:
 		ID    int    `json:"id"`
 		Email string `json:"email"`
 	}
-	r := h.get("/mock/" + a.Created[0].ID)
-	if err := json.Unmarshal([]byte(r.body), &users); err != nil || len(users) != 3 {
-		t.Fatalf("generated data %s: %v", r.body, err)
+	r := h.Get("/mock/" + a.Created[0].ID)
+	if err := json.Unmarshal([]byte(r.Body), &users); err != nil || len(users) != 3 {
+		t.Fatalf("generated data %s: %v", r.Body, err)
 	}
 	for _, u := range users {
 		if u.ID < 1 || u.ID > 9 || !strings.Contains(u.Email, "@") {
@@ -507,47 +503,47 @@ components:
 // TestExportImportTemplates: a mock's template goes out with the export
 // and comes back with the import, in its mode.
 func TestExportImportTemplates(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	ctx := context.Background()
-	m := h.create(`[]`, client.CreateOptions{Name: "numbers"})
+	m := h.Create(`[]`, client.CreateOptions{Name: "numbers"})
 	const tpl = `{"$repeat":3,"$item":"{{ number 1 9 }}"}`
-	if r := h.send("PUT", "/admin/v1/mocks/"+m.ID+"/template?mode=always", "application/json", tpl); r.status != 200 {
-		t.Fatalf("PUT template: %d %s", r.status, r.body)
+	if r := h.Send("PUT", "/admin/v1/mocks/"+m.ID+"/template?mode=always", "application/json", tpl); r.Status != 200 {
+		t.Fatalf("PUT template: %d %s", r.Status, r.Body)
 	}
-	export := []byte(h.sendFile("GET", projectPath+"/export", nil).body)
+	export := []byte(h.SendFile("GET", projectPath+"/export", nil).Body)
 	if !strings.Contains(gunzip(t, export), `"mode": "always"`) {
 		t.Fatalf("the manifest lacks the template:\n%s", gunzip(t, export))
 	}
-	if err := h.admin.DeleteMock(ctx, m.ID); err != nil {
+	if err := h.Admin.DeleteMock(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy", export), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=decoy", export), 201)
 	if len(a.Created) != 1 || a.Created[0].ID != m.ID {
 		t.Fatalf("created %+v", a.Created)
 	}
 	// The template as JSON: the manifest is indented, and so is the
 	// template within it.
-	r := h.send("GET", "/admin/v1/mocks/"+m.ID+"/template", "", "")
-	if r.status != 200 || !jsonSame(r.body, tpl) {
-		t.Errorf("GET template: %d %q", r.status, r.body)
+	r := h.Send("GET", "/admin/v1/mocks/"+m.ID+"/template", "", "")
+	if r.Status != 200 || !jsonSame(r.Body, tpl) {
+		t.Errorf("GET template: %d %q", r.Status, r.Body)
 	}
 	var got struct {
 		TemplateMode *string `json:"template_mode"`
 	}
-	json.Unmarshal([]byte(h.send("GET", "/admin/v1/mocks/"+m.ID, "", "").body), &got)
+	json.Unmarshal([]byte(h.Send("GET", "/admin/v1/mocks/"+m.ID, "", "").Body), &got)
 	if got.TemplateMode == nil || *got.TemplateMode != "always" {
 		t.Errorf("template_mode %v", got.TemplateMode)
 	}
 	// Every read runs it afresh: three numbers.
 	var nums []int
-	if r := h.get("/mock/" + m.ID); json.Unmarshal([]byte(r.body), &nums) != nil || len(nums) != 3 || r.header.Get("Decoy-Seed") == "" {
-		t.Errorf("a read of the imported always mock: %d %s", r.status, r.body)
+	if r := h.Get("/mock/" + m.ID); json.Unmarshal([]byte(r.Body), &nums) != nil || len(nums) != 3 || r.Header.Get("Decoy-Seed") == "" {
+		t.Errorf("a read of the imported always mock: %d %s", r.Status, r.Body)
 	}
 	// A template that does not compile is refused, naming the mock.
 	bad := regzip(bytes.Replace([]byte(gunzip(t, export)), []byte(`number 1 9`), []byte(`nmbr 1 9  `), 1))
-	r = h.sendFile("POST", projectPath+"/import?format=decoy&new_ids=true", bad)
-	if r.status != 400 || !strings.Contains(r.body, `Mock \"numbers\"`) {
-		t.Errorf("a bad template: %d %s", r.status, r.body)
+	r = h.SendFile("POST", projectPath+"/import?format=decoy&new_ids=true", bad)
+	if r.Status != 400 || !strings.Contains(r.Body, `Mock \"numbers\"`) {
+		t.Errorf("a bad template: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -570,15 +566,15 @@ func jsonSame(a, b string) bool {
 // headers and padding, which a small --max-data-bytes would refuse (found
 // in black-box testing: 12 mocks of 5,457 bytes, refused at 2,000).
 func TestImportOwnExportOfManySmallMocks(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.MaxDataBytes = 2000 })
+	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = 2000 })
 	for i := range 12 {
-		h.create(fmt.Sprintf(`[{"id":%d,"name":"%s"}]`, i, strings.Repeat("x", 400)), client.CreateOptions{Name: fmt.Sprintf("m%d", i)})
+		h.Create(fmt.Sprintf(`[{"id":%d,"name":"%s"}]`, i, strings.Repeat("x", 400)), client.CreateOptions{Name: fmt.Sprintf("m%d", i)})
 	}
-	r := h.sendFile("GET", projectPath+"/export", nil)
-	if r.status != 200 {
-		t.Fatalf("export: %d %s", r.status, r.body)
+	r := h.SendFile("GET", projectPath+"/export", nil)
+	if r.Status != 200 {
+		t.Fatalf("export: %d %s", r.Status, r.Body)
 	}
-	a := decodeImport(t, h.sendFile("POST", projectPath+"/import?format=decoy&new_ids=true", []byte(r.body)), 201)
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=decoy&new_ids=true", []byte(r.Body)), 201)
 	if len(a.Created) != 12 {
 		t.Errorf("%d mocks created, want 12", len(a.Created))
 	}

@@ -11,13 +11,14 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 )
 
 // Close lets a read in its response delay finish and answers it whole,
 // then accepts no more connections.
 func TestCloseDuringDelay(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"slow":true}]`, client.CreateOptions{DelayMS: 700})
+	h := servertest.New(t)
+	m := h.Create(`[{"slow":true}]`, client.CreateOptions{DelayMS: 700})
 	type answer struct {
 		status int
 		body   string
@@ -25,7 +26,7 @@ func TestCloseDuringDelay(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		resp, err := http.Get(h.url + "/mock/" + m.ID)
+		resp, err := http.Get(h.URL + "/mock/" + m.ID)
 		if err != nil {
 			got <- answer{err: err}
 			return
@@ -36,9 +37,9 @@ func TestCloseDuringDelay(t *testing.T) {
 	}()
 	// The quota is reserved before the delay: once it is counted, the
 	// read is waiting out its delay.
-	month := decoy.Month(h.clock.Now())
+	month := decoy.Month(h.Clock.Now())
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if n, _ := h.store.QuotaUsed(context.Background(), m.ID, month); n == 1 {
+		if n, _ := h.Store.QuotaUsed(context.Background(), m.ID, month); n == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -46,9 +47,9 @@ func TestCloseDuringDelay(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	addr := strings.TrimPrefix(h.url, "http://")
+	addr := strings.TrimPrefix(h.URL, "http://")
 	closed := make(chan error, 1)
-	go func() { closed <- h.srv.Close() }()
+	go func() { closed <- h.Srv.Close() }()
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}

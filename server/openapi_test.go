@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -83,11 +84,11 @@ func openAPIRouter(t *testing.T) routers.Router {
 // against the document.
 func TestOpenAPIMatchesResponses(t *testing.T) {
 	router := openAPIRouter(t)
-	h := newHarness(t)
-	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{Name: "x", RateLimit: ptr(int64(2))})
-	priv := h.create(`{"a":1}`, client.CreateOptions{Private: true})
-	tm := h.create(`[]`, client.CreateOptions{})
-	auth := "Bearer " + adminToken
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1},{"a":2}]`, client.CreateOptions{Name: "x", RateLimit: servertest.Ptr(int64(2))})
+	priv := h.Create(`{"a":1}`, client.CreateOptions{Private: true})
+	tm := h.Create(`[]`, client.CreateOptions{})
+	auth := "Bearer " + servertest.AdminToken
 	for _, tc := range []struct {
 		method, path, body string
 		header             []string
@@ -117,7 +118,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		{"GET", "/readyz", "", nil, 200},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, h.url+tc.path, strings.NewReader(tc.body))
+			req, _ := http.NewRequest(tc.method, h.URL+tc.path, strings.NewReader(tc.body))
 			for i := 0; i+1 < len(tc.header); i += 2 {
 				req.Header.Set(tc.header[i], tc.header[i+1])
 			}
@@ -161,9 +162,9 @@ func validateAnswer(t *testing.T, router routers.Router, req *http.Request, path
 }
 
 func TestOpenAPIServed(t *testing.T) {
-	h := newHarness(t)
-	r := h.get("/openapi.json")
-	if r.status != 200 || r.body != string(server.OpenAPI()) || r.header.Get("Content-Type") != "application/json" {
-		t.Errorf("GET /openapi.json: %d %s", r.status, r.header.Get("Content-Type"))
+	h := servertest.New(t)
+	r := h.Get("/openapi.json")
+	if r.Status != 200 || r.Body != string(server.OpenAPI()) || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET /openapi.json: %d %s", r.Status, r.Header.Get("Content-Type"))
 	}
 }

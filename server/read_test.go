@@ -17,14 +17,15 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
 
 // CONTRACT §1.1: the first check that fails answers.
 func TestOrderOfChecks(t *testing.T) {
-	h := newHarness(t)
-	open := h.create(`[{"a":1}]`, client.CreateOptions{RateLimit: ptr(int64(1)), MonthlyQuota: ptr(int64(1))})
-	priv := h.create(`[{"a":1}]`, client.CreateOptions{Private: true})
+	h := servertest.New(t)
+	open := h.Create(`[{"a":1}]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(1)), MonthlyQuota: servertest.Ptr(int64(1))})
+	priv := h.Create(`[{"a":1}]`, client.CreateOptions{Private: true})
 	unknown := "/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d"
 	for _, tc := range []struct {
 		name, method, path string
@@ -50,76 +51,76 @@ func TestOrderOfChecks(t *testing.T) {
 		{"rate limit before quota and parameters", http.MethodGet, "/mock/" + open.ID + "?limit=x", nil, 429, "Rate limit exceeded. Maximum 1 requests per minute."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.do(tc.method, tc.path, tc.header...)
-			wantError(t, r, tc.status, tc.msg)
-			if tc.status == 405 && r.header.Get("Allow") != "GET, HEAD" {
-				t.Errorf("Allow = %q", r.header.Get("Allow"))
+			r := h.Do(tc.method, tc.path, tc.header...)
+			servertest.WantError(t, r, tc.status, tc.msg)
+			if tc.status == 405 && r.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("Allow = %q", r.Header.Get("Allow"))
 			}
 		})
 	}
 	// Nothing answered by a check before the quota counted a served response.
-	if u, _ := h.admin.Usage(context.Background(), open.ID); u.Month.Used != 0 {
+	if u, _ := h.Admin.Usage(context.Background(), open.ID); u.Month.Used != 0 {
 		t.Errorf("month used = %d, want 0", u.Month.Used)
 	}
 }
 
 func TestIDAnyCase(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[1]`, client.CreateOptions{})
+	h := servertest.New(t)
+	m := h.Create(`[1]`, client.CreateOptions{})
 	for _, path := range []string{"/mock/" + m.ID, "/mock/" + strings.ToUpper(m.ID), "/api/" + m.ID} {
-		if r := h.get(path); r.status != 200 || r.body != "[1]" {
-			t.Errorf("%s: %d %q", path, r.status, r.body)
+		if r := h.Get(path); r.Status != 200 || r.Body != "[1]" {
+			t.Errorf("%s: %d %q", path, r.Status, r.Body)
 		}
 	}
 }
 
 func TestHead(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
 	for _, q := range []string{"", "?limit=1"} {
-		g, hd := h.get("/mock/"+m.ID+q), h.do(http.MethodHead, "/mock/"+m.ID+q)
-		if hd.status != 200 || hd.body != "" {
-			t.Fatalf("HEAD%s: %d %q", q, hd.status, hd.body)
+		g, hd := h.Get("/mock/"+m.ID+q), h.Do(http.MethodHead, "/mock/"+m.ID+q)
+		if hd.Status != 200 || hd.Body != "" {
+			t.Fatalf("HEAD%s: %d %q", q, hd.Status, hd.Body)
 		}
 		for _, k := range []string{"Content-Type", "Content-Length", "ETag", "X-Total-Count"} {
-			if g.header.Get(k) != hd.header.Get(k) {
-				t.Errorf("HEAD%s %s = %q, GET has %q", q, k, hd.header.Get(k), g.header.Get(k))
+			if g.Header.Get(k) != hd.Header.Get(k) {
+				t.Errorf("HEAD%s %s = %q, GET has %q", q, k, hd.Header.Get(k), g.Header.Get(k))
 			}
 		}
 	}
 }
 
 func TestPreflight(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
-	r := h.do(http.MethodOptions, "/mock/not-even-a-uuid", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
-	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "*" {
-		t.Fatalf("preflight: %d %v", r.status, r.header)
+	h := servertest.New(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
+	r := h.Do(http.MethodOptions, "/mock/not-even-a-uuid", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
+	if r.Status != 204 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d %v", r.Status, r.Header)
 	}
-	allowed := r.header.Get("Access-Control-Allow-Headers")
+	allowed := r.Header.Get("Access-Control-Allow-Headers")
 	for _, name := range []string{"serviceauthtoken", "decoyauthtoken", "X-Brand-Token"} {
 		if !strings.Contains(allowed, name) {
 			t.Errorf("Allow-Headers %q lacks %s", allowed, name)
 		}
 	}
-	if m := r.header.Get("Access-Control-Allow-Methods"); m != "GET, HEAD" {
+	if m := r.Header.Get("Access-Control-Allow-Methods"); m != "GET, HEAD" {
 		t.Errorf("Allow-Methods = %q", m)
 	}
 
-	narrow := newHarness(t, func(c *server.Config) { c.CORSOrigins = []string{"https://good.example"} })
-	m := narrow.create(`[]`, client.CreateOptions{})
-	if got := narrow.get("/mock/"+m.ID, "Origin", "https://good.example").header.Get("Access-Control-Allow-Origin"); got != "https://good.example" {
+	narrow := servertest.New(t, func(c *server.Config) { c.CORSOrigins = []string{"https://good.example"} })
+	m := narrow.Create(`[]`, client.CreateOptions{})
+	if got := narrow.Get("/mock/"+m.ID, "Origin", "https://good.example").Header.Get("Access-Control-Allow-Origin"); got != "https://good.example" {
 		t.Errorf("allowed origin got ACAO %q", got)
 	}
-	if got := narrow.get("/mock/"+m.ID, "Origin", "https://evil.example").header.Get("Access-Control-Allow-Origin"); got != "" {
+	if got := narrow.Get("/mock/"+m.ID, "Origin", "https://evil.example").Header.Get("Access-Control-Allow-Origin"); got != "" {
 		t.Errorf("other origin got ACAO %q", got)
 	}
 }
 
 // CONTRACT §1.5.
 func TestTokens(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
-	priv := h.create(`[{"a":1}]`, client.CreateOptions{Private: true})
-	open := h.create(`[{"a":1}]`, client.CreateOptions{})
+	h := servertest.New(t, func(c *server.Config) { c.TokenHeader = "X-Brand-Token" })
+	priv := h.Create(`[{"a":1}]`, client.CreateOptions{Private: true})
+	open := h.Create(`[{"a":1}]`, client.CreateOptions{})
 	if !strings.HasPrefix(priv.Token, "dcy_") || len(priv.Token) != 4+43 {
 		t.Fatalf("token %q is not dcy_ and 43 base64url characters", priv.Token)
 	}
@@ -147,191 +148,191 @@ func TestTokens(t *testing.T) {
 		{"token to an open mock is ignored", "/mock/" + open.ID, []string{"serviceauthtoken", bad}, 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.get(tc.path, tc.header...)
+			r := h.Get(tc.path, tc.header...)
 			if tc.status == 200 {
-				if r.status != 200 || r.body != `[{"a":1}]` {
-					t.Errorf("got %d %q", r.status, r.body)
+				if r.Status != 200 || r.Body != `[{"a":1}]` {
+					t.Errorf("got %d %q", r.Status, r.Body)
 				}
 				return
 			}
-			wantError(t, r, tc.status, tc.msg)
+			servertest.WantError(t, r, tc.status, tc.msg)
 		})
 	}
-	if r := h.get(p, "serviceauthtoken", good); r.header.Get("Cache-Control") != "private, no-cache" {
-		t.Errorf("private mock Cache-Control = %q", r.header.Get("Cache-Control"))
+	if r := h.Get(p, "serviceauthtoken", good); r.Header.Get("Cache-Control") != "private, no-cache" {
+		t.Errorf("private mock Cache-Control = %q", r.Header.Get("Cache-Control"))
 	}
 }
 
 func TestFailedAuthenticationLimit(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
-	priv := h.create(`[]`, client.CreateOptions{Private: true})
+	h := servertest.New(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
+	priv := h.Create(`[]`, client.CreateOptions{Private: true})
 	p := "/mock/" + priv.ID
 	// Missing tokens are not guesses and do not count.
 	for i := 0; i < 5; i++ {
-		wantError(t, h.get(p), 401, "Auth token not found")
+		servertest.WantError(t, h.Get(p), 401, "Auth token not found")
 	}
 	for i := 0; i < 3; i++ {
-		h.clock.Add(time.Second)
-		wantError(t, h.get(p, "serviceauthtoken", "guess"), 401, "Invalid auth token")
+		h.Clock.Add(time.Second)
+		servertest.WantError(t, h.Get(p, "serviceauthtoken", "guess"), 401, "Invalid auth token")
 	}
 	for _, header := range [][]string{{"serviceauthtoken", "guess"}, {"serviceauthtoken", priv.Token}, nil} {
-		r := h.get(p, header...)
-		wantError(t, r, 429, "Too many failed authentication attempts")
+		r := h.Get(p, header...)
+		servertest.WantError(t, r, 429, "Too many failed authentication attempts")
 		// The first failure (at +1s) leaves the window at +61s; now is +3s.
-		if ra := r.header.Get("Retry-After"); ra != "58" {
+		if ra := r.Header.Get("Retry-After"); ra != "58" {
 			t.Errorf("Retry-After = %q, want 58", ra)
 		}
 	}
 	// Mock-token and admin-token failures are counted apart: neither locks
 	// out the other.
-	if r := h.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken); r.status != 200 {
-		t.Errorf("admin API after mock-token failures: %d %s", r.status, r.body)
+	if r := h.Get("/admin/v1/mocks", "Authorization", "Bearer "+servertest.AdminToken); r.Status != 200 {
+		t.Errorf("admin API after mock-token failures: %d %s", r.Status, r.Body)
 	}
-	other := newHarness(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
-	om := other.create(`[]`, client.CreateOptions{Private: true})
+	other := servertest.New(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
+	om := other.Create(`[]`, client.CreateOptions{Private: true})
 	for i := 0; i < 2; i++ {
-		wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 401, "Invalid admin token")
+		servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 401, "Invalid admin token")
 	}
-	wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 429, "Too many failed authentication attempts")
-	wantError(t, other.get("/admin/v1/mocks", "Authorization", "Bearer "+adminToken), 429, "Too many failed authentication attempts")
-	if r := other.get("/mock/"+om.ID, "serviceauthtoken", om.Token); r.status != 200 {
-		t.Errorf("mock read after admin-token failures: %d %s", r.status, r.body)
+	servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 429, "Too many failed authentication attempts")
+	servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer "+servertest.AdminToken), 429, "Too many failed authentication attempts")
+	if r := other.Get("/mock/"+om.ID, "serviceauthtoken", om.Token); r.Status != 200 {
+		t.Errorf("mock read after admin-token failures: %d %s", r.Status, r.Body)
 	}
 
-	h.clock.Add(58 * time.Second)
-	if r := h.get(p, "serviceauthtoken", priv.Token); r.status != 200 {
-		t.Errorf("after the window freed: %d %s", r.status, r.body)
+	h.Clock.Add(58 * time.Second)
+	if r := h.Get(p, "serviceauthtoken", priv.Token); r.Status != 200 {
+		t.Errorf("after the window freed: %d %s", r.Status, r.Body)
 	}
 }
 
 // CONTRACT §1.6: rate limit.
 func TestRateLimit(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1}]`, client.CreateOptions{RateLimit: ptr(int64(3))})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(3))})
 	p := "/mock/" + m.ID
-	check := func(r response, status int, remaining, reset string) {
+	check := func(r servertest.Response, status int, remaining, reset string) {
 		t.Helper()
-		if r.status != status {
-			t.Fatalf("status %d, want %d (%s)", r.status, status, r.body)
+		if r.Status != status {
+			t.Fatalf("status %d, want %d (%s)", r.Status, status, r.Body)
 		}
-		if got := r.header.Get("X-RateLimit-Limit"); got != "3" {
+		if got := r.Header.Get("X-RateLimit-Limit"); got != "3" {
 			t.Errorf("X-RateLimit-Limit = %q", got)
 		}
-		if got := r.header.Get("X-RateLimit-Remaining"); got != remaining {
+		if got := r.Header.Get("X-RateLimit-Remaining"); got != remaining {
 			t.Errorf("X-RateLimit-Remaining = %q, want %s", got, remaining)
 		}
-		if got := r.header.Get("X-RateLimit-Reset"); got != reset {
+		if got := r.Header.Get("X-RateLimit-Reset"); got != reset {
 			t.Errorf("X-RateLimit-Reset = %q, want %s", got, reset)
 		}
 	}
-	check(h.get(p), 200, "2", "60")
-	h.clock.Add(10 * time.Second)
-	check(h.get(p+"?limit=-5"), 400, "1", "50") // a 400 passed checks 1-3: it counts
-	h.clock.Add(10 * time.Second)
-	check(h.get(p), 200, "0", "40")
-	h.clock.Add(10 * time.Second)
-	r := h.get(p)
+	check(h.Get(p), 200, "2", "60")
+	h.Clock.Add(10 * time.Second)
+	check(h.Get(p+"?limit=-5"), 400, "1", "50") // a 400 passed checks 1-3: it counts
+	h.Clock.Add(10 * time.Second)
+	check(h.Get(p), 200, "0", "40")
+	h.Clock.Add(10 * time.Second)
+	r := h.Get(p)
 	check(r, 429, "0", "30")
-	wantError(t, r, 429, "Rate limit exceeded. Maximum 3 requests per minute.")
-	if got := r.header.Get("Retry-After"); got != "30" {
+	servertest.WantError(t, r, 429, "Rate limit exceeded. Maximum 3 requests per minute.")
+	if got := r.Header.Get("Retry-After"); got != "30" {
 		t.Errorf("Retry-After = %q, want 30", got)
 	}
 	// Refused requests do not consume the window: the first slot frees at +60s.
-	h.clock.Add(29 * time.Second)
-	check(h.get(p), 429, "0", "1")
-	h.clock.Add(time.Second)
-	check(h.get(p), 200, "0", "10")
+	h.Clock.Add(29 * time.Second)
+	check(h.Get(p), 429, "0", "1")
+	h.Clock.Add(time.Second)
+	check(h.Get(p), 200, "0", "10")
 
 	// An unlimited mock carries no rate-limit headers.
-	free := h.create(`[]`, client.CreateOptions{RateLimit: ptr(int64(0))})
-	if r := h.get("/mock/" + free.ID); r.header.Get("X-RateLimit-Limit") != "" || r.header.Get("X-RateLimit-Remaining") != "" {
-		t.Errorf("unlimited mock has rate headers: %v", r.header)
+	free := h.Create(`[]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(0))})
+	if r := h.Get("/mock/" + free.ID); r.Header.Get("X-RateLimit-Limit") != "" || r.Header.Get("X-RateLimit-Remaining") != "" {
+		t.Errorf("unlimited mock has rate headers: %v", r.Header)
 	}
 }
 
 // CONTRACT §1.6: monthly quota.
 func TestMonthlyQuota(t *testing.T) {
-	h := newHarness(t)
-	h.clock.Add(-10 * time.Hour) // 2026-11-22T00:00:00Z
-	m := h.create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: ptr(int64(2)), RateLimit: ptr(int64(100))})
-	priv := h.create(`[]`, client.CreateOptions{Private: true, MonthlyQuota: ptr(int64(1))})
+	h := servertest.New(t)
+	h.Clock.Add(-10 * time.Hour) // 2026-11-22T00:00:00Z
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(2)), RateLimit: servertest.Ptr(int64(100))})
+	priv := h.Create(`[]`, client.CreateOptions{Private: true, MonthlyQuota: servertest.Ptr(int64(1))})
 	p := "/mock/" + m.ID
 	// Answers other than served responses do not count.
-	h.get(p + "?limit=-1")
-	h.get(p + "?order_direction=sideways")
-	h.get("/mock/" + priv.ID)
-	h.get("/mock/"+priv.ID, "serviceauthtoken", "wrong")
+	h.Get(p + "?limit=-1")
+	h.Get(p + "?order_direction=sideways")
+	h.Get("/mock/" + priv.ID)
+	h.Get("/mock/"+priv.ID, "serviceauthtoken", "wrong")
 	for i, want := range []string{"1", "0"} {
-		r := h.get(p)
-		if r.status != 200 || r.header.Get("X-Quota-Limit") != "2" || r.header.Get("X-Quota-Remaining") != want {
-			t.Fatalf("request %d: %d quota %q/%q", i, r.status, r.header.Get("X-Quota-Remaining"), r.header.Get("X-Quota-Limit"))
+		r := h.Get(p)
+		if r.Status != 200 || r.Header.Get("X-Quota-Limit") != "2" || r.Header.Get("X-Quota-Remaining") != want {
+			t.Fatalf("request %d: %d quota %q/%q", i, r.Status, r.Header.Get("X-Quota-Remaining"), r.Header.Get("X-Quota-Limit"))
 		}
 	}
-	r := h.get(p)
-	wantError(t, r, 429, "Monthly request quota exceeded")
-	if got := r.header.Get("Retry-After"); got != strconv.Itoa(9*24*3600) {
+	r := h.Get(p)
+	servertest.WantError(t, r, 429, "Monthly request quota exceeded")
+	if got := r.Header.Get("Retry-After"); got != strconv.Itoa(9*24*3600) {
 		t.Errorf("Retry-After = %q, want the 9 days to December", got)
 	}
-	if r.header.Get("X-Quota-Remaining") != "0" || r.header.Get("X-RateLimit-Remaining") != "96" {
-		t.Errorf("limit headers on a quota refusal: %v", r.header)
+	if r.Header.Get("X-Quota-Remaining") != "0" || r.Header.Get("X-RateLimit-Remaining") != "96" {
+		t.Errorf("limit headers on a quota refusal: %v", r.Header)
 	}
 	// A quota refusal gave its rate-limit slot back; an invalid query on an
 	// exhausted quota is answered by the quota, which comes first.
-	wantError(t, h.get(p+"?limit=-1"), 429, "Monthly request quota exceeded")
-	if u, _ := h.admin.Usage(context.Background(), m.ID); u.Minute.Used != 4 || u.Month.Used != 2 {
+	servertest.WantError(t, h.Get(p+"?limit=-1"), 429, "Monthly request quota exceeded")
+	if u, _ := h.Admin.Usage(context.Background(), m.ID); u.Minute.Used != 4 || u.Month.Used != 2 {
 		t.Errorf("usage = %+v, want 4 in the minute (2 served + 2 answered 400) and 2 in the month", u)
 	}
 	// A new UTC month starts from zero.
-	h.clock.Add(9 * 24 * time.Hour)
-	if r := h.get(p); r.status != 200 || r.header.Get("X-Quota-Remaining") != "1" {
-		t.Errorf("in December: %d remaining %q", r.status, r.header.Get("X-Quota-Remaining"))
+	h.Clock.Add(9 * 24 * time.Hour)
+	if r := h.Get(p); r.Status != 200 || r.Header.Get("X-Quota-Remaining") != "1" {
+		t.Errorf("in December: %d remaining %q", r.Status, r.Header.Get("X-Quota-Remaining"))
 	}
-	unlimited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
-	if r := h.get("/mock/" + unlimited.ID); r.header.Get("X-Quota-Limit") != "" {
-		t.Errorf("unlimited quota has quota headers: %v", r.header)
+	unlimited := h.Create(`[]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(0))})
+	if r := h.Get("/mock/" + unlimited.ID); r.Header.Get("X-Quota-Limit") != "" {
+		t.Errorf("unlimited quota has quota headers: %v", r.Header)
 	}
 }
 
 // Only answers that return the data count: not HEAD, not 304.
 func TestQuotaCountsServedResponsesOnly(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: ptr(int64(2))})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(2))})
 	p := "/mock/" + m.ID
-	first := h.get(p)
-	if first.header.Get("X-Quota-Remaining") != "1" {
-		t.Fatalf("first GET: remaining %q", first.header.Get("X-Quota-Remaining"))
+	first := h.Get(p)
+	if first.Header.Get("X-Quota-Remaining") != "1" {
+		t.Fatalf("first GET: remaining %q", first.Header.Get("X-Quota-Remaining"))
 	}
 	for i := 0; i < 3; i++ {
-		r := h.get(p, "If-None-Match", first.header.Get("ETag"))
-		if r.status != 304 || r.header.Get("X-Quota-Remaining") != "1" {
-			t.Errorf("304: %d remaining %q", r.status, r.header.Get("X-Quota-Remaining"))
+		r := h.Get(p, "If-None-Match", first.Header.Get("ETag"))
+		if r.Status != 304 || r.Header.Get("X-Quota-Remaining") != "1" {
+			t.Errorf("304: %d remaining %q", r.Status, r.Header.Get("X-Quota-Remaining"))
 		}
-		hd := h.do(http.MethodHead, p)
-		if hd.status != 200 || hd.header.Get("X-Quota-Remaining") != "1" {
-			t.Errorf("HEAD: %d remaining %q", hd.status, hd.header.Get("X-Quota-Remaining"))
+		hd := h.Do(http.MethodHead, p)
+		if hd.Status != 200 || hd.Header.Get("X-Quota-Remaining") != "1" {
+			t.Errorf("HEAD: %d remaining %q", hd.Status, hd.Header.Get("X-Quota-Remaining"))
 		}
 	}
-	if u, _ := h.admin.Usage(context.Background(), m.ID); u.Month.Used != 1 {
+	if u, _ := h.Admin.Usage(context.Background(), m.ID); u.Month.Used != 1 {
 		t.Errorf("month used = %d, want 1", u.Month.Used)
 	}
-	h.get(p)
+	h.Get(p)
 	// The quota is used up: HEAD and conditional requests are refused too.
-	if r := h.do(http.MethodHead, p); r.status != 429 || r.body != "" {
-		t.Errorf("HEAD over quota: %d %q", r.status, r.body)
+	if r := h.Do(http.MethodHead, p); r.Status != 429 || r.Body != "" {
+		t.Errorf("HEAD over quota: %d %q", r.Status, r.Body)
 	}
-	wantError(t, h.get(p, "If-None-Match", first.header.Get("ETag")), 429, "Monthly request quota exceeded")
+	servertest.WantError(t, h.Get(p, "If-None-Match", first.Header.Get("ETag")), 429, "Monthly request quota exceeded")
 }
 
 // A quota refusal gives its rate-limit slot back, and the headers say so.
 func TestQuotaRefusalRateHeaders(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(1)), RateLimit: ptr(int64(5))})
-	h.get("/mock/" + m.ID)
-	h.clock.Add(61 * time.Second)
-	r := h.get("/mock/" + m.ID)
-	if r.status != 429 || r.header.Get("X-RateLimit-Remaining") != "5" || r.header.Get("X-RateLimit-Reset") != "0" {
-		t.Errorf("quota refusal with an empty window: %d remaining %q reset %q", r.status,
-			r.header.Get("X-RateLimit-Remaining"), r.header.Get("X-RateLimit-Reset"))
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(1)), RateLimit: servertest.Ptr(int64(5))})
+	h.Get("/mock/" + m.ID)
+	h.Clock.Add(61 * time.Second)
+	r := h.Get("/mock/" + m.ID)
+	if r.Status != 429 || r.Header.Get("X-RateLimit-Remaining") != "5" || r.Header.Get("X-RateLimit-Reset") != "0" {
+		t.Errorf("quota refusal with an empty window: %d remaining %q reset %q", r.Status,
+			r.Header.Get("X-RateLimit-Remaining"), r.Header.Get("X-RateLimit-Reset"))
 	}
 }
 
@@ -339,24 +340,24 @@ func TestQuotaRefusalRateHeaders(t *testing.T) {
 // against a limit of 5 give exactly 5 answers, and a quota of 3 under 8
 // concurrent requests serves exactly 3.
 func TestLimitsUnderConcurrency(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	for _, tc := range []struct {
 		opts     client.CreateOptions
 		requests int
 		served   int
 		refusal  string
 	}{
-		{client.CreateOptions{RateLimit: ptr(int64(5))}, 20, 5, "Rate limit exceeded. Maximum 5 requests per minute."},
-		{client.CreateOptions{MonthlyQuota: ptr(int64(3))}, 8, 3, "Monthly request quota exceeded"},
+		{client.CreateOptions{RateLimit: servertest.Ptr(int64(5))}, 20, 5, "Rate limit exceeded. Maximum 5 requests per minute."},
+		{client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(3))}, 8, 3, "Monthly request quota exceeded"},
 	} {
-		m := h.create(`[{"a":1}]`, tc.opts)
+		m := h.Create(`[{"a":1}]`, tc.opts)
 		var wg sync.WaitGroup
-		results := make(chan response, tc.requests)
+		results := make(chan servertest.Response, tc.requests)
 		for i := 0; i < tc.requests; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results <- h.get("/mock/" + m.ID)
+				results <- h.Get("/mock/" + m.ID)
 			}()
 		}
 		wg.Wait()
@@ -364,10 +365,10 @@ func TestLimitsUnderConcurrency(t *testing.T) {
 		served := 0
 		for r := range results {
 			switch {
-			case r.status == 200:
+			case r.Status == 200:
 				served++
-			case r.status != 429 || !strings.Contains(r.body, tc.refusal):
-				t.Errorf("unexpected answer %d %s", r.status, r.body)
+			case r.Status != 429 || !strings.Contains(r.Body, tc.refusal):
+				t.Errorf("unexpected answer %d %s", r.Status, r.Body)
 			}
 		}
 		if served != tc.served {
@@ -378,9 +379,9 @@ func TestLimitsUnderConcurrency(t *testing.T) {
 
 // CONTRACT §1.7.
 func TestStoredBytes(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	const doc = "[ {\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2} ,\n {\"price\":1e2,\"name\":\"b\"} ]"
-	m := h.create(doc, client.CreateOptions{ContentType: "application/json; charset=utf-8"})
+	m := h.Create(doc, client.CreateOptions{ContentType: "application/json; charset=utf-8"})
 	p := "/mock/" + m.ID
 	for _, tc := range []struct{ query, body string }{
 		{"", doc},
@@ -391,24 +392,24 @@ func TestStoredBytes(t *testing.T) {
 		{"?filters=price%3D30", "[{\"price\": 30.0, \"name\":\"Ren\\u00e9\", \"z\":1, \"a\":2}]"},
 		{"?limit=0", "[]"},
 	} {
-		r := h.get(p + tc.query)
-		if r.status != 200 || r.body != tc.body {
-			t.Errorf("%s: %d\n got %q\nwant %q", tc.query, r.status, r.body, tc.body)
+		r := h.Get(p + tc.query)
+		if r.Status != 200 || r.Body != tc.body {
+			t.Errorf("%s: %d\n got %q\nwant %q", tc.query, r.Status, r.Body, tc.body)
 		}
-		if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 			t.Errorf("%s: Content-Type %q", tc.query, ct)
 		}
-		if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Cache-Control") != "no-cache" {
-			t.Errorf("%s: headers %v", tc.query, r.header)
+		if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s: headers %v", tc.query, r.Header)
 		}
 	}
-	if got := h.get(p + "?limit=1").header.Get("X-Total-Count"); got != "2" {
+	if got := h.Get(p + "?limit=1").Header.Get("X-Total-Count"); got != "2" {
 		t.Errorf("X-Total-Count = %q, want 2 (before limit)", got)
 	}
 }
 
 func TestNotArrays(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	for _, tc := range []struct{ ct, data string }{
 		{"application/json", `{"users":[{"a":1}], "n": 1.50}`},
 		{"application/json", `"just a string"`},
@@ -416,26 +417,26 @@ func TestNotArrays(t *testing.T) {
 		{"text/html", `<script>alert(1)</script>`},
 		{"application/octet-stream", "\x00\x01\xff"},
 	} {
-		m := h.create(tc.data, client.CreateOptions{ContentType: tc.ct})
+		m := h.Create(tc.data, client.CreateOptions{ContentType: tc.ct})
 		// Query parameters, even invalid ones, do not apply.
-		r := h.get("/mock/" + m.ID + "?limit=-1&filters=a%5B%24gt%5D%3D1&order_direction=x")
-		if r.status != 200 || r.body != tc.data || r.header.Get("Content-Type") != tc.ct || r.header.Get("X-Total-Count") != "" {
-			t.Errorf("%s %q: %d %q %v", tc.ct, tc.data, r.status, r.body, r.header)
+		r := h.Get("/mock/" + m.ID + "?limit=-1&filters=a%5B%24gt%5D%3D1&order_direction=x")
+		if r.Status != 200 || r.Body != tc.data || r.Header.Get("Content-Type") != tc.ct || r.Header.Get("X-Total-Count") != "" {
+			t.Errorf("%s %q: %d %q %v", tc.ct, tc.data, r.Status, r.Body, r.Header)
 		}
 		isJSON := tc.ct == "application/json"
-		if csp := r.header.Get("Content-Security-Policy"); (csp == "sandbox") == isJSON {
+		if csp := r.Header.Get("Content-Security-Policy"); (csp == "sandbox") == isJSON {
 			t.Errorf("%s: Content-Security-Policy %q", tc.ct, csp)
 		}
 	}
 }
 
 func TestETag(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1},{"a":2}]`, client.CreateOptions{})
 	p := "/mock/" + m.ID
-	whole, part := h.get(p), h.get(p+"?limit=1")
-	if whole.header.Get("ETag") != m.ETag || part.header.Get("ETag") == "" || part.header.Get("ETag") == m.ETag {
-		t.Fatalf("ETags: whole %q (mock %q), part %q", whole.header.Get("ETag"), m.ETag, part.header.Get("ETag"))
+	whole, part := h.Get(p), h.Get(p+"?limit=1")
+	if whole.Header.Get("ETag") != m.ETag || part.Header.Get("ETag") == "" || part.Header.Get("ETag") == m.ETag {
+		t.Fatalf("ETags: whole %q (mock %q), part %q", whole.Header.Get("ETag"), m.ETag, part.Header.Get("ETag"))
 	}
 	for _, tc := range []struct {
 		query, inm string
@@ -446,29 +447,29 @@ func TestETag(t *testing.T) {
 		{"", `"other", ` + m.ETag, 304},
 		{"", "*", 304},
 		{"", `"other"`, 200},
-		{"?limit=1", part.header.Get("ETag"), 304},
+		{"?limit=1", part.Header.Get("ETag"), 304},
 		{"?limit=1", m.ETag, 200},
 	} {
-		r := h.get(p+tc.query, "If-None-Match", tc.inm)
-		if r.status != tc.status {
-			t.Errorf("%s If-None-Match %s: %d, want %d", tc.query, tc.inm, r.status, tc.status)
+		r := h.Get(p+tc.query, "If-None-Match", tc.inm)
+		if r.Status != tc.status {
+			t.Errorf("%s If-None-Match %s: %d, want %d", tc.query, tc.inm, r.Status, tc.status)
 		}
-		if tc.status == 304 && (r.body != "" || r.header.Get("ETag") == "") {
-			t.Errorf("304 with body %q or without ETag", r.body)
+		if tc.status == 304 && (r.Body != "" || r.Header.Get("ETag") == "") {
+			t.Errorf("304 with body %q or without ETag", r.Body)
 		}
 	}
 	// Not for other statuses.
-	created := h.create(`[1]`, client.CreateOptions{Status: 500})
-	if r := h.get("/mock/"+created.ID, "If-None-Match", "*"); r.status != 500 || r.body != "[1]" {
-		t.Errorf("status 500 mock: %d %q", r.status, r.body)
+	created := h.Create(`[1]`, client.CreateOptions{Status: 500})
+	if r := h.Get("/mock/"+created.ID, "If-None-Match", "*"); r.Status != 500 || r.Body != "[1]" {
+		t.Errorf("status 500 mock: %d %q", r.Status, r.Body)
 	}
 }
 
 // The tag of a processed answer is a digest of its body: the same bytes
 // give the same tag whatever query chose them, and other bytes another tag.
 func TestETagOfProcessedAnswers(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1,"b":"x"}, {"a":2,"b":"y"},{"a":3,"b":"x"}]`, client.CreateOptions{})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1,"b":"x"}, {"a":2,"b":"y"},{"a":3,"b":"x"}]`, client.CreateOptions{})
 	p := "/mock/" + m.ID + "?"
 	tags := map[string]string{} // body -> tag
 	for _, q := range []string{
@@ -478,17 +479,17 @@ func TestETagOfProcessedAnswers(t *testing.T) {
 		"filters=b%3Dy", "limit=0", "filters=a%3D9", // [{"a":2,...}], [] and []
 		"order_by=a&order_direction=desc", // all three, reversed
 	} {
-		r := h.get(p + q)
-		tag := r.header.Get("ETag")
-		if r.status != 200 || tag == "" || tag == m.ETag {
-			t.Fatalf("%s: %d, ETag %q", q, r.status, tag)
+		r := h.Get(p + q)
+		tag := r.Header.Get("ETag")
+		if r.Status != 200 || tag == "" || tag == m.ETag {
+			t.Fatalf("%s: %d, ETag %q", q, r.Status, tag)
 		}
-		if prev, ok := tags[r.body]; ok && prev != tag {
-			t.Errorf("%s: body %s has tag %s, and %s for another query", q, r.body, tag, prev)
+		if prev, ok := tags[r.Body]; ok && prev != tag {
+			t.Errorf("%s: body %s has tag %s, and %s for another query", q, r.Body, tag, prev)
 		}
-		tags[r.body] = tag
-		if want := strconv.Itoa(len(r.body)); r.header.Get("Content-Length") != want {
-			t.Errorf("%s: Content-Length %s for a body of %s bytes", q, r.header.Get("Content-Length"), want)
+		tags[r.Body] = tag
+		if want := strconv.Itoa(len(r.Body)); r.Header.Get("Content-Length") != want {
+			t.Errorf("%s: Content-Length %s for a body of %s bytes", q, r.Header.Get("Content-Length"), want)
 		}
 	}
 	seen := map[string]string{}
@@ -504,7 +505,7 @@ func TestETagOfProcessedAnswers(t *testing.T) {
 }
 
 func TestGzip(t *testing.T) {
-	h := newHarness(t)
+	h := servertest.New(t)
 	var big strings.Builder
 	big.WriteString("[")
 	for i := 0; i < 100; i++ {
@@ -514,8 +515,8 @@ func TestGzip(t *testing.T) {
 		fmt.Fprintf(&big, `{"i":%d,"name":"record number %d"}`, i, i)
 	}
 	big.WriteString("]")
-	m := h.create(big.String(), client.CreateOptions{})
-	small := h.create(`[{"i":1}]`, client.CreateOptions{})
+	m := h.Create(big.String(), client.CreateOptions{})
+	small := h.Create(`[{"i":1}]`, client.CreateOptions{})
 	for _, tc := range []struct {
 		path, accept string
 		gzipped      bool
@@ -530,62 +531,62 @@ func TestGzip(t *testing.T) {
 		{"/mock/" + m.ID + "?limit=2", "gzip", false}, // under 1 KiB
 		{"/mock/" + small.ID, "gzip", false},
 	} {
-		r := h.get(tc.path, "Accept-Encoding", tc.accept)
-		plain := h.get(tc.path)
-		body := r.body
-		if got := r.header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+		r := h.Get(tc.path, "Accept-Encoding", tc.accept)
+		plain := h.Get(tc.path)
+		body := r.Body
+		if got := r.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
 			t.Errorf("%s Accept-Encoding %q: gzipped = %v", tc.path, tc.accept, got)
 			continue
 		}
 		if tc.gzipped {
-			zr, err := gzip.NewReader(strings.NewReader(r.body))
+			zr, err := gzip.NewReader(strings.NewReader(r.Body))
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, _ := io.ReadAll(zr)
 			body = string(b)
-			if r.header.Get("ETag") == plain.header.Get("ETag") {
-				t.Errorf("gzip and identity share the strong ETag %s", r.header.Get("ETag"))
+			if r.Header.Get("ETag") == plain.Header.Get("ETag") {
+				t.Errorf("gzip and identity share the strong ETag %s", r.Header.Get("ETag"))
 			}
 		}
-		if body != plain.body {
+		if body != plain.Body {
 			t.Errorf("%s: decoded body differs from the plain one", tc.path)
 		}
 	}
 }
 
 func TestStatusAndDelay(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[{"a":1}]`, client.CreateOptions{Status: 201, DelayMS: 200})
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{Status: 201, DelayMS: 200})
 	start := time.Now()
-	r := h.get("/mock/" + m.ID + "?limit=1")
+	r := h.Get("/mock/" + m.ID + "?limit=1")
 	if elapsed := time.Since(start); elapsed < 200*time.Millisecond {
 		t.Errorf("answered after %v, before the 200ms delay", elapsed)
 	}
-	if r.status != 201 || r.body != `[{"a":1}]` {
-		t.Errorf("got %d %q", r.status, r.body)
+	if r.Status != 201 || r.Body != `[{"a":1}]` {
+		t.Errorf("got %d %q", r.Status, r.Body)
 	}
 	// Errors are not delayed and keep their own status.
-	slow := h.create(`[{"a":1}]`, client.CreateOptions{DelayMS: 10000})
+	slow := h.Create(`[{"a":1}]`, client.CreateOptions{DelayMS: 10000})
 	start = time.Now()
-	wantError(t, h.get("/mock/"+slow.ID+"?limit=-1"), 400, "Limit must be 0 or greater")
+	servertest.WantError(t, h.Get("/mock/"+slow.ID+"?limit=-1"), 400, "Limit must be 0 or greater")
 	if time.Since(start) > 5*time.Second {
 		t.Error("an error answer waited for the 10 s delay")
 	}
 }
 
 func TestClientLeavingDuringDelayIsNotCounted(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{DelayMS: 30000})
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{DelayMS: 30000})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+"/mock/"+m.ID, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/mock/"+m.ID, nil)
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("request finished before the delay")
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		u, err := h.admin.Usage(context.Background(), m.ID)
+		u, err := h.Admin.Usage(context.Background(), m.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -600,18 +601,18 @@ func TestClientLeavingDuringDelayIsNotCounted(t *testing.T) {
 }
 
 func TestAccessLogRedactsTokens(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{Private: true})
-	h.get("/mock/" + m.ID + "?limit=1&auth_token=" + m.Token)
-	h.get("/mock/"+m.ID, "serviceauthtoken", m.Token)
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{Private: true})
+	h.Get("/mock/" + m.ID + "?limit=1&auth_token=" + m.Token)
+	h.Get("/mock/"+m.ID, "serviceauthtoken", m.Token)
 	// Mistyped token parameters, which the endpoint does not read, are
 	// hidden all the same.
-	h.get("/mock/" + m.ID + "?AUTH_TOKEN=" + m.Token)
-	h.get("/mock/" + m.ID + "?auth_token+=" + m.Token)
-	h.get("/mock/" + m.ID + "?x=1;auth_token=" + m.Token)
-	h.get("/mock/" + m.ID + ";auth_token=" + m.Token)
-	logs := h.logs.String()
-	if strings.Contains(logs, m.Token) || strings.Contains(logs, adminToken) {
+	h.Get("/mock/" + m.ID + "?AUTH_TOKEN=" + m.Token)
+	h.Get("/mock/" + m.ID + "?auth_token+=" + m.Token)
+	h.Get("/mock/" + m.ID + "?x=1;auth_token=" + m.Token)
+	h.Get("/mock/" + m.ID + ";auth_token=" + m.Token)
+	logs := h.Logs.String()
+	if strings.Contains(logs, m.Token) || strings.Contains(logs, servertest.AdminToken) {
 		t.Fatalf("a secret reached the logs:\n%s", logs)
 	}
 	if !strings.Contains(logs, "auth_token=REDACTED") {
@@ -627,34 +628,34 @@ func (panicking) FindMockData(context.Context, string) (*decoy.Mock, decoy.Data,
 }
 
 func TestPanicsAreRecovered(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.Store = panicking{c.Store} })
-	r := h.get("/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d")
-	wantError(t, r, 500, "Internal server error")
-	if !strings.Contains(h.logs.String(), "panic serving request") {
+	h := servertest.New(t, func(c *server.Config) { c.Store = panicking{c.Store} })
+	r := h.Get("/mock/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d")
+	servertest.WantError(t, r, 500, "Internal server error")
+	if !strings.Contains(h.Logs.String(), "panic serving request") {
 		t.Error("panic not logged")
 	}
 }
 
 func TestJSONErrorsEverywhere(t *testing.T) {
-	h := newHarness(t)
-	wantError(t, h.get("/nope"), 404, "Not found")
-	wantError(t, h.get("/mock"), 404, "Mock api not found")
-	r := h.get("/healthz")
-	if r.status != 200 || !json.Valid([]byte(r.body)) {
-		t.Errorf("healthz: %d %s", r.status, r.body)
+	h := servertest.New(t)
+	servertest.WantError(t, h.Get("/nope"), 404, "Not found")
+	servertest.WantError(t, h.Get("/mock"), 404, "Mock api not found")
+	r := h.Get("/healthz")
+	if r.Status != 200 || !json.Valid([]byte(r.Body)) {
+		t.Errorf("healthz: %d %s", r.Status, r.Body)
 	}
-	if r := h.get("/readyz"); r.status != 200 {
-		t.Errorf("readyz: %d %s", r.status, r.body)
+	if r := h.Get("/readyz"); r.Status != 200 {
+		t.Errorf("readyz: %d %s", r.Status, r.Body)
 	}
-	h.store.Close()
-	wantError(t, h.get("/readyz"), 503, "Store unavailable")
+	h.Store.Close()
+	servertest.WantError(t, h.Get("/readyz"), 503, "Store unavailable")
 }
 
 // The per-client limit refuses every route but monitoring once a client
 // made ClientRateLimit requests in a minute, per client address as trusted
 // proxies report it.
 func TestClientRateLimit(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		l := inmem.NewLimiter()
 		l.Now = c.Now
 		c.ClientLimiter, c.ClientRateLimit = l, 3
@@ -662,22 +663,22 @@ func TestClientRateLimit(t *testing.T) {
 	})
 	unknown := "/mock/00000000-0000-4000-8000-000000000000"
 	for range 3 {
-		wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
 	}
-	r := h.get(unknown, "X-Forwarded-For", "198.51.100.1")
-	wantError(t, r, 429, "Too many requests from this client. Maximum 3 per minute.")
-	if r.header.Get("Retry-After") != "60" {
-		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
+	r := h.Get(unknown, "X-Forwarded-For", "198.51.100.1")
+	servertest.WantError(t, r, 429, "Too many requests from this client. Maximum 3 per minute.")
+	if r.Header.Get("Retry-After") != "60" {
+		t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
 	}
-	wantError(t, h.get("/admin/v1/mocks", "X-Forwarded-For", "198.51.100.1"), 429, "Too many requests from this client. Maximum 3 per minute.")
-	if r := h.get("/healthz", "X-Forwarded-For", "198.51.100.1"); r.status != 200 {
-		t.Errorf("healthz limited: %d", r.status)
+	servertest.WantError(t, h.Get("/admin/v1/mocks", "X-Forwarded-For", "198.51.100.1"), 429, "Too many requests from this client. Maximum 3 per minute.")
+	if r := h.Get("/healthz", "X-Forwarded-For", "198.51.100.1"); r.Status != 200 {
+		t.Errorf("healthz limited: %d", r.Status)
 	}
 	// Another client behind the same proxy is not.
-	wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.2"), 404, "Mock api not found")
-	h.clock.Add(time.Minute)
-	wantError(t, h.get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
-	if v := h.metric(`decoy_refusals_total{reason="client"}`); v != "2" {
+	servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "198.51.100.2"), 404, "Mock api not found")
+	h.Clock.Add(time.Minute)
+	servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "198.51.100.1"), 404, "Mock api not found")
+	if v := h.Metric(`decoy_refusals_total{reason="client"}`); v != "2" {
 		t.Errorf("client refusals = %s, want 2", v)
 	}
 }

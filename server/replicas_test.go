@@ -13,6 +13,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 )
@@ -96,65 +97,65 @@ func (c *busClient) restore() {
 
 // replicas returns a first server and a second one sharing its store, both
 // configured with shared set, and the second one's store as it sees it.
-func replicas(t *testing.T, inv func() decoy.Invalidator) (a, b *harness, bStore *countingStore) {
-	a = newHarness(t, func(c *server.Config) {
+func replicas(t *testing.T, inv func() decoy.Invalidator) (a, b *servertest.Harness, bStore *countingStore) {
+	a = servertest.New(t, func(c *server.Config) {
 		c.SharedStore = true
 		if inv != nil {
 			c.Invalidator = inv()
 		}
 	})
-	bStore = &countingStore{Store: a.store}
-	b = newHarness(t, func(c *server.Config) {
-		c.Store, c.Quota, c.SharedStore = bStore, a.store, true
+	bStore = &countingStore{Store: a.Store}
+	b = servertest.New(t, func(c *server.Config) {
+		c.Store, c.Quota, c.SharedStore = bStore, a.Store, true
 		if inv != nil {
 			c.Invalidator = inv()
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	for _, h := range []*harness{a, b} {
-		go h.srv.Listen(ctx)
+	for _, h := range []*servertest.Harness{a, b} {
+		go h.Srv.Listen(ctx)
 	}
 	return a, b, bStore
 }
 
 // changesSeen checks that every kind of change made through a is seen by
 // b's next read.
-func changesSeen(t *testing.T, a, b *harness) {
+func changesSeen(t *testing.T, a, b *servertest.Harness) {
 	t.Helper()
 	ctx := context.Background()
-	m := a.create(`[{"n":1}]`, client.CreateOptions{Name: "shared", Private: true})
-	if r := b.get("/mock/"+m.ID, "serviceauthtoken", m.Token); r.status != 200 || r.body != `[{"n":1}]` {
-		t.Fatalf("first read: %d %s", r.status, r.body)
+	m := a.Create(`[{"n":1}]`, client.CreateOptions{Name: "shared", Private: true})
+	if r := b.Get("/mock/"+m.ID, "serviceauthtoken", m.Token); r.Status != 200 || r.Body != `[{"n":1}]` {
+		t.Fatalf("first read: %d %s", r.Status, r.Body)
 	}
 
-	rotated, err := a.admin.RotateToken(ctx, m.ID)
+	rotated, err := a.Admin.RotateToken(ctx, m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, b.get("/mock/"+m.ID, "serviceauthtoken", m.Token), 401, "Invalid auth token")
-	if r := b.get("/mock/"+m.ID, "serviceauthtoken", rotated.Token); r.status != 200 {
-		t.Errorf("new token: %d %s", r.status, r.body)
+	servertest.WantError(t, b.Get("/mock/"+m.ID, "serviceauthtoken", m.Token), 401, "Invalid auth token")
+	if r := b.Get("/mock/"+m.ID, "serviceauthtoken", rotated.Token); r.Status != 200 {
+		t.Errorf("new token: %d %s", r.Status, r.Body)
 	}
 
-	if _, err := a.admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"n":2}]`), "application/json"); err != nil {
+	if _, err := a.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"n":2}]`), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if r := b.get("/mock/"+m.ID, "serviceauthtoken", rotated.Token); r.body != `[{"n":2}]` {
-		t.Errorf("after data change: %d %s", r.status, r.body)
+	if r := b.Get("/mock/"+m.ID, "serviceauthtoken", rotated.Token); r.Body != `[{"n":2}]` {
+		t.Errorf("after data change: %d %s", r.Status, r.Body)
 	}
 
-	if _, err := a.admin.UpdateMock(ctx, m.ID, map[string]any{"private": false, "status": 203, "rate_limit": 10}); err != nil {
+	if _, err := a.Admin.UpdateMock(ctx, m.ID, map[string]any{"private": false, "status": 203, "rate_limit": 10}); err != nil {
 		t.Fatal(err)
 	}
-	if r := b.get("/mock/" + m.ID); r.status != 203 || r.header.Get("X-RateLimit-Limit") != "10" {
-		t.Errorf("after settings change: %d %v", r.status, r.header)
+	if r := b.Get("/mock/" + m.ID); r.Status != 203 || r.Header.Get("X-RateLimit-Limit") != "10" {
+		t.Errorf("after settings change: %d %v", r.Status, r.Header)
 	}
 
-	if err := a.admin.DeleteMock(ctx, m.ID); err != nil {
+	if err := a.Admin.DeleteMock(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, b.get("/mock/"+m.ID), 404, "Mock api not found")
+	servertest.WantError(t, b.Get("/mock/"+m.ID), 404, "Mock api not found")
 }
 
 // Without an Invalidator, a replica on a shared store checks the store on
@@ -165,8 +166,8 @@ func TestReplicasRevalidateWithoutInvalidator(t *testing.T) {
 	if bStore.finds.Load() == 0 {
 		t.Error("the second replica never checked the store")
 	}
-	if r := b.get("/readyz"); !strings.Contains(r.body, `"cache":"revalidating"`) {
-		t.Errorf("readyz: %s", r.body)
+	if r := b.Get("/readyz"); !strings.Contains(r.Body, `"cache":"revalidating"`) {
+		t.Errorf("readyz: %s", r.Body)
 	}
 }
 
@@ -180,7 +181,7 @@ func TestReplicasWithInvalidator(t *testing.T) {
 		clients = append(clients, c)
 		return c
 	})
-	waitFor(t, func() bool { return strings.Contains(b.get("/readyz").body, `"cache":"trusted"`) })
+	waitFor(t, func() bool { return strings.Contains(b.Get("/readyz").Body, `"cache":"trusted"`) })
 	changesSeen(t, a, b)
 	if n := bStore.finds.Load(); n != 0 {
 		t.Errorf("a listening replica checked the store %d times", n)
@@ -189,39 +190,39 @@ func TestReplicasWithInvalidator(t *testing.T) {
 	// Lost: changes nobody announces (here written to the store directly)
 	// are still seen.
 	ctx := context.Background()
-	m := a.create(`{"v":1}`, client.CreateOptions{})
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
-		t.Fatalf("read: %s", r.body)
+	m := a.Create(`{"v":1}`, client.CreateOptions{})
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":1}` {
+		t.Fatalf("read: %s", r.Body)
 	}
 	clients[1].lose()
-	if r := b.get("/readyz"); !strings.Contains(r.body, `"cache":"revalidating"`) {
-		t.Errorf("readyz while lost: %s", r.body)
+	if r := b.Get("/readyz"); !strings.Contains(r.Body, `"cache":"revalidating"`) {
+		t.Errorf("readyz while lost: %s", r.Body)
 	}
-	if _, err := a.store.UpdateMock(ctx, m.ID, decoy.MockUpdate{Status: ptr(202)}); err != nil {
+	if _, err := a.Store.UpdateMock(ctx, m.ID, decoy.MockUpdate{Status: servertest.Ptr(202)}); err != nil {
 		t.Fatal(err)
 	}
-	if r := b.get("/mock/" + m.ID); r.status != 202 || r.body != `{"v":1}` {
-		t.Errorf("unannounced settings change while lost: %d %s", r.status, r.body)
+	if r := b.Get("/mock/" + m.ID); r.Status != 202 || r.Body != `{"v":1}` {
+		t.Errorf("unannounced settings change while lost: %d %s", r.Status, r.Body)
 	}
-	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
+	if _, err := a.Store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
 		t.Fatal(err)
 	}
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":2}` {
-		t.Errorf("unannounced data change while lost: %d %s", r.status, r.body)
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":2}` {
+		t.Errorf("unannounced data change while lost: %d %s", r.Status, r.Body)
 	}
-	if v := b.metric("decoy_cache_trusted"); v != "0" {
+	if v := b.Metric("decoy_cache_trusted"); v != "0" {
 		t.Errorf("decoy_cache_trusted = %s while lost", v)
 	}
 
 	// Listening again: what was cached is dropped, since announcements may
 	// have been missed.
-	if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
+	if _, err := a.Store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
 		t.Fatal(err)
 	}
 	clients[1].restore()
 	finds := bStore.finds.Load()
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":3}` {
-		t.Errorf("after listening again: %s", r.body)
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":3}` {
+		t.Errorf("after listening again: %s", r.Body)
 	}
 	if bStore.finds.Load() != finds {
 		t.Error("a replica listening again still checks the store")
@@ -264,26 +265,26 @@ func (l *flakyLimiter) Undo(ctx context.Context, key string, r decoy.RateResult)
 // tried again once a second, and used again as soon as it answers.
 func TestSharedLimiterFallback(t *testing.T) {
 	shared := &flakyLimiter{Limiter: inmem.NewLimiter()}
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		shared.Limiter.(*inmem.Limiter).Now = c.Now
 		local := inmem.NewLimiter()
 		local.Now = c.Now
 		c.Limiter, c.LocalLimiter = shared, local
 	})
-	m := h.create(`[1]`, client.CreateOptions{RateLimit: ptr(int64(2))})
-	if r := h.get("/mock/" + m.ID); r.status != 200 {
-		t.Fatalf("shared: %d", r.status)
+	m := h.Create(`[1]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(2))})
+	if r := h.Get("/mock/" + m.ID); r.Status != 200 {
+		t.Fatalf("shared: %d", r.Status)
 	}
 
 	shared.down.Store(true)
 	calls := shared.calls.Load()
 	var statuses []int
 	for range 3 {
-		r := h.get("/mock/" + m.ID)
-		if r.status >= 500 {
-			t.Fatalf("5xx while the shared limiter is down: %d %s", r.status, r.body)
+		r := h.Get("/mock/" + m.ID)
+		if r.Status >= 500 {
+			t.Fatalf("5xx while the shared limiter is down: %d %s", r.Status, r.Body)
 		}
-		statuses = append(statuses, r.status)
+		statuses = append(statuses, r.Status)
 	}
 	// The local limiter starts empty: 2 more are admitted, then refused.
 	if want := []int{200, 200, 429}; !slices.Equal(statuses, want) {
@@ -292,27 +293,27 @@ func TestSharedLimiterFallback(t *testing.T) {
 	if n := shared.calls.Load() - calls; n != 1 {
 		t.Errorf("the failing limiter was called %d times within a second, want 1", n)
 	}
-	if r := h.get("/readyz"); r.status != 200 || !strings.Contains(r.body, `"limits":"local"`) {
-		t.Errorf("readyz while down: %d %s", r.status, r.body)
+	if r := h.Get("/readyz"); r.Status != 200 || !strings.Contains(r.Body, `"limits":"local"`) {
+		t.Errorf("readyz while down: %d %s", r.Status, r.Body)
 	}
-	if v := h.metric("decoy_shared_limits_up"); v != "0" {
+	if v := h.Metric("decoy_shared_limits_up"); v != "0" {
 		t.Errorf("decoy_shared_limits_up = %s while down", v)
 	}
-	if v := h.metric(`decoy_shared_fallbacks_total{use="rate_limit"}`); v != "1" {
+	if v := h.Metric(`decoy_shared_fallbacks_total{use="rate_limit"}`); v != "1" {
 		t.Errorf("rate_limit fallbacks = %s, want 1", v)
 	}
 
 	shared.down.Store(false)
-	h.clock.Add(time.Second)
-	if r := h.get("/mock/" + m.ID); r.status != 200 || r.header.Get("X-RateLimit-Remaining") != "0" {
+	h.Clock.Add(time.Second)
+	if r := h.Get("/mock/" + m.ID); r.Status != 200 || r.Header.Get("X-RateLimit-Remaining") != "0" {
 		// The shared window holds the first read and this one; what the
 		// local limiter admitted stays with it.
-		t.Errorf("back to shared: %d %v", r.status, r.header)
+		t.Errorf("back to shared: %d %v", r.Status, r.Header)
 	}
-	if r := h.get("/readyz"); !strings.Contains(r.body, `"limits":"shared"`) {
-		t.Errorf("readyz after recovery: %s", r.body)
+	if r := h.Get("/readyz"); !strings.Contains(r.Body, `"limits":"shared"`) {
+		t.Errorf("readyz after recovery: %s", r.Body)
 	}
-	if v := h.metric("decoy_shared_limits_up"); v != "1" {
+	if v := h.Metric("decoy_shared_limits_up"); v != "1" {
 		t.Errorf("decoy_shared_limits_up = %s after recovery", v)
 	}
 }
@@ -391,13 +392,13 @@ func TestStoreUnreachable(t *testing.T) {
 		name := map[bool]string{false: "trusted", true: "revalidating"}[shared]
 		t.Run(name, func(t *testing.T) {
 			var ds *downStore
-			h := newHarness(t, func(c *server.Config) {
+			h := servertest.New(t, func(c *server.Config) {
 				ds = &downStore{Store: c.Store, QuotaCounter: c.Quota}
 				c.Store, c.Quota, c.SharedStore = ds, ds, shared
 			})
-			cached := h.create(`[{"a":1},{"a":2}]`, client.CreateOptions{MonthlyQuota: ptr(int64(0))})
-			limited := h.create(`[]`, client.CreateOptions{MonthlyQuota: ptr(int64(10))})
-			other, err := h.store.CreateMock(context.Background(), &decoy.Mock{ // not cached
+			cached := h.Create(`[{"a":1},{"a":2}]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(0))})
+			limited := h.Create(`[]`, client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(10))})
+			other, err := h.Store.CreateMock(context.Background(), &decoy.Mock{ // not cached
 				ID: "00000000-0000-4000-8000-000000000001", ContentType: "application/json", Status: 200, ETag: `"e"`,
 			}, decoy.Data{Bytes: []byte(`[]`)})
 			if err != nil {
@@ -405,29 +406,29 @@ func TestStoreUnreachable(t *testing.T) {
 			}
 
 			ds.down.Store(true)
-			if r := h.get("/mock/" + cached.ID + "?filters=a%3D2"); r.status != 200 || r.body != `[{"a":2}]` {
-				t.Errorf("cached mock: %d %s", r.status, r.body)
+			if r := h.Get("/mock/" + cached.ID + "?filters=a%3D2"); r.Status != 200 || r.Body != `[{"a":2}]` {
+				t.Errorf("cached mock: %d %s", r.Status, r.Body)
 			}
-			wantError(t, h.get("/mock/"+other.ID), 503, "Database unavailable; try again later")
+			servertest.WantError(t, h.Get("/mock/"+other.ID), 503, "Database unavailable; try again later")
 			// With a quota and nothing to count it with, serving could
 			// exceed the quota.
-			wantError(t, h.get("/mock/"+limited.ID), 503, "The monthly quota of this mock cannot be counted right now; try again later")
-			_, err = h.admin.ReplaceData(context.Background(), cached.ID, strings.NewReader(`[]`), "application/json")
+			servertest.WantError(t, h.Get("/mock/"+limited.ID), 503, "The monthly quota of this mock cannot be counted right now; try again later")
+			_, err = h.Admin.ReplaceData(context.Background(), cached.ID, strings.NewReader(`[]`), "application/json")
 			var ce *client.Error
 			if !errors.As(err, &ce) || ce.Status != 503 || ce.Message != "Database unavailable; try again later" {
 				t.Errorf("admin write: %v", err)
 			}
-			wantError(t, h.get("/readyz"), 503, "Store unavailable")
-			if v := h.metric(`decoy_shared_fallbacks_total{use="quota"}`); v != "1" {
+			servertest.WantError(t, h.Get("/readyz"), 503, "Store unavailable")
+			if v := h.Metric(`decoy_shared_fallbacks_total{use="quota"}`); v != "1" {
 				t.Errorf("uncounted reads in metrics = %s, want 1", v)
 			}
 
 			ds.down.Store(false)
-			if r := h.get("/readyz"); r.status != 200 {
-				t.Errorf("readyz after recovery: %d", r.status)
+			if r := h.Get("/readyz"); r.Status != 200 {
+				t.Errorf("readyz after recovery: %d", r.Status)
 			}
-			if r := h.get("/mock/" + cached.ID); r.body != `[{"a":1},{"a":2}]` {
-				t.Errorf("after recovery: %s", r.body)
+			if r := h.Get("/mock/" + cached.ID); r.Body != `[{"a":1},{"a":2}]` {
+				t.Errorf("after recovery: %s", r.Body)
 			}
 		})
 	}
@@ -447,16 +448,6 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // metric returns the value of a sample of /metrics, "" when absent.
-func (h *harness) metric(sample string) string {
-	h.t.Helper()
-	for line := range strings.SplitSeq(h.get("/metrics").body, "\n") {
-		if v, ok := strings.CutPrefix(line, sample+" "); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // Replicas started together seed the same folder into one store: each one
 // succeeds, whichever creates a mock first.
 func TestReplicasSeedTogether(t *testing.T) {
@@ -465,8 +456,8 @@ func TestReplicasSeedTogether(t *testing.T) {
 		data := []byte(`[{"seeded":true}]`)
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
-		for i, h := range []*harness{a, b} {
-			wg.Go(func() { _, _, errs[i] = h.srv.Admin().Seed(context.Background(), "users", data) })
+		for i, h := range []*servertest.Harness{a, b} {
+			wg.Go(func() { _, _, errs[i] = h.Srv.Admin().Seed(context.Background(), "users", data) })
 		}
 		wg.Wait()
 		for i, err := range errs {
@@ -498,7 +489,7 @@ func TestOwnWriteYieldsToNewerAnnouncedChange(t *testing.T) {
 	bs := &bus{}
 	var clients []*busClient
 	var hs *hookStore
-	a := newHarness(t, func(c *server.Config) {
+	a := servertest.New(t, func(c *server.Config) {
 		hs = &hookStore{Store: c.Store}
 		cl := bs.client()
 		clients = append(clients, cl)
@@ -507,22 +498,22 @@ func TestOwnWriteYieldsToNewerAnnouncedChange(t *testing.T) {
 	other := bs.client() // another replica, through the same store
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go a.srv.Listen(ctx)
-	waitFor(t, func() bool { return strings.Contains(a.get("/readyz").body, `"cache":"trusted"`) })
+	go a.Srv.Listen(ctx)
+	waitFor(t, func() bool { return strings.Contains(a.Get("/readyz").Body, `"cache":"trusted"`) })
 
-	m := a.create(`{"v":1}`, client.CreateOptions{})
+	m := a.Create(`{"v":1}`, client.CreateOptions{})
 	hs.hook = func() {
 		hs.hook = nil
-		if _, err := a.store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
+		if _, err := a.Store.ReplaceMockData(ctx, m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":3}`)}, ETag: `"v3"`}); err != nil {
 			t.Error(err)
 		}
 		other.Invalidate(ctx, m.ID)
 	}
-	if _, err := a.admin.ReplaceData(ctx, m.ID, strings.NewReader(`{"v":2}`), "application/json"); err != nil {
+	if _, err := a.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`{"v":2}`), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if r := a.get("/mock/" + m.ID); r.body != `{"v":3}` {
-		t.Errorf("after a newer change heard during the write: %s, want what the store holds", r.body)
+	if r := a.Get("/mock/" + m.ID); r.Body != `{"v":3}` {
+		t.Errorf("after a newer change heard during the write: %s, want what the store holds", r.Body)
 	}
 }
 
@@ -532,20 +523,20 @@ func TestOwnWriteYieldsToNewerAnnouncedChange(t *testing.T) {
 func TestUnannouncedChangeSeenWithinMaxTrust(t *testing.T) {
 	bs := &bus{}
 	a, b, _ := replicas(t, func() decoy.Invalidator { return bs.client() })
-	waitFor(t, func() bool { return strings.Contains(b.get("/readyz").body, `"cache":"trusted"`) })
-	m := a.create(`{"v":1}`, client.CreateOptions{})
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
-		t.Fatalf("read: %s", r.body)
+	waitFor(t, func() bool { return strings.Contains(b.Get("/readyz").Body, `"cache":"trusted"`) })
+	m := a.Create(`{"v":1}`, client.CreateOptions{})
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":1}` {
+		t.Fatalf("read: %s", r.Body)
 	}
-	if _, err := a.store.ReplaceMockData(context.Background(), m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
+	if _, err := a.Store.ReplaceMockData(context.Background(), m.ID, decoy.MockData{ContentType: "application/json", Data: decoy.Data{Bytes: []byte(`{"v":2}`)}, ETag: `"v2"`}); err != nil {
 		t.Fatal(err)
 	}
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":1}` {
-		t.Fatalf("trusted entry checked before maxTrust: %s", r.body)
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":1}` {
+		t.Fatalf("trusted entry checked before maxTrust: %s", r.Body)
 	}
-	b.clock.Add(600 * time.Millisecond)
-	if r := b.get("/mock/" + m.ID); r.body != `{"v":2}` {
-		t.Errorf("after maxTrust: %s, want the stored data", r.body)
+	b.Clock.Add(600 * time.Millisecond)
+	if r := b.Get("/mock/" + m.ID); r.Body != `{"v":2}` {
+		t.Errorf("after maxTrust: %s, want the stored data", r.Body)
 	}
 }
 
@@ -555,18 +546,18 @@ func TestUnannouncedChangeSeenWithinMaxTrust(t *testing.T) {
 func TestRecreatedMockIsNotTheCachedOne(t *testing.T) {
 	a, b, _ := replicas(t, nil)
 	ctx := context.Background()
-	m := a.create(`{"old":true}`, client.CreateOptions{})
-	if r := b.get("/mock/" + m.ID); r.status != 200 {
-		t.Fatalf("read: %d", r.status)
+	m := a.Create(`{"old":true}`, client.CreateOptions{})
+	if r := b.Get("/mock/" + m.ID); r.Status != 200 {
+		t.Fatalf("read: %d", r.Status)
 	}
-	if err := a.store.DeleteMock(ctx, m.ID); err != nil {
+	if err := a.Store.DeleteMock(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	a.clock.Add(time.Second) // a later creation time
-	if _, err := a.store.CreateMock(ctx, &decoy.Mock{
+	a.Clock.Add(time.Second) // a later creation time
+	if _, err := a.Store.CreateMock(ctx, &decoy.Mock{
 		ID: m.ID, Private: true, TokenHash: secret.Hash("tok"), ContentType: "application/json", Status: 200, ETag: `"n"`,
 	}, decoy.Data{Bytes: []byte(`{"old":true}`)}); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, b.get("/mock/"+m.ID), 401, "Auth token not found")
+	servertest.WantError(t, b.Get("/mock/"+m.ID), 401, "Auth token not found")
 }

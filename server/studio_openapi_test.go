@@ -8,24 +8,25 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
 // The usage history answers as the OpenAPI document describes it.
 func TestOpenAPIUsageHistory(t *testing.T) {
 	router := openAPIRouter(t)
-	h := newStudioHarness(t)
-	m := h.create(`[1]`, client.CreateOptions{})
-	h.get("/mock/" + m.ID)
+	h := servertest.NewStudio(t)
+	m := h.Create(`[1]`, client.CreateOptions{})
+	h.Get("/mock/" + m.ID)
 	for _, tc := range []struct {
 		path, auth string
 		status     int
 	}{
-		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer " + adminToken, 200},
+		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer " + servertest.AdminToken, 200},
 		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer wrong", 401},
-		{"/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/usage/history", "Bearer " + adminToken, 404},
+		{"/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/usage/history", "Bearer " + servertest.AdminToken, 404},
 	} {
-		req, _ := http.NewRequest("GET", h.url+tc.path, nil)
+		req, _ := http.NewRequest("GET", h.URL+tc.path, nil)
 		req.Header.Set("Authorization", tc.auth)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

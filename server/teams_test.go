@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/studio"
@@ -23,7 +24,7 @@ import (
 // editor key, a viewer key and a key limited to one project, and an
 // outsider who owns another workspace.
 type teams struct {
-	*harness
+	*servertest.Harness
 	ws, other                  string // workspaces
 	project, project2          string // projects of ws
 	otherProject               string // the project of other
@@ -37,19 +38,19 @@ func withTeams(c *server.Config) { c.Teams = c.Store.(decoy.TeamStore) }
 
 func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
 	t.Helper()
-	h := newHarness(t, append([]func(*server.Config){withTeams}, configure...)...)
-	tm := &teams{harness: h, users: map[string]string{}}
+	h := servertest.New(t, append([]func(*server.Config){withTeams}, configure...)...)
+	tm := &teams{Harness: h, users: map[string]string{}}
 	t.Cleanup(func() {
 		for _, bad := range []string{"could not append to the audit log", "internal error", "panic"} {
-			if strings.Contains(h.logs.String(), bad) {
-				t.Errorf("the log holds %q:\n%s", bad, h.logs.String())
+			if strings.Contains(h.Logs.String(), bad) {
+				t.Errorf("the log holds %q:\n%s", bad, h.Logs.String())
 			}
 		}
 	})
-	tm.ws = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"acme"}`), 201)
-	tm.other = tm.mustID(tm.call("POST", "/admin/v1/workspaces", adminToken, `{"name":"globex"}`), 201)
+	tm.ws = tm.mustID(tm.call("POST", "/admin/v1/workspaces", servertest.AdminToken, `{"name":"acme"}`), 201)
+	tm.other = tm.mustID(tm.call("POST", "/admin/v1/workspaces", servertest.AdminToken, `{"name":"globex"}`), 201)
 	tm.project = tm.defaultProject(tm.ws)
-	tm.project2 = tm.mustID(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/projects", adminToken, `{"name":"second"}`), 201)
+	tm.project2 = tm.mustID(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/projects", servertest.AdminToken, `{"name":"second"}`), 201)
 	tm.otherProject = tm.defaultProject(tm.other)
 	for _, p := range []struct {
 		name, ws, role string
@@ -61,9 +62,9 @@ func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
 		{"out", tm.other, "owner", &tm.out},
 	} {
 		email := p.name + "@example.com"
-		tm.users[p.name] = tm.mustID(tm.call("POST", "/admin/v1/users", adminToken,
+		tm.users[p.name] = tm.mustID(tm.call("POST", "/admin/v1/users", servertest.AdminToken,
 			`{"email":"`+email+`","name":"`+p.name+`","password":"correct horse battery"}`), 201)
-		tm.want(tm.call("POST", "/admin/v1/workspaces/"+p.ws+"/members", adminToken, `{"email":"`+email+`","role":"`+p.role+`"}`), 201)
+		tm.want(tm.call("POST", "/admin/v1/workspaces/"+p.ws+"/members", servertest.AdminToken, `{"email":"`+email+`","role":"`+p.role+`"}`), 201)
 		*p.token = tm.login(email, "correct horse battery")
 	}
 	tm.editorKey = tm.key(`{"name":"ci","role":"editor"}`)
@@ -73,11 +74,11 @@ func newTeams(t *testing.T, configure ...func(*server.Config)) *teams {
 }
 
 // call sends a JSON request with a bearer token ("" for none).
-func (tm *teams) call(method, path, token, body string) response {
-	tm.t.Helper()
-	req, err := http.NewRequest(method, tm.url+path, strings.NewReader(body))
+func (tm *teams) call(method, path, token, body string) servertest.Response {
+	tm.T.Helper()
+	req, err := http.NewRequest(method, tm.URL+path, strings.NewReader(body))
 	if err != nil {
-		tm.t.Fatal(err)
+		tm.T.Fatal(err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -87,65 +88,65 @@ func (tm *teams) call(method, path, token, body string) response {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		tm.t.Fatal(err)
+		tm.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return servertest.Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
 }
 
-func (tm *teams) want(r response, status int) map[string]any {
-	tm.t.Helper()
-	if r.status != status {
-		tm.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+func (tm *teams) want(r servertest.Response, status int) map[string]any {
+	tm.T.Helper()
+	if r.Status != status {
+		tm.T.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
 	var v map[string]any
-	_ = json.Unmarshal([]byte(r.body), &v)
+	_ = json.Unmarshal([]byte(r.Body), &v)
 	return v
 }
 
-func (tm *teams) mustID(r response, status int) string {
-	tm.t.Helper()
+func (tm *teams) mustID(r servertest.Response, status int) string {
+	tm.T.Helper()
 	id, _ := tm.want(r, status)["id"].(string)
 	if id == "" {
-		tm.t.Fatalf("no id in %s", r.body)
+		tm.T.Fatalf("no id in %s", r.Body)
 	}
 	return id
 }
 
 func (tm *teams) defaultProject(ws string) string {
-	tm.t.Helper()
+	tm.T.Helper()
 	var out struct {
 		Projects []decoy.Project `json:"projects"`
 	}
-	r := tm.call("GET", "/admin/v1/workspaces/"+ws+"/projects", adminToken, "")
+	r := tm.call("GET", "/admin/v1/workspaces/"+ws+"/projects", servertest.AdminToken, "")
 	tm.want(r, 200)
-	_ = json.Unmarshal([]byte(r.body), &out)
+	_ = json.Unmarshal([]byte(r.Body), &out)
 	for _, p := range out.Projects {
 		if p.Name == "default" {
 			return p.ID
 		}
 	}
-	tm.t.Fatalf("no default project in %s", r.body)
+	tm.T.Fatalf("no default project in %s", r.Body)
 	return ""
 }
 
 func (tm *teams) login(email, password string) string {
-	tm.t.Helper()
+	tm.T.Helper()
 	v := tm.want(tm.call("POST", "/admin/v1/auth/token", "", `{"email":"`+email+`","password":"`+password+`"}`), 201)
 	return v["token"].(string)
 }
 
 func (tm *teams) key(body string) string {
-	tm.t.Helper()
+	tm.T.Helper()
 	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, body), 201)
 	return v["secret"].(string)
 }
 
 // mock creates a mock in a project as the server admin.
 func (tm *teams) mock(project, data string) string {
-	tm.t.Helper()
-	return tm.mustID(tm.call("POST", "/admin/v1/mocks?name=m&project_id="+project, adminToken, data), 201)
+	tm.T.Helper()
+	return tm.mustID(tm.call("POST", "/admin/v1/mocks?name=m&project_id="+project, servertest.AdminToken, data), 201)
 }
 
 // TestTeamsAccess checks the role each route needs, for every kind of
@@ -191,17 +192,17 @@ func TestTeamsAccess(t *testing.T) {
 		{"GET", "/admin/v1/workspaces", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
 		{"GET", "/admin/v1/mocks", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
 	}
-	callers := []string{adminToken, tm.owner, tm.editor, tm.viewer, tm.editorKey, tm.viewerKey, tm.projectKey, tm.out, ""}
+	callers := []string{servertest.AdminToken, tm.owner, tm.editor, tm.viewer, tm.editorKey, tm.viewerKey, tm.projectKey, tm.out, ""}
 	names := []string{"admin", "owner", "editor", "viewer", "editor key", "viewer key", "project key", "outsider", "none"}
 	for _, r := range rows {
 		for i, token := range callers {
 			t.Run(r.method+" "+r.path+" "+names[i], func(t *testing.T) {
 				got := tm.call(r.method, r.path, token, strings.ReplaceAll(r.body, "{caller}", names[i]))
-				if got.status != r.want[i] {
-					t.Errorf("status %d, want %d: %s", got.status, r.want[i], got.body)
+				if got.Status != r.want[i] {
+					t.Errorf("status %d, want %d: %s", got.Status, r.want[i], got.Body)
 				}
-				if got.status == 403 && !strings.HasPrefix(got.body, `{"error":"Forbidden: `) {
-					t.Errorf("403 body %s", got.body)
+				if got.Status == 403 && !strings.HasPrefix(got.Body, `{"error":"Forbidden: `) {
+					t.Errorf("403 body %s", got.Body)
 				}
 			})
 		}
@@ -219,17 +220,17 @@ func TestTeamsNotFoundTexts(t *testing.T) {
 		{"GET", "/admin/v1/projects/nope", "", "Project not found"},
 		{"POST", "/admin/v1/mocks?project_id=" + tm.otherProject, `[1]`, "Project not found"},
 	} {
-		wantError(t, tm.call(tc.method, tc.path, tm.viewer, tc.body), 404, tc.msg)
+		servertest.WantError(t, tm.call(tc.method, tc.path, tm.viewer, tc.body), 404, tc.msg)
 	}
-	wantError(t, tm.call("PATCH", "/admin/v1/mocks/"+tm.mock(tm.project, `[1]`), tm.viewer, `{"name":"x"}`), 403,
+	servertest.WantError(t, tm.call("PATCH", "/admin/v1/mocks/"+tm.mock(tm.project, `[1]`), tm.viewer, `{"name":"x"}`), 403,
 		"Forbidden: changing mocks needs the editor role")
-	wantError(t, tm.call("GET", "/admin/v1/users", tm.owner, ""), 403, "Forbidden: listing users needs the server admin role")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/users", tm.owner, ""), 403, "Forbidden: listing users needs the server admin role")
 }
 
 func TestTeamsCreateMockProject(t *testing.T) {
 	tm := newTeams(t)
 	// The editor reaches two projects: it must say which.
-	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.editor, `[1]`), 400, "project_id is required")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks", tm.editor, `[1]`), 400, "project_id is required")
 	v := tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.editor, `[1]`), 201)
 	if v["project_id"] != tm.project2 || v["workspace_id"] != tm.ws {
 		t.Errorf("created in %v/%v", v["workspace_id"], v["project_id"])
@@ -239,19 +240,19 @@ func TestTeamsCreateMockProject(t *testing.T) {
 	if v := tm.want(tm.call("POST", "/admin/v1/mocks", tm.projectKey, `[1]`), 201); v["project_id"] != tm.project {
 		t.Errorf("project key created in %v", v["project_id"])
 	}
-	if v := tm.want(tm.call("POST", "/admin/v1/mocks", adminToken, `[1]`), 201); v["project_id"] != decoy.DefaultProjectID || v["workspace_id"] != decoy.DefaultWorkspaceID {
+	if v := tm.want(tm.call("POST", "/admin/v1/mocks", servertest.AdminToken, `[1]`), 201); v["project_id"] != decoy.DefaultProjectID || v["workspace_id"] != decoy.DefaultWorkspaceID {
 		t.Errorf("admin created in %v", v["project_id"])
 	}
-	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.projectKey, `[1]`), 404, "Project not found")
-	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 403, "Forbidden: creating mocks needs the editor role")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project2, tm.projectKey, `[1]`), 404, "Project not found")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 403, "Forbidden: creating mocks needs the editor role")
 
 	// No project to reach: a user in no workspace may not create mocks;
 	// an owner whose workspace has no project left is told to make one.
-	tm.mustID(tm.call("POST", "/admin/v1/users", adminToken, `{"email":"new@example.com","name":"new","password":"correct horse battery"}`), 201)
-	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.login("new@example.com", "correct horse battery"), `[1]`), 403,
+	tm.mustID(tm.call("POST", "/admin/v1/users", servertest.AdminToken, `{"email":"new@example.com","name":"new","password":"correct horse battery"}`), 201)
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks", tm.login("new@example.com", "correct horse battery"), `[1]`), 403,
 		"Forbidden: creating mocks needs the editor role")
 	tm.want(tm.call("DELETE", "/admin/v1/projects/"+tm.otherProject, tm.out, ""), 204)
-	wantError(t, tm.call("POST", "/admin/v1/mocks", tm.out, `[1]`), 400, "There is no project to create the mock in: create a project first")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks", tm.out, `[1]`), 400, "There is no project to create the mock in: create a project first")
 }
 
 func TestTeamsSearchNarrowed(t *testing.T) {
@@ -268,11 +269,11 @@ func TestTeamsSearchNarrowed(t *testing.T) {
 		name, token, query string
 		want               int
 	}{
-		{"admin all", adminToken, "", 3},
+		{"admin all", servertest.AdminToken, "", 3},
 		{"viewer", tm.viewer, "", 2},
 		{"viewer one project", tm.viewer, "?project_id=" + tm.project2, 1},
 		{"viewer its workspace", tm.viewer, "?workspace_id=" + strings.ToUpper(tm.ws), 2},
-		{"admin other workspace", adminToken, "?workspace_id=" + tm.other, 1},
+		{"admin other workspace", servertest.AdminToken, "?workspace_id=" + tm.other, 1},
 		{"project key", tm.projectKey, "", 1},
 		{"project key its workspace", tm.projectKey, "?workspace_id=" + tm.ws, 1},
 		{"outsider", tm.out, "", 1},
@@ -292,27 +293,27 @@ func TestTeamsSearchNarrowed(t *testing.T) {
 		{"viewer other project", tm.viewer, "?project_id=" + tm.otherProject, "Project not found"},
 		{"project key asks another", tm.projectKey, "?project_id=" + tm.project2, "Project not found"},
 		{"outsider", tm.out, "?workspace_id=" + tm.ws, "Workspace not found"},
-		{"no such workspace", adminToken, "?workspace_id=" + uuid.NewString(), "Workspace not found"},
-		{"no such project", adminToken, "?project_id=" + uuid.NewString(), "Project not found"},
+		{"no such workspace", servertest.AdminToken, "?workspace_id=" + uuid.NewString(), "Workspace not found"},
+		{"no such project", servertest.AdminToken, "?project_id=" + uuid.NewString(), "Project not found"},
 		{"not an id", tm.viewer, "?workspace_id=nope", "Workspace not found"},
-		{"not a project id", adminToken, "?project_id=../x", "Project not found"},
+		{"not a project id", servertest.AdminToken, "?project_id=../x", "Project not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, tm.call("GET", "/admin/v1/mocks"+tc.query, tc.token, ""), 404, tc.msg)
+			servertest.WantError(t, tm.call("GET", "/admin/v1/mocks"+tc.query, tc.token, ""), 404, tc.msg)
 		})
 	}
 }
 
 func TestTeamsAuthTokens(t *testing.T) {
 	tm := newTeams(t)
-	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
-	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"nobody@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"nobody@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
 	// Email compared in any case.
 	tok := tm.login("OWNER@example.com", "correct horse battery")
 	tm.want(tm.call("GET", "/admin/v1/me", tok, ""), 200)
 	tm.want(tm.call("DELETE", "/admin/v1/auth/token", tok, ""), 204)
-	wantError(t, tm.call("GET", "/admin/v1/me", tok, ""), 401, "Invalid admin token")
-	wantError(t, tm.call("DELETE", "/admin/v1/auth/token", adminToken, ""), 400, "Send the personal access token to revoke as the bearer token")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/me", tok, ""), 401, "Invalid admin token")
+	servertest.WantError(t, tm.call("DELETE", "/admin/v1/auth/token", servertest.AdminToken, ""), 400, "Send the personal access token to revoke as the bearer token")
 	// A revoked key is refused at once.
 	v := tm.want(tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, ""), 200)
 	var id string
@@ -322,27 +323,27 @@ func TestTeamsAuthTokens(t *testing.T) {
 		}
 	}
 	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/keys/"+id, tm.owner, ""), 204)
-	wantError(t, tm.call("GET", "/admin/v1/me", tm.viewerKey, ""), 401, "Invalid admin token")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/me", tm.viewerKey, ""), 401, "Invalid admin token")
 }
 
 func TestTeamsWrongPasswordsCountAsFailures(t *testing.T) {
 	tm := newTeams(t, func(c *server.Config) { c.AuthFailureLimit = 3 })
 	for range 3 {
-		wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
+		servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"wrong password!"}`), 401, "Invalid email or password")
 	}
 	r := tm.call("POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery"}`)
-	wantError(t, r, 429, "Too many failed authentication attempts")
+	servertest.WantError(t, r, 429, "Too many failed authentication attempts")
 }
 
 func TestTeamsKeyExpiry(t *testing.T) {
 	tm := newTeams(t)
-	at := tm.clock.Now().Add(200 * time.Second).UTC().Format("2006-01-02T15:04:05Z")
+	at := tm.Clock.Now().Add(200 * time.Second).UTC().Format("2006-01-02T15:04:05Z")
 	key := tm.key(`{"name":"short","role":"viewer","expires_at":"` + at + `"}`)
 	tm.want(tm.call("GET", "/admin/v1/me", key, ""), 200)
-	tm.clock.Add(200 * time.Second)
-	wantError(t, tm.call("GET", "/admin/v1/me", key, ""), 401, "Invalid admin token")
-	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"viewer","expires_at":"2000-01-01T00:00:00Z"}`), 400, "expires_at must be in the future")
-	wantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"owner"}`), 400, "role must be editor, viewer")
+	tm.Clock.Add(200 * time.Second)
+	servertest.WantError(t, tm.call("GET", "/admin/v1/me", key, ""), 401, "Invalid admin token")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"viewer","expires_at":"2000-01-01T00:00:00Z"}`), 400, "expires_at must be in the future")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/keys", tm.owner, `{"name":"x","role":"owner"}`), 400, "role must be editor, viewer")
 }
 
 func TestTeamsMembersAndInvitations(t *testing.T) {
@@ -357,20 +358,20 @@ func TestTeamsMembersAndInvitations(t *testing.T) {
 	if inv["email"] != "dana@example.com" || inv["role"] != "editor" {
 		t.Errorf("invitation %v", inv)
 	}
-	wantError(t, tm.call("GET", "/admin/v1/invitations/dcy_inv_wrong", "", ""), 404, "Invitation not found")
-	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"short"}`), 400, "password must be from 12 characters to 1024 bytes of UTF-8")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/invitations/dcy_inv_wrong", "", ""), 404, "Invitation not found")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"short"}`), 400, "password must be from 12 characters to 1024 bytes of UTF-8")
 	acc := tm.want(tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 201)
 	tok := acc["token"].(string)
 	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tok, `[1]`), 201)
 	// Single use.
-	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 404, "Invitation not found")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 404, "Invitation not found")
 	// Roles change at once; the last owner stays.
 	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"editor"}`), 200)
 	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.viewer, `[1]`), 201)
-	wantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["owner"], tm.owner, `{"role":"viewer"}`), 409, decoy.ErrLastOwner.Message)
+	servertest.WantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["owner"], tm.owner, `{"role":"viewer"}`), 409, decoy.ErrLastOwner.Message)
 	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 204)
-	wantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws, tm.editor, ""), 404, "Workspace not found")
-	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 404, "Member not found")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws, tm.editor, ""), 404, "Workspace not found")
+	servertest.WantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 404, "Member not found")
 }
 
 func TestTeamsAudit(t *testing.T) {
@@ -392,7 +393,7 @@ func TestTeamsAudit(t *testing.T) {
 		NextCursor *string `json:"next_cursor"`
 	}
 	tm.want(r, 200)
-	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &page); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -411,14 +412,14 @@ func TestTeamsAudit(t *testing.T) {
 	}
 	// A member given the role it holds is left as is, and not recorded;
 	// nor is a PATCH that asks nothing.
-	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{}}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{}}`), 200)
 	tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"editor@example.com","role":"editor"}`), 201)
 	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"viewer"}`), 200)
 	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["viewer"], tm.owner, `{"role":"editor"}`), 200)
 	r = tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=2", tm.owner, "")
 	tm.want(r, 200)
 	page.Entries = nil
-	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &page); err != nil {
 		t.Fatal(err)
 	}
 	got = nil
@@ -428,13 +429,13 @@ func TestTeamsAudit(t *testing.T) {
 	if want := []string{"member.role " + tm.users["viewer"], "mock.delete " + m}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("audit after giving roles held\n got %v\nwant %v", got, want)
 	}
-	all := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1000", tm.owner, "").body
+	all := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1000", tm.owner, "").Body
 	for _, secret := range []string{"body", tm.editorKey, tm.owner, "correct horse", "dcy_"} {
 		if strings.Contains(all, secret) {
 			t.Errorf("the audit log holds %q", secret)
 		}
 	}
-	wantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=0", tm.viewer, ""), 400, "limit must be an integer from 1 to 1000")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=0", tm.viewer, ""), 400, "limit must be an integer from 1 to 1000")
 }
 
 func TestTeamsSecretsNotLogged(t *testing.T) {
@@ -445,10 +446,10 @@ func TestTeamsSecretsNotLogged(t *testing.T) {
 	_, secret, _ := strings.Cut(inv["invitation_url"].(string), "/#/invite/")
 	tm.want(tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 200)
 	tm.want(tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Hal","password":"a long enough password"}`), 201)
-	if !strings.Contains(tm.logs.String(), "/admin/v1/invitations/REDACTED/accept") {
+	if !strings.Contains(tm.Logs.String(), "/admin/v1/invitations/REDACTED/accept") {
 		t.Error("no access-log line of the accepted invitation")
 	}
-	logs := tm.logs.String()
+	logs := tm.Logs.String()
 	for _, secret := range []string{secret, "a long enough password", tm.owner, tm.editor, tm.editorKey, tm.projectKey, "correct horse", "wrong password", strings.Repeat("A", 43)} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q", secret)
@@ -459,8 +460,8 @@ func TestTeamsSecretsNotLogged(t *testing.T) {
 func TestTeamsKeyLastUseFlushedAtClose(t *testing.T) {
 	tm := newTeams(t)
 	tm.want(tm.call("GET", "/admin/v1/me", tm.viewerKey, ""), 200)
-	tm.srv.Close()
-	keys, err := tm.store.ListKeys(context.Background(), tm.ws)
+	tm.Srv.Close()
+	keys, err := tm.Store.ListKeys(context.Background(), tm.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 	tm := newTeams(t)
 	a, b := tm.mock(tm.project, `[1]`), tm.mock(tm.project2, `[2]`)
 	other := tm.mock(tm.otherProject, `[3]`)
-	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"monthly_reads":5}}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":5}}`), 200)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
@@ -489,9 +490,9 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 			if i%2 == 1 {
 				id = b
 			}
-			r := tm.get("/mock/" + id)
+			r := tm.Get("/mock/" + id)
 			mu.Lock()
-			statuses[r.status]++
+			statuses[r.Status]++
 			mu.Unlock()
 		}()
 	}
@@ -499,27 +500,27 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 	if statuses[200] != 5 || statuses[429] != 15 {
 		t.Errorf("statuses %v, want 5 200s and 15 429s", statuses)
 	}
-	r := tm.get("/mock/" + a)
-	wantError(t, r, 429, "Monthly request quota exceeded")
+	r := tm.Get("/mock/" + a)
+	servertest.WantError(t, r, 429, "Monthly request quota exceeded")
 	// Its quota headers are the workspace's, which refused it.
-	if l, rem := r.header.Get("X-Quota-Limit"), r.header.Get("X-Quota-Remaining"); l != "5" || rem != "0" {
+	if l, rem := r.Header.Get("X-Quota-Limit"), r.Header.Get("X-Quota-Remaining"); l != "5" || rem != "0" {
 		t.Errorf("X-Quota-Limit %q, X-Quota-Remaining %q; want 5 and 0", l, rem)
 	}
 	// HEAD only looks, and other workspaces are not limited.
-	if r := tm.do("HEAD", "/mock/"+a); r.status != 429 {
-		t.Errorf("HEAD: %d", r.status)
+	if r := tm.Do("HEAD", "/mock/"+a); r.Status != 429 {
+		t.Errorf("HEAD: %d", r.Status)
 	}
-	if r := tm.get("/mock/" + other); r.status != 200 {
-		t.Errorf("other workspace: %d", r.status)
+	if r := tm.Get("/mock/" + other); r.Status != 200 {
+		t.Errorf("other workspace: %d", r.Status)
 	}
 	// The per-mock counts gave back what the workspace refused.
-	if r := tm.want(tm.call("GET", "/admin/v1/mocks/"+a+"/usage", adminToken, ""), 200); r["month"].(map[string]any)["used"].(float64) > 5 {
+	if r := tm.want(tm.call("GET", "/admin/v1/mocks/"+a+"/usage", servertest.AdminToken, ""), 200); r["month"].(map[string]any)["used"].(float64) > 5 {
 		t.Errorf("mock usage %v", r)
 	}
 	// Lifting the limit takes effect here at once.
-	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"monthly_reads":null}}`), 200)
-	if r := tm.get("/mock/" + a); r.status != 200 {
-		t.Errorf("after lifting: %d", r.status)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":null}}`), 200)
+	if r := tm.Get("/mock/" + a); r.Status != 200 {
+		t.Errorf("after lifting: %d", r.Status)
 	}
 }
 
@@ -528,7 +529,7 @@ func TestWorkspaceLimitsFromStore(t *testing.T) {
 	// Each PATCH sets the limits it names and keeps the others.
 	limits := func(body string) map[string]any {
 		t.Helper()
-		return tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, body), 200)["limits"].(map[string]any)
+		return tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, body), 200)["limits"].(map[string]any)
 	}
 	if l := limits(`{"limits":{"max_bytes":1000000,"monthly_reads":9}}`); l["max_bytes"] != 1e6 || l["monthly_reads"] != 9.0 || l["max_mocks"] != nil {
 		t.Errorf("limits %v", l)
@@ -539,10 +540,10 @@ func TestWorkspaceLimitsFromStore(t *testing.T) {
 	if l := limits(`{"limits":{"monthly_reads":null},"name":"acme"}`); l["max_bytes"] != 1e6 || l["monthly_reads"] != nil || l["max_mocks"] != 1.0 {
 		t.Errorf("limits %v after clearing monthly_reads", l)
 	}
-	wantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"limits":{"max_reads":1}}`), 400,
+	servertest.WantError(t, tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"max_reads":1}}`), 400,
 		"limits may hold max_mocks, max_bytes, monthly_reads")
 	tm.want(tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 201)
-	wantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 403, "Workspace limit reached: max_mocks")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/mocks?project_id="+tm.project, tm.editor, `[1]`), 403, "Workspace limit reached: max_mocks")
 }
 
 func TestTeamsOpenWorkspaces(t *testing.T) {
@@ -553,7 +554,7 @@ func TestTeamsOpenWorkspaces(t *testing.T) {
 	if m := ms["members"].([]any); len(m) != 1 || m[0].(map[string]any)["role"] != "owner" {
 		t.Errorf("members %v", ms)
 	}
-	wantError(t, tm.call("POST", "/admin/v1/workspaces", tm.editorKey, `{"name":"k"}`), 403, "Forbidden: creating workspaces needs the server admin role")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/workspaces", tm.editorKey, `{"name":"k"}`), 403, "Forbidden: creating workspaces needs the server admin role")
 }
 
 func TestTeamsBadBodies(t *testing.T) {
@@ -567,12 +568,12 @@ func TestTeamsBadBodies(t *testing.T) {
 		{"PATCH", "/admin/v1/workspaces/" + tm.ws, `{"limits":{"max_mocks":-1}}`, "limits must be null (none) or integers of 0 or more"},
 		{"DELETE", "/admin/v1/projects/" + tm.project2 + "?cascade=maybe", "", "cascade must be true or false"},
 	} {
-		wantError(t, tm.call(tc.method, tc.path, adminToken, tc.body), 400, tc.msg)
+		servertest.WantError(t, tm.call(tc.method, tc.path, servertest.AdminToken, tc.body), 400, tc.msg)
 	}
 	tm.want(tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 200), tm.viewer, ""), 200)
-	wantError(t, tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 201), tm.viewer, ""), 400, "q must be valid UTF-8 of at most 200 bytes")
-	wantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID, adminToken, ""), 409, "The default workspace cannot be deleted")
-	wantError(t, tm.call("PUT", "/admin/v1/workspaces", adminToken, ""), 405, "Method not allowed")
+	servertest.WantError(t, tm.call("GET", "/admin/v1/mocks?q="+strings.Repeat("q", 201), tm.viewer, ""), 400, "q must be valid UTF-8 of at most 200 bytes")
+	servertest.WantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID, servertest.AdminToken, ""), 409, "The default workspace cannot be deleted")
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/workspaces", servertest.AdminToken, ""), 405, "Method not allowed")
 }
 
 // TestOpenAPITeamsResponses validates live answers of the teams endpoints
@@ -596,13 +597,13 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"GET", "/admin/v1/invitations/" + secret, "", "", 200},
 		{"GET", "/admin/v1/invitations/dcy_inv_x", "", "", 404},
 		{"POST", "/admin/v1/invitations/" + secret + "/accept", "", `{"name":"Eve","password":"a long enough password"}`, 201},
-		{"GET", "/admin/v1/users?limit=2", adminToken, "", 200},
-		{"POST", "/admin/v1/users", adminToken, `{"email":"f@example.com","name":"F","password":"a long enough password"}`, 201},
+		{"GET", "/admin/v1/users?limit=2", servertest.AdminToken, "", 200},
+		{"POST", "/admin/v1/users", servertest.AdminToken, `{"email":"f@example.com","name":"F","password":"a long enough password"}`, 201},
 		{"GET", "/admin/v1/users", owner, "", 403},
-		{"GET", "/admin/v1/users/" + tm.users["viewer"], adminToken, "", 200},
-		{"PATCH", "/admin/v1/users/" + tm.users["viewer"], adminToken, `{"name":"V"}`, 200},
+		{"GET", "/admin/v1/users/" + tm.users["viewer"], servertest.AdminToken, "", 200},
+		{"PATCH", "/admin/v1/users/" + tm.users["viewer"], servertest.AdminToken, `{"name":"V"}`, 200},
 		{"GET", "/admin/v1/workspaces", owner, "", 200},
-		{"POST", "/admin/v1/workspaces", adminToken, `{"name":"new"}`, 201},
+		{"POST", "/admin/v1/workspaces", servertest.AdminToken, `{"name":"new"}`, 201},
 		{"GET", "/admin/v1/workspaces/" + ws, owner, "", 200},
 		{"PATCH", "/admin/v1/workspaces/" + ws, owner, `{"name":"acme2"}`, 200},
 		{"PATCH", "/admin/v1/workspaces/" + ws, tm.viewer, `{"name":"acme2"}`, 403},
@@ -626,11 +627,11 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"DELETE", "/admin/v1/projects/" + tm.project, owner, "", 409},
 		{"DELETE", "/admin/v1/projects/" + p2 + "?cascade=true", owner, "", 204},
 		{"DELETE", "/admin/v1/workspaces/" + tm.other, tm.out, "", 204},
-		{"DELETE", "/admin/v1/users/" + tm.users["editor"], adminToken, "", 204},
+		{"DELETE", "/admin/v1/users/" + tm.users["editor"], servertest.AdminToken, "", 204},
 		{"DELETE", "/admin/v1/auth/token", owner, "", 204},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, tm.url+tc.path, strings.NewReader(tc.body))
+			req, _ := http.NewRequest(tc.method, tm.URL+tc.path, strings.NewReader(tc.body))
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
@@ -663,11 +664,11 @@ func (s lostUsers) FindSession(ctx context.Context, id string) (*decoy.Session, 
 }
 
 // studioSignIn signs in to the Studio with an email and a password.
-func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r response) {
-	tm.t.Helper()
+func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r servertest.Response) {
+	tm.T.Helper()
 	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	r = tm.studioReq("POST", studio.SessionPath, "", string(body), "Content-Type", "application/json")
-	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+	r = tm.StudioReq("POST", studio.SessionPath, "", string(body), "Content-Type", "application/json")
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
 		if c.Name == studio.CookieName {
 			cookie = c.Value
 		}
@@ -675,40 +676,40 @@ func (tm *teams) studioSignIn(email, password string) (cookie, csrf string, r re
 	var info struct {
 		CSRF string `json:"csrf_token"`
 	}
-	json.Unmarshal([]byte(r.body), &info)
+	json.Unmarshal([]byte(r.Body), &info)
 	return cookie, info.CSRF, r
 }
 
 func TestStudioUserSignIn(t *testing.T) {
 	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
-	if r.status != 200 || cookie == "" || !strings.Contains(r.body, `"user_id":"`+tm.users["viewer"]+`"`) {
-		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	if r.Status != 200 || cookie == "" || !strings.Contains(r.Body, `"user_id":"`+tm.users["viewer"]+`"`) {
+		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
 	}
 	// The session acts as the viewer: it sees its workspace, may not
 	// change it, and does not see another.
-	if r := tm.studioReq("GET", "/admin/v1/workspaces/"+tm.ws, cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
-		t.Errorf("GET workspace: %d %s", r.status, r.body)
+	if r := tm.StudioReq("GET", "/admin/v1/workspaces/"+tm.ws, cookie, "", studio.CSRFHeader, csrf); r.Status != 200 {
+		t.Errorf("GET workspace: %d %s", r.Status, r.Body)
 	}
-	wantError(t, tm.studioReq("PATCH", "/admin/v1/workspaces/"+tm.ws, cookie, `{"name":"x"}`, studio.CSRFHeader, csrf, "Content-Type", "application/json"),
+	servertest.WantError(t, tm.StudioReq("PATCH", "/admin/v1/workspaces/"+tm.ws, cookie, `{"name":"x"}`, studio.CSRFHeader, csrf, "Content-Type", "application/json"),
 		403, "Forbidden: changing the workspace needs the owner role")
-	wantError(t, tm.studioReq("GET", "/admin/v1/workspaces/"+tm.other, cookie, "", studio.CSRFHeader, csrf), 404, "Workspace not found")
-	if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); !strings.Contains(r.body, `"kind":"user"`) {
-		t.Errorf("me: %s", r.body)
+	servertest.WantError(t, tm.StudioReq("GET", "/admin/v1/workspaces/"+tm.other, cookie, "", studio.CSRFHeader, csrf), 404, "Workspace not found")
+	if r := tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); !strings.Contains(r.Body, `"kind":"user"`) {
+		t.Errorf("me: %s", r.Body)
 	}
 	// A wrong password is refused and counted; the admin token still signs
 	// in the server admin.
-	if _, _, r := tm.studioSignIn("viewer@example.com", "not the password"); r.status != 401 {
-		t.Errorf("wrong password: %d %s", r.status, r.body)
+	if _, _, r := tm.studioSignIn("viewer@example.com", "not the password"); r.Status != 401 {
+		t.Errorf("wrong password: %d %s", r.Status, r.Body)
 	}
-	if c, _, r := tm.signIn(adminToken); r.status != 200 || c == nil {
-		t.Errorf("admin sign-in: %d %s", r.status, r.body)
+	if c, _, r := tm.SignIn(servertest.AdminToken); r.Status != 200 || c == nil {
+		t.Errorf("admin sign-in: %d %s", r.Status, r.Body)
 	}
 	// A deleted user's session ends, in the store too.
-	tm.want(tm.call("DELETE", "/admin/v1/users/"+tm.users["viewer"], adminToken, ""), 204)
-	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	tm.want(tm.call("DELETE", "/admin/v1/users/"+tm.users["viewer"], servertest.AdminToken, ""), 204)
+	servertest.WantError(t, tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
 	id, _, _ := studio.ParseCookie(cookie)
-	if _, err := tm.store.FindSession(context.Background(), id); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+	if _, err := tm.Store.FindSession(context.Background(), id); decoy.ErrorCode(err) != decoy.ENOTFOUND {
 		t.Errorf("the deleted user's session is still stored: %v", err)
 	}
 }
@@ -718,35 +719,35 @@ func TestStudioUserSignIn(t *testing.T) {
 func TestStudioUserSessionLifetime(t *testing.T) {
 	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
-	if r.status != 200 {
-		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
 	}
-	admin, adminCSRF, _ := tm.signIn(adminToken)
-	for _, token := range []string{adminToken, "another token"} {
+	admin, adminCSRF, _ := tm.SignIn(servertest.AdminToken)
+	for _, token := range []string{servertest.AdminToken, "another token"} {
 		restarted := server.New(server.Config{
-			Addr: "127.0.0.1:0", Store: tm.store, Quota: tm.store, Sessions: tm.store, AdminTokenHash: secret.Hash(token),
+			Addr: "127.0.0.1:0", Store: tm.Store, Quota: tm.Store, Sessions: tm.Store, AdminTokenHash: secret.Hash(token),
 		})
 		if err := restarted.Open(); err != nil {
 			t.Fatal(err)
 		}
 		restarted.Close()
-		if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
-			t.Errorf("the user's session after a start with admin token %q: %d %s", token, r.status, r.body)
+		if r := tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.Status != 200 {
+			t.Errorf("the user's session after a start with admin token %q: %d %s", token, r.Status, r.Body)
 		}
 	}
 	// The server admin's session ended with its token.
-	if r := tm.studioReq("GET", "/admin/v1/mocks", admin.Value, "", studio.CSRFHeader, adminCSRF); r.status != 401 {
-		t.Errorf("the admin's session after a start with another token: %d %s", r.status, r.body)
+	if r := tm.StudioReq("GET", "/admin/v1/mocks", admin.Value, "", studio.CSRFHeader, adminCSRF); r.Status != 401 {
+		t.Errorf("the admin's session after a start with another token: %d %s", r.Status, r.Body)
 	}
 	// A new password signs the user out; signing in with it works.
-	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"name":"Vera"}`), 200)
-	if r := tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.status != 200 {
-		t.Errorf("after a change of name: %d %s", r.status, r.body)
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], servertest.AdminToken, `{"name":"Vera"}`), 200)
+	if r := tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf); r.Status != 200 {
+		t.Errorf("after a change of name: %d %s", r.Status, r.Body)
 	}
-	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], adminToken, `{"password":"a new horse battery"}`), 200)
-	wantError(t, tm.studioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
-	if _, _, r := tm.studioSignIn("viewer@example.com", "a new horse battery"); r.status != 200 {
-		t.Errorf("sign-in with the new password: %d %s", r.status, r.body)
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+tm.users["viewer"], servertest.AdminToken, `{"password":"a new horse battery"}`), 200)
+	servertest.WantError(t, tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	if _, _, r := tm.studioSignIn("viewer@example.com", "a new horse battery"); r.Status != 200 {
+		t.Errorf("sign-in with the new password: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -755,11 +756,11 @@ func TestStudioUserSessionLifetime(t *testing.T) {
 func TestStudioUserSessionLostUser(t *testing.T) {
 	tm := newTeams(t, func(c *server.Config) { c.Sessions = lostUsers{c.Store.(decoy.SessionStore)} })
 	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
-	if r.status != 200 {
-		t.Fatalf("sign-in: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
 	}
-	if r := tm.studioReq("GET", "/admin/v1/users", cookie, "", studio.CSRFHeader, csrf); r.status != 401 {
-		t.Errorf("a session whose user the store lost: %d %s", r.status, r.body)
+	if r := tm.StudioReq("GET", "/admin/v1/users", cookie, "", studio.CSRFHeader, csrf); r.Status != 401 {
+		t.Errorf("a session whose user the store lost: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -776,7 +777,7 @@ func TestTeamsAuditNamesRevokedKey(t *testing.T) {
 			Target decoy.AuditTarget
 		}
 	}
-	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+	if err := json.Unmarshal([]byte(r.Body), &page); err != nil {
 		t.Fatal(err)
 	}
 	if len(page.Entries) != 1 || page.Entries[0].Action != "key.revoke" || page.Entries[0].Target != (decoy.AuditTarget{Kind: "key", ID: k, Name: "deploy"}) {
@@ -793,13 +794,13 @@ func TestMeServerLimits(t *testing.T) {
 		c.DefaultRateLimit = 7
 		c.DefaultMonthlyQuota = 0
 	})
-	for _, tok := range []string{adminToken, tm.viewer, tm.viewerKey} {
+	for _, tok := range []string{servertest.AdminToken, tm.viewer, tm.viewerKey} {
 		r := tm.call("GET", "/admin/v1/me", tok, "")
 		tm.want(r, 200)
 		var me struct {
 			Limits map[string]int64 `json:"limits"`
 		}
-		if err := json.Unmarshal([]byte(r.body), &me); err != nil {
+		if err := json.Unmarshal([]byte(r.Body), &me); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]int64{"max_data_bytes": 12345, "default_rate_limit": 7, "default_monthly_quota": 0}
@@ -820,13 +821,13 @@ func TestTeamsInvitationNeverActsAsAnAccount(t *testing.T) {
 	if !ok {
 		t.Fatalf("invitation_url %q", link)
 	}
-	victim := tm.mustID(tm.call("POST", "/admin/v1/users", adminToken,
+	victim := tm.mustID(tm.call("POST", "/admin/v1/users", servertest.AdminToken,
 		`{"email":"victim@example.com","name":"Victim","password":"the victim's own password"}`), 201)
-	tm.want(tm.call("PATCH", "/admin/v1/users/"+victim, adminToken, `{"server_admin":true}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/users/"+victim, servertest.AdminToken, `{"server_admin":true}`), 200)
 
-	wantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Mallory","password":"the attacker's password"}`),
+	servertest.WantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Mallory","password":"the attacker's password"}`),
 		409, "Victim@example.com has an account already: sign in with it, and ask an owner of the workspace to add it as a member")
-	wantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"victim@example.com","password":"the attacker's password"}`),
+	servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"victim@example.com","password":"the attacker's password"}`),
 		401, "Invalid email or password")
 	tm.login("victim@example.com", "the victim's own password")
 }
@@ -836,19 +837,19 @@ func TestTeamsInvitationNeverActsAsAnAccount(t *testing.T) {
 // they are empty (the server admin has neither id nor label).
 func TestTeamsAuditShape(t *testing.T) {
 	tm := newTeams(t)
-	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, adminToken, `{"name":"acme2"}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"name":"acme2"}`), 200)
 	r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1", tm.owner, "")
 	tm.want(r, 200)
 	var page struct {
 		Entries []map[string]json.RawMessage `json:"entries"`
 	}
-	if err := json.Unmarshal([]byte(r.body), &page); err != nil || len(page.Entries) != 1 {
-		t.Fatalf("%s: %v", r.body, err)
+	if err := json.Unmarshal([]byte(r.Body), &page); err != nil || len(page.Entries) != 1 {
+		t.Fatalf("%s: %v", r.Body, err)
 	}
 	e := page.Entries[0]
 	for _, k := range []string{"at", "actor", "action", "target", "ip"} {
 		if _, ok := e[k]; !ok {
-			t.Errorf("no %q in %s", k, r.body)
+			t.Errorf("no %q in %s", k, r.Body)
 		}
 	}
 	if got := string(e["actor"]); got != `{"kind":"server_admin","id":"","label":""}` {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/internal/testcert"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/studio"
@@ -30,12 +31,12 @@ func TestOpenTLS(t *testing.T) {
 	if err := pair.Write(certFile, keyFile); err != nil {
 		t.Fatal(err)
 	}
-	h := newStudioHarness(t, func(c *server.Config) { c.TLSCert, c.TLSKey = certFile, keyFile })
-	base := "https://" + h.srv.Addr().String()
+	h := servertest.NewStudio(t, func(c *server.Config) { c.TLSCert, c.TLSKey = certFile, keyFile })
+	base := "https://" + h.Srv.Addr().String()
 	h2 := pair.Client()
 	h1 := &http.Client{Transport: &http.Transport{TLSClientConfig: pair.ClientConfig()}}
 
-	admin := client.New(base, adminToken)
+	admin := client.New(base, servertest.AdminToken)
 	admin.HTTP = h2
 	m, err := admin.CreateMock(context.Background(), strings.NewReader(`[{"a":1}]`), client.CreateOptions{Name: "m"})
 	if err != nil {
@@ -63,7 +64,7 @@ func TestOpenTLS(t *testing.T) {
 				t.Errorf("read: %d %s %q", resp.StatusCode, resp.Proto, body)
 			}
 
-			sign, _ := json.Marshal(map[string]string{"token": adminToken})
+			sign, _ := json.Marshal(map[string]string{"token": servertest.AdminToken})
 			resp, err = tc.client.Post(base+studio.SessionPath, "application/json", strings.NewReader(string(sign)))
 			if err != nil {
 				t.Fatal(err)
@@ -84,7 +85,7 @@ func TestOpenTLS(t *testing.T) {
 	t.Run("malformed request", func(t *testing.T) {
 		config := pair.ClientConfig()
 		config.NextProtos = []string{"http/1.1"}
-		c, err := tls.Dial("tcp", h.srv.Addr().String(), config)
+		c, err := tls.Dial("tcp", h.Srv.Addr().String(), config)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,15 +11,16 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
 // newVersionsHarness is a harness whose server serves the versions its
 // store keeps.
-func newVersionsHarness(t *testing.T, configure ...func(*server.Config)) *harness {
+func newVersionsHarness(t *testing.T, configure ...func(*server.Config)) *servertest.Harness {
 	t.Helper()
-	return newHarness(t, append([]func(*server.Config){func(c *server.Config) {
+	return servertest.New(t, append([]func(*server.Config){func(c *server.Config) {
 		c.Versions = c.Store.(decoy.VersionStore)
 	}}, configure...)...)
 }
@@ -43,14 +44,14 @@ func numbersOf(vs []decoy.Version) string {
 func TestVersionsLifecycle(t *testing.T) {
 	ctx := context.Background()
 	h := newVersionsHarness(t)
-	m := h.create(`[{"v":1}]`, client.CreateOptions{Name: "users"})
-	if _, err := h.admin.ReplaceData(ctx, m.ID, strings.NewReader("v,2\n"), "text/csv"); err != nil {
+	m := h.Create(`[{"v":1}]`, client.CreateOptions{Name: "users"})
+	if _, err := h.Admin.ReplaceData(ctx, m.ID, strings.NewReader("v,2\n"), "text/csv"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"v":3}]`), ""); err != nil {
+	if _, err := h.Admin.ReplaceData(ctx, m.ID, strings.NewReader(`[{"v":3}]`), ""); err != nil {
 		t.Fatal(err)
 	}
-	vs, err := h.admin.Versions(ctx, m.ID)
+	vs, err := h.Admin.Versions(ctx, m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,54 +61,54 @@ func TestVersionsLifecycle(t *testing.T) {
 	if vs[2].ETag != m.ETag || vs[2].Size != m.Size || vs[1].Size != 4 || vs[0].Actor != decoy.ServerAdmin {
 		t.Errorf("versions = %+v (mock %+v)", vs, m)
 	}
-	r := h.get("/admin/v1/mocks/"+m.ID+"/versions/2/data", "Authorization", "Bearer "+adminToken)
-	if r.status != 200 || r.body != "v,2\n" || r.header.Get("Content-Type") != "text/csv" ||
-		r.header.Get("ETag") != vs[1].ETag || r.header.Get("X-Content-Type-Options") != "nosniff" {
-		t.Errorf("version 2 data: %d %q %v", r.status, r.body, r.header)
+	r := h.Get("/admin/v1/mocks/"+m.ID+"/versions/2/data", "Authorization", "Bearer "+servertest.AdminToken)
+	if r.Status != 200 || r.Body != "v,2\n" || r.Header.Get("Content-Type") != "text/csv" ||
+		r.Header.Get("ETag") != vs[1].ETag || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("version 2 data: %d %q %v", r.Status, r.Body, r.Header)
 	}
 	// Read once, so that the restore has a cached copy to replace.
-	if r := h.get("/mock/" + m.ID); r.body != `[{"v":3}]` {
-		t.Fatalf("read before the restore: %q", r.body)
+	if r := h.Get("/mock/" + m.ID); r.Body != `[{"v":3}]` {
+		t.Fatalf("read before the restore: %q", r.Body)
 	}
-	restored, err := h.admin.RestoreVersion(ctx, m.ID, 1)
+	restored, err := h.Admin.RestoreVersion(ctx, m.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if restored.ETag != m.ETag || restored.Size != m.Size || restored.ContentType != "application/json" || restored.URL == "" {
 		t.Errorf("restore answered %+v", restored)
 	}
-	if r := h.get("/mock/" + m.ID); r.status != 200 || r.body != `[{"v":1}]` || r.header.Get("ETag") != m.ETag {
-		t.Errorf("read after the restore: %d %q %s", r.status, r.body, r.header.Get("ETag"))
+	if r := h.Get("/mock/" + m.ID); r.Status != 200 || r.Body != `[{"v":1}]` || r.Header.Get("ETag") != m.ETag {
+		t.Errorf("read after the restore: %d %q %s", r.Status, r.Body, r.Header.Get("ETag"))
 	}
-	if r := h.get("/mock/" + m.ID + "?filters=v%3D3"); r.status != 200 || r.body != `[]` {
-		t.Errorf("query after the restore: %d %q", r.status, r.body)
+	if r := h.Get("/mock/" + m.ID + "?filters=v%3D3"); r.Status != 200 || r.Body != `[]` {
+		t.Errorf("query after the restore: %d %q", r.Status, r.Body)
 	}
-	if _, data, err := h.admin.Data(ctx, m.ID); err != nil || string(data) != `[{"v":1}]` {
+	if _, data, err := h.Admin.Data(ctx, m.ID); err != nil || string(data) != `[{"v":1}]` {
 		t.Errorf("data after the restore = %q, %v", data, err)
 	}
-	vs, _ = h.admin.Versions(ctx, m.ID)
+	vs, _ = h.Admin.Versions(ctx, m.ID)
 	if got := numbersOf(vs); got != "4* 3 2 1" || vs[0].ETag != m.ETag {
 		t.Errorf("versions after the restore = %s (%+v)", got, vs[0])
 	}
 	// A version of another content type comes back with it.
-	if _, err := h.admin.RestoreVersion(ctx, m.ID, 2); err != nil {
+	if _, err := h.Admin.RestoreVersion(ctx, m.ID, 2); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.get("/mock/" + m.ID); r.body != "v,2\n" || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") {
-		t.Errorf("read after restoring the CSV: %q %s", r.body, r.header.Get("Content-Type"))
+	if r := h.Get("/mock/" + m.ID); r.Body != "v,2\n" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
+		t.Errorf("read after restoring the CSV: %q %s", r.Body, r.Header.Get("Content-Type"))
 	}
 	// A settings change is no version.
-	if _, err := h.admin.UpdateMock(ctx, m.ID, map[string]any{"name": "renamed"}); err != nil {
+	if _, err := h.Admin.UpdateMock(ctx, m.ID, map[string]any{"name": "renamed"}); err != nil {
 		t.Fatal(err)
 	}
-	if vs, _ := h.admin.Versions(ctx, m.ID); numbersOf(vs) != "5* 4 3 2 1" {
+	if vs, _ := h.Admin.Versions(ctx, m.ID); numbersOf(vs) != "5* 4 3 2 1" {
 		t.Errorf("versions after a rename = %s", numbersOf(vs))
 	}
 	// A deleted mock's versions are gone.
-	if err := h.admin.DeleteMock(ctx, m.ID); err != nil {
+	if err := h.Admin.DeleteMock(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.admin.Versions(ctx, m.ID)
+	_, err = h.Admin.Versions(ctx, m.ID)
 	wantClientError(t, err, 404, "Mock api not found")
 }
 
@@ -115,24 +116,24 @@ func TestVersionsLifecycle(t *testing.T) {
 func TestVersionsBound(t *testing.T) {
 	ctx := context.Background()
 	h := newVersionsHarness(t)
-	m := h.create(`1`, client.CreateOptions{})
+	m := h.Create(`1`, client.CreateOptions{})
 	for i := 2; i <= 21; i++ {
-		if _, err := h.admin.ReplaceData(ctx, m.ID, strings.NewReader(fmt.Sprint(i)), ""); err != nil {
+		if _, err := h.Admin.ReplaceData(ctx, m.ID, strings.NewReader(fmt.Sprint(i)), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	vs, err := h.admin.Versions(ctx, m.ID)
+	vs, err := h.Admin.Versions(ctx, m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(vs) != 20 || vs[0].Version != 21 || !vs[0].Current || vs[19].Version != 2 {
 		t.Errorf("%d versions: %s", len(vs), numbersOf(vs))
 	}
-	_, _, err = h.admin.VersionData(ctx, m.ID, 1)
+	_, _, err = h.Admin.VersionData(ctx, m.ID, 1)
 	wantClientError(t, err, 404, "Version not found")
-	_, err = h.admin.RestoreVersion(ctx, m.ID, 1)
+	_, err = h.Admin.RestoreVersion(ctx, m.ID, 1)
 	wantClientError(t, err, 404, "Version not found")
-	if _, data, err := h.admin.VersionData(ctx, m.ID, 2); err != nil || string(data) != "2" {
+	if _, data, err := h.Admin.VersionData(ctx, m.ID, 2); err != nil || string(data) != "2" {
 		t.Errorf("version 2 = %q, %v", data, err)
 	}
 }
@@ -140,8 +141,8 @@ func TestVersionsBound(t *testing.T) {
 // Unknown mocks, versions and methods get the JSON error of each.
 func TestVersionsErrors(t *testing.T) {
 	h := newVersionsHarness(t)
-	m := h.create(`[]`, client.CreateOptions{})
-	auth := []string{"Authorization", "Bearer " + adminToken}
+	m := h.Create(`[]`, client.CreateOptions{})
+	auth := []string{"Authorization", "Bearer " + servertest.AdminToken}
 	base := "/admin/v1/mocks/" + m.ID + "/versions"
 	none := "/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/versions"
 	for _, tc := range []struct {
@@ -169,7 +170,7 @@ func TestVersionsErrors(t *testing.T) {
 		{"unknown action", "POST", base + "/1/undo", auth, 404, "Not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, h.do(tc.method, tc.path, tc.header...), tc.status, tc.msg)
+			servertest.WantError(t, h.Do(tc.method, tc.path, tc.header...), tc.status, tc.msg)
 		})
 	}
 	for _, tc := range []struct{ method, path, allow string }{
@@ -178,10 +179,10 @@ func TestVersionsErrors(t *testing.T) {
 		{"PUT", base + "/1/data", "GET"},
 		{"GET", base + "/1/restore", "POST"},
 	} {
-		r := h.do(tc.method, tc.path, auth...)
-		wantError(t, r, 405, "Method not allowed")
-		if r.header.Get("Allow") != tc.allow {
-			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, r.header.Get("Allow"), tc.allow)
+		r := h.Do(tc.method, tc.path, auth...)
+		servertest.WantError(t, r, 405, "Method not allowed")
+		if r.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, r.Header.Get("Allow"), tc.allow)
 		}
 	}
 }
@@ -193,40 +194,40 @@ func TestRestoreTooLarge(t *testing.T) {
 	h := newVersionsHarness(t)
 	big := `"` + strings.Repeat("x", 1<<20) + `"` // over the harness's 1 MiB
 	id := "0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2e"
-	if _, err := h.store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: `"big"`},
+	if _, err := h.Store.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200, ETag: `"big"`},
 		decoy.Data{Bytes: []byte(big)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.admin.ReplaceData(ctx, id, strings.NewReader(`[]`), ""); err != nil {
+	if _, err := h.Admin.ReplaceData(ctx, id, strings.NewReader(`[]`), ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.admin.RestoreVersion(ctx, id, 1)
+	_, err := h.Admin.RestoreVersion(ctx, id, 1)
 	wantClientError(t, err, 413, fmt.Sprintf("Mock data larger than %d bytes (--max-data-bytes)", 1<<20))
-	if vs, _ := h.admin.Versions(ctx, id); numbersOf(vs) != "2* 1" {
+	if vs, _ := h.Admin.Versions(ctx, id); numbersOf(vs) != "2* 1" {
 		t.Errorf("versions after a refused restore = %s", numbersOf(vs))
 	}
 	// Its data can still be read.
-	if _, data, err := h.admin.VersionData(ctx, id, 1); err != nil || string(data) != big {
+	if _, data, err := h.Admin.VersionData(ctx, id, 1); err != nil || string(data) != big {
 		t.Errorf("version 1: %d bytes, %v", len(data), err)
 	}
 }
 
 // A server without a version store serves no versions.
 func TestVersionsOff(t *testing.T) {
-	h := newHarness(t)
-	m := h.create(`[]`, client.CreateOptions{})
-	wantError(t, h.get("/admin/v1/mocks/"+m.ID+"/versions", "Authorization", "Bearer "+adminToken), 404, "Not found")
+	h := servertest.New(t)
+	m := h.Create(`[]`, client.CreateOptions{})
+	servertest.WantError(t, h.Get("/admin/v1/mocks/"+m.ID+"/versions", "Authorization", "Bearer "+servertest.AdminToken), 404, "Not found")
 }
 
 // The versions answers are as the OpenAPI document describes them.
 func TestOpenAPIVersions(t *testing.T) {
 	router := openAPIRouter(t)
 	h := newVersionsHarness(t)
-	m := h.create(`[1]`, client.CreateOptions{})
-	if _, err := h.admin.ReplaceData(context.Background(), m.ID, strings.NewReader(`[2]`), ""); err != nil {
+	m := h.Create(`[1]`, client.CreateOptions{})
+	if _, err := h.Admin.ReplaceData(context.Background(), m.ID, strings.NewReader(`[2]`), ""); err != nil {
 		t.Fatal(err)
 	}
-	auth := "Bearer " + adminToken
+	auth := "Bearer " + servertest.AdminToken
 	base := "/admin/v1/mocks/" + m.ID + "/versions"
 	none := "/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/versions"
 	for _, tc := range []struct {
@@ -241,7 +242,7 @@ func TestOpenAPIVersions(t *testing.T) {
 		{"POST", base + "/1/restore", auth, 200},
 		{"POST", base + "/9/restore", auth, 404},
 	} {
-		req, _ := http.NewRequest(tc.method, h.url+tc.path, nil)
+		req, _ := http.NewRequest(tc.method, h.URL+tc.path, nil)
 		req.Header.Set("Authorization", tc.auth)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

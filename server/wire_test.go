@@ -14,6 +14,7 @@ import (
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/dataset"
+	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
 
@@ -24,12 +25,12 @@ import (
 // small or large, for GET and HEAD. A body sent after its handler's writes
 // returned must not have changed meanwhile.
 func TestWireAnswers(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) {
+	h := servertest.New(t, func(c *server.Config) {
 		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
 		c.MaxDataBytes = 64 << 20
 	})
-	m := h.create(string(dataset.Users(3000)), client.CreateOptions{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
+	m := h.Create(string(dataset.Users(3000)), client.CreateOptions{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestWireAnswers(t *testing.T) {
 						r.Header.Set("Accept-Encoding", "gzip, deflate, br")
 					}
 					want := httptest.NewRecorder()
-					h.srv.ServeHTTP(want, r)
+					h.Srv.ServeHTTP(want, r)
 					if got.status != want.Code || !bytes.Equal(got.body, want.Body.Bytes()) {
 						t.Fatalf("%s %q gzip=%v round %d: %d, %d bytes; the handler gives %d, %d bytes", method, q, gz, round, got.status, len(got.body), want.Code, want.Body.Len())
 					}

@@ -1,0 +1,269 @@
+// Package servertest runs the whole server for tests: a server.Server
+// on a real SQLite store in a temporary folder, opened on a loopback port
+// as decoy serve opens it, with a manual clock, captured logs, the admin
+// API client, and helpers to send requests and check answers. The tests of
+// server/ and admin/ share it.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/secret"
+	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/sqlite"
+	"github.com/decoy-mock/decoy/studio"
+	"github.com/decoy-mock/decoy/usage"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// AdminToken is the admin token of every harness.
+const AdminToken = "test-admin-token"
+
+// Clock is a manual clock shared by the server and its limiters.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Add moves the clock on by d.
+func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Harness is a server on a real SQLite store, reached over HTTP.
+type Harness struct {
+	T     testing.TB
+	Srv   *server.Server
+	URL   string
+	Admin *client.Client // signed in with AdminToken
+	Clock *Clock
+	Logs  *SyncBuffer // the server's log, at debug level
+	Store *sqlite.DB
+}
+
+// SyncBuffer is a buffer that logs may be written to from any goroutine.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written.
+func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// New starts a server for the test, configured as decoy serve configures
+// it by default (an in-memory limiter, the default limits, 1 MiB documents)
+// and then by configure, and stops it when the test ends.
+func New(t testing.TB, configure ...func(*server.Config)) *Harness {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	c := &Clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	limiter, failures := inmem.NewLimiter(), inmem.NewLimiter()
+	limiter.Now, failures.Now = c.Now, c.Now
+	logs := &SyncBuffer{}
+	cfg := server.Config{
+		Store:               store,
+		MockBatches:         store,
+		Quota:               store,
+		Templates:           store,
+		QuotaInMemory:       true,
+		Limiter:             limiter,
+		AuthFailures:        failures,
+		AdminTokenHash:      secret.Hash(AdminToken),
+		DefaultRateLimit:    100,
+		DefaultMonthlyQuota: 50000,
+		AuthFailureLimit:    30,
+		MaxDataBytes:        1 << 20,
+		Logger:              slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Registry:            prometheus.NewRegistry(),
+		Now:                 c.Now,
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	// Served as decoy serve serves: by Open, behind the connection caps
+	// and the JSON rewrite of net/http's own error answers.
+	srv := server.New(cfg)
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + srv.Addr().String()
+	return &Harness{T: t, Srv: srv, URL: url, Admin: client.New(url, AdminToken), Clock: c, Logs: logs, Store: store}
+}
+
+// Create stores a mock through the admin API.
+func (h *Harness) Create(data string, o client.CreateOptions) *client.Mock {
+	h.T.Helper()
+	m, err := h.Admin.CreateMock(context.Background(), strings.NewReader(data), o)
+	if err != nil {
+		h.T.Fatalf("create mock: %v", err)
+	}
+	return m
+}
+
+// Response is an answer read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Do sends a request to the server; path starts with '/'.
+func (h *Harness) Do(method, path string, header ...string) Response {
+	h.T.Helper()
+	req, err := http.NewRequest(method, h.URL+path, nil)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	tr := &http.Transport{DisableCompression: true}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(body)}
+}
+
+// Get sends a GET request.
+func (h *Harness) Get(path string, header ...string) Response {
+	h.T.Helper()
+	return h.Do(http.MethodGet, path, header...)
+}
+
+// WantError checks a JSON error answer.
+func WantError(t testing.TB, r Response, status int, msg string) {
+	t.Helper()
+	want := `{"error":"` + msg + `"}` + "\n"
+	if r.Status != status || r.Body != want {
+		t.Errorf("got %d %q, want %d %q", r.Status, r.Body, status, want)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error Content-Type = %q", ct)
+	}
+}
+
+// Ptr returns a pointer to v.
+func Ptr[T any](v T) *T { return &v }
+
+// Send sends an admin request with a body.
+func (h *Harness) Send(method, path, ct, body string, header ...string) Response {
+	h.T.Helper()
+	req, err := http.NewRequest(method, h.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
+}
+
+// SendFile sends an admin request with a file as its body.
+func (h *Harness) SendFile(method, path string, body []byte, header ...string) Response {
+	h.T.Helper()
+	return h.Send(method, path, "application/octet-stream", string(body), header...)
+}
+
+// Metric returns the value of a sample of /metrics, or "".
+func (h *Harness) Metric(sample string) string {
+	h.T.Helper()
+	for line := range strings.SplitSeq(h.Get("/metrics").Body, "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// NewStudio starts a server with the Studio on and usage recorded.
+func NewStudio(t *testing.T, configure ...func(*server.Config)) *Harness {
+	t.Helper()
+	return New(t, append([]func(*server.Config){func(c *server.Config) {
+		c.Sessions = c.Store.(decoy.SessionStore)
+		rec := usage.NewRecorder(c.Store.(decoy.UsageHistoryStore), nil)
+		rec.Now = c.Now
+		c.Usage = rec
+	}}, configure...)...)
+}
+
+// StudioReq sends a request with the given cookie value (none when empty)
+// and headers, and a body.
+func (h *Harness) StudioReq(method, path, cookie, body string, header ...string) Response {
+	h.T.Helper()
+	req, err := http.NewRequest(method, h.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: studio.CookieName, Value: cookie})
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
+}
+
+// SignIn signs in with token and returns the session cookie, its
+// attributes, and the CSRF token.
+func (h *Harness) SignIn(token string) (cookie *http.Cookie, csrf string, r Response) {
+	h.T.Helper()
+	body, _ := json.Marshal(map[string]string{"token": token})
+	r = h.StudioReq("POST", studio.SessionPath, "", string(body), "Content-Type", "application/json")
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == studio.CookieName {
+			cookie = c
+		}
+	}
+	var info struct {
+		CSRF string `json:"csrf_token"`
+	}
+	json.Unmarshal([]byte(r.Body), &info)
+	return cookie, info.CSRF, r
+}
