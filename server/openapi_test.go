@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -11,26 +9,10 @@ import (
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
-func loadOpenAPI(t *testing.T) *openapi3.T {
-	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(server.OpenAPI())
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("the OpenAPI document is invalid: %v", err)
-	}
-	return doc
-}
-
 func TestOpenAPIDocument(t *testing.T) {
-	doc := loadOpenAPI(t)
+	doc := servertest.LoadOpenAPI(t)
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
 	}
@@ -67,23 +49,10 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 }
 
-// openAPIRouter finds the operation of a request in the OpenAPI document,
-// whatever server the request went to.
-func openAPIRouter(t *testing.T) routers.Router {
-	t.Helper()
-	doc := loadOpenAPI(t)
-	doc.Servers = openapi3.Servers{}
-	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return router
-}
-
 // TestOpenAPIMatchesResponses sends real requests and validates the answers
 // against the document.
 func TestOpenAPIMatchesResponses(t *testing.T) {
-	router := openAPIRouter(t)
+	router := servertest.OpenAPIRouter(t)
 	h := servertest.New(t)
 	m := h.Create(`[{"a":1},{"a":2}]`, client.CreateOptions{Name: "x", RateLimit: servertest.Ptr(int64(2))})
 	priv := h.Create(`{"a":1}`, client.CreateOptions{Private: true})
@@ -131,33 +100,8 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
-			validateAnswer(t, router, req, tc.path, tc.body, resp, body)
+			servertest.ValidateAnswer(t, router, req, tc.path, tc.body, resp, body)
 		})
-	}
-}
-
-// validateAnswer checks an answer against the document. path is the
-// request's path and query, as the document describes it.
-func validateAnswer(t *testing.T, router routers.Router, req *http.Request, path, reqBody string, resp *http.Response, body []byte) {
-	t.Helper()
-	// Route on the path alone, as the document describes it.
-	vreq, _ := http.NewRequest(req.Method, path, strings.NewReader(reqBody))
-	vreq.Header = req.Header
-	route, params, err := router.FindRoute(vreq)
-	if err != nil {
-		t.Fatalf("no route in the document: %v", err)
-	}
-	in := &openapi3filter.RequestValidationInput{
-		Request: vreq, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-	}
-	out := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
-		Body:    io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true},
-	}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		t.Errorf("answer does not match the document: %v", err)
 	}
 }
 

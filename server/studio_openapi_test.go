@@ -14,7 +14,7 @@ import (
 
 // The usage history answers as the OpenAPI document describes it.
 func TestOpenAPIUsageHistory(t *testing.T) {
-	router := openAPIRouter(t)
+	router := servertest.OpenAPIRouter(t)
 	h := servertest.NewStudio(t)
 	m := h.Create(`[1]`, client.CreateOptions{})
 	h.Get("/mock/" + m.ID)

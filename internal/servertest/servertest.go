@@ -25,6 +25,10 @@ import (
 	"github.com/decoy-mock/decoy/sqlite"
 	"github.com/decoy-mock/decoy/studio"
 	"github.com/decoy-mock/decoy/usage"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -267,3 +271,74 @@ func (h *Harness) SignIn(token string) (cookie *http.Cookie, csrf string, r Resp
 	json.Unmarshal([]byte(r.Body), &info)
 	return cookie, info.CSRF, r
 }
+
+// LoadOpenAPI loads and validates the OpenAPI document the server serves.
+func LoadOpenAPI(t testing.TB) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(server.OpenAPI())
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is invalid: %v", err)
+	}
+	return doc
+}
+
+// OpenAPIRouter finds the operation of a request in the OpenAPI document,
+// whatever server the request went to.
+func OpenAPIRouter(t testing.TB) routers.Router {
+	t.Helper()
+	doc := LoadOpenAPI(t)
+	doc.Servers = openapi3.Servers{}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return router
+}
+
+// ValidateAnswer checks an answer against the document. path is the
+// request's path and query, as the document describes it.
+func ValidateAnswer(t testing.TB, router routers.Router, req *http.Request, path, reqBody string, resp *http.Response, body []byte) {
+	t.Helper()
+	// Route on the path alone, as the document describes it.
+	vreq, _ := http.NewRequest(req.Method, path, strings.NewReader(reqBody))
+	vreq.Header = req.Header
+	route, params, err := router.FindRoute(vreq)
+	if err != nil {
+		t.Fatalf("no route in the document: %v", err)
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request: vreq, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("answer does not match the document: %v", err)
+	}
+}
+
+// Templated creates a mock with a template in mode.
+func (h *Harness) Templated(template, ct, mode string) *client.Mock {
+	h.T.Helper()
+	m := h.Create(`[]`, client.CreateOptions{})
+	r := h.Send(http.MethodPut, "/admin/v1/mocks/"+m.ID+"/template?mode="+mode, ct, template)
+	if r.Status != http.StatusOK {
+		h.T.Fatalf("PUT template: %d %s", r.Status, r.Body)
+	}
+	var v struct {
+		TemplateMode *string `json:"template_mode"`
+	}
+	if err := json.Unmarshal([]byte(r.Body), &v); err != nil || v.TemplateMode == nil || *v.TemplateMode != mode {
+		h.T.Fatalf("PUT template answered %s", r.Body)
+	}
+	return m
+}
+
+// UsersTemplate is a template of 40 users, with every kind of value.
+const UsersTemplate = `{"$repeat":40,"$item":{"id":"{{ index }}","name":"{{ name }}","age":"{{ number 18 80 }}","city":"{{ choice \"Paris\" \"Oslo\" \"Lima\" }}","active":"{{ boolean }}","tags":["{{ choice \"a\" \"b\" }}","{{ choice \"b\" \"c\" }}"]}}`

@@ -1,4 +1,4 @@
-package server_test
+package admin_test
 
 import (
 	"context"
@@ -283,26 +283,6 @@ func TestUsage(t *testing.T) {
 	if u.Minute.Used != 4 || u.Minute.Limit != 10 || u.Month.Used != 3 || u.Month.Limit != 20 ||
 		u.Month.ResetsAt.Format("2006-01-02T15:04:05Z07:00") != "2026-12-01T00:00:00Z" {
 		t.Errorf("usage = %+v", u)
-	}
-}
-
-func TestMetrics(t *testing.T) {
-	h := servertest.New(t)
-	m := h.Create(`[]`, client.CreateOptions{RateLimit: servertest.Ptr(int64(1))})
-	h.Get("/mock/" + m.ID)
-	h.Get("/mock/" + m.ID)
-	r := h.Get("/metrics")
-	for _, want := range []string{
-		`decoy_http_requests_total{code="200",route="mock"} 1`,
-		`decoy_http_requests_total{code="429",route="mock"} 1`,
-		`decoy_http_requests_total{code="201",route="admin"} 1`,
-		`decoy_refusals_total{reason="rate_limit"} 1`,
-		`decoy_refusals_total{reason="quota"} 0`,
-		`decoy_http_request_duration_seconds_bucket{route="mock",le="+Inf"} 2`,
-	} {
-		if !strings.Contains(r.Body, want) {
-			t.Errorf("metrics lack %s", want)
-		}
 	}
 }
 

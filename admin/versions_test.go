@@ -1,4 +1,4 @@
-package server_test
+package admin_test
 
 import (
 	"bytes"
@@ -221,7 +221,7 @@ func TestVersionsOff(t *testing.T) {
 
 // The versions answers are as the OpenAPI document describes them.
 func TestOpenAPIVersions(t *testing.T) {
-	router := openAPIRouter(t)
+	router := servertest.OpenAPIRouter(t)
 	h := newVersionsHarness(t)
 	m := h.Create(`[1]`, client.CreateOptions{})
 	if _, err := h.Admin.ReplaceData(context.Background(), m.ID, strings.NewReader(`[2]`), ""); err != nil {

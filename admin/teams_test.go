@@ -1,4 +1,4 @@
-package server_test
+package admin_test
 
 import (
 	"context"
@@ -579,7 +579,7 @@ func TestTeamsBadBodies(t *testing.T) {
 // TestOpenAPITeamsResponses validates live answers of the teams endpoints
 // against the document.
 func TestOpenAPITeamsResponses(t *testing.T) {
-	router := openAPIRouter(t)
+	router := servertest.OpenAPIRouter(t)
 	tm := newTeams(t)
 	m := tm.mock(tm.project, `[1]`)
 	inv := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"eve@example.com","role":"viewer"}`), 201)
@@ -647,7 +647,7 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
-			validateAnswer(t, router, req, tc.path, tc.body, resp, body)
+			servertest.ValidateAnswer(t, router, req, tc.path, tc.body, resp, body)
 		})
 	}
 }

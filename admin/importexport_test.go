@@ -1,4 +1,4 @@
-package server_test
+package admin_test
 
 import (
 	"archive/tar"
@@ -348,7 +348,7 @@ func exportOfMocks(t *testing.T, ids ...string) []byte {
 // TestImportExportMatchOpenAPI validates live answers against
 // server/openapi.json.
 func TestImportExportMatchOpenAPI(t *testing.T) {
-	router := openAPIRouter(t)
+	router := servertest.OpenAPIRouter(t)
 	h := servertest.New(t)
 	h.Create(`[1]`, client.CreateOptions{Name: "x"})
 	for _, tc := range []struct {
