@@ -23,7 +23,6 @@ import (
 
 const projectPath = "/admin/v1/projects/" + decoy.DefaultProjectID
 
-// sendFile sends an admin request with a file as its body.
 type importAnswer struct {
 	Created []client.Mock    `json:"created"`
 	Skipped []client.Skipped `json:"skipped"`

@@ -447,7 +447,6 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// metric returns the value of a sample of /metrics, "" when absent.
 // Replicas started together seed the same folder into one store: each one
 // succeeds, whichever creates a mock first.
 func TestReplicasSeedTogether(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 	"github.com/decoy-mock/decoy/studio"
 )
 
-// newStudioHarness is a harness with the Studio and the usage history on.
 func TestStudioSignIn(t *testing.T) {
 	h := servertest.NewStudio(t)
 	cookie, csrf, r := h.SignIn(servertest.AdminToken)
