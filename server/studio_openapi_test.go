@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/servertest"
-	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
 // The usage history answers as the OpenAPI document describes it.
@@ -37,19 +34,6 @@ func TestOpenAPIUsageHistory(t *testing.T) {
 		if resp.StatusCode != tc.status {
 			t.Fatalf("%s: %d, want %d: %s", tc.path, resp.StatusCode, tc.status, body)
 		}
-		vreq, _ := http.NewRequest("GET", tc.path, nil)
-		vreq.Header = req.Header
-		route, params, err := router.FindRoute(vreq)
-		if err != nil {
-			t.Fatalf("no route in the document: %v", err)
-		}
-		in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-		if err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
-			Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true},
-		}); err != nil {
-			t.Errorf("%s: answer does not match the document: %v", tc.path, err)
-		}
+		servertest.ValidateAnswer(t, router, req, tc.path, "", resp, body)
 	}
 }

@@ -307,7 +307,7 @@ func ValidateAnswer(t testing.TB, router routers.Router, req *http.Request, path
 	vreq.Header = req.Header
 	route, params, err := router.FindRoute(vreq)
 	if err != nil {
-		t.Fatalf("no route in the document: %v", err)
+		t.Fatalf("%s %s: no route in the document: %v", req.Method, path, err)
 	}
 	in := &openapi3filter.RequestValidationInput{
 		Request: vreq, PathParams: params, Route: route,
@@ -319,7 +319,7 @@ func ValidateAnswer(t testing.TB, router routers.Router, req *http.Request, path
 		Options: &openapi3filter.Options{IncludeResponseStatus: true},
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		t.Errorf("answer does not match the document: %v", err)
+		t.Errorf("%s %s: answer does not match the document: %v", req.Method, path, err)
 	}
 }
 
