@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -67,12 +66,8 @@ func TestRouteOfNoResource(t *testing.T) {
 // as the server would.
 func serve(a *API, w http.ResponseWriter, r *http.Request) {
 	if err := a.Serve(w, r); err != nil {
-		status := answer.StatusOf(decoy.ErrorCode(err))
-		var he *answer.Error
-		if errors.As(err, &he) {
-			status = he.Status
-		}
-		http.Error(w, err.Error(), status)
+		status, msg, _ := answer.Of(err)
+		http.Error(w, msg, status)
 	}
 }
 

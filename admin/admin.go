@@ -252,17 +252,6 @@ func (s *API) announce(ctx context.Context, id string) {
 // announceTimeout bounds the announcement of a change.
 const announceTimeout = time.Second
 
-// clientAddr, limitKey, authBlocked and authFailed are Config.Clients'.
-func (s *API) clientAddr(r *http.Request) string { return s.cfg.Clients.Addr(r) }
-func (s *API) limitKey(r *http.Request) string   { return s.cfg.Clients.LimitKey(r) }
-func (s *API) authBlocked(r *http.Request, key string) error {
-	return s.cfg.Clients.AuthBlocked(r, key)
-}
-func (s *API) authFailed(r *http.Request, key string, refusal *answer.Error) error {
-	return s.cfg.Clients.AuthFailed(r, key, refusal)
-}
-func (s *API) forgetReadLimit(workspaceID string) { s.cfg.ReadLimitChanged(workspaceID) }
-
 // sessionExpired answers a Studio session whose user is gone.
 var sessionExpired = answer.New(http.StatusUnauthorized, "Session expired or signed out; sign in again")
 
@@ -298,7 +287,9 @@ func (s *API) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *calle
 // adminTokenKey is the key a client's wrong admin tokens and passwords are
 // counted under, apart from its wrong mock tokens: guessing one never
 // locks out the other.
-func (s *API) adminTokenKey(r *http.Request) string { return "admin-token:" + s.limitKey(r) }
+func (s *API) adminTokenKey(r *http.Request) string {
+	return "admin-token:" + s.cfg.Clients.LimitKey(r)
+}
 
 // CheckAdminToken checks the admin token given at a Studio sign-in exactly
 // as the bearer token of the admin API is checked: a wrong one counts as a
@@ -306,13 +297,13 @@ func (s *API) adminTokenKey(r *http.Request) string { return "admin-token:" + s.
 // even the right one.
 func (s *API) CheckAdminToken(r *http.Request, token string) error {
 	key := s.adminTokenKey(r)
-	if err := s.authBlocked(r, key); err != nil {
+	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return err
 	}
 	if secret.Matches(token, s.cfg.AdminTokenHash) {
 		return nil
 	}
-	return s.authFailed(r, key, answer.New(http.StatusUnauthorized, "Invalid admin token"))
+	return s.cfg.Clients.AuthFailed(r, key, answer.New(http.StatusUnauthorized, "Invalid admin token"))
 }
 
 // CheckPassword checks the email and password of a Studio sign-in, as

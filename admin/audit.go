@@ -44,7 +44,7 @@ func (s *API) audit(r *http.Request, call *adminCall, id string) {
 		Actor:       call.caller.actor(),
 		Action:      action,
 		Target:      *target,
-		IP:          s.clientAddr(r),
+		IP:          s.cfg.Clients.Addr(r),
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()

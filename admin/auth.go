@@ -63,7 +63,7 @@ func (s *API) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, er
 		return c, err
 	}
 	key := s.adminTokenKey(r)
-	if err := s.authBlocked(r, key); err != nil {
+	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}
 	token := bearerToken(r)
@@ -75,7 +75,7 @@ func (s *API) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, er
 		return nil, err
 	}
 	if c == nil {
-		return nil, s.authFailed(r, key, errInvalidAdminToken)
+		return nil, s.cfg.Clients.AuthFailed(r, key, errInvalidAdminToken)
 	}
 	return c, nil
 }

@@ -136,18 +136,18 @@ func (s *API) createAccessToken(w http.ResponseWriter, r *http.Request, _ string
 // them, counting the failure.
 func (s *API) checkPassword(r *http.Request, email, pw string) (*decoy.User, error) {
 	key := s.adminTokenKey(r)
-	if err := s.authBlocked(r, key); err != nil {
+	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}
 	u, err := s.cfg.Teams.FindUserByEmail(r.Context(), email)
 	switch {
 	case decoy.ErrorCode(err) == decoy.ENOTFOUND || (err == nil && len(u.PasswordHash) == 0):
 		password.MatchesNone(pw)
-		return nil, s.authFailed(r, key, errBadCredentials)
+		return nil, s.cfg.Clients.AuthFailed(r, key, errBadCredentials)
 	case err != nil:
 		return nil, err
 	case !password.Matches(pw, u.PasswordHash):
-		return nil, s.authFailed(r, key, errBadCredentials)
+		return nil, s.cfg.Clients.AuthFailed(r, key, errBadCredentials)
 	}
 	return u, nil
 }
@@ -200,15 +200,15 @@ var errInvitationNotFound = answer.New(http.StatusNotFound, "Invitation not foun
 // counts against the client's failed-authentication limit.
 func (s *API) findInvitation(r *http.Request, invitation string) (*decoy.Invitation, error) {
 	key := s.adminTokenKey(r)
-	if err := s.authBlocked(r, key); err != nil {
+	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}
 	if s.cfg.Teams == nil || !strings.HasPrefix(invitation, invitationPrefix) || len(invitation) != len(invitationPrefix)+secret.Length {
-		return nil, s.authFailed(r, key, errInvitationNotFound)
+		return nil, s.cfg.Clients.AuthFailed(r, key, errInvitationNotFound)
 	}
 	inv, err := s.cfg.Teams.FindInvitation(r.Context(), secret.Hash(invitation), s.cfg.Now())
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-		return nil, s.authFailed(r, key, errInvitationNotFound)
+		return nil, s.cfg.Clients.AuthFailed(r, key, errInvitationNotFound)
 	}
 	return inv, err
 }
@@ -554,7 +554,7 @@ func (s *API) patchWorkspace(w http.ResponseWriter, r *http.Request, id string) 
 	if err != nil {
 		return err
 	}
-	s.forgetReadLimit(id)
+	s.cfg.ReadLimitChanged(id)
 	call.workspace = ws
 	answer.JSON(w, http.StatusOK, ws)
 	return nil
@@ -575,7 +575,7 @@ func (s *API) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string)
 		return err
 	}
 	s.dropMocks(ctx, ids)
-	s.forgetReadLimit(id)
+	s.cfg.ReadLimitChanged(id)
 	callOf(r).workspaceID = "" // gone, with its log
 	w.WriteHeader(http.StatusNoContent)
 	return nil

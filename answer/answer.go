@@ -8,6 +8,7 @@ package answer
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -71,6 +72,17 @@ func StatusOf(code string) int {
 		return st
 	}
 	return http.StatusInternalServerError
+}
+
+// Of returns what err answers with: an *Error's status, message and
+// headers; for any other error, the status of its code (StatusOf) and the
+// message of decoy.ErrorMessage, generic unless it is a *decoy.Error.
+func Of(err error) (status int, msg string, header http.Header) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status, e.Msg, e.Header
+	}
+	return StatusOf(decoy.ErrorCode(err)), decoy.ErrorMessage(err), nil
 }
 
 // JSON writes v as a JSON body with status. A value that cannot be

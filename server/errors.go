@@ -15,19 +15,14 @@ import (
 // it says; a decoy.Error with the status of its code and its message; any
 // other error is internal: logged, and answered with a generic message.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status, msg := http.StatusInternalServerError, decoy.ErrorMessage(err)
+	status, msg, header := answer.Of(err)
 	h := w.Header()
-	var he *answer.Error
-	switch {
-	case errors.As(err, &he):
-		status, msg = he.Status, he.Msg
-		for k, v := range he.Header {
-			h[k] = v
-		}
-	default:
-		code := decoy.ErrorCode(err)
-		status = answer.StatusOf(code)
-		switch code {
+	for k, v := range header {
+		h[k] = v
+	}
+	var decided *answer.Error // by a handler, which knows the cause: not logged
+	if !errors.As(err, &decided) {
+		switch decoy.ErrorCode(err) {
 		case decoy.EINTERNAL:
 			s.log.Error("internal error", "method", r.Method, "path", admin.RedactPath(r.URL.Path), "err", err)
 		case decoy.ENOSPACE:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -261,15 +260,11 @@ func TestIsRoute(t *testing.T) {
 // the status of an *answer.Error with its headers, or of the error's code,
 // and a JSON body.
 func fail(w http.ResponseWriter, _ *http.Request, err error) {
-	status := answer.StatusOf(decoy.ErrorCode(err))
-	var he *answer.Error
-	if errors.As(err, &he) {
-		status = he.Status
-		for k, v := range he.Header {
-			w.Header()[k] = v
-		}
+	status, msg, header := answer.Of(err)
+	for k, v := range header {
+		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(decoy.ErrorJSON(decoy.ErrorMessage(err)))
+	_, _ = w.Write(decoy.ErrorJSON(msg))
 }

@@ -13,9 +13,9 @@ import (
 // mapped from their files, or small), only what is built over them and
 // each request's garbage; so a heap kept within 1.5× of what is live
 // (defaultGOGC) keeps the process near 3× the size of the documents it
-// holds (see bench/: the binary's own pages are most of the rest). But a small live heap then means a collection every
-// few megabytes of garbage: with 5 MiB live, one every 700 small reads, a
-// quarter of their CPU. So the next collection is never set below
+// holds (see bench/: the binary's own pages are most of the rest). But a
+// small live heap then means a collection every few megabytes of garbage:
+// with 5 MiB live, one every 700 small reads, a quarter of their CPU. So the next collection is never set below
 // gcFloor: a server holding little may use up to that much heap, and one
 // holding much is collected at 1.5× as before.
 const (
