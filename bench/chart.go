@@ -24,6 +24,7 @@ var serverColors = map[string]color.RGBA{
 	"json-server": {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
 	"mockoon":     {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 	"nginx":       {R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	"nethttp":     {R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 }
 
 // drawChart draws, for each query, throughput and p99 latency against the

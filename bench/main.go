@@ -6,7 +6,9 @@
 // and reports throughput, latency, memory and Decoy's ratios to the others.
 //
 // nginx serves, for every query, the exact bytes Decoy answered, as a static
-// file: the floor, what it costs just to send the answer.
+// file: the floor, what it costs just to send the answer. nethttp (see
+// bench/nethttp) serves the same files with Go's net/http alone: what
+// net/http costs to send them, the floor of any server built on it.
 //
 //	go run ./bench                               # 1k, 10k, 100k records
 //	go run ./bench -sizes 1k,1m -servers decoy,nginx -duration 5s
@@ -57,7 +59,7 @@ type config struct {
 }
 
 // serverNames lists the servers in the order they run and are reported.
-var serverNames = []string{"decoy", "json-server", "mockoon", "nginx"}
+var serverNames = []string{"decoy", "json-server", "mockoon", "nginx", "nethttp"}
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {

@@ -87,8 +87,8 @@ func newBench(ctx context.Context, cfg *config, work string) (*bench, error) {
 }
 
 // runSize runs every selected server, one at a time, over one dataset.
-// Decoy runs first: its answers are what nginx serves and what the others'
-// answers are checked against.
+// Decoy runs first: its answers are what nginx and nethttp serve and what
+// the others' answers are checked against.
 func (b *bench) runSize(ctx context.Context, sz size) error {
 	logf("== %s records: generating the dataset", sz.Label)
 	d, err := writeDataFiles(filepath.Join(b.work, "data", sz.Label), sz, b.cfg.Servers)
@@ -104,8 +104,8 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 	ref := map[string]*answer{}
 	for _, server := range serverNames {
 		measure := slices.Contains(b.cfg.Servers, server)
-		if server == "decoy" && !measure && slices.Contains(b.cfg.Servers, "nginx") {
-			logf("   decoy: only to get the answers nginx serves")
+		if server == "decoy" && !measure && b.floorWanted() {
+			logf("   decoy: only to get the answers nginx and nethttp serve")
 		} else if !measure {
 			continue
 		}
@@ -143,12 +143,15 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 	return nil
 }
 
+// floorWanted reports whether a server that serves Decoy's answers runs.
+func (b *bench) floorWanted() bool { return slices.ContainsFunc(b.cfg.Servers, servesFloor) }
+
 // queriesFor lists the queries a server is asked over each dataset:
 // json-server and Mockoon only the plain ones (they are compared with Decoy
-// on its query work), Decoy and nginx every client's.
+// on its query work), Decoy and the floors every client's.
 func (b *bench) queriesFor(server string) []query {
 	qs := allQueries(b.cfg.Clients)
-	if server == "decoy" || server == "nginx" {
+	if server == "decoy" || servesFloor(server) {
 		return qs
 	}
 	return slices.DeleteFunc(qs, func(q query) bool { return q.Client != "" })
@@ -224,7 +227,7 @@ func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref 
 				r.Note = "server restarted first: it was still busy with the previous query"
 			}
 		}
-		if server == "nginx" {
+		if servesFloor(server) {
 			token = b.tokens[d.size.Label] // ignored, but sent as the client sends it
 		}
 		b.runQuery(ctx, p, addr, q, d, ref, measure, &r, token)
@@ -246,12 +249,12 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 		r.Status, r.Note = "failed", join(r.Note, fmt.Sprintf("server %v earlier: %s", err, p.logTail()))
 		return
 	}
-	if r.Server == "nginx" && ref[q.ID] == nil {
+	if servesFloor(r.Server) && ref[q.ID] == nil {
 		r.Status, r.Note = "failed", join(r.Note, "no answer from Decoy to serve")
 		return
 	}
 	c := q.client()
-	keep := r.Server == "decoy" && slices.Contains(b.cfg.Servers, "nginx")
+	keep := r.Server == "decoy" && b.floorWanted()
 	a, err := checkAnswer(ctx, "http://"+addr+r.Target, b.cfg.Timeout, c, token, keep)
 	if err != nil {
 		r.Status, r.Note = "failed", join(r.Note, err.Error())

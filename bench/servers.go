@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,11 +65,15 @@ var targets = map[string]map[string]string{
 	},
 }
 
-// target is the path and query a server is asked q at. nginx serves the
-// floor file Decoy's answer was written to (see floorPath); Decoy's private
+// servesFloor reports whether a server serves the floor files Decoy's
+// answers were written to (see floorPath), rather than the dataset.
+func servesFloor(server string) bool { return server == "nginx" || server == "nethttp" }
+
+// target is the path and query a server is asked q at. nginx and nethttp
+// serve the floor file Decoy's answer was written to; Decoy's private
 // variants read the private copy of the document.
 func target(server string, q query, d *dataFiles) string {
-	if server == "nginx" {
+	if servesFloor(server) {
 		return "/" + floorPath(q, d)
 	}
 	id := d.mockID
@@ -85,6 +90,7 @@ type tools struct {
 	jsonServer string // json-server's bin script
 	mockoon    string // mockoon-cli's bin script
 	nginx      string
+	nethttp    string // binary built from ./bench/nethttp
 	versions   map[string]string
 	missing    map[string]error // server → why it cannot run
 }
@@ -97,9 +103,16 @@ func setupTools(ctx context.Context, cfg *config, work string) *tools {
 	want := func(names ...string) bool {
 		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(cfg.Servers, n) })
 	}
-	if want("decoy", "nginx") { // nginx serves Decoy's answers
+	if want("decoy", "nginx", "nethttp") { // nginx and nethttp serve Decoy's answers
 		if err := t.buildDecoy(ctx, work); err != nil {
-			t.missing["decoy"], t.missing["nginx"] = err, err
+			t.missing["decoy"], t.missing["nginx"], t.missing["nethttp"] = err, err, err
+		}
+	}
+	if want("nethttp") && t.missing["nethttp"] == nil {
+		if err := t.build(ctx, "./bench/nethttp", filepath.Join(work, "nethttp"), &t.nethttp); err != nil {
+			t.missing["nethttp"] = err
+		} else {
+			t.versions["nethttp"] = runtime.Version()
 		}
 	}
 	if want("json-server", "mockoon") {
@@ -116,22 +129,39 @@ func setupTools(ctx context.Context, cfg *config, work string) *tools {
 }
 
 func (t *tools) buildDecoy(ctx context.Context, work string) error {
-	gomod, err := output(ctx, "", "go", "env", "GOMOD")
-	if err != nil || gomod == "" || gomod == os.DevNull {
-		return fmt.Errorf("finding the module root (run from inside the repository): %v", err)
+	if err := t.build(ctx, "./cmd/decoy", filepath.Join(work, "decoy"), &t.decoy); err != nil {
+		return err
 	}
-	root := filepath.Dir(gomod)
-	t.decoy = filepath.Join(work, "decoy")
-	logf("building Decoy from %s/cmd/decoy", root)
-	if _, err := output(ctx, root, "go", "build", "-o", t.decoy, "./cmd/decoy"); err != nil {
-		return fmt.Errorf("building Decoy: %w", err)
-	}
+	root, _ := moduleRoot(ctx)
 	rev, _ := output(ctx, root, "git", "rev-parse", "--short", "HEAD")
 	if dirty, _ := output(ctx, root, "git", "status", "--porcelain", "--untracked-files=no"); dirty != "" {
 		rev += " with uncommitted changes"
 	}
 	t.versions["decoy"] = "commit " + rev
 	return nil
+}
+
+// build builds the repository's package pkg into out, and sets *path to it.
+func (t *tools) build(ctx context.Context, pkg, out string, path *string) error {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	logf("building %s/%s", root, strings.TrimPrefix(pkg, "./"))
+	if _, err := output(ctx, root, "go", "build", "-o", out, pkg); err != nil {
+		return fmt.Errorf("building %s: %w", pkg, err)
+	}
+	*path = out
+	return nil
+}
+
+// moduleRoot is the folder of the repository's go.mod.
+func moduleRoot(ctx context.Context) (string, error) {
+	gomod, err := output(ctx, "", "go", "env", "GOMOD")
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("finding the module root (run from inside the repository): %v", err)
+	}
+	return filepath.Dir(gomod), nil
 }
 
 func (t *tools) installNode(ctx context.Context, dir string) error {
@@ -296,6 +326,12 @@ func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int
 		}
 		p, err = startProc(server, logPath, b.work, b.tools.nginx, "-p", filepath.Dir(conf), "-c", conf,
 			"-e", filepath.Join(filepath.Dir(conf), "error.log"))
+	case "nethttp":
+		www, werr := b.floorFolder()
+		if werr != nil {
+			return nil, "", werr
+		}
+		p, err = startProc(server, logPath, b.work, b.tools.nethttp, "-addr", addr, "-root", www)
 	default:
 		return nil, "", fmt.Errorf("unknown server %q", server)
 	}
@@ -324,7 +360,7 @@ func probePath(server string) string {
 	switch server {
 	case "decoy":
 		return "/readyz"
-	case "nginx":
+	case "nginx", "nethttp":
 		return "/" + nginxReady
 	}
 	return "/users/1" // json-server and Mockoon: one record by id
@@ -411,7 +447,8 @@ func createMock(ctx context.Context, addr, id, name string, private bool, body i
 	return created.Token, nil
 }
 
-// nginxReady is the file nginx's readiness is probed with, under www.
+// nginxReady is the file nginx's and nethttp's readiness is probed with,
+// under www.
 const nginxReady = "ready.json"
 
 // nginxConfig writes the configuration of an nginx that serves the floor
@@ -464,15 +501,21 @@ http {
 }
 `, userLine, filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log"),
 		tmp, tmp, tmp, tmp, tmp, port, filepath.Join(b.work, "www"))
-	www := filepath.Join(b.work, "www")
-	if err := os.MkdirAll(www, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(www, nginxReady), []byte("[]"), 0o644); err != nil {
+	if _, err := b.floorFolder(); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "nginx.conf")
 	return path, os.WriteFile(path, []byte(conf), 0o644)
+}
+
+// floorFolder makes the folder the floor files are served from, b.work/www,
+// with the file readiness is probed with, and returns it.
+func (b *bench) floorFolder() (string, error) {
+	www := filepath.Join(b.work, "www")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return "", err
+	}
+	return www, os.WriteFile(filepath.Join(www, nginxReady), []byte("[]"), 0o644)
 }
 
 // freePort asks the kernel for a free loopback port.

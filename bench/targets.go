@@ -38,8 +38,10 @@ type targetRow struct {
 
 // vsNginx is the target of a Decoy row against nginx's, which served the
 // same bytes to the same client; false when either was not measured. A
-// Decoy row with errors or 429s does not meet it, whatever its rate.
-func vsNginx(what string, d, n *result) (targetRow, bool) {
+// Decoy row with errors or 429s does not meet it, whatever its rate. When
+// Go's net/http served the same bytes too (g), its own ratio to nginx is
+// given beside Decoy's: the most a server built on net/http reached.
+func vsNginx(what string, d, n, g *result) (targetRow, bool) {
 	if !d.measured() || !n.measured() {
 		return targetRow{}, false
 	}
@@ -53,6 +55,9 @@ func vsNginx(what string, d, n *result) (targetRow, bool) {
 	if d.Status != "ok" {
 		row.measured += " (Decoy: " + d.Status + ")"
 	}
+	if g.measured() && g.Status == "ok" {
+		row.measured += " (net/http alone: " + formatFactor2(g.ReqPerSec/n.ReqPerSec) + "×)"
+	}
 	return row, true
 }
 
@@ -61,13 +66,13 @@ func targetRows(r *report) []targetRow {
 	var rows []targetRow
 	for _, sz := range r.Config.Sizes {
 		for _, q := range r.queries() {
-			if row, ok := vsNginx(sz.Label+" records, "+q.Title, r.find(sz, "decoy", q.ID), r.find(sz, "nginx", q.ID)); ok {
+			if row, ok := vsNginx(sz.Label+" records, "+q.Title, r.find(sz, "decoy", q.ID), r.find(sz, "nginx", q.ID), r.find(sz, "nethttp", q.ID)); ok {
 				rows = append(rows, row)
 			}
 		}
 	}
 	for _, q := range r.rotateQueries() {
-		if row, ok := vsNginx(q.Title, r.findRotation("decoy", q.ID), r.findRotation("nginx", q.ID)); ok {
+		if row, ok := vsNginx(q.Title, r.findRotation("decoy", q.ID), r.findRotation("nginx", q.ID), nil); ok {
 			rows = append(rows, row)
 		}
 	}
@@ -134,7 +139,7 @@ func writeTargets(w io.Writer, r *report) {
 			met++
 		}
 	}
-	fmt.Fprintf(w, "## Targets\n\nEach from this run's numbers: %d of %d met. Decoy against nginx serving the same bytes to the same client: at least %.1f× nginx's req/s for answers of %s or more (uncompressed, whether sent plain or gzipped), at least %.1f× for smaller ones.\n\n| target | measured | met |\n|---|--:|:-:|\n",
+	fmt.Fprintf(w, "## Targets\n\nEach from this run's numbers: %d of %d met. Decoy against nginx serving the same bytes to the same client: at least %.1f× nginx's req/s for answers of %s or more (uncompressed, whether sent plain or gzipped), at least %.1f× for smaller ones. In brackets, where it ran: Go's net/http alone serving the same bytes, against nginx (see bench/nethttp), the most a server built on net/http reached in this run.\n\n| target | measured | met |\n|---|--:|:-:|\n",
 		met, len(rows), largeVsNginx, formatBytes(largeAnswer), smallVsNginx)
 	for _, row := range rows {
 		mark := "yes"

@@ -31,21 +31,23 @@ func TestVsNginx(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		d, n       *result
+		d, n, g    *result
 		ok, met    bool
 		measured   string
 		wantInWhat string
 	}{
-		{"large answer at nginx's rate", row("decoy", 1000, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), true, true, "1.00×", "≥ 1.0× nginx"},
-		{"large answer just under", row("decoy", 999, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), true, false, "1.00×", "≥ 1.0× nginx"},
-		{"small answer at 0.61×", row("decoy", 610, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), true, true, "0.61×", "≥ 0.6× nginx"},
-		{"small answer at 0.59×", row("decoy", 590, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), true, false, "0.59×", "≥ 0.6× nginx"},
-		{"fast, but with 429s", row("decoy", 2000, 4_900, "limited"), row("nginx", 1000, 4_900, "ok"), true, false, "2.00× (Decoy: limited)", "≥ 0.6× nginx"},
-		{"nginx not measured", row("decoy", 1000, 4_900, "ok"), row("nginx", 0, 4_900, "failed"), false, false, "", ""},
-		{"Decoy not run", nil, row("nginx", 1000, 4_900, "ok"), false, false, "", ""},
+		{"large answer at nginx's rate", row("decoy", 1000, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), nil, true, true, "1.00×", "≥ 1.0× nginx"},
+		{"large answer just under", row("decoy", 999, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), nil, true, false, "1.00×", "≥ 1.0× nginx"},
+		{"small answer at 0.61×", row("decoy", 610, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), nil, true, true, "0.61×", "≥ 0.6× nginx"},
+		{"small answer at 0.59×", row("decoy", 590, 19_510, "ok"), row("nginx", 1000, 19_510, "ok"), nil, true, false, "0.59×", "≥ 0.6× nginx"},
+		{"fast, but with 429s", row("decoy", 2000, 4_900, "limited"), row("nginx", 1000, 4_900, "ok"), nil, true, false, "2.00× (Decoy: limited)", "≥ 0.6× nginx"},
+		{"nginx not measured", row("decoy", 1000, 4_900, "ok"), row("nginx", 0, 4_900, "failed"), nil, false, false, "", ""},
+		{"with net/http's own ratio", row("decoy", 630, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), row("nethttp", 720, 238_619, "ok"), true, false, "0.63× (net/http alone: 0.72×)", "≥ 1.0× nginx"},
+		{"net/http failed", row("decoy", 630, 238_619, "ok"), row("nginx", 1000, 238_619, "ok"), row("nethttp", 0, 238_619, "failed"), true, false, "0.63×", "≥ 1.0× nginx"},
+		{"Decoy not run", nil, row("nginx", 1000, 4_900, "ok"), nil, false, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := vsNginx("1k records, q", tc.d, tc.n)
+			got, ok := vsNginx("1k records, q", tc.d, tc.n, tc.g)
 			if ok != tc.ok {
 				t.Fatalf("ok %v, want %v", ok, tc.ok)
 			}
