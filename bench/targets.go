@@ -40,7 +40,7 @@ type targetRow struct {
 // same bytes to the same client; false when either was not measured. A
 // Decoy row with errors or 429s does not meet it, whatever its rate. When
 // Go's net/http served the same bytes too (g), its own ratio to nginx is
-// given beside Decoy's: the most a server built on net/http reached.
+// given beside Decoy's: what net/http reached doing nothing but send them.
 func vsNginx(what string, d, n, g *result) (targetRow, bool) {
 	if !d.measured() || !n.measured() {
 		return targetRow{}, false
@@ -139,7 +139,7 @@ func writeTargets(w io.Writer, r *report) {
 			met++
 		}
 	}
-	fmt.Fprintf(w, "## Targets\n\nEach from this run's numbers: %d of %d met. Decoy against nginx serving the same bytes to the same client: at least %.1f× nginx's req/s for answers of %s or more (uncompressed, whether sent plain or gzipped), at least %.1f× for smaller ones. In brackets, where it ran: Go's net/http alone serving the same bytes, against nginx (see bench/nethttp), the most a server built on net/http reached in this run.\n\n| target | measured | met |\n|---|--:|:-:|\n",
+	fmt.Fprintf(w, "## Targets\n\nEach from this run's numbers: %d of %d met. Decoy against nginx serving the same bytes to the same client: at least %.1f× nginx's req/s for answers of %s or more (uncompressed, whether sent plain or gzipped), at least %.1f× for smaller ones. In brackets, where it ran: Go's net/http alone sending the same bytes, against nginx (see bench/nethttp): how much of the distance to nginx is net/http's own.\n\n| target | measured | met |\n|---|--:|:-:|\n",
 		met, len(rows), largeVsNginx, formatBytes(largeAnswer), smallVsNginx)
 	for _, row := range rows {
 		mark := "yes"
