@@ -17,8 +17,8 @@ import (
 
 // The many-mocks phase: a Decoy holding -rotate-mocks small mocks, with its
 // rate limiter and monthly quota on, read round-robin (each request takes
-// the next mock from a counter the connections share), and nginx serving
-// the same answers as as many files, rotated the same way.
+// the next mock from a counter the connections share), and nginx and
+// nethttp serving the same answers as as many files, rotated the same way.
 //
 // Decoy's default rate limit, 100 a minute per mock, admits 100,000
 // requests a minute over 1,000 mocks: less than Decoy answers in a
@@ -59,7 +59,7 @@ func rotateClients(cfg *config) []client {
 }
 
 // rotateAnswers are Decoy's answers to every mock of the phase, as one
-// client got them, which nginx's are checked against.
+// client got them, which the floors' are checked against.
 type rotateAnswers struct {
 	plain, wire [][]byte
 	encoding    []string
@@ -67,9 +67,9 @@ type rotateAnswers struct {
 
 func (b *bench) runRotation(ctx context.Context) {
 	measureDecoy := slices.Contains(b.cfg.Servers, "decoy")
-	withNginx := slices.Contains(b.cfg.Servers, "nginx")
+	withFloor := b.floorWanted()
 	cs := rotateClients(b.cfg)
-	if !measureDecoy && !withNginx || len(cs) == 0 {
+	if !measureDecoy && !withFloor || len(cs) == 0 {
 		return
 	}
 	n, per := b.cfg.RotateMocks, b.cfg.RotateRecords
@@ -81,11 +81,11 @@ func (b *bench) runRotation(ctx context.Context) {
 		err = fmt.Errorf("%d documents cut, not %d", len(docs), n)
 	}
 	ids := make([]string, n)
-	decoyTargets, nginxTargets := make([]string, n), make([]string, n)
+	decoyTargets, floorTargets := make([]string, n), make([]string, n)
 	for i := range ids {
 		ids[i] = benchID("rotate-" + strconv.Itoa(i))
 		decoyTargets[i] = "/mock/" + ids[i]
-		nginxTargets[i] = "/" + rotateFloor(i)
+		floorTargets[i] = "/" + rotateFloor(i)
 	}
 	fail := func(server string, q query, status, note string) {
 		logf("   %s %s: %s: %s", server, q.ID, status, note)
@@ -123,7 +123,7 @@ func (b *bench) runRotation(ctx context.Context) {
 				}
 			}
 		}
-		if err == nil && withNginx {
+		if err == nil && withFloor {
 			err = writeRotationFloor(filepath.Join(b.work, "www"), ans)
 		}
 		if err != nil {
@@ -141,24 +141,32 @@ func (b *bench) runRotation(ctx context.Context) {
 		p.stop()
 	}
 
-	if !withNginx || ctx.Err() != nil {
-		return
+	for _, server := range serverNames {
+		if servesFloor(server) && slices.Contains(b.cfg.Servers, server) && ctx.Err() == nil {
+			b.runRotationFloor(ctx, server, sz, cs, ref, floorTargets, fail)
+		}
 	}
-	if err := b.tools.missing["nginx"]; err != nil {
+}
+
+// runRotationFloor measures a server of the floor files (nginx, nethttp)
+// serving Decoy's answers of the phase's mocks, rotated as Decoy's were.
+func (b *bench) runRotationFloor(ctx context.Context, server string, sz size, cs []client, ref map[string]*rotateAnswers, targets []string, fail func(string, query, string, string)) {
+	if err := b.tools.missing[server]; err != nil {
 		for _, c := range cs {
-			fail("nginx", rotateQuery(b.cfg, c), "failed", err.Error())
+			fail(server, rotateQuery(b.cfg, c), "failed", err.Error())
 		}
 		return
 	}
 	port, err := freePort()
 	var p *proc
 	if err == nil {
-		// start reads only the dataset's label of nginx's data, for its log.
-		p, _, err = b.start(ctx, "nginx", &dataFiles{size: size{Label: "rotate"}}, port, false)
+		// start reads only the dataset's label of the floor's data, for
+		// its log.
+		p, _, err = b.start(ctx, server, &dataFiles{size: size{Label: "rotate"}}, port, false)
 	}
 	if err != nil {
 		for _, c := range cs {
-			fail("nginx", rotateQuery(b.cfg, c), "failed", "did not start: "+err.Error())
+			fail(server, rotateQuery(b.cfg, c), "failed", "did not start: "+err.Error())
 		}
 		return
 	}
@@ -171,14 +179,14 @@ func (b *bench) runRotation(ctx context.Context) {
 		q := rotateQuery(b.cfg, c)
 		want := ref[q.ID]
 		if want == nil {
-			fail("nginx", q, "failed", "no answers from Decoy to serve")
+			fail(server, q, "failed", "no answers from Decoy to serve")
 			continue
 		}
-		r := result{Size: sz, Server: "nginx", Query: q.ID, Status: "ok", Records: per,
-			Target: fmt.Sprintf("/floor/rotate/{0 to %d}.json", n-1)}
-		got, err := rotationAnswers(ctx, addr, nginxTargets, c, b.cfg.Timeout, 0)
+		r := result{Size: sz, Server: server, Query: q.ID, Status: "ok", Records: sz.N,
+			Target: fmt.Sprintf("/floor/rotate/{0 to %d}.json", len(targets)-1)}
+		got, err := rotationAnswers(ctx, addr, targets, c, b.cfg.Timeout, 0)
 		if err != nil {
-			fail("nginx", q, "failed", err.Error())
+			fail(server, q, "failed", err.Error())
 			continue
 		}
 		same := got.same(want)
@@ -187,13 +195,14 @@ func (b *bench) runRotation(ctx context.Context) {
 			r.Note = "answers differ from Decoy's (plain or as the client got them)"
 		}
 		r.BodyBytes, r.WireBytes = got.meanSizes()
-		b.measure(ctx, p, addr, nginxTargets, headerLines(c.headers("")), &r)
+		b.measure(ctx, p, addr, targets, headerLines(c.headers("")), &r)
 		b.rotation = append(b.rotation, r)
 		logResult(&r)
 	}
 }
 
-// rotateFloor is where nginx serves the answer of the phase's mock i.
+// rotateFloor is where nginx and nethttp serve the answer of the phase's
+// mock i.
 func rotateFloor(i int) string { return "floor/rotate/" + strconv.Itoa(i) + ".json" }
 
 // startRotationDecoy starts a Decoy on an empty data folder with the
@@ -277,7 +286,7 @@ func limitsInForce(h http.Header, rateLimit, quota int64) error {
 	return nil
 }
 
-// writeRotationFloor writes Decoy's answers where nginx serves them.
+// writeRotationFloor writes Decoy's answers where nginx and nethttp serve them.
 func writeRotationFloor(www string, a *rotateAnswers) error {
 	for i := range a.plain {
 		var gz []byte

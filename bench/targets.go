@@ -72,7 +72,7 @@ func targetRows(r *report) []targetRow {
 		}
 	}
 	for _, q := range r.rotateQueries() {
-		if row, ok := vsNginx(q.Title, r.findRotation("decoy", q.ID), r.findRotation("nginx", q.ID), nil); ok {
+		if row, ok := vsNginx(q.Title, r.findRotation("decoy", q.ID), r.findRotation("nginx", q.ID), r.findRotation("nethttp", q.ID)); ok {
 			rows = append(rows, row)
 		}
 	}
