@@ -106,7 +106,27 @@ func manyMocksNote(cfg *config) string {
 	if cfg.RotateMocks == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Many mocks: %d mocks of %d records (cut from one users document), read round-robin by the plain and gzip clients, on a Decoy with `--rate-limit %d` and the default monthly quota (%d), a fresh one for each measurement; nginx and Go net/http serve each mock's answer as a file, rotated the same way.", cfg.RotateMocks, cfg.RotateRecords, cfg.RotateRateLimit, defaultMonthlyQuota)
+	var ids, floors []string
+	for _, c := range rotateClients(cfg) {
+		ids = append(ids, c.ID)
+	}
+	for _, s := range cfg.Servers {
+		if servesFloor(s) {
+			floors = append(floors, strings.TrimSuffix(displayNames[s], ", Decoy's bytes"))
+		}
+	}
+	floorClause := ""
+	switch len(floors) {
+	case 1:
+		floorClause = "; " + floors[0] + " serves each mock's answer as a file, rotated the same way"
+	case 2:
+		floorClause = "; " + strings.Join(floors, " and ") + " serve each mock's answer as a file, rotated the same way"
+	}
+	clientsRun := strings.Join(ids, " and ") + " client"
+	if len(ids) > 1 {
+		clientsRun += "s"
+	}
+	return fmt.Sprintf("Many mocks: %d mocks of %d records (cut from one users document), read round-robin by the %s, on a Decoy with `--rate-limit %d` and the default monthly quota (%d), a fresh one for each measurement%s.", cfg.RotateMocks, cfg.RotateRecords, clientsRun, cfg.RotateRateLimit, defaultMonthlyQuota, floorClause)
 }
 
 func currentMachine() machine {

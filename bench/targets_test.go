@@ -112,3 +112,32 @@ func TestTargetRows(t *testing.T) {
 		}
 	}
 }
+
+func TestManyMocksNote(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		servers, clients []string
+		mocks            int
+		want             []string
+	}{
+		{"no phase", []string{"decoy", "nginx"}, []string{"plain"}, 0, nil},
+		{"one client, nginx", []string{"decoy", "nginx"}, []string{"plain"}, 1000, []string{"by the plain client,", "; nginx serves each mock's answer"}},
+		{"two clients, both floors", []string{"decoy", "nginx", "nethttp"}, []string{"plain", "gzip", "private"}, 1000, []string{"by the plain and gzip clients,", "; nginx and Go net/http serve each mock's answer"}},
+		{"Decoy alone", []string{"decoy"}, []string{"gzip"}, 10, []string{"by the gzip client,", "for each measurement."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := manyMocksNote(&config{Servers: tc.servers, Clients: tc.clients, RotateMocks: tc.mocks, RotateRecords: 20})
+			if tc.want == nil {
+				if got != "" {
+					t.Fatalf("got %q, want none", got)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q does not say %q", got, w)
+				}
+			}
+		})
+	}
+}
