@@ -456,7 +456,7 @@ func writeRotation(w io.Writer, r *report) {
 	}
 	c := r.Config
 	fmt.Fprintf(w, "## %s mocks of %d records each, read round-robin\n\n", commas(int64(c.RotateMocks)), c.RotateRecords)
-	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks (nginx and Go net/http: files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
+	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks (for nginx and Go net/http, files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
 		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
 	for _, q := range qs {
 		var rows []*result
