@@ -1,14 +1,14 @@
 //go:build linux
 
 // Command bench is Decoy's side-by-side load benchmark: it serves the same
-// users documents from Decoy, json-server, Mockoon's CLI and nginx on
-// loopback, drives each with the same load generator and the same queries,
+// users documents from Decoy, json-server, Mockoon's CLI, nginx and Go's
+// net/http on loopback, drives each with the same load generator and the same queries,
 // and reports throughput, latency, memory and Decoy's ratios to the others.
 //
 // nginx serves, for every query, the exact bytes Decoy answered, as a static
 // file: the floor, what it costs just to send the answer. nethttp (see
 // bench/nethttp) serves the same files with Go's net/http alone: what
-// net/http costs to send them, the floor of any server built on it.
+// net/http costs to send them, before any work of a server built on it.
 //
 //	go run ./bench                               # 1k, 10k, 100k records
 //	go run ./bench -sizes 1k,1m -servers decoy,nginx -duration 5s
@@ -131,7 +131,7 @@ func parseFlags(args []string) (*config, error) {
 	servers := fs.String("servers", strings.Join(serverNames, ","), "servers to run, comma-separated")
 	othersMax := fs.String("others-max", "100k", "largest dataset json-server and Mockoon are run on (they take minutes a request beyond)")
 	memory := fs.String("memory", "10k,100k", "datasets one Decoy loads together for the memory measurement, comma-separated; empty: none")
-	clientList := fs.String("clients", "plain,gzip,private", "how Decoy and nginx are asked, comma-separated: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip, deflate, br), private (a private mock, its token header and gzip)")
+	clientList := fs.String("clients", "plain,gzip,private", "how Decoy, nginx and nethttp are asked, comma-separated: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip, deflate, br), private (a private mock, its token header and gzip)")
 	cfg := &config{}
 	fs.IntVar(&cfg.RotateMocks, "rotate-mocks", 1000, "mocks read round-robin in the many-mocks phase; 0: no such phase")
 	fs.IntVar(&cfg.RotateRecords, "rotate-records", 20, "records in each mock of the many-mocks phase")

@@ -93,7 +93,7 @@ func notes(cfg *config) []string {
 		fmt.Sprintf("CPU: the cores the server's processes used during the measured window (read as it opens and closes, the warm-up left out), of %d shared with the load generator (whose share is in results.json). CPU µs/req is that CPU time divided by the requests answered in the window (cores ÷ answers a second, the 2xx of req/s and any 429s), with its ratio to nginx's in the same table. ⚠ marks a measurement during which other processes on the machine used %.2f cores or more (user, system and steal time not used by the server or the load generator), or the CPUs sat waiting on the disk for as much (iowait, the server's or anyone's): it competed with them, and its numbers are low.", runtime.NumCPU(), busyCores),
 		"Ratios are Decoy's value divided by the other server's, from the same run: for req/s above 1× means Decoy serves more; for p50, p99, peak RSS and CPU µs/req below 1× means Decoy is quicker, smaller or cheaper.",
 		"nginx serves, for each query and client, the exact bytes Decoy answered, as a static file (sendfile on with no chunk limit, access_log off, worker_processes auto): the floor, what it costs just to send the answer. Decoy's gzipped answer is written beside the plain one as NAME.gz and served by `gzip_static on` to the clients that accept gzip (an answer Decoy sends uncompressed, under 1 KiB, has no .gz). For the whole document the plain bytes are the stored document. nginx checks no token: for the private variant it is the floor all the same.",
-		"Go net/http, Decoy's bytes (`bench/nethttp`, built with the same Go as Decoy): the same files served by Go's net/http and nothing else, with the default http.Server. Each file is read once, at its first request, and sent from memory with `Content-Type`, `Content-Length` and, to a client that accepts gzip, NAME.gz with `Content-Encoding: gzip`, as nginx's gzip_static does. It is what a server built on net/http, as Decoy is, pays before any work of its own: Decoy/net-http-same-bytes below 1× is the cost of Decoy's work, above 1× what Decoy saves by sending an answer held in memory in one writev with its head (plain net/http sends a body over its 4 KiB buffer in two writes).",
+		"Go net/http, Decoy's bytes (`bench/nethttp`, built with the same Go as Decoy): the same files served by Go's net/http and nothing else, with the default http.Server. Each file is read once, at its first request, and sent from memory (it keeps at most 16 MiB of files, or one larger file: its peak RSS is the query's), with `Content-Type`, `Content-Length` and, to a client that accepts gzip, NAME.gz with `Content-Encoding: gzip`, as nginx's gzip_static does. It is what a server built on net/http, as Decoy is, pays before any work of its own: Decoy/net-http-same-bytes below 1× is the cost of Decoy's work, above 1× what Decoy saves by sending an answer held in memory in one writev with its head (plain net/http sends a body over its 4 KiB buffer in two writes).",
 		"Decoy over each dataset: `decoy serve --rate-limit 0 --monthly-quota 0 --log-level warn` with its SQLite store in a temporary folder, emptied at each start; the dataset uploaded with the admin API; queries `filters=address.city%3DParis`, `filters=status%5B%24eqi%5D%3Dactive&order_by=age&order_direction=desc&limit=10`, `order_by=createdAt&limit=100`.",
 		"json-server 0.17.4 (`--quiet`, serving db.json `{\"users\":[...]}`): `/users?address.city=Paris`, `/users?_sort=createdAt&_limit=100`. It has no case-insensitive equality: the closest is `status_like=%5Eactive%24`, a case-insensitive regular expression anchored at both ends, which selects the same records as Decoy's `status[$eqi]=active` (the data holds both `active` and `Active`). It pretty-prints its JSON (2-space indent), so its answers are larger.",
 		"Mockoon CLI 9: a CRUD route `/users` over a data bucket holding the array; Mockoon's CRUD GET filters with `path_eq` / `path_like` (a case-insensitive regular expression, used as for json-server), sorts with `sort` and `order` (top-level fields only; strings compared lower-cased) and pages with `limit` and `page` (default 1): `/users?address.city_eq=Paris`, `/users?status_like=%5Eactive%24&sort=age&order=desc&limit=10`, `/users?sort=createdAt&limit=100`. It re-serialises answers with JSON.stringify. Run with `--disable-log-to-file --disable-admin-api --max-transaction-logs 1`: it still logs one line per request to standard output (no flag turns that off) and copies each response body into its transaction log.",
@@ -456,8 +456,8 @@ func writeRotation(w io.Writer, r *report) {
 	}
 	c := r.Config
 	fmt.Fprintf(w, "## %s mocks of %d records each, read round-robin\n\n", commas(int64(c.RotateMocks)), c.RotateRecords)
-	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks (for nginx and Go net/http, files holding Decoy's answers) from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
-		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)))
+	fmt.Fprintf(w, "Decoy with its rate limiter and monthly quota on: `--rate-limit %d` per mock and minute (%s) and the default monthly quota of %s a mock (each mock's answer checked once, before the load, to carry both in its X-RateLimit-Limit and X-Quota-Limit headers), on an empty data folder for each measurement. Each request takes the next of the %s mocks%s from a counter the connections share. 429 answers are counted apart and not in req/s. The answer is the mean size over the mocks.\n\n",
+		c.RotateRateLimit, rateLimitReached(r), commas(defaultMonthlyQuota), commas(int64(c.RotateMocks)), rotationFloors(r, qs))
 	for _, q := range qs {
 		var rows []*result
 		for _, s := range serverNames {
@@ -465,6 +465,21 @@ func writeRotation(w io.Writer, r *report) {
 		}
 		writeQueryTable(w, q.Title, rows)
 	}
+}
+
+// rotationFloors names, in brackets, the floors that ran in the many-mocks
+// phase, as the files they served.
+func rotationFloors(r *report, qs []query) string {
+	var names []string
+	for _, s := range serverNames {
+		if servesFloor(s) && slices.ContainsFunc(qs, func(q query) bool { return r.findRotation(s, q.ID) != nil }) {
+			names = append(names, strings.TrimSuffix(displayNames[s], ", Decoy's bytes"))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (for " + strings.Join(names, " and ") + ", files holding Decoy's answers)"
 }
 
 func answerCell(x *result) string {

@@ -3,10 +3,14 @@
 // nothing else, so that a run shows what net/http itself costs to send
 // Decoy's bytes, next to what nginx costs.
 //
-// Like nginx's gzip_static, a client that accepts gzip gets NAME.gz when it
-// exists, with Content-Encoding: gzip. A file is read once, at its first
-// request, and kept: the bytes are then sent from memory, as Decoy sends a
-// kept answer.
+// Like nginx's gzip_static, a client whose Accept-Encoding names gzip gets
+// NAME.gz when it exists, with Content-Encoding: gzip. A file is read once,
+// at its first request, and kept: the bytes are then sent from memory, as
+// Decoy sends a kept answer. What is kept is bounded (-keep, 16 MiB; a
+// larger file is kept alone): past it, the files kept before are dropped
+// and their memory given back, so that the bench's peak memory of one
+// query is not that of the queries before it. The 1,000 small answers of
+// the many-mocks phase fit.
 //
 //	nethttp -addr 127.0.0.1:8081 -root www
 package main
@@ -19,16 +23,19 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	root := flag.String("root", ".", "folder of the files served")
+	keep := flag.Int64("keep", 16<<20, "most bytes of files kept in memory (a larger file is kept alone)")
 	flag.Parse()
-	if err := http.ListenAndServe(*addr, newFiles(os.DirFS(*root))); err != nil {
+	if err := http.ListenAndServe(*addr, newFiles(os.DirFS(*root), *keep)); err != nil {
 		fmt.Fprintln(os.Stderr, "nethttp:", err)
 		os.Exit(1)
 	}
@@ -36,17 +43,29 @@ func main() {
 
 // files answers GET and HEAD with the file the path names, read once.
 type files struct {
-	fsys fs.FS
-	kept sync.Map // name → *file
+	fsys   fs.FS
+	budget int64
+
+	mu    sync.RWMutex
+	kept  map[string]*file
+	bytes int64
 }
 
-// file is a file's bytes and its Content-Length header value.
+// file is a file's bytes and its Content-Length header value, or, when
+// missing is set, a name that is no file.
 type file struct {
-	body   []byte
-	length []string
+	body    []byte
+	length  []string
+	missing bool
 }
 
-func newFiles(fsys fs.FS) *files { return &files{fsys: fsys} }
+// minCost is what a kept name counts for at least, so that names that are
+// no file are bounded too.
+const minCost = 1 << 10
+
+func newFiles(fsys fs.FS, budget int64) *files {
+	return &files{fsys: fsys, budget: budget, kept: map[string]*file{}}
+}
 
 var (
 	valJSON = []string{"application/json"}
@@ -59,20 +78,18 @@ func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
-	h := w.Header()
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		if gz, err := f.get(name + ".gz"); err == nil {
-			h["Content-Encoding"] = valGzip
+		if gz, err := f.get(name + ".gz"); err == nil && !gz.missing {
+			w.Header()["Content-Encoding"] = valGzip
 			f.send(w, r, gz)
 			return
 		}
 	}
-	plain, err := f.get(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid):
-		http.NotFound(w, r)
+	switch plain, err := f.get(name); {
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+	case plain.missing:
+		http.NotFound(w, r)
 	default:
 		f.send(w, r, plain)
 	}
@@ -88,15 +105,40 @@ func (f *files) send(w http.ResponseWriter, r *http.Request, x *file) {
 	}
 }
 
-// get returns the named file, reading it at its first request.
+// get returns the named file, reading it at its first request. A name that
+// is no file (missing, invalid, a folder) is kept as missing.
 func (f *files) get(name string) (*file, error) {
-	if x, ok := f.kept.Load(name); ok {
-		return x.(*file), nil
+	f.mu.RLock()
+	x := f.kept[name]
+	f.mu.RUnlock()
+	if x != nil {
+		return x, nil
 	}
 	b, err := fs.ReadFile(f.fsys, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.EISDIR):
+		x = &file{missing: true}
+	case err != nil:
 		return nil, err
+	default:
+		x = &file{body: b, length: []string{strconv.Itoa(len(b))}}
 	}
-	x, _ := f.kept.LoadOrStore(name, &file{body: b, length: []string{strconv.Itoa(len(b))}})
-	return x.(*file), nil
+	cost := max(int64(len(b)), minCost)
+	f.mu.Lock()
+	if cur := f.kept[name]; cur != nil {
+		f.mu.Unlock()
+		return cur, nil
+	}
+	dropped := f.bytes+cost > f.budget && len(f.kept) > 0
+	if dropped {
+		clear(f.kept)
+		f.bytes = 0
+	}
+	f.kept[name] = x
+	f.bytes += cost
+	f.mu.Unlock()
+	if dropped {
+		debug.FreeOSMemory()
+	}
+	return x, nil
 }

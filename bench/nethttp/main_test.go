@@ -4,6 +4,9 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,10 +29,11 @@ func gzipped(t *testing.T, s string) string {
 func TestFiles(t *testing.T) {
 	plain, packed := `[{"id":1}]`, gzipped(t, `[{"id":1}]`)
 	srv := newFiles(fstest.MapFS{
-		"a.json":    {Data: []byte(plain)},
-		"a.json.gz": {Data: []byte(packed)},
-		"b.json":    {Data: []byte(`[]`)},
-	})
+		"a.json":     {Data: []byte(plain)},
+		"a.json.gz":  {Data: []byte(packed)},
+		"b.json":     {Data: []byte(`[]`)},
+		"dir/c.json": {Data: []byte(`[]`)},
+	}, 1<<20)
 	for _, tc := range []struct {
 		name, method, path, accept string
 		status                     int
@@ -40,6 +44,7 @@ func TestFiles(t *testing.T) {
 		{"gzip accepted, no .gz", "GET", "/b.json", "gzip", 200, "", "2", `[]`},
 		{"head", "HEAD", "/a.json", "", 200, "", "10", ""},
 		{"missing", "GET", "/c.json", "", 404, "", "", "404 page not found\n"},
+		{"a folder", "GET", "/dir", "", 404, "", "", "404 page not found\n"},
 		{"outside the root", "GET", "/../a.json", "", 200, "", "10", plain},
 		{"post", "POST", "/a.json", "", 405, "", "", "method not allowed\n"},
 	} {
@@ -65,5 +70,51 @@ func TestFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFolderOnDisk(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "floor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	newFiles(os.DirFS(root), 1<<20).ServeHTTP(rec, httptest.NewRequest("GET", "/floor", nil))
+	if rec.Code != 404 {
+		t.Fatalf("a folder answered %d, want 404", rec.Code)
+	}
+}
+
+func TestKeptBounded(t *testing.T) {
+	big := strings.Repeat("x", 3000)
+	f := newFiles(fstest.MapFS{
+		"a.json": {Data: []byte(big)},
+		"b.json": {Data: []byte(big)},
+		"c.json": {Data: []byte(big)},
+	}, 7200)
+	for _, tc := range []struct {
+		name string
+		kept []string
+	}{
+		{"a.json", []string{"a.json"}},
+		{"b.json", []string{"a.json", "b.json"}},
+		{"nothing.json", []string{"a.json", "b.json", "nothing.json"}}, // 6,000 and 1 KiB: fits
+		{"c.json", []string{"c.json"}},                                 // past 7,200: the others are dropped
+		{"a.json", []string{"a.json", "c.json"}},
+	} {
+		if _, err := f.get(tc.name); err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for name := range f.kept {
+			kept = append(kept, name)
+		}
+		slices.Sort(kept)
+		if !slices.Equal(kept, tc.kept) {
+			t.Errorf("after %s, kept %v, want %v", tc.name, kept, tc.kept)
+		}
+	}
+	if f.bytes > f.budget {
+		t.Errorf("%d bytes kept, over the bound of %d", f.bytes, f.budget)
 	}
 }
