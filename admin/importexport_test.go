@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
-	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
 const projectPath = "/admin/v1/projects/" + decoy.DefaultProjectID
@@ -365,28 +363,8 @@ func TestImportExportMatchOpenAPI(t *testing.T) {
 		{"GET", "/admin/v1/projects/00000000-0000-4000-8000-000000000001/export", nil, 404},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			r := h.SendFile(tc.method, tc.path, tc.body, "Content-Type", "application/octet-stream")
-			if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-			vreq, _ := http.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
-			vreq.Header.Set("Content-Type", "application/octet-stream")
-			route, params, err := router.FindRoute(vreq)
-			if err != nil {
-				t.Fatalf("no route in the document: %v", err)
-			}
-			in := &openapi3filter.RequestValidationInput{
-				Request: vreq, PathParams: params, Route: route,
-				Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-			}
-			out := &openapi3filter.ResponseValidationInput{
-				RequestValidationInput: in, Status: r.Status, Header: r.Header,
-				Body:    io.NopCloser(strings.NewReader(r.Body)),
-				Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: tc.method == "GET" && r.Status == 200},
-			}
-			if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-				t.Errorf("answer does not match the document: %v", err)
-			}
+			h.CheckDocumented(t, router, tc.method, tc.path, tc.body, tc.status,
+				"Authorization", "Bearer "+servertest.AdminToken, "Content-Type", "application/octet-stream")
 		})
 	}
 }

@@ -631,23 +631,14 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"DELETE", "/admin/v1/auth/token", owner, "", 204},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, tm.URL+tc.path, strings.NewReader(tc.body))
+			var header []string
 			if tc.token != "" {
-				req.Header.Set("Authorization", "Bearer "+tc.token)
+				header = append(header, "Authorization", "Bearer "+tc.token)
 			}
 			if tc.body != "" {
-				req.Header.Set("Content-Type", "application/json")
+				header = append(header, "Content-Type", "application/json")
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
-			servertest.ValidateAnswer(t, router, req, tc.path, tc.body, resp, body)
+			tm.CheckDocumented(t, router, tc.method, tc.path, []byte(tc.body), tc.status, header...)
 		})
 	}
 }

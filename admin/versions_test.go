@@ -3,8 +3,6 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -240,17 +238,6 @@ func TestOpenAPIVersions(t *testing.T) {
 		{"POST", base + "/1/restore", auth, 200},
 		{"POST", base + "/9/restore", auth, 404},
 	} {
-		req, _ := http.NewRequest(tc.method, h.URL+tc.path, nil)
-		req.Header.Set("Authorization", tc.auth)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status {
-			t.Fatalf("%s %s: %d, want %d: %s", tc.method, tc.path, resp.StatusCode, tc.status, body)
-		}
-		servertest.ValidateAnswer(t, router, req, tc.path, "", resp, body)
+		h.CheckDocumented(t, router, tc.method, tc.path, nil, tc.status, "Authorization", tc.auth)
 	}
 }

@@ -1,9 +1,6 @@
 package server_test
 
 import (
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
@@ -87,20 +84,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		{"GET", "/readyz", "", nil, 200},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, h.URL+tc.path, strings.NewReader(tc.body))
-			for i := 0; i+1 < len(tc.header); i += 2 {
-				req.Header.Set(tc.header[i], tc.header[i+1])
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
-			servertest.ValidateAnswer(t, router, req, tc.path, tc.body, resp, body)
+			h.CheckDocumented(t, router, tc.method, tc.path, []byte(tc.body), tc.status, tc.header...)
 		})
 	}
 }

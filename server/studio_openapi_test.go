@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"io"
-	"net/http"
 	"testing"
 
 	"github.com/decoy-mock/decoy/client"
@@ -23,17 +21,6 @@ func TestOpenAPIUsageHistory(t *testing.T) {
 		{"/admin/v1/mocks/" + m.ID + "/usage/history", "Bearer wrong", 401},
 		{"/admin/v1/mocks/0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d/usage/history", "Bearer " + servertest.AdminToken, 404},
 	} {
-		req, _ := http.NewRequest("GET", h.URL+tc.path, nil)
-		req.Header.Set("Authorization", tc.auth)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status {
-			t.Fatalf("%s: %d, want %d: %s", tc.path, resp.StatusCode, tc.status, body)
-		}
-		servertest.ValidateAnswer(t, router, req, tc.path, "", resp, body)
+		h.CheckDocumented(t, router, "GET", tc.path, nil, tc.status, "Authorization", tc.auth)
 	}
 }
