@@ -106,15 +106,11 @@ func manyMocksNote(cfg *config) string {
 	if cfg.RotateMocks == 0 {
 		return ""
 	}
-	var ids, floors []string
+	var ids []string
 	for _, c := range rotateClients(cfg) {
 		ids = append(ids, c.ID)
 	}
-	for _, s := range cfg.Servers {
-		if servesFloor(s) {
-			floors = append(floors, strings.TrimSuffix(displayNames[s], ", Decoy's bytes"))
-		}
-	}
+	floors := floorNames(func(s string) bool { return slices.Contains(cfg.Servers, s) })
 	floorClause := ""
 	switch len(floors) {
 	case 1:
@@ -467,15 +463,24 @@ func writeRotation(w io.Writer, r *report) {
 	}
 }
 
-// rotationFloors names, in brackets, the floors that ran in the many-mocks
-// phase, as the files they served.
-func rotationFloors(r *report, qs []query) string {
+// floorNames names the servers of the floor files that ran, in report
+// order: nginx, Go net/http.
+func floorNames(ran func(server string) bool) []string {
 	var names []string
 	for _, s := range serverNames {
-		if servesFloor(s) && slices.ContainsFunc(qs, func(q query) bool { return r.findRotation(s, q.ID) != nil }) {
+		if servesFloor(s) && ran(s) {
 			names = append(names, strings.TrimSuffix(displayNames[s], ", Decoy's bytes"))
 		}
 	}
+	return names
+}
+
+// rotationFloors names, in brackets, the floors that ran in the many-mocks
+// phase, as the files they served.
+func rotationFloors(r *report, qs []query) string {
+	names := floorNames(func(s string) bool {
+		return slices.ContainsFunc(qs, func(q query) bool { return r.findRotation(s, q.ID) != nil })
+	})
 	if len(names) == 0 {
 		return ""
 	}

@@ -104,15 +104,19 @@ func setupTools(ctx context.Context, cfg *config, work string) *tools {
 		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(cfg.Servers, n) })
 	}
 	if want("decoy", "nginx", "nethttp") { // nginx and nethttp serve Decoy's answers
-		if err := t.buildDecoy(ctx, work); err != nil {
-			t.missing["decoy"], t.missing["nginx"], t.missing["nethttp"] = err, err, err
+		root, err := moduleRoot(ctx)
+		if err == nil {
+			err = t.buildDecoy(ctx, root, work)
 		}
-	}
-	if want("nethttp") && t.missing["nethttp"] == nil {
-		if err := t.build(ctx, "./bench/nethttp", filepath.Join(work, "nethttp"), &t.nethttp); err != nil {
-			t.missing["nethttp"] = err
-		} else {
-			t.versions["nethttp"] = runtime.Version()
+		switch {
+		case err != nil:
+			t.missing["decoy"], t.missing["nginx"], t.missing["nethttp"] = err, err, err
+		case want("nethttp"):
+			if t.nethttp, err = build(ctx, root, "./bench/nethttp", filepath.Join(work, "nethttp")); err != nil {
+				t.missing["nethttp"] = err
+			} else {
+				t.versions["nethttp"] = runtime.Version()
+			}
 		}
 	}
 	if want("json-server", "mockoon") {
@@ -128,11 +132,13 @@ func setupTools(ctx context.Context, cfg *config, work string) *tools {
 	return t
 }
 
-func (t *tools) buildDecoy(ctx context.Context, work string) error {
-	if err := t.build(ctx, "./cmd/decoy", filepath.Join(work, "decoy"), &t.decoy); err != nil {
+// buildDecoy builds Decoy from the repository at root, and notes its
+// commit.
+func (t *tools) buildDecoy(ctx context.Context, root, work string) error {
+	var err error
+	if t.decoy, err = build(ctx, root, "./cmd/decoy", filepath.Join(work, "decoy")); err != nil {
 		return err
 	}
-	root, _ := moduleRoot(ctx)
 	rev, _ := output(ctx, root, "git", "rev-parse", "--short", "HEAD")
 	if dirty, _ := output(ctx, root, "git", "status", "--porcelain", "--untracked-files=no"); dirty != "" {
 		rev += " with uncommitted changes"
@@ -141,18 +147,14 @@ func (t *tools) buildDecoy(ctx context.Context, work string) error {
 	return nil
 }
 
-// build builds the repository's package pkg into out, and sets *path to it.
-func (t *tools) build(ctx context.Context, pkg, out string, path *string) error {
-	root, err := moduleRoot(ctx)
-	if err != nil {
-		return err
-	}
+// build builds the package pkg of the repository at root into out, and
+// returns out.
+func build(ctx context.Context, root, pkg, out string) (string, error) {
 	logf("building %s/%s", root, strings.TrimPrefix(pkg, "./"))
 	if _, err := output(ctx, root, "go", "build", "-o", out, pkg); err != nil {
-		return fmt.Errorf("building %s: %w", pkg, err)
+		return "", fmt.Errorf("building %s: %w", pkg, err)
 	}
-	*path = out
-	return nil
+	return out, nil
 }
 
 // moduleRoot is the folder of the repository's go.mod.
