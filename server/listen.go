@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/decoy-mock/decoy/transport"
@@ -65,7 +67,7 @@ func (s *Server) Open() error {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       time.Minute,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(errorLog{s.log}, "", 0),
 		ConnContext:       transport.ConnContext,
 	}
 	var l net.Listener = transport.LimitConnections(transport.SendBuffer(ln, transport.SendBufferSize), s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
@@ -121,4 +123,27 @@ func (s *Server) close() error {
 		return err
 	}
 	return nil
+}
+
+// errorLog is net/http's error log. A TLS handshake that fails is the
+// client's doing (plain HTTP sent to the HTTPS port, a client that does not
+// trust the certificate, a scanner): on a server open to the internet it
+// comes from anyone, so it is an Info line, as a request is. Anything else
+// net/http reports is a Warn.
+type errorLog struct{ log *slog.Logger }
+
+// clientErrors are the beginnings of net/http's lines about a client's
+// failed handshake, over HTTP/1.x and HTTP/2.
+var clientErrors = []string{"http: TLS handshake error", "http2: server: error reading preface"}
+
+func (e errorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	level := slog.LevelWarn
+	for _, prefix := range clientErrors {
+		if strings.HasPrefix(msg, prefix) {
+			level = slog.LevelInfo
+		}
+	}
+	e.log.Log(context.Background(), level, msg)
+	return len(p), nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/internal/servertest"
@@ -98,6 +99,31 @@ func TestOpenTLS(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), "Malformed request") {
 			t.Errorf("got %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	})
+	// A failed handshake is the client's doing: logged at Info, not Warn,
+	// so that scanners of a public server raise no warnings.
+	t.Run("plain HTTP", func(t *testing.T) {
+		resp, err := http.Get("http://" + h.Srv.Addr().String() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "serves HTTPS") {
+			t.Errorf("got %d %s", resp.StatusCode, body)
+		}
+		// net/http logs the error after it has answered.
+		var line string
+		for deadline := time.Now().Add(5 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			for l := range strings.Lines(h.Logs.String()) {
+				if strings.Contains(l, "TLS handshake error") {
+					line = l
+				}
+			}
+		}
+		if !strings.Contains(line, "level=INFO") {
+			t.Errorf("handshake error logged as %q, want level=INFO", line)
 		}
 	})
 }
