@@ -70,14 +70,17 @@ func (s *Server) Open() error {
 		ErrorLog:          log.New(errorLog{s.log}, "", 0),
 		ConnContext:       transport.ConnContext,
 	}
-	var l net.Listener = transport.LimitConnections(transport.SendBuffer(ln, transport.SendBufferSize), s.cfg.MaxConns, s.cfg.MaxClientConns, s.trusted)
+	limits := transport.ConnLimits{Total: s.cfg.MaxConns, PerClient: s.cfg.MaxClientConns, Exempt: s.trusted}
 	if cert != nil {
-		config := cert.TLSConfig()
+		limits.TLS = cert.TLSConfig()
+	}
+	var l net.Listener = transport.LimitConnections(transport.SendBuffer(ln, transport.SendBufferSize), limits)
+	if limits.TLS != nil {
 		// Offering "h2", it tells Serve to set up HTTP/2. A copy, since
 		// setting it up writes to it.
-		s.http.TLSConfig = config.Clone()
+		s.http.TLSConfig = limits.TLS.Clone()
 		// The handshake gets the time a request's head gets.
-		l = transport.TLS(l, config, headerTimeout, MaxHeaderBytes)
+		l = transport.TLS(l, limits.TLS, headerTimeout, MaxHeaderBytes)
 	} else {
 		l = transport.JSONErrors(l, MaxHeaderBytes)
 	}

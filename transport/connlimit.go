@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/netip"
@@ -8,21 +9,47 @@ import (
 	"time"
 )
 
-// LimitConnections caps the connections ln hands out: at most total open at
-// once, and at most perClient from one address (an IPv6 client counts per
-// /64, which one host usually holds whole). Connections from exempt
-// addresses (trusted proxies, which carry many clients) count only towards
-// total. A connection over a cap is answered 503 in JSON and closed at once,
-// so that one client cannot take every file descriptor the server has.
-// Zero means no cap.
-func LimitConnections(ln net.Listener, total, perClient int, exempt func(netip.Addr) bool) net.Listener {
-	return &connLimiter{Listener: ln, total: total, perClient: perClient, exempt: exempt, open: map[netip.Addr]int{}}
+// ConnLimits are the caps of LimitConnections. Zero means no cap.
+type ConnLimits struct {
+	// Total caps the connections open at once; PerClient, those from one
+	// address (an IPv6 client counts per /64, which one host usually
+	// holds whole).
+	Total, PerClient int
+	// Exempt addresses (trusted proxies, which carry many clients) count
+	// only towards Total.
+	Exempt func(netip.Addr) bool
+	// TLS is the server's TLS configuration when the connections carry
+	// TLS: a connection over a cap is then answered after a handshake, so
+	// that its client reads the 503 rather than a TLS error.
+	TLS *tls.Config
 }
+
+// LimitConnections caps the connections ln hands out. A connection over a
+// cap is answered 503 in JSON and closed at once, so that one client cannot
+// take every file descriptor the server has.
+func LimitConnections(ln net.Listener, limits ConnLimits) net.Listener {
+	l := &connLimiter{Listener: ln, ConnLimits: limits, open: map[netip.Addr]int{}, refusing: make(chan struct{}, maxRefusing)}
+	if limits.TLS != nil {
+		// The refusal is an HTTP/1.1 answer: no HTTP/2 is offered.
+		l.TLS = limits.TLS.Clone()
+		l.TLS.NextProtos = []string{"http/1.1"}
+	}
+	return l
+}
+
+// maxRefusing bounds the refusals in progress: past it, a connection over
+// a cap is closed with no answer. refuseTimeout bounds each, its TLS
+// handshake included.
+const (
+	maxRefusing   = 64
+	refuseTimeout = 5 * time.Second
+)
 
 type connLimiter struct {
 	net.Listener
-	total, perClient int
-	exempt           func(netip.Addr) bool
+	ConnLimits
+	// refusing holds a token for each refusal in progress.
+	refusing chan struct{}
 
 	mu   sync.Mutex
 	n    int
@@ -38,7 +65,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		key, counted := l.key(c)
 		l.mu.Lock()
-		over := l.total > 0 && l.n >= l.total || counted && l.perClient > 0 && l.open[key] >= l.perClient
+		over := l.Total > 0 && l.n >= l.Total || counted && l.PerClient > 0 && l.open[key] >= l.PerClient
 		if !over {
 			l.n++
 			if counted {
@@ -47,7 +74,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		l.mu.Unlock()
 		if over {
-			go refuseConn(c)
+			l.refuse(c)
 			continue
 		}
 		return &limitedConn{Conn: c, l: l, key: key, counted: counted}, nil
@@ -61,7 +88,7 @@ func (l *connLimiter) key(c net.Conn) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	a := ap.Addr().Unmap().WithZone("")
-	if l.exempt != nil && l.exempt(a) {
+	if l.Exempt != nil && l.Exempt(a) {
 		return a, false
 	}
 	return ClientKey(a), true
@@ -89,12 +116,29 @@ func (l *connLimiter) release(key netip.Addr, counted bool) {
 	}
 }
 
-// refuseConn answers a connection over a cap and closes it, without reading
+// refuse answers a connection over a cap and closes it, without reading
 // what it sent.
-func refuseConn(c net.Conn) {
-	defer c.Close()
-	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = c.Write(Reply(http.StatusServiceUnavailable, "Too many connections; try again later", "Retry-After: 1"))
+func (l *connLimiter) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(refuseTimeout))
+		w := c
+		if l.TLS != nil {
+			tc := tls.Server(c, l.TLS)
+			if tc.Handshake() != nil {
+				return
+			}
+			w = tc
+		}
+		_, _ = w.Write(Reply(http.StatusServiceUnavailable, "Too many connections; try again later", "Retry-After: 1"))
+	}()
 }
 
 // limitedConn gives its place back when closed.

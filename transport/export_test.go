@@ -1,6 +1,9 @@
 package transport
 
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // SetNow makes c take the time from now, and look at its files at the
 // first handshake after now's next second.
@@ -8,3 +11,10 @@ func SetNow(c *Certificate, now func() time.Time) {
 	c.now = now
 	c.next.Store(now().Add(checkInterval).UnixNano())
 }
+
+// Refusing returns how many refusals a listener of LimitConnections has in
+// progress.
+func Refusing(ln net.Listener) int { return len(ln.(*connLimiter).refusing) }
+
+// MaxRefusing is maxRefusing.
+const MaxRefusing = maxRefusing

@@ -58,7 +58,7 @@ func serveGather(t *testing.T, cert *transport.Certificate) string {
 		ConnContext: transport.ConnContext,
 		ErrorLog:    log.New(io.Discard, "", 0),
 	}
-	l := transport.LimitConnections(ln, 100, 100, nil)
+	l := transport.LimitConnections(ln, transport.ConnLimits{Total: 100, PerClient: 100})
 	if cert != nil {
 		config := cert.TLSConfig()
 		srv.TLSConfig = config.Clone()
