@@ -17,6 +17,11 @@ import (
 // MaxHeaderBytes caps the request line and headers of a request.
 const MaxHeaderBytes = 64 << 10
 
+// headerSlack is what net/http reads of a head past the http.Server's
+// MaxHeaderBytes before it answers 431 (its "bufio slop"): the server's
+// setting is MaxHeaderBytes less it, so that the cap is MaxHeaderBytes.
+const headerSlack = 4 << 10
+
 const (
 	// startTimeout bounds the store calls of Open.
 	startTimeout             = 30 * time.Second
@@ -66,7 +71,7 @@ func (s *Server) Open() error {
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		MaxHeaderBytes:    MaxHeaderBytes - headerSlack,
 		ErrorLog:          log.New(errorLog{s.log}, "", 0),
 		ConnContext:       transport.ConnContext,
 	}

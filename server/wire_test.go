@@ -103,3 +103,37 @@ func wireGet(t *testing.T, conn net.Conn, br *bufio.Reader, method, target, head
 	}
 	return wireAnswer{resp.StatusCode, resp.Header, b}
 }
+
+// A request's head may be MaxHeaderBytes long, request line and final
+// blank line included; a byte more is a 431 in JSON naming the cap.
+func TestHeadAtTheBound(t *testing.T) {
+	h := servertest.New(t)
+	for _, tc := range []struct {
+		size   int
+		status int
+	}{
+		{server.MaxHeaderBytes, 200},
+		{server.MaxHeaderBytes + 1, 431},
+	} {
+		const start, end = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ", "\r\n\r\n"
+		head := start + strings.Repeat("a", tc.size-len(start)-len(end)) + end
+		conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		go io.WriteString(conn, head)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("head of %d bytes: %v", len(head), err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("head of %d bytes: %d %s", len(head), resp.StatusCode, body)
+		}
+		if tc.status == 431 && (resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), "at most 64 KiB")) {
+			t.Errorf("431: %q %s", resp.Header.Get("Content-Type"), body)
+		}
+	}
+}
