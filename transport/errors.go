@@ -117,6 +117,11 @@ const (
 	// maxErrorAnswer bounds what is taken for an error answer: net/http's
 	// texts are a few dozen bytes.
 	maxErrorAnswer = 512
+	// expectationFailed and expectationEnd frame net/http's answer, with
+	// no body, to an Expect header other than 100-continue: after
+	// "HTTP/1.x", then the Date header's value.
+	expectationFailed = " 417 Expectation Failed\r\nConnection: close\r\nDate: "
+	expectationEnd    = "\r\nContent-Length: 0\r\n\r\n"
 )
 
 const genericMalformed = "Malformed request: the request line or a header cannot be parsed (is every % in the URL followed by two hex digits?)"
@@ -129,6 +134,9 @@ func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
 	}
 	if string(p) == tlsRefusal {
 		return Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://"), true
+	}
+	if isExpectationFailed(p) {
+		return Reply(http.StatusExpectationFailed, "Unsupported Expect header: only 100-continue is supported"), true
 	}
 	// "HTTP/1.1 NNN Text[: detail]" errorHeaders body
 	line, body, ok := bytes.Cut(p, []byte(errorHeaders))
@@ -150,6 +158,25 @@ func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
 		return nil, false
 	}
 	return Reply(status, errorMessage(status, detail, maxHeaderBytes)), true
+}
+
+// isExpectationFailed reports whether p is net/http's answer to an
+// unsupported Expect header. No handler of Decoy's writes that head: its
+// answers all carry a Content-Type.
+func isExpectationFailed(p []byte) bool {
+	if len(p) < len("HTTP/1.x") || p[7] != '0' && p[7] != '1' {
+		return false
+	}
+	rest, ok := bytes.CutPrefix(p[len("HTTP/1.x"):], []byte(expectationFailed))
+	if !ok {
+		return false
+	}
+	date, ok := bytes.CutSuffix(rest, []byte(expectationEnd))
+	if !ok {
+		return false
+	}
+	_, err := http.ParseTime(string(date))
+	return err == nil
 }
 
 // errorMessage is the message of the JSON answer that replaces net/http's

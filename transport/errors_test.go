@@ -81,6 +81,8 @@ func TestJSONErrors(t *testing.T) {
 		{"head too large", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 431, "Request headers too large (at most 4 KiB)"},
 		{"HTTP/2.0 head", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505, "HTTP version not supported"},
 		{"unknown Transfer-Encoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "Unsupported Transfer-Encoding: only chunked is supported"},
+		{"unsupported Expect", "GET / HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n", 417, "Unsupported Expect header: only 100-continue is supported"},
+		{"unsupported Expect, HTTP/1.0", "GET / HTTP/1.0\r\nExpect: foo\r\n\r\n", 417, "Unsupported Expect header: only 100-continue is supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := exchange(t, addr, tc.request)
@@ -116,6 +118,10 @@ func TestRewrite(t *testing.T) {
 		{"501", "HTTP/1.1 501 Not Implemented" + hdr + "Unsupported transfer encoding", 501},
 		{"505", "HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version" + hdr + "505 HTTP Version Not Supported: unsupported protocol version", 505},
 		{"plain HTTP to HTTPS", "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n", 400},
+		{"417", "HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: Fri, 27 Nov 2026 05:33:22 GMT\r\nContent-Length: 0\r\n\r\n", 417},
+		{"417 to HTTP/1.0", "HTTP/1.0 417 Expectation Failed\r\nConnection: close\r\nDate: Fri, 27 Nov 2026 05:33:22 GMT\r\nContent-Length: 0\r\n\r\n", 417},
+		{"417 with a bad date", "HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: yesterday\r\nContent-Length: 0\r\n\r\n", 0},
+		{"a handler's 417", "HTTP/1.1 417 Expectation Failed\r\nContent-Type: application/json\r\nDate: Fri, 27 Nov 2026 05:33:22 GMT\r\nContent-Length: 2\r\n\r\n{}", 0},
 		{"body differs", "HTTP/1.1 400 Bad Request" + hdr + "400 Bad Request!", 0},
 		{"a handler's head", "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nDate: x\r\n\r\n", 0},
 		{"success", "HTTP/1.1 200 OK" + hdr + "200 OK", 0},
@@ -153,6 +159,8 @@ func FuzzRewrite(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 501 Not Implemented" + hdr + "Unsupported transfer encoding"))
 	f.Add([]byte("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
+	f.Add([]byte("HTTP/1."))
+	f.Add([]byte("HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: Fri, 27 Nov 2026 05:33:22 GMT\r\nContent-Length: 0\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, ok := transport.Rewrite(in, 64<<10)
 		if !ok {
