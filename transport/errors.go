@@ -111,9 +111,6 @@ type writerOnly struct{ io.Writer }
 // line, these headers, then a short text.
 const (
 	errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
-	// tlsRefusal is written on the connection under TLS to a client that
-	// sent plain HTTP to the HTTPS port.
-	tlsRefusal = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
 	// maxErrorAnswer bounds what is taken for an error answer: net/http's
 	// texts are a few dozen bytes.
 	maxErrorAnswer = 512
@@ -131,9 +128,6 @@ const genericMalformed = "Malformed request: the request line or a header cannot
 func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
 	if len(p) > maxErrorAnswer || !bytes.HasPrefix(p, []byte("HTTP/1.")) {
 		return nil, false
-	}
-	if string(p) == tlsRefusal {
-		return Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://"), true
 	}
 	if isExpectationFailed(p) {
 		return Reply(http.StatusExpectationFailed, "Unsupported Expect header: only 100-continue is supported"), true

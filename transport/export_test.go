@@ -18,3 +18,6 @@ func Refusing(ln net.Listener) int { return len(ln.(*connLimiter).refusing) }
 
 // MaxRefusing is maxRefusing.
 const MaxRefusing = maxRefusing
+
+// PlainHTTP is plainHTTP.
+var PlainHTTP = plainHTTP

@@ -22,10 +22,11 @@ import (
 // Then a connection that chose HTTP/2 is handed over as the *tls.Conn
 // itself, which net/http gives to its HTTP/2 server; one that speaks
 // HTTP/1.x is handed over wrapped as JSONErrors wraps it, still telling
-// net/http its TLS state so that Request.TLS is set. A handshake that
-// failed is handed over too: net/http asks for it again, gets the same
-// error, logs it, and answers a client that sent plain HTTP with the 400
-// that the raw connection's own wrap rewrites as JSON.
+// net/http its TLS state so that Request.TLS is set. A client that sent
+// plain HTTP is answered here, with a JSON 400, whatever its method
+// (net/http answers only GET, HEAD, POST, PUT and OPTIONS). A handshake
+// that failed is handed over too: net/http asks for it again, gets the
+// same error, and logs it.
 //
 // config must offer "h2" and "http/1.1" (see Certificate.TLSConfig); the
 // http.Server is given a copy of it, so that Serve sets up HTTP/2.
@@ -112,6 +113,11 @@ func (l *tlsListener) handshake(raw net.Conn) {
 		tc.Close()
 		return
 	}
+	if re, ok := err.(tls.RecordHeaderError); ok && re.Conn != nil && plainHTTP(re.RecordHeader) {
+		_ = re.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = re.Conn.Write(Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://"))
+		re.Conn.Close()
+	}
 	// net/http sets the deadlines of each request from here on.
 	_ = raw.SetDeadline(time.Time{})
 	var c net.Conn = tc
@@ -123,6 +129,22 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	case <-l.ctx.Done():
 		c.Close()
 	}
+}
+
+// plainHTTP reports whether the first bytes a client sent, where a TLS
+// record header was expected, begin an HTTP/1.x request line: a method, in
+// capitals, then a space. A TLS record begins with a byte under 32.
+func plainHTTP(hdr [5]byte) bool {
+	for i, b := range hdr {
+		switch {
+		case b >= 'A' && b <= 'Z':
+		case b == ' ' && i > 0:
+			return true
+		default:
+			return false
+		}
+	}
+	return true // a method of five letters or more
 }
 
 // tlsErrorConn is an HTTP/1.x connection over TLS with net/http's error

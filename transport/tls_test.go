@@ -180,18 +180,48 @@ func TestTLSJSONErrors(t *testing.T) {
 			t.Errorf("got %d %q", status, msg)
 		}
 	})
-	t.Run("plain HTTP", func(t *testing.T) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	// Whatever the method: net/http itself answers only five of them.
+	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "OPTIONS", "DELETE", "PATCH", "TRACE", "CONNECT", "MKCOL"} {
+		t.Run("plain HTTP "+method, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, method+" /mock/x HTTP/1.1\r\nHost: x\r\n\r\n")
+			status, msg := readJSONError(t, c)
+			if status != 400 || !strings.Contains(msg, "HTTPS") {
+				t.Errorf("got %d %q", status, msg)
+			}
+		})
+	}
+}
+
+// Only the first bytes of an HTTP/1.x request line are taken for plain
+// HTTP: a method in capitals, then a space.
+func TestPlainHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		hdr  string
+		want bool
+	}{
+		{"GET /", true},
+		{"PUT /", true},
+		{"HEAD ", true},
+		{"DELET", true},
+		{"PATCH", true},
+		{"M / H", true},
+		{"\x16\x03\x01\x02\x00", false}, // a TLS handshake record
+		{" GET ", false},
+		{"get /", false},
+		{"GE\x00T ", false},
+		{"SSH-2", false},
+	} {
+		var hdr [5]byte
+		copy(hdr[:], tc.hdr)
+		if got := transport.PlainHTTP(hdr); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.hdr, got, tc.want)
 		}
-		defer c.Close()
-		io.WriteString(c, "GET /mock/x HTTP/1.1\r\nHost: x\r\n\r\n")
-		status, msg := readJSONError(t, c)
-		if status != 400 || !strings.Contains(msg, "HTTPS") {
-			t.Errorf("got %d %q", status, msg)
-		}
-	})
+	}
 }
 
 // A client that connects and never sends its hello holds up no other
