@@ -77,7 +77,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}),
 		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "decoy_cache_evictions_total",
-			Help: "Mocks dropped from memory, least recently read first, to keep decoy_cache_bytes within --max-cache-bytes; the next read loads them again.",
+			Help: "Mocks dropped from memory, least recently read first, to keep decoy_cache_bytes within --max-cache-bytes or decoy_cache_mapped_documents within --max-open-documents; the next read loads them again.",
 		}),
 	}
 	m.cacheTrusted.Set(1)

@@ -100,7 +100,7 @@ func parseSize(s string, zero bool) (int64, error) {
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n < 0 || n == 0 && !zero || n > (1<<62)/mult {
-		hint := ""
+		hint := "; more than 0"
 		if zero {
 			hint = "; 0 for no bound"
 		}

@@ -35,7 +35,7 @@ needed. The seed used is printed on standard error.`,
 	fs := cmd.Flags()
 	fs.StringVar(&seedText, "seed", "", "seed (default: a random one)")
 	fs.BoolVar(&schema, "schema", false, "the template is a JSON Schema")
-	fs.Var(&maxBytes, "max-bytes", "largest output (bytes, or with KiB, MiB, GiB)")
+	fs.Var(&maxBytes, "max-bytes", "largest output (bytes, or with KiB, MiB, GiB; KB, MB, GB are powers of 1000)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		seed := generate.NewSeed()
 		if seedText != "" {
