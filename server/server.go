@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -285,11 +286,11 @@ func New(cfg Config) *Server {
 	})
 	s.studio = s.newStudio()
 	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)
-	s.handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.handler = closeUnread(s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.route(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})))
+	}))))
 	return s
 }
 
@@ -318,13 +319,6 @@ func route(path string) string {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
-	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
-		// A body the handler may not read all of (an upload refused for
-		// its token, a body sent to a read): close the connection after
-		// the answer rather than let net/http read the rest, at the
-		// client's pace, holding a graceful stop.
-		w.Header().Set("Connection", "close")
-	}
 	if err := s.limitClient(w, r); err != nil {
 		return err
 	}
@@ -434,6 +428,64 @@ func (rec *recorder) Write(b []byte) (int, error) {
 }
 
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// closeUnread closes the connection after an answer whose head is written
+// before the request's body was read whole (an upload refused for its
+// token, a body sent to a read), rather than let net/http read the rest at
+// the client's pace, holding a graceful stop. After a body read whole, the
+// connection is kept for the client's next request.
+func closeUnread(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body := &trackedBody{ReadCloser: r.Body}
+		r.Body = body
+		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
+	})
+}
+
+// trackedBody is a request body that knows when it was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	read bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.read = true
+	}
+	return n, err
+}
+
+// unreadCloser asks for the connection to be closed when the answer's head
+// is written before its request's body was read whole.
+type unreadCloser struct {
+	http.ResponseWriter
+	body  *trackedBody
+	wrote bool
+}
+
+func (w *unreadCloser) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		if !w.body.read {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *unreadCloser) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // observe logs every request (with auth_token redacted) and records metrics.
 func (s *Server) observe(next http.Handler) http.Handler {

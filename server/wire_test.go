@@ -137,3 +137,65 @@ func TestHeadAtTheBound(t *testing.T) {
 		}
 	}
 }
+
+// After a request whose body was read whole (an upload, chunked or not),
+// the connection stays open for the next; after an answer given without
+// reading the body (an upload refused for its token, a body sent to a
+// read), it is closed rather than read to the end.
+func TestBodyKeepsConnection(t *testing.T) {
+	h := servertest.New(t)
+	m := h.Create(`[{"a":1}]`, client.CreateOptions{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	send := func(req string) *http.Response {
+		t.Helper()
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	const body = `[{"b":2}]`
+	auth := "Authorization: Bearer " + servertest.AdminToken + "\r\n"
+	for _, tc := range []struct {
+		name, req string
+		status    int
+		closed    bool
+	}{
+		{"upload", "POST /admin/v1/mocks?name=x HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Type: application/json\r\nContent-Length: 9\r\n\r\n" + body, 201, false},
+		{"chunked upload", "PUT /admin/v1/mocks/" + m.ID + "/data HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n" + body + "\r\n0\r\n\r\n", 200, false},
+		{"read after them", "GET /mock/" + m.ID + " HTTP/1.1\r\nHost: localhost\r\n\r\n", 200, false},
+		{"upload refused for its token", "POST /admin/v1/mocks?name=x HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n" + body, 401, true},
+	} {
+		resp := send(tc.req)
+		if resp.StatusCode != tc.status || resp.Close != tc.closed {
+			t.Errorf("%s: %d, closed %v; want %d, closed %v", tc.name, resp.StatusCode, resp.Close, tc.status, tc.closed)
+		}
+	}
+
+	// A body sent to a read is not read: the answer closes.
+	conn2, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	conn2.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn2, "GET /mock/"+m.ID+" HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9\r\n\r\n"+body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("read with a body: %d, closed %v; want 200, closed", resp.StatusCode, resp.Close)
+	}
+}
