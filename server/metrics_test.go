@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -24,6 +25,32 @@ func TestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(r.Body, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// The monitoring routes answer GET and HEAD; any other method is a 405
+// naming them.
+func TestMonitoringMethods(t *testing.T) {
+	h := servertest.New(t)
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json"} {
+		for _, tc := range []struct {
+			method string
+			status int
+		}{
+			{http.MethodGet, 200},
+			{http.MethodHead, 200},
+			{http.MethodPost, 405},
+			{http.MethodPut, 405},
+			{http.MethodDelete, 405},
+		} {
+			resp := h.Do(tc.method, path)
+			if resp.Status != tc.status {
+				t.Errorf("%s %s: %d, want %d", tc.method, path, resp.Status, tc.status)
+			}
+			if tc.status == 405 && (resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(resp.Body, "Method not allowed")) {
+				t.Errorf("%s %s: Allow %q, body %s", tc.method, path, resp.Header.Get("Allow"), resp.Body)
+			}
 		}
 	}
 }

@@ -318,6 +318,10 @@ func route(path string) string {
 	return "other"
 }
 
+// errMonitoringMethod answers a method other than GET or HEAD on /healthz,
+// /readyz, /metrics and /openapi.json.
+var errMonitoringMethod = answer.New(http.StatusMethodNotAllowed, "Method not allowed", "Allow", "GET, HEAD")
+
 func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limitClient(w, r); err != nil {
 		return err
@@ -326,6 +330,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	if rt == "admin" || rt == "studio" {
 		if err := s.checkHost(r); err != nil {
 			return err
+		}
+	}
+	switch rt {
+	case "healthz", "readyz", "metrics", "openapi.json":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return errMonitoringMethod
 		}
 	}
 	switch rt {
