@@ -452,6 +452,10 @@ func closeUnread(next http.Handler) http.Handler {
 		}
 		body := &trackedBody{ReadCloser: r.Body}
 		r.Body = body
+		// net/http looks at its own body once the handler returns: one
+		// closed early is half-closed and waited for, so that a client
+		// still sending it reads the answer rather than a reset.
+		defer func() { r.Body = body.ReadCloser }()
 		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
 	})
 }

@@ -183,6 +183,23 @@ func TestBodyKeepsConnection(t *testing.T) {
 		}
 	}
 
+	// A large upload refused before its body is read: the client, still
+	// sending, reads the 401 rather than a reset connection (net/http
+	// half-closes and waits for a body it closed early).
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodPost, h.URL+"/admin/v1/mocks?name=big", strings.NewReader(`[`+strings.Repeat(`{"a":1},`, 1<<18)+`{"a":1}]`))
+		req.Header.Set("Authorization", "Bearer wrong")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("large upload refused for its token: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 || !resp.Close {
+			t.Errorf("large upload refused for its token: %d, closed %v", resp.StatusCode, resp.Close)
+		}
+	}
+
 	// A body sent to a read is not read: the answer closes.
 	conn2, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
 	if err != nil {
