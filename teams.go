@@ -121,10 +121,17 @@ type Membership struct {
 
 // Project holds mocks; every workspace has one named "default".
 type Project struct {
-	ID          string    `json:"id"`
-	WorkspaceID string    `json:"workspace_id"`
-	Name        string    `json:"name"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+	Name        string `json:"name"`
+	// Slug names the project in the URLs of its routes (§11.1): unique on
+	// the server. A store derives it from the name at creation (Slugify,
+	// SlugCandidate) unless it is set.
+	Slug      string    `json:"slug"`
+	CreatedAt time.Time `json:"created_at"`
+	// RoutesVersion advances with every change to the project's routes or
+	// slug (see RouteStore).
+	RoutesVersion int64 `json:"-"`
 }
 
 // APIKey is a workspace's key for scripts and CI. Its secret is shown once;

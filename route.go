@@ -1,0 +1,241 @@
+package decoy
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Routes (§11 of the contract): a project answers at its API's own paths,
+// under /p/{slug} on any host, and at the paths alone on {slug}.localhost
+// and {slug}.{--routes-domain}. A route ties a method and a path template to
+// one of the project's mocks, and says what it does with it.
+
+// Route actions (§11.2): read answers the mock's data; the others write it
+// (§12).
+const (
+	ActionRead    = "read"
+	ActionCreate  = "create"
+	ActionReplace = "replace"
+	ActionUpdate  = "update"
+	ActionDelete  = "delete"
+)
+
+// RouteMethods are the methods a route may have; a GET route also answers
+// HEAD.
+var RouteMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// DefaultMaxRoutes is the most routes a project holds unless --max-routes
+// says otherwise.
+const DefaultMaxRoutes = 10000
+
+// Route is a project's answer at one method and path template.
+type Route struct {
+	ID        string `json:"id"`
+	ProjectID string `json:"project_id"`
+	// Method is one of RouteMethods.
+	Method string `json:"method"`
+	// Path is the template: "/" or segments that are literal or a whole
+	// parameter "{name}" (see package route, which parses it).
+	Path   string `json:"path"`
+	MockID string `json:"mock_id"`
+	// Action is one of the Action constants; the admin API fills in the
+	// default (§11.2) before a route is stored.
+	Action string `json:"action"`
+	// Bind maps a parameter to the field path (§1.3 syntax) it is an $eq
+	// condition on; a parameter not named binds to the field of its own
+	// name. Never nil once stored (an empty map shows as {}).
+	Bind map[string]string `json:"bind"`
+	// Items is the dot path of the array inside the mock's data that the
+	// route works on; nil: the whole data.
+	Items     *string   `json:"items"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Shape is the route's method and path with parameter names left out
+// ("GET /u/{}"): two routes of a project may not share one (§11.2).
+func (r *Route) Shape() string { return r.Method + " " + PathShape(r.Path) }
+
+// PathShape is a path template with its parameters' names left out:
+// "/u/{a}" and "/u/{b}" have the same shape, "/u/{}".
+func PathShape(path string) string {
+	if !strings.Contains(path, "{") {
+		return path
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = "{}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// RouteUpdate is a PATCH of a route: nil fields stay. Items, when set,
+// replaces the items path (a nil Value clears it).
+type RouteUpdate struct {
+	Method *string
+	Path   *string
+	MockID *string
+	Action *string
+	Bind   *map[string]string
+	Items  *ItemsUpdate
+}
+
+// ItemsUpdate is the new items path of a route; a nil Value clears it.
+type ItemsUpdate struct {
+	Value *string
+}
+
+// Errors the route stores return.
+var (
+	// ErrRouteNotFound: no route with that id (404).
+	ErrRouteNotFound = &Error{Code: ENOTFOUND, Message: "Route not found"}
+	// ErrSlugTaken: another project has the slug (409).
+	ErrSlugTaken = &Error{Code: ECONFLICT, Message: "Slug taken"}
+	// ErrMockNotInProject: a route's mock is not in the route's project
+	// (400).
+	ErrMockNotInProject = &Error{Code: EINVALID, Message: "Mock is not in this project"}
+)
+
+// RouteExists is the conflict of two routes of a project with one shape:
+// 409 {"error":"Route exists: GET /u/{a}"}, naming the route that is there.
+func RouteExists(existing *Route) *Error {
+	return Errorf(ECONFLICT, "Route exists: %s %s", existing.Method, existing.Path)
+}
+
+// RouteStore keeps projects' slugs and routes. Both stores implement it;
+// storetest holds them to one behaviour.
+type RouteStore interface {
+	// FindProjectBySlug returns the project with that slug, compared
+	// exactly (slugs are lower case). Returns ENOTFOUND "Project not
+	// found".
+	FindProjectBySlug(ctx context.Context, slug string) (*Project, error)
+	// SetProjectSlug changes a project's slug; ErrSlugTaken when another
+	// project has it. The caller checks ValidSlug. Returns ENOTFOUND.
+	SetProjectSlug(ctx context.Context, projectID, slug string) (*Project, error)
+
+	// CreateRoute stores r (ID, CreatedAt and UpdatedAt filled in when
+	// empty) when its project holds fewer than maxRoutes routes (else
+	// EINVALID "A project has at most N routes"). ErrMockNotInProject when
+	// its mock is not in its project, RouteExists when the project has a
+	// route of the same Shape, ENOTFOUND "Project not found".
+	CreateRoute(ctx context.Context, r *Route, maxRoutes int) (*Route, error)
+	// FindRoute returns ErrRouteNotFound.
+	FindRoute(ctx context.Context, id string) (*Route, error)
+	// ListRoutes lists a project's routes in creation order (at most the
+	// project's bound, which CreateRoute keeps).
+	ListRoutes(ctx context.Context, projectID string) ([]*Route, error)
+	// UpdateRoute changes a route, with CreateRoute's checks on the
+	// result. Returns ErrRouteNotFound.
+	UpdateRoute(ctx context.Context, id string, upd RouteUpdate) (*Route, error)
+	// DeleteRoute returns ErrRouteNotFound.
+	DeleteRoute(ctx context.Context, id string) error
+
+	// WriteImport writes what an import makes of a file into one
+	// project, all of it or none (see ImportBatch).
+	WriteImport(ctx context.Context, b ImportBatch) (*ImportWritten, error)
+}
+
+// Every change to a project's routes or slug (a route created, changed or
+// deleted; a mock deleted with its routes; the slug changed) advances the
+// project's RoutesVersion, in the same transaction, so that a replica that
+// serves the routes from memory can tell whether they are current.
+
+// ImportBatch is what an import writes into a project (§11.5): the mocks it
+// creates, the existing mocks it gives new data (an import of the same file
+// again updates in place), and the routes it creates or updates. A store
+// applies it in one transaction: when one part cannot be written, nothing
+// is.
+type ImportBatch struct {
+	ProjectID string
+	// Create are new mocks, as MockBatchStore.CreateMocks creates them;
+	// their ProjectID is the batch's.
+	Create []NewMock
+	// Replace gives existing mocks of the project new data, each a new
+	// version as ReplaceMockData makes one (ENOTFOUND when one is gone or
+	// in another project).
+	Replace []MockReplacement
+	// Routes are created when their ID is empty, and otherwise replace the
+	// route with that ID (its method, path, mock, action, bind and items),
+	// keeping its id and CreatedAt. They may name the mocks of Create and
+	// Replace. The checks are CreateRoute's, against the routes as they
+	// are once the batch is written; MaxRoutes bounds the project's routes
+	// afterwards.
+	Routes    []*Route
+	MaxRoutes int
+}
+
+// MockReplacement is an existing mock's new data.
+type MockReplacement struct {
+	ID   string
+	Data MockData
+	// Template, when not nil, is stored as the mock's template (see
+	// TemplateStore); nil leaves the template as it is.
+	Template *Template
+}
+
+// ImportWritten is what WriteImport wrote, in the batch's order.
+type ImportWritten struct {
+	Created  []*Mock
+	Replaced []*Mock
+	Routes   []*Route
+}
+
+// Slugs (§11.1): 1–63 characters of a-z, 0-9 and '-', not starting or
+// ending with '-'.
+const maxSlugLength = 63
+
+// ValidSlug reports whether s is a slug.
+func ValidSlug(s string) bool {
+	if len(s) == 0 || len(s) > maxSlugLength || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Slugify derives a project's slug from its name (§11.1): lower-cased,
+// every run of other characters than a-z and 0-9 made one '-', trimmed of
+// '-', cut to leave room for a suffix; "project" when nothing is left. A
+// store appends "-2", "-3", … while the result is taken (SlugCandidate).
+func Slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	s := b.String()
+	// Room for a suffix of up to "-99999" within the bound.
+	if len(s) > maxSlugLength-6 {
+		s = strings.TrimRight(s[:maxSlugLength-6], "-")
+	}
+	if s == "" {
+		return "project"
+	}
+	return s
+}
+
+// SlugCandidate is the n-th slug a store tries for base (n from 1): base
+// itself, then base-2, base-3, …
+func SlugCandidate(base string, n int) string {
+	if n <= 1 {
+		return base
+	}
+	return base + "-" + strconv.Itoa(n)
+}
