@@ -49,9 +49,13 @@ type Route struct {
 	Bind map[string]string `json:"bind"`
 	// Items is the dot path of the array inside the mock's data that the
 	// route works on; nil: the whole data.
-	Items     *string   `json:"items"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Items *string `json:"items"`
+	// RequestSchema is the JSON Schema that bodies written through the
+	// route must validate against (§12.3), kept from the OpenAPI operation
+	// an import made the route from; nil: none.
+	RequestSchema []byte    `json:"-"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // Shape is the route's method and path with parameter names left out
