@@ -19,6 +19,9 @@ type Document struct {
 	raw     []byte
 	isArray bool
 	spans   []span // the elements of a top-level array
+	// outer is set on an item view: where its array lies (see Items).
+	outer *outer
+	items itemViews
 
 	mu      sync.Mutex
 	columns map[string]*columnSlot
@@ -47,6 +50,7 @@ func (d *Document) MemoryBytes() int64 {
 	if d.sumsDone.Load() {
 		n += 8 * int64(len(d.spans))
 	}
+	n += d.itemsBytes()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for key, slot := range d.columns {

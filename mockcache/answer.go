@@ -30,6 +30,10 @@ type Answer struct {
 	// Length is the length of the body as sent, or -1 when it is only
 	// known once written (gzipped on the fly).
 	Length int
+	// NotFound is set when a query for one record (query.Query.One, an
+	// item route) found none: answer 404, and nothing else of the answer
+	// holds.
+	NotFound bool
 
 	e         *Entry
 	processed bool         // built from the selected records, not the stored bytes
@@ -46,8 +50,12 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	size := len(e.Data)
 	keep := a.processed && key != "" && e.built != nil
 	etag := e.Mock.ETag
-	if e.IsArray() {
-		a.Total = e.Doc.Len()
+	var items []string
+	if q != nil {
+		items = q.Items
+	}
+	if doc, ok := e.Records(items); ok {
+		a.Total = doc.Len()
 		if keep {
 			if a.built = e.built.lookup(key); a.built != nil {
 				size, a.Total, etag = len(a.built.body), a.built.total, a.built.etag
@@ -55,10 +63,19 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 			}
 		}
 		if a.processed && a.built == nil {
-			a.res = q.Run(e.Doc)
+			a.res = q.Run(doc)
 			a.Total = a.res.Total
+			if q.One && !a.res.Found() {
+				a.NotFound = true
+				return a
+			}
 			size, etag = a.res.Size(), a.res.ETag()
 		}
+		if q != nil && q.One {
+			a.Total = -1 // one record: not an array
+		}
+	} else {
+		a.processed = false // not an array: the data unchanged (§1)
 	}
 	tag := etag // of the identity body
 	if etag == "" {

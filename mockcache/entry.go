@@ -155,6 +155,16 @@ func (e *Entry) Release() {
 // IsArray reports whether query parameters apply to the data.
 func (e *Entry) IsArray() bool { return e.Doc != nil && e.Doc.IsArray() }
 
+// Records returns the array that queries with Items run over (see
+// jsondoc.Document.Items; nil: the data itself), and whether the data
+// holds one there.
+func (e *Entry) Records(items []string) (*jsondoc.Document, bool) {
+	if e.Doc == nil {
+		return nil, false
+	}
+	return e.Doc.Items(items)
+}
+
 // Gzip returns the stored data gzipped, computing it once.
 func (e *Entry) Gzip() []byte {
 	e.gzipOnce.Do(func() {

@@ -12,18 +12,33 @@ import (
 
 // A Result's answer is '[', the stored text of each selected record joined
 // by ',', then ']': the records byte for byte as stored, never re-encoded.
+// Over an item view (jsondoc.Document.Items) that array is spliced into the
+// document's own bytes, every byte around it as stored; the answer of a
+// query with One is the first selected record alone.
 
 // Size returns the length of the answer in bytes.
 func (r Result) Size() int {
-	if len(r.Records) == 0 {
-		return 2
+	if r.one {
+		if len(r.Records) == 0 {
+			return 0
+		}
+		return r.doc.RecordLen(int(r.Records[0]))
 	}
-	size := 1 + len(r.Records) // '[', the commas and ']'
+	size := 2 // '[' and ']'
+	if len(r.Records) > 0 {
+		size += len(r.Records) - 1 // the commas
+	}
 	for _, i := range r.Records {
 		size += r.doc.RecordLen(int(i))
 	}
+	if before, after, ok := r.doc.Outer(); ok {
+		size += len(before) + len(after)
+	}
 	return size
 }
+
+// Found reports whether a query with One found its record.
+func (r Result) Found() bool { return len(r.Records) > 0 }
 
 // ETag returns the strong entity tag of the answer. It costs a word per
 // record rather than a pass over the bytes: it digests the sequence of the
@@ -35,6 +50,20 @@ func (r Result) ETag() string {
 	d := xxhash.New()
 	var block [64 * 8]byte
 	n := 0
+	// What surrounds the records is digested first, so that the same
+	// records alone, in an array, or spliced into their document have
+	// different tags.
+	switch {
+	case r.one:
+		block[0] = 1
+		n = 8
+	default:
+		if sum, ok := r.doc.OuterSum(); ok {
+			block[0] = 2
+			binary.LittleEndian.PutUint64(block[8:], sum)
+			n = 16
+		}
+	}
 	for _, i := range r.Records {
 		binary.LittleEndian.PutUint64(block[n:], sums[i])
 		if n += 8; n == len(block) {
@@ -51,14 +80,24 @@ func (r Result) ETag() string {
 func (r Result) WriteTo(w io.Writer) (int64, error) {
 	bw := bufWriters.Get().(*bufio.Writer)
 	bw.Reset(w)
-	bw.WriteByte('[')
-	for k, i := range r.Records {
-		if k > 0 {
-			bw.WriteByte(',')
+	before, after, _ := r.doc.Outer()
+	switch {
+	case r.one:
+		if len(r.Records) > 0 {
+			bw.Write(r.doc.Record(int(r.Records[0])))
 		}
-		bw.Write(r.doc.Record(int(i)))
+	default:
+		bw.Write(before)
+		bw.WriteByte('[')
+		for k, i := range r.Records {
+			if k > 0 {
+				bw.WriteByte(',')
+			}
+			bw.Write(r.doc.Record(int(i)))
+		}
+		bw.WriteByte(']')
+		bw.Write(after)
 	}
-	bw.WriteByte(']')
 	err := bw.Flush()
 	n := int64(r.Size())
 	bw.Reset(nil)

@@ -45,6 +45,11 @@ type Query struct {
 	Desc    bool
 	Offset  int64
 	Limit   int64 // -1: no limit
+	// Items is the path of the array the query runs over (see Within);
+	// nil: the document itself.
+	Items []string
+	// One: the answer is the first selected record alone (see Within).
+	One bool
 
 	processing bool
 }

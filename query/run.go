@@ -20,10 +20,12 @@ type Result struct {
 	Total int
 
 	doc *jsondoc.Document
+	one bool // the answer is the first record alone (Query.One)
 }
 
 // Run applies the query to the elements of an array document: filter, then
-// order, then offset, then limit.
+// order, then offset, then limit. For a query with Items, d is the item
+// view Items reaches (jsondoc.Document.Items), which the caller resolves.
 //
 // Filters look their records up in the equality index of their path; an
 // order comes from the cached sort order of its path. So a query costs about
@@ -32,7 +34,7 @@ type Result struct {
 // the answer.
 func (q *Query) Run(d *jsondoc.Document) Result {
 	res := q.run(d)
-	res.doc = d
+	res.doc, res.one = d, q.One
 	return res
 }
 

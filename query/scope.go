@@ -1,0 +1,53 @@
+package query
+
+import (
+	"slices"
+
+	"github.com/decoy-mock/decoy/jsondoc"
+)
+
+// Scope is what a route adds to a request's query (§11.4 of the
+// contract): the conditions of its path parameters, the array inside the
+// document it works on, and, for an item route, that its answer is one
+// record alone.
+type Scope struct {
+	// Conditions are ANDed before the request's own filters: each path
+	// parameter is an $eq condition on its bound field (see Bound).
+	Conditions []Condition
+	// Items is the path of the array the query runs over (see
+	// jsondoc.Document.Items); nil: the document itself.
+	Items []string
+	// One makes the answer the first record that passes Conditions,
+	// alone; the request's filters, order, offset and limit are ignored.
+	One bool
+}
+
+// Bound returns the $eq condition of a path parameter: the field at path
+// equals value, compared as a filter's value is (§1.3).
+func Bound(path []string, value string) Condition {
+	c := Condition{Path: path, Op: OpEq, Value: value}
+	c.num, c.isNum = jsondoc.ParseNumber([]byte(value))
+	return c
+}
+
+// ParsePath splits a field path of the §1.3 syntax into its segments, and
+// reports whether it is one (no segment empty).
+func ParsePath(path string) ([]string, bool) { return parsePath(path) }
+
+// Within returns q narrowed by what a route adds. q is not changed: it may
+// be shared (see Compile).
+func (q *Query) Within(s Scope) *Query {
+	if s.One {
+		return &Query{Filters: s.Conditions, Items: s.Items, One: true, Limit: 1, processing: true}
+	}
+	if len(s.Conditions) == 0 && s.Items == nil {
+		return q
+	}
+	nq := *q
+	if len(s.Conditions) > 0 {
+		nq.Filters = append(slices.Clip(s.Conditions), q.Filters...)
+		nq.processing = true
+	}
+	nq.Items = s.Items
+	return &nq
+}
