@@ -34,11 +34,18 @@ func Bound(path []string, value string) Condition {
 // reports whether it is one (no segment empty).
 func ParsePath(path string) ([]string, bool) { return parsePath(path) }
 
+// Item returns the query of an item route: the first record that passes
+// s.Conditions, alone.
+func Item(s Scope) *Query {
+	return &Query{Filters: s.Conditions, Items: s.Items, One: true, Limit: 1, processing: true}
+}
+
 // Within returns q narrowed by what a route adds. q is not changed: it may
-// be shared (see Compile).
+// be shared (see Compile). With s.One it is Item(s): the request's own
+// query does not count.
 func (q *Query) Within(s Scope) *Query {
 	if s.One {
-		return &Query{Filters: s.Conditions, Items: s.Items, One: true, Limit: 1, processing: true}
+		return Item(s)
 	}
 	if len(s.Conditions) == 0 && s.Items == nil {
 		return q

@@ -20,6 +20,26 @@ import (
 // exposedHeaders are the response headers a browser app may read.
 const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed"
 
+// A read reaches a mock by its id (/mock/{id}) or through a project's route
+// (§11, project.go). Finding the mock is the entry's own first stage; from
+// there every read goes through the same stages, in the contract's order
+// (§1.1 from step 3 on): authenticate, limitRate, the answer (over data
+// generated now, for a mock whose template runs on every read), reserve
+// the quota, the parameters' verdict, wait out the delay, write.
+
+// target is what a request reached: a mock, and what its route adds to the
+// request's query. Nothing after the finding stage knows which way the
+// request came.
+type target struct {
+	// e is the mock, with a reference its finder releases.
+	e *mockcache.Entry
+	// scope is what the route adds (zero for /mock/{id}).
+	scope query.Scope
+	// key tells apart, among the answers kept for one query string, those
+	// of different scopes ("" for /mock/{id}).
+	key string
+}
+
 // serveMock is GET /mock/{id} and GET /api/{id}. The checks run in the order
 // of the contract; the first that fails answers and nothing after it runs.
 func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
@@ -31,8 +51,8 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodOptions:
-		if r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != "" {
-			s.preflight(w, r)
+		if isPreflight(r) {
+			s.preflight(w, r, "GET, HEAD")
 			return nil
 		}
 		fallthrough
@@ -45,80 +65,56 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return answer.ErrMockNotFound
 	}
-	ctx := r.Context()
-	e, err := s.cache.Get(ctx, id)
+	e, err := s.cache.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	// Its document is released, and unmapped if the cache dropped it
 	// meanwhile, once the answer is written (or the request fails).
 	defer e.Release()
+	return s.read(w, r, target{e: e})
+}
+
+// read answers a read of the mock t reached: steps 3 to 7 of §1.1.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
+	e, id := t.e, t.e.Mock.ID
+	ctx := r.Context()
 	cq := s.queries.Get(r.URL.RawQuery)
-	params := cq.Params
 
 	// 3. Authentication, for private mocks only.
 	if e.Mock.Private {
-		if err := s.authenticate(r, e, params); err != nil {
+		if err := s.authenticate(r, e, cq.Params); err != nil {
 			return err
 		}
-	}
-
-	// Query parameters are checked at step 6, but compiled now so that a
-	// request that will fail them never reserves quota.
-	var q *query.Query
-	var qerr error
-	if e.IsArray() {
-		q, qerr = cq.Query, cq.Err
 	}
 
 	// 4. Rate limit.
-	rateLimit := e.Mock.EffectiveRateLimit(s.cfg.DefaultRateLimit)
 	quotaLimit := e.Mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
 	now := s.cfg.Now()
 	month := decoy.Month(now)
-	var rate *decoy.RateResult
-	if rateLimit > 0 {
-		res, err := s.cfg.Limiter.Allow(ctx, decoy.RateKey(id), rateLimit)
-		if err != nil {
-			return err
-		}
-		rate = &res
-		if !res.Allowed {
-			qctx, cancel := s.quotaContext(ctx, false)
-			used, err := s.cfg.Quota.QuotaUsed(qctx, id, month)
-			cancel()
-			if err != nil {
-				// Only a header needs the count; the answer is a 429 anyway.
-				s.log.Warn("quota count unavailable", "mock", id, "err", err)
-			}
-			s.limitHeaders(h, rate, quotaLimit, used)
-			s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
-			s.cfg.Usage.Refused(id, now)
-			return answer.New(http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.",
-				"Retry-After", seconds(res.RetryAfter))
-		}
+	rate, err := s.limitRate(ctx, w.Header(), e.Mock, quotaLimit, now)
+	if err != nil {
+		return err
 	}
 
 	// A mock whose template runs on every read answers over data
 	// generated now, in an entry of its own: from here on, it is served as
 	// stored data is. A template that fails is answered at step 6, as
 	// parameters that do.
-	key := r.URL.RawQuery
+	key := r.URL.RawQuery + t.key
+	var qerr error
 	if e.Mock.TemplateMode == decoy.TemplateAlways {
-		var ge *mockcache.Entry
-		seed, err := generate.ParseSeed(r.Header.Get(generate.SeedHeader))
-		if err == nil {
-			h[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
-			ge, err = s.generated(r, e, seed)
-		}
-		q, qerr, key = nil, err, "" // an answer of one seed is not kept
-		if err == nil {
+		ge, err := s.generateNow(w, r, e)
+		if err != nil {
+			qerr = err
+		} else {
 			defer ge.Release()
 			e = ge
-			if e.IsArray() {
-				q, qerr = cq.Query, cq.Err
-			}
 		}
+		key = "" // an answer of one seed is not kept
+	}
+	if cq.Params.AuthToken != "" {
+		key = "" // never kept
 	}
 
 	// The answer is worked out before the quota step, so that one that will
@@ -126,19 +122,119 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	// requests stay cheap.
 	var a mockcache.Answer
 	if qerr == nil {
-		if params.AuthToken != "" {
-			key = "" // never kept
+		var q *query.Query
+		q, qerr = t.query(e, cq)
+		if qerr == nil {
+			a = e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), r.Header.Get("If-None-Match"))
+			if a.NotFound {
+				qerr = errRecordNotFound
+			}
 		}
-		a = e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), r.Header.Get("If-None-Match"))
 	}
 
 	// 5. Monthly quota. Only answers that return the data count, so a
 	// request about to fail its parameters, HEAD and a 304 only look; any
-	// other reserves a served response. The reservation is not tied to the
-	// client: once the store has counted it, the server must know.
+	// other reserves a served response.
+	reserve := qerr == nil && r.Method != http.MethodHead && !a.NotModified
+	reserved, err := s.reserve(ctx, w.Header(), e.Mock, rate, quotaLimit, month, now, reserve)
+	if err != nil {
+		return err
+	}
+
+	// 6. Query parameters (and, for an item route, its record).
+	if qerr != nil {
+		return qerr
+	}
+
+	// 7. Delay, then the answer.
+	if d := e.Mock.DelayMS; d > 0 {
+		s.wait(ctx, time.Duration(d)*time.Millisecond, reserved)
+	}
+	s.cfg.Usage.Served(id, now)
+	s.write(w, r, e, a)
+	return nil
+}
+
+// errRecordNotFound answers an item route that finds no record (§11.4).
+var errRecordNotFound = answer.New(http.StatusNotFound, "Not found")
+
+// query returns the query a read of e runs: the request's own, narrowed by
+// what the route adds; nil when none applies (the data, at the route's
+// items, is not an array, and is answered unchanged); or the error of the
+// request's parameters, which an item route ignores.
+func (t *target) query(e *mockcache.Entry, cq *mockcache.Compiled) (*query.Query, error) {
+	if _, ok := e.Records(t.scope.Items); !ok {
+		return nil, nil
+	}
+	if t.scope.One {
+		return query.Item(t.scope), nil
+	}
+	if cq.Err != nil {
+		return nil, cq.Err
+	}
+	return cq.Query.Within(t.scope), nil
+}
+
+// generateNow returns an entry of data generated now for mock e, whose
+// template runs on every read, from the seed the request asks for (or a
+// new one), and sets the Decoy-Seed header. The caller releases it.
+func (s *Server) generateNow(w http.ResponseWriter, r *http.Request, e *mockcache.Entry) (*mockcache.Entry, error) {
+	seed, err := generate.ParseSeed(r.Header.Get(generate.SeedHeader))
+	if err != nil {
+		return nil, err
+	}
+	w.Header()[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
+	return s.generated(r, e, seed)
+}
+
+// limitRate admits the read against the mock's rate limit (step 4): the
+// result, for the headers, or nil when the mock has no limit; a 429 when
+// the window is full.
+func (s *Server) limitRate(ctx context.Context, h http.Header, m *decoy.Mock, quotaLimit int64, now time.Time) (*decoy.RateResult, error) {
+	rateLimit := m.EffectiveRateLimit(s.cfg.DefaultRateLimit)
+	if rateLimit <= 0 {
+		return nil, nil
+	}
+	res, err := s.cfg.Limiter.Allow(ctx, decoy.RateKey(m.ID), rateLimit)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Allowed {
+		qctx, cancel := s.quotaContext(ctx, false)
+		used, err := s.cfg.Quota.QuotaUsed(qctx, m.ID, decoy.Month(now))
+		cancel()
+		if err != nil {
+			// Only a header needs the count; the answer is a 429 anyway.
+			s.log.Warn("quota count unavailable", "mock", m.ID, "err", err)
+		}
+		s.limitHeaders(h, &res, quotaLimit, used)
+		s.metrics.refusals.WithLabelValues(refusedRateLimit).Inc()
+		s.cfg.Usage.Refused(m.ID, now)
+		return nil, answer.New(http.StatusTooManyRequests, "Rate limit exceeded. Maximum "+strconv.FormatInt(rateLimit, 10)+" requests per minute.",
+			"Retry-After", seconds(res.RetryAfter))
+	}
+	return &res, nil
+}
+
+// reservation is what a read reserved of the monthly quotas, to give back
+// if it is not served after all.
+type reservation struct {
+	mock      string // the mock's id, when its quota was reserved
+	workspace string // the workspace's id, when its reads were
+	month     string
+}
+
+// reserve is step 5: when reserve is set, it counts one served response
+// against the mock's monthly quota and its workspace's monthly reads;
+// otherwise it only looks. It sets the rate-limit and quota headers, and
+// refuses past either quota with a 429 (giving back the rate-limit slot).
+// The reservation is not tied to the client: once the store has counted
+// it, the server must know.
+func (s *Server) reserve(ctx context.Context, h http.Header, m *decoy.Mock, rate *decoy.RateResult, quotaLimit int64, month string, now time.Time, reserve bool) (reservation, error) {
+	id := m.ID
 	var used int64
 	var served bool
-	reserve := qerr == nil && r.Method != http.MethodHead && !a.NotModified
+	var err error
 	if reserve {
 		qctx, cancel := s.quotaContext(ctx, true)
 		used, served, err = s.cfg.Quota.ReserveQuota(qctx, id, month, quotaLimit)
@@ -172,61 +268,69 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err != nil {
 		s.undoRate(ctx, id, rate)
-		return err
+		return reservation{}, err
 	}
 	if !served {
 		// Refused with 429, so the request gives back its rate-limit slot.
 		s.undoRate(ctx, id, rate)
 		s.limitHeaders(h, rate, quotaLimit, used)
-		s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
-		s.cfg.Usage.Refused(id, now)
-		return answer.New(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+		return reservation{}, s.quotaExceeded(id, now)
+	}
+	res := reservation{month: month}
+	if reserve {
+		res.mock = id
 	}
 	// The monthly reads of the mock's workspace, counted the same way.
-	wsReserved, wsLimit, err := s.reserveWorkspaceRead(ctx, e.Mock.WorkspaceID, month, reserve)
+	wsReserved, wsLimit, err := s.reserveWorkspaceRead(ctx, m.WorkspaceID, month, reserve)
 	if err != nil {
-		if reserve {
-			s.releaseQuota(ctx, id, month)
-		}
+		s.release(ctx, res)
 		s.undoRate(ctx, id, rate)
 		if decoy.ErrorCode(err) == decoy.ERATELIMIT {
 			// The quota headers are the workspace's, which refused.
 			s.limitHeaders(h, rate, wsLimit, wsLimit)
-			s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
-			s.cfg.Usage.Refused(id, now)
-			return answer.New(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+			return reservation{}, s.quotaExceeded(id, now)
 		}
-		return err
+		return reservation{}, err
+	}
+	if wsReserved {
+		res.workspace = WorkspaceQuotaKey(m.WorkspaceID)
 	}
 	s.limitHeaders(h, rate, quotaLimit, used)
+	return res, nil
+}
 
-	// 6. Query parameters.
-	if qerr != nil {
-		return qerr
-	}
+// quotaExceeded counts a read of mock id refused for a monthly quota and
+// returns its 429.
+func (s *Server) quotaExceeded(id string, now time.Time) error {
+	s.metrics.refusals.WithLabelValues(refusedQuota).Inc()
+	s.cfg.Usage.Refused(id, now)
+	return answer.New(http.StatusTooManyRequests, "Monthly request quota exceeded", "Retry-After", seconds(decoy.MonthEnd(now).Sub(now)))
+}
 
-	// 7. Delay, then the answer.
-	if d := e.Mock.DelayMS; d > 0 {
-		t := time.NewTimer(time.Duration(d) * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			if reserve { // nothing was served: give the count back
-				s.releaseQuota(ctx, id, month)
-			}
-			if wsReserved {
-				s.releaseQuota(ctx, WorkspaceQuotaKey(e.Mock.WorkspaceID), month)
-			}
-			// Nothing must be written: returning would let net/http send
-			// an empty 200 to a client that may still be reading (one
-			// that half-closed, say). Aborting closes the connection.
-			panic(http.ErrAbortHandler)
-		}
+// release gives back what a read reserved and did not serve.
+func (s *Server) release(ctx context.Context, res reservation) {
+	if res.mock != "" {
+		s.releaseQuota(ctx, res.mock, res.month)
 	}
-	s.cfg.Usage.Served(id, now)
-	s.write(w, r, e, a)
-	return nil
+	if res.workspace != "" {
+		s.releaseQuota(ctx, res.workspace, res.month)
+	}
+}
+
+// wait waits out a mock's delay (step 7). When the client goes away
+// meanwhile, what was reserved is given back and the request is aborted:
+// nothing must be written, for returning would let net/http send an empty
+// 200 to a client that may still be reading (one that half-closed, say).
+// Aborting closes the connection.
+func (s *Server) wait(ctx context.Context, d time.Duration, reserved reservation) {
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		s.release(ctx, reserved)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // Header values of every answer, shared: set by map assignment under
@@ -399,11 +503,16 @@ func (s *Server) setCORS(h http.Header, r *http.Request) {
 	h["Access-Control-Expose-Headers"] = valExposed
 }
 
-// preflight answers a CORS preflight request.
-func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+// isPreflight reports whether r is a CORS preflight request.
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != ""
+}
+
+// preflight answers a CORS preflight request, allowing methods.
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, methods string) {
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
-		h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+		h.Set("Access-Control-Allow-Methods", methods)
 		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", generate.SeedHeader}, s.tokenHeaders...), ", "))
 		h.Set("Access-Control-Max-Age", "600")
 	}
