@@ -243,3 +243,8 @@ func SlugCandidate(base string, n int) string {
 	}
 	return base + "-" + strconv.Itoa(n)
 }
+
+// ProjectAnnouncement starts the announcements (Invalidator) that a
+// project's routes or slug changed: it is followed by the project's id.
+// Other announcements name a mock.
+const ProjectAnnouncement = "project:"

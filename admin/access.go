@@ -49,9 +49,9 @@ func (n need) role() decoy.Role {
 // adminRoute is one line of the admin API's table.
 //
 // path is split on "/" below /admin/v1; a segment in braces matches any
-// segment, and the first of {mock}, {project} and {ws} names the resource
-// whose workspace the role is checked in (a mock id, a project id, a
-// workspace id). Its value is what the handler gets as id; the values of
+// segment, and the first of {mock}, {route}, {project} and {ws} names the
+// resource whose workspace the role is checked in (a mock id, a route id,
+// a project id, a workspace id). Its value is what the handler gets as id; the values of
 // all placeholders are in adminCall.params.
 type adminRoute struct {
 	method string
@@ -110,6 +110,12 @@ var adminRoutes = []adminRoute{
 	{method: "POST", path: "projects/{project}/import", need: editor, action: "importing mocks", audit: "import", handle: (*API).importProject},
 	{method: "GET", path: "projects/{project}/export", need: editor, action: "exporting projects", handle: (*API).exportProject},
 
+	{method: "GET", path: "projects/{project}/routes", need: viewer, handle: (*API).listRoutes},
+	{method: "POST", path: "projects/{project}/routes", need: editor, action: "creating routes", audit: "route.create", handle: (*API).createRoute},
+	{method: "GET", path: "routes/{route}", need: viewer, handle: (*API).getRoute},
+	{method: "PATCH", path: "routes/{route}", need: editor, action: "changing routes", audit: "route.update", handle: (*API).patchRoute},
+	{method: "DELETE", path: "routes/{route}", need: editor, action: "deleting routes", audit: "route.delete", handle: (*API).deleteRoute},
+
 	{method: "GET", path: "mocks", need: signedIn, handle: (*API).listMocks},
 	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*API).createMock},
 	{method: "GET", path: "mocks/{mock}", need: viewer, handle: (*API).getMock},
@@ -146,6 +152,8 @@ type adminCall struct {
 	mock        *decoy.Mock
 	project     *decoy.Project
 	workspace   *decoy.Workspace
+	// projectRoute is the route of a /routes/{route} call (§11.2).
+	projectRoute *decoy.Route
 
 	// Set by handlers for the audit log: the workspace and target of a
 	// resource they created or changed (default: the route's resource),
@@ -221,11 +229,11 @@ func matchPath(pattern string, segs []string) (map[string]string, bool) {
 }
 
 // scopeOf returns the placeholder whose resource places a route in a
-// workspace: "mock", "project", "ws", or "".
+// workspace: "mock", "route", "project", "ws", or "".
 func scopeOf(pattern string) string {
 	for _, p := range strings.Split(pattern, "/") {
 		switch p {
-		case "{mock}", "{project}", "{ws}":
+		case "{mock}", "{route}", "{project}", "{ws}":
 			return p[1 : len(p)-1]
 		}
 	}
@@ -246,7 +254,11 @@ var idParams = map[string]error{
 	"ws":      errWorkspaceNotFound,
 	"user":    answer.New(http.StatusNotFound, "User not found"),
 	"key":     answer.New(http.StatusNotFound, "Key not found"),
+	"route":   errRouteNotFound,
 }
+
+// errRouteNotFound answers a route that is not there, or not seen.
+var errRouteNotFound = answer.New(http.StatusNotFound, "Route not found")
 
 // forbidden is the answer to a caller who sees a resource but lacks the
 // role to do what it asked.
@@ -299,6 +311,23 @@ func (s *API) authorize(ctx context.Context, call *adminCall) (string, error) {
 			return "", err
 		}
 		call.mock, call.workspaceID, projectID = m, m.WorkspaceID, m.ProjectID
+	case "route":
+		notFound = errRouteNotFound
+		if s.cfg.Routes == nil {
+			return "", notFound
+		}
+		rt, err := s.cfg.Routes.FindRoute(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		p, err := s.cfg.Teams.FindProject(ctx, rt.ProjectID)
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+			return "", notFound // deleted meanwhile
+		}
+		if err != nil {
+			return "", err
+		}
+		call.projectRoute, call.project, call.workspaceID, projectID = rt, p, p.WorkspaceID, p.ID
 	case "project":
 		notFound = errProjectNotFound
 		p, err := s.cfg.Teams.FindProject(ctx, id)

@@ -57,6 +57,13 @@ type Config struct {
 	Teams decoy.TeamStore
 	// OpenWorkspaces lets any signed-in user create workspaces.
 	OpenWorkspaces bool
+	// Routes, when set, keeps projects' slugs and routes (§11); nil: the
+	// route calls answer 501. Projects holds the routes compiled for the
+	// server: a change drops the project's from it. MaxRoutes bounds a
+	// project's routes (0: decoy.DefaultMaxRoutes).
+	Routes    decoy.RouteStore
+	Projects  *mockcache.Projects
+	MaxRoutes int
 	// Versions, when set, keeps the versions of mocks' data (§9).
 	Versions decoy.VersionStore
 	// Templates, when set, keeps mocks' templates (§7); nil: the template

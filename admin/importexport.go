@@ -397,8 +397,12 @@ func (s *API) addMocks(ctx context.Context, mocks []pendingMock, create func(con
 // removeMock deletes a mock and drops it from the cache. The caller holds
 // writeMu.
 func (s *API) removeMock(ctx context.Context, id string) error {
+	m, ferr := s.cfg.Store.FindMock(ctx, id)
 	err := s.cfg.Store.DeleteMock(ctx, id)
 	s.announce(ctx, id)
 	s.cache.Remove(id)
+	if ferr == nil && s.cfg.Routes != nil {
+		s.routesChanged(ctx, m.ProjectID) // its routes went with it
+	}
 	return err
 }

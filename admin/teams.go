@@ -570,11 +570,18 @@ func (s *API) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string)
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
+	projects, err := s.cfg.Teams.ListProjects(ctx, id)
+	if err != nil {
+		return err
+	}
 	ids, err := s.cfg.Teams.DeleteWorkspace(ctx, id)
 	if err != nil {
 		return err
 	}
 	s.dropMocks(ctx, ids)
+	for _, p := range projects {
+		s.routesChanged(ctx, p.ID)
+	}
 	s.cfg.ReadLimitChanged(id)
 	callOf(r).workspaceID = "" // gone, with its log
 	w.WriteHeader(http.StatusNoContent)
@@ -831,7 +838,19 @@ func (s *API) revokeKey(w http.ResponseWriter, r *http.Request, id string) error
 // Projects.
 
 type projectList struct {
-	Projects []*decoy.Project `json:"projects"`
+	Projects []projectView `json:"projects"`
+}
+
+// projectView is a project as the admin API shows it: with its base URL
+// (§11.1), where its routes answer.
+type projectView struct {
+	*decoy.Project
+	BaseURL string `json:"base_url"`
+}
+
+// viewProject returns p as the admin API shows it.
+func (s *API) viewProject(r *http.Request, p *decoy.Project) projectView {
+	return projectView{Project: p, BaseURL: s.baseURL(r) + "/p/" + p.Slug}
 }
 
 // listProjects is GET /workspaces/{ws}/projects; a key limited to a
@@ -842,10 +861,10 @@ func (s *API) listProjects(w http.ResponseWriter, r *http.Request, id string) er
 	if err != nil {
 		return err
 	}
-	out := []*decoy.Project{}
+	out := []projectView{}
 	for _, p := range ps {
 		if c.key == nil || c.key.ProjectID == nil || *c.key.ProjectID == p.ID {
-			out = append(out, p)
+			out = append(out, s.viewProject(r, p))
 		}
 	}
 	answer.JSON(w, http.StatusOK, projectList{Projects: out})
@@ -871,34 +890,65 @@ func (s *API) createProject(w http.ResponseWriter, r *http.Request, id string) e
 	}
 	call.auditTarget = &decoy.AuditTarget{Kind: "project", ID: p.ID, Name: p.Name}
 	w.Header().Set("Location", "/admin/v1/projects/"+p.ID)
-	answer.JSON(w, http.StatusCreated, p)
+	answer.JSON(w, http.StatusCreated, s.viewProject(r, p))
 	return nil
 }
 
 func (s *API) getProject(w http.ResponseWriter, r *http.Request, _ string) error {
-	answer.JSON(w, http.StatusOK, callOf(r).project)
+	answer.JSON(w, http.StatusOK, s.viewProject(r, callOf(r).project))
 	return nil
 }
 
+// patchProject is PATCH /projects/{id}: a new name, a new slug (§11.1),
+// or both. A new slug moves the project's routes to it at once: the old
+// one answers 404.
 func (s *API) patchProject(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
-		Name string `json:"name"`
+		Name *string `json:"name"`
+		Slug *string `json:"slug"`
 	}
-	if err := decodeBody(w, r, &in, "name"); err != nil {
+	const fields = "name, slug or both"
+	if err := decodeBody(w, r, &in, fields); err != nil {
 		return err
 	}
-	if err := validLabel("name", in.Name); err != nil {
-		return err
+	if in.Name == nil && in.Slug == nil {
+		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
 	}
+	if in.Name != nil {
+		if err := validLabel("name", *in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Slug != nil && !decoy.ValidSlug(*in.Slug) {
+		return decoy.Errorf(decoy.EINVALID, "Invalid slug")
+	}
+	if in.Slug != nil && s.cfg.Routes == nil {
+		return answer.New(http.StatusNotImplemented, "This server keeps no routes")
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	p, err := s.cfg.Teams.RenameProject(ctx, id, in.Name)
-	if err != nil {
-		return err
+	p := call.project
+	var err error
+	if in.Name != nil {
+		if p, err = s.cfg.Teams.RenameProject(ctx, id, *in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Slug != nil && *in.Slug != p.Slug {
+		if p, err = s.cfg.Routes.SetProjectSlug(ctx, id, *in.Slug); err != nil {
+			return err
+		}
+		s.routesChanged(ctx, id)
+		call.auditAction = "project.slug"
+		if in.Name != nil {
+			call.auditAction = "project.update"
+		}
 	}
 	call.project = p
-	answer.JSON(w, http.StatusOK, p)
+	answer.JSON(w, http.StatusOK, s.viewProject(r, p))
 	return nil
 }
 
@@ -925,6 +975,7 @@ func (s *API) deleteProject(w http.ResponseWriter, r *http.Request, id string) e
 		return err
 	}
 	s.dropMocks(ctx, ids)
+	s.routesChanged(ctx, id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -105,7 +105,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.ClientRateLimit == 0 || s.cfg.ClientLimiter == nil {
 		return nil
 	}
-	switch route(r.URL.Path) {
+	switch s.sectionOf(r) {
 	case "healthz", "readyz", "metrics":
 		return nil
 	}

@@ -73,6 +73,14 @@ type Config struct {
 	// audit log (§6): callers other than the admin token are let in, by
 	// their role. Without it the admin token is the only caller.
 	Teams decoy.TeamStore
+	// Routes, when set, keeps projects' slugs and routes (§11): projects
+	// answer at their APIs' own paths. Nil: no project answers.
+	Routes decoy.RouteStore
+	// RoutesDomain, when set, is a domain D under which {slug}.D is a
+	// project's host, as {slug}.localhost always is.
+	RoutesDomain string
+	// MaxRoutes bounds the routes of a project (0: decoy.DefaultMaxRoutes).
+	MaxRoutes int
 	// OpenWorkspaces lets any signed-in user create workspaces.
 	OpenWorkspaces bool
 
@@ -146,8 +154,13 @@ type Config struct {
 
 // Server serves Decoy over HTTP. It implements http.Handler.
 type Server struct {
-	cfg          Config
-	cache        *mockcache.Cache
+	cfg   Config
+	cache *mockcache.Cache
+	// projects keeps projects' routes, compiled (nil without Routes).
+	projects *mockcache.Projects
+	// routeDomains are the suffixes of projects' hosts: ".localhost" and
+	// ".{RoutesDomain}".
+	routeDomains []string
 	metrics      *metrics
 	log          *slog.Logger
 	tokenHeaders []string
@@ -248,6 +261,15 @@ func New(cfg Config) *Server {
 	if cfg.TokenHeader != "" {
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
+	if cfg.Routes != nil {
+		s.projects = mockcache.NewProjects(cfg.Routes, s.cache, func(projectID string, err error) {
+			s.log.Warn("routes left out of a project's table", "project", projectID, "err", err)
+		})
+	}
+	s.routeDomains = []string{".localhost"}
+	if d := strings.Trim(strings.ToLower(cfg.RoutesDomain), "."); d != "" {
+		s.routeDomains = append(s.routeDomains, "."+d)
+	}
 	for _, o := range cfg.CORSOrigins {
 		if o == "*" {
 			s.corsAny = true
@@ -303,11 +325,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// route names the part of the server a path belongs to, for metrics.
-func route(path string) string {
+// sectionOf names the part of the server a request belongs to: section's,
+// unless its Host is a project's, whose every path is the project's.
+func (s *Server) sectionOf(r *http.Request) string {
+	if _, ok := s.projectHost(r.Host); ok {
+		return "project"
+	}
+	return section(r.URL.Path)
+}
+
+// section names the part of the server a path belongs to, for metrics.
+func section(path string) string {
 	switch {
 	case path == "/mock" || path == "/api" || strings.HasPrefix(path, "/mock/") || strings.HasPrefix(path, "/api/"):
 		return "mock"
+	case path == "/p" || strings.HasPrefix(path, "/p/"):
+		return "project"
 	case path == "/admin/v1" || strings.HasPrefix(path, "/admin/v1/"):
 		return "admin"
 	case path == "/healthz", path == "/readyz", path == "/metrics", path == "/openapi.json":
@@ -326,7 +359,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limitClient(w, r); err != nil {
 		return err
 	}
-	rt := route(r.URL.Path)
+	rt := s.sectionOf(r)
 	if rt == "admin" || rt == "studio" {
 		if err := s.checkHost(r); err != nil {
 			return err
@@ -341,6 +374,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	switch rt {
 	case "mock":
 		return s.serveMock(w, r)
+	case "project":
+		return s.serveProject(w, r)
 	case "admin":
 		return s.admin.Serve(w, r)
 	case "healthz":
@@ -519,7 +554,7 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 	if rec.status == 0 {
 		rec.status = 499 // the client went away before an answer
 	}
-	s.record(r.Context(), route(r.URL.Path), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, time.Since(start), r)
+	s.record(r.Context(), s.sectionOf(r), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, time.Since(start), r)
 }
 
 // record counts an answer in the metrics and writes its access-log line

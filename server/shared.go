@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/decoy-mock/decoy"
 )
 
 // This file is what the server does when it shares its store, limits and
@@ -29,6 +32,9 @@ type listener Server
 func (l *listener) Listening() {
 	s := (*Server)(l)
 	s.cache.Listening()
+	if s.projects != nil {
+		s.projects.Flush()
+	}
 	s.metrics.cacheTrusted.Set(1)
 	s.log.Info("listening for changes from other replicas")
 }
@@ -42,7 +48,14 @@ func (l *listener) Lost(err error) {
 }
 
 func (l *listener) Invalidated(id string) {
-	(*Server)(l).cache.Remove(id)
+	s := (*Server)(l)
+	if project, ok := strings.CutPrefix(id, decoy.ProjectAnnouncement); ok {
+		if s.projects != nil {
+			s.projects.Remove(project)
+		}
+		return
+	}
+	s.cache.Remove(id)
 }
 
 // SharedFailed records that a shared backend failed and the server fell back

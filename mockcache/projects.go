@@ -1,0 +1,239 @@
+package mockcache
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/route"
+)
+
+// Projects keeps the routes of the projects that requests reached (§11),
+// compiled into tables, by slug: a routed read then costs a map lookup
+// and a walk of the table, not a store call. Its coherence with a store
+// that other replicas write to is the mock cache's (see Cache): while
+// their changes are heard, a table is trusted for maxTrust at a time, and
+// otherwise each request asks the store for the project's RoutesVersion.
+//
+// Bounded: at most maxProjects tables and maxCachedRoutes routes in all;
+// past either, the least recently used tables go.
+type Projects struct {
+	store decoy.RouteStore
+	cache *Cache // whose trust (shared, listening) and clock it shares
+
+	mu     sync.RWMutex
+	bySlug map[string]*ProjectRoutes
+	routes int // in all the tables held
+	gen    uint64
+	clock  atomic.Int64
+
+	// maxProjects and maxRoutes are the bounds; tests lower them.
+	maxProjects, maxRoutes int
+	onBadRoutes            func(projectID string, err error)
+}
+
+// Bounds of the projects kept ready: a table of 10,000 routes takes a few
+// MiB, so the routes of all the tables kept are bounded, and their number.
+const (
+	maxProjects     = 4096
+	maxCachedRoutes = 200_000
+)
+
+// ProjectRoutes is a project and its routes, compiled. It never changes:
+// a change to the routes makes a new one.
+type ProjectRoutes struct {
+	Project *decoy.Project
+	Table   *route.Table
+	// bindings are what each route adds to a read, worked out once.
+	bindings map[*decoy.Route]*Binding
+
+	checked atomic.Int64 // when last known current (Unix nanoseconds)
+	used    atomic.Int64 // Projects.clock when last read
+	size    int          // routes
+}
+
+// Binding is what a route adds to a read of its mock (§11.4), worked out
+// from the route once, when its project's routes are loaded.
+type Binding struct {
+	// Fields are the field paths the route's parameters bind, in the
+	// order of its path: a parameter not named in Bind binds the field of
+	// its own name.
+	Fields [][]string
+	// Items is the path of the array the route works on; nil: the data.
+	Items []string
+	// One is set for an item route that reads: it answers one record.
+	One bool
+}
+
+// Binding returns what route r of the project adds to a read.
+func (pr *ProjectRoutes) Binding(r *decoy.Route) *Binding { return pr.bindings[r] }
+
+// bindingOf works out what r adds to a read; nil for a route whose path
+// does not parse (Compile leaves it out).
+func bindingOf(r *decoy.Route) *Binding {
+	t, err := route.Parse(r.Path)
+	if err != nil {
+		return nil
+	}
+	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead}
+	for _, name := range t.Params() {
+		field := name
+		if f, ok := r.Bind[name]; ok {
+			field = f
+		}
+		b.Fields = append(b.Fields, strings.Split(field, "."))
+	}
+	if r.Items != nil && *r.Items != "" {
+		b.Items = strings.Split(*r.Items, ".")
+	}
+	return b
+}
+
+// NewProjects returns an empty cache of the routes of store's projects,
+// coherent with other replicas as c is. onBadRoutes, when set, is told of
+// the routes a project's table leaves out (see route.Compile).
+func NewProjects(store decoy.RouteStore, c *Cache, onBadRoutes func(projectID string, err error)) *Projects {
+	return &Projects{store: store, cache: c, bySlug: map[string]*ProjectRoutes{},
+		maxProjects: maxProjects, maxRoutes: maxCachedRoutes, onBadRoutes: onBadRoutes}
+}
+
+// Get returns the routes of the project with slug, loading them on a miss.
+// Returns ENOTFOUND "Project not found".
+func (p *Projects) Get(ctx context.Context, slug string) (*ProjectRoutes, error) {
+	p.mu.RLock()
+	pr, gen := p.bySlug[slug], p.gen
+	p.mu.RUnlock()
+	if pr == nil {
+		return p.load(ctx, slug, gen)
+	}
+	if u := p.clock.Load(); pr.used.Load() != u {
+		pr.used.Store(u)
+	}
+	c := p.cache
+	if !c.shared {
+		return pr, nil
+	}
+	if c.listening.Load() {
+		last, now := pr.checked.Load(), c.now().UnixNano()
+		if now-last < int64(maxTrust) || !pr.checked.CompareAndSwap(last, now) {
+			return pr, nil
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+	cur, err := p.store.FindProjectBySlug(sctx, slug)
+	cancel()
+	switch {
+	case decoy.ErrorCode(err) == decoy.ENOTFOUND:
+		p.Remove(pr.Project.ID)
+		return nil, err
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if c.onStale != nil {
+			c.onStale("project:"+pr.Project.ID, err)
+		}
+		return pr, nil // stale rather than nothing while the store is down
+	case cur.ID == pr.Project.ID && cur.RoutesVersion == pr.Project.RoutesVersion:
+		pr.checked.Store(c.now().UnixNano())
+		return pr, nil
+	}
+	p.Remove(pr.Project.ID)
+	return p.load(ctx, slug, p.generation())
+}
+
+func (p *Projects) generation() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.gen
+}
+
+// load reads a project's routes from the store and keeps them, unless a
+// change came since generation gen.
+func (p *Projects) load(ctx context.Context, slug string, gen uint64) (*ProjectRoutes, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
+	defer cancel()
+	proj, err := p.store.FindProjectBySlug(lctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := p.store.ListRoutes(lctx, proj.ID)
+	if err != nil {
+		return nil, err
+	}
+	// The version read before the routes: if they changed in between, the
+	// next check sees a newer version and loads them again.
+	table, err := route.Compile(routes)
+	if err != nil && p.onBadRoutes != nil {
+		// Stored under older rules: served without the routes left out.
+		p.onBadRoutes(proj.ID, err)
+	}
+	pr := &ProjectRoutes{Project: proj, Table: table, size: len(routes), bindings: make(map[*decoy.Route]*Binding, len(routes))}
+	for _, r := range routes {
+		pr.bindings[r] = bindingOf(r)
+	}
+	pr.checked.Store(p.cache.now().UnixNano())
+	pr.used.Store(p.clock.Add(1))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen != gen {
+		return pr, nil // served, not kept: a change overtook the load
+	}
+	if old := p.bySlug[slug]; old != nil {
+		p.routes -= old.size
+	}
+	p.bySlug[slug] = pr
+	p.routes += pr.size
+	p.boundLocked(pr)
+	return pr, nil
+}
+
+// boundLocked drops the least recently used tables but keep until the
+// bounds hold.
+func (p *Projects) boundLocked(keep *ProjectRoutes) {
+	for len(p.bySlug) > p.maxProjects || p.routes > p.maxRoutes {
+		var oldest *ProjectRoutes
+		for _, pr := range p.bySlug {
+			if pr != keep && (oldest == nil || pr.used.Load() < oldest.used.Load()) {
+				oldest = pr
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		delete(p.bySlug, oldest.Project.Slug)
+		p.routes -= oldest.size
+	}
+}
+
+// Remove forgets the routes of a project after a change to them (or to its
+// slug), here or announced by another replica.
+func (p *Projects) Remove(projectID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for slug, pr := range p.bySlug {
+		if pr.Project.ID == projectID {
+			delete(p.bySlug, slug)
+			p.routes -= pr.size
+		}
+	}
+	p.gen++
+}
+
+// Flush forgets every project, for when changes may have been missed.
+func (p *Projects) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bySlug = map[string]*ProjectRoutes{}
+	p.routes = 0
+	p.gen++
+}
+
+// Len returns how many projects' routes are kept, and their routes.
+func (p *Projects) Len() (projects, routes int) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.bySlug), p.routes
+}
