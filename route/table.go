@@ -3,6 +3,7 @@ package route
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/decoy-mock/decoy"
@@ -194,14 +195,8 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 	return t, errors.Join(errs...)
 }
 
-func bitIndex(b Methods) int {
-	for i := range numMethods {
-		if b == 1<<i {
-			return i
-		}
-	}
-	panic("route: not a single method")
-}
+// bitIndex is the index of a set of one method in node.routes.
+func bitIndex(b Methods) int { return bits.TrailingZeros8(uint8(b)) }
 
 // Len is the number of routes in the table.
 func (t *Table) Len() int {
@@ -320,8 +315,8 @@ func (n *node) allowed(segs []string, m *Methods) {
 // split splits an escaped request path into its decoded segments, in buf.
 // It reports false when the path matches no template: it does not start
 // with '/', has an empty segment or an invalid escape, or has more than
-// MaxSegments segments. Segments with no '%' are substrings of p; all the
-// others share one allocation.
+// MaxSegments segments. Without escapes, segments are substrings of p;
+// with some, they share one allocation.
 func split(p string, buf *[MaxSegments]string) ([]string, bool) {
 	if p == "" || p == "/" {
 		return buf[:0], true
@@ -333,35 +328,32 @@ func split(p string, buf *[MaxSegments]string) ([]string, bool) {
 	if p[len(p)-1] == '/' {
 		p = p[:len(p)-1] // a trailing '/' is ignored; "//" leaves one empty segment
 	}
-	escaped := strings.IndexByte(p, '%') >= 0
-	var dec strings.Builder
-	var ends [MaxSegments]int // end of each decoded segment in dec, when escaped
-	n := 0
-	for {
-		s, rest, more := strings.Cut(p, "/")
-		if s == "" || n == MaxSegments {
+	// One pass over the bytes, rather than a search per segment: segments
+	// are short.
+	n, start, escaped := 0, 0, false
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			escaped = escaped || p[i] == '%'
+			continue
+		}
+		if i == start || n == MaxSegments {
 			return nil, false
 		}
-		if escaped {
-			if dec.Cap() == 0 {
-				dec.Grow(len(p))
-			}
+		buf[n] = p[start:i]
+		n++
+		start = i + 1
+	}
+	if escaped {
+		var dec strings.Builder
+		dec.Grow(len(p))
+		var ends [MaxSegments]int
+		for i, s := range buf[:n] {
 			if !unescape(&dec, s) {
 				return nil, false
 			}
-			ends[n] = dec.Len()
-		} else {
-			buf[n] = s
+			ends[i] = dec.Len()
 		}
-		n++
-		if !more {
-			break
-		}
-		p = rest
-	}
-	if escaped {
-		d := dec.String()
-		start := 0
+		d, start := dec.String(), 0
 		for i := range n {
 			buf[i] = d[start:ends[i]]
 			start = ends[i]
