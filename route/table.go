@@ -141,13 +141,15 @@ func (n *node) addLiteral(s string) *node {
 	return c
 }
 
-// Compile builds the table of a project's routes. It always returns a
-// usable table. A route it cannot place is left out and named in the error,
-// for the caller to log: a method or path that does not validate (the
-// stores refuse them, but a route stored under older rules might not), or
-// a second route of one method and shape (§11.2: the stores refuse it with
-// 409), of which the first in routes stays. RouteStore.ListRoutes lists
-// routes in creation order, so the older one stays. Nil routes are
+// Compile builds the table of a project's routes, once per change to them.
+//
+// It always returns a usable table, so that one bad route does not take a
+// project's others down: a route it cannot place is left out and named in
+// the error, for the caller to log. That is a route whose method or path
+// does not validate (the stores refuse those, but a route stored under
+// older rules could be one), or the second of two routes of one method and
+// shape (which the stores refuse with 409): the first in routes stays,
+// which is the older as RouteStore.ListRoutes lists them. Nil routes are
 // skipped.
 func Compile(routes []*decoy.Route) (*Table, error) {
 	t := &Table{}
@@ -167,8 +169,6 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 			continue
 		}
 		n := &t.root
-		trail := make([]*node, 0, len(tmpl.segs)+1)
-		trail = append(trail, n)
 		for i, s := range tmpl.segs {
 			if tmpl.param[i] {
 				if n.param == nil {
@@ -178,7 +178,6 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 			} else {
 				n = n.addLiteral(s)
 			}
-			trail = append(trail, n)
 		}
 		i := bitIndex(bit)
 		if e := n.routes[i]; e != nil {
@@ -187,12 +186,25 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 		}
 		n.routes[i] = &entry{route: r, tmpl: tmpl}
 		n.here |= bit
-		for _, a := range trail {
-			a.below |= bit
-		}
 		t.n++
 	}
+	t.root.fillBelow()
 	return t, errors.Join(errs...)
+}
+
+// fillBelow sets below in n and its descendants, and returns n's.
+func (n *node) fillBelow() Methods {
+	n.below = n.here
+	for _, c := range n.kids {
+		n.below |= c.fillBelow()
+	}
+	for _, c := range n.lits {
+		n.below |= c.fillBelow()
+	}
+	if n.param != nil {
+		n.below |= n.param.fillBelow()
+	}
+	return n.below
 }
 
 // bitIndex is the index of a set of one method in node.routes.
