@@ -10,7 +10,7 @@ import (
 )
 
 // Methods is a set of route methods (decoy.RouteMethods), as in an Allow
-// header. HEAD is in it whenever GET is.
+// header. HEAD has no bit of its own: a set holds it when it holds GET.
 type Methods uint8
 
 // The methods of decoy.RouteMethods, in the order of an Allow header.
