@@ -403,50 +403,62 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // ReplaceMockData replaces a mock's data with a new file, as a new
 // version: the old file is kept as the previous version, and the files of
 // the versions past MaxVersions are removed once the change is committed.
-func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (_ *decoy.Mock, err error) {
-	defer func() { err = classify(err) }()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	var n int
-	if err := db.writes.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, id).Scan(&n); err != nil {
+func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	var m *decoy.Mock
+	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
+		workspaceID, _, err := mockPlace(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		g := growth{}
+		g.add(workspaceID, 0, int64(len(d.Data.Bytes)))
+		if err := g.check(ctx, tx); err != nil {
+			return err
+		}
+		m, err = db.replaceData(ctx, tx, w, id, d)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if n == 0 { // writes are serialised: still true at the update
-		return nil, notFound()
+	return m, nil
+}
+
+// mockPlace returns the workspace and project of mock id, notFound when
+// there is none.
+func mockPlace(ctx context.Context, q queryer, id string) (workspaceID, projectID string, err error) {
+	err = q.QueryRowContext(ctx, `SELECT workspace_id, project_id FROM mocks WHERE id = ?`, id).Scan(&workspaceID, &projectID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", notFound()
 	}
-	if err := db.checkReplace(ctx, id, int64(len(d.Data.Bytes))); err != nil {
-		return nil, err
-	}
+	return workspaceID, projectID, err
+}
+
+// replaceData gives mock id the data d, in a new file, as its next
+// version. The data it replaces stays as a version, so its workspace grows
+// by all of d: the caller checks the limits first (the versions the write
+// may prune are not counted off, so a workspace at its limit makes room by
+// deleting).
+func (db *DB) replaceData(ctx context.Context, tx *sql.Tx, w *docWrite, id string, d decoy.MockData) (*decoy.Mock, error) {
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := db.writes.BeginTx(ctx, nil)
-	if err != nil {
-		db.removeDoc(file)
-		return nil, err
-	}
+	w.placed = append(w.placed, file)
 	now := db.now()
 	var version int64
-	var gone []string
 	m, err := scanMock(tx.QueryRowContext(ctx, `
 		UPDATE mocks SET content_type = ?, size = ?, etag = ?, data_file = ?, data_version = data_version + 1,
 			version = version + 1, updated_at = ?
 		WHERE id = ? RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, file, now, id), &version)
-	if err == nil {
-		gone, err = db.addVersion(ctx, tx, id, version, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now, file)
-	}
-	if err == nil {
-		err = tx.Commit()
-	}
 	if err != nil {
-		tx.Rollback()
-		db.removeDoc(file)
 		return nil, err
 	}
-	for _, f := range gone {
-		db.removeDoc(f)
+	gone, err := db.addVersion(ctx, tx, id, version, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now, file)
+	if err != nil {
+		return nil, err
 	}
+	w.gone = append(w.gone, gone...)
 	return m, nil
 }
 

@@ -497,7 +497,7 @@ func workspaceBytes(ctx context.Context, q queryer, workspaceID string) (int64, 
 // checkLimits refuses to add mocks and bytes to a workspace past its
 // limits. A write that does not grow a dimension passes it, even over the
 // limit (a limit lowered below what the workspace holds). It runs under
-// writeMu, before the write it checks.
+// writeMu, before the write it checks (see growth).
 func checkLimits(ctx context.Context, q queryer, workspaceID string, addMocks, addBytes int64) error {
 	var maxMocks, maxBytes sql.NullInt64
 	if err := q.QueryRowContext(ctx, `SELECT max_mocks, max_bytes FROM workspaces WHERE id = ?`, workspaceID).Scan(&maxMocks, &maxBytes); err != nil {
@@ -527,39 +527,18 @@ func checkLimits(ctx context.Context, q queryer, workspaceID string, addMocks, a
 	return nil
 }
 
-// placeMock puts a new mock of size bytes in its project (the default one
-// when m.ProjectID is empty) and checks its workspace's limits. It returns
-// the workspace and the project. It runs under writeMu.
-func (db *DB) placeMock(ctx context.Context, m *decoy.Mock, size int64) (workspaceID, projectID string, err error) {
+// placeMock returns the workspace and project of a new mock: its project,
+// the default one when m.ProjectID is empty.
+func placeMock(ctx context.Context, q queryer, m *decoy.Mock) (workspaceID, projectID string, err error) {
 	projectID = m.ProjectID
 	if projectID == "" {
 		projectID = decoy.DefaultProjectID
 	}
-	err = db.writes.QueryRowContext(ctx, `SELECT workspace_id FROM projects WHERE id = ?`, projectID).Scan(&workspaceID)
+	err = q.QueryRowContext(ctx, `SELECT workspace_id FROM projects WHERE id = ?`, projectID).Scan(&workspaceID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", projectNotFound()
 	}
-	if err != nil {
-		return "", "", err
-	}
-	return workspaceID, projectID, checkLimits(ctx, db.writes, workspaceID, 1, size)
-}
-
-// checkReplace checks that data of size bytes replacing mock id's keeps its
-// workspace within max_bytes. The data it replaces is kept as a version, so
-// the workspace grows by size; the versions the write may prune are not
-// counted off, so a workspace at its limit makes room by deleting. It runs
-// under writeMu.
-func (db *DB) checkReplace(ctx context.Context, id string, size int64) error {
-	var workspaceID string
-	err := db.writes.QueryRowContext(ctx, `SELECT workspace_id FROM mocks WHERE id = ?`, id).Scan(&workspaceID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound()
-	}
-	if err != nil {
-		return err
-	}
-	return checkLimits(ctx, db.writes, workspaceID, 0, size)
+	return workspaceID, projectID, err
 }
 
 // Members
