@@ -197,8 +197,9 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // migrate applies, in name order, each embedded migration not applied yet,
-// each in its own transaction. The transactions take the write lock at
-// BEGIN, so processes starting together apply each migration once.
+// and each step of goMigrations among them, each in its own transaction.
+// The transactions take the write lock at BEGIN, so processes starting
+// together apply each migration once.
 func (db *DB) migrate(ctx context.Context) error {
 	if _, err := db.writes.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY)`); err != nil {
 		return err
@@ -207,16 +208,37 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	steps := make(map[string]func(ctx context.Context, tx *sql.Tx) error, len(names)+len(goMigrations))
+	for _, name := range names {
+		steps[name] = func(ctx context.Context, tx *sql.Tx) error {
+			body, err := fs.ReadFile(migrationFS, name)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, string(body))
+			return err
+		}
+	}
+	for name, step := range goMigrations {
+		names, steps[name] = append(names, name), step
+	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := db.migrateFile(ctx, name); err != nil {
+		if err := db.migrateStep(ctx, name, steps[name]); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func (db *DB) migrateFile(ctx context.Context, name string) error {
+// goMigrations are the steps of the schema's history that SQL cannot
+// take, by name: each runs once, in name order among the files of
+// migration/, as a file does.
+var goMigrations = map[string]func(ctx context.Context, tx *sql.Tx) error{
+	"migration/0016_project_slugs": deriveSlugs,
+}
+
+func (db *DB) migrateStep(ctx context.Context, name string, step func(ctx context.Context, tx *sql.Tx) error) error {
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -229,11 +251,7 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 	if n > 0 {
 		return nil
 	}
-	body, err := fs.ReadFile(migrationFS, name)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+	if err := step(ctx, tx); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, name); err != nil {

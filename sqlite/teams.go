@@ -353,8 +353,12 @@ func (db *DB) CreateWorkspace(ctx context.Context, w *decoy.Workspace, ownerID s
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES (?, ?, ?, ?)`,
-			uuid.NewString(), id, decoy.DefaultName, millis(at)); err != nil {
+		slug, err := freeSlug(ctx, tx, decoy.DefaultName)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, workspace_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?)`,
+			uuid.NewString(), id, decoy.DefaultName, slug, millis(at)); err != nil {
 			return err
 		}
 		if ownerID != "" {
@@ -820,12 +824,12 @@ func memberRole(ctx context.Context, q queryer, workspaceID, userID string) (dec
 
 // Projects
 
-const projectColumns = `id, workspace_id, name, created_at`
+const projectColumns = `id, workspace_id, name, slug, routes_version, created_at`
 
 func scanProject(s scanner) (*decoy.Project, error) {
 	var p decoy.Project
 	var created int64
-	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &created); err != nil {
+	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.RoutesVersion, &created); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, projectNotFound()
 		}
@@ -839,7 +843,8 @@ func projectNameTaken() error {
 	return decoy.Errorf(decoy.ECONFLICT, "A project with this name exists in the workspace")
 }
 
-// CreateProject stores a project.
+// CreateProject stores a project, with its slug or one derived from its
+// name.
 func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Project, error) {
 	var created *decoy.Project
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
@@ -870,8 +875,12 @@ func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Proje
 		} else if taken {
 			return decoy.Errorf(decoy.ECONFLICT, "A project with id %s already exists", id)
 		}
-		created, err = scanProject(tx.QueryRowContext(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING `+projectColumns,
-			id, p.WorkspaceID, p.Name, millis(at)))
+		slug, err := projectSlug(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		created, err = scanProject(tx.QueryRowContext(ctx, `INSERT INTO projects (id, workspace_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?) RETURNING `+projectColumns,
+			id, p.WorkspaceID, p.Name, slug, millis(at)))
 		return err
 	})
 	return created, err
