@@ -364,33 +364,43 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // MaxVersions deleted, in the same transaction.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
-	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
-		workspaceID, _, err := lockMock(ctx, tx, id)
-		if err != nil {
+	err := db.write(ctx, func(tx pgx.Tx) (err error) {
+		g := growth{}
+		if m, err = db.replaceData(ctx, tx, id, d, g); err != nil {
 			return err
 		}
-		var v int64
-		now := db.now()
-		m, err = scanMock(tx.QueryRow(ctx, `
-			UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
-				version = version + 1, updated_at = $4
-			WHERE id = $5 RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, now, id), &v)
-		if err != nil {
-			return err
-		}
-		if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
-			return err
-		}
-		if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
-			return err
-		}
-		// The data it replaces stays, as a version: the workspace's
-		// bytes grow.
-		return checkLimits(ctx, tx, workspaceID, false, true)
+		return g.check(ctx, tx)
 	})
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
+	return m, nil
+}
+
+// replaceData gives mock id the data d as its next version, in the
+// transaction tx, and adds it to g: the data it replaces stays, as a
+// version, so the workspace's bytes grow.
+func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.MockData, g growth) (*decoy.Mock, error) {
+	workspaceID, _, err := lockMock(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	var v int64
+	now := db.now()
+	m, err := scanMock(tx.QueryRow(ctx, `
+		UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
+			version = version + 1, updated_at = $4
+		WHERE id = $5 RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, now, id), &v)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
+		return nil, err
+	}
+	if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
+		return nil, err
+	}
+	g.add(workspaceID, false, true)
 	return m, nil
 }
 
