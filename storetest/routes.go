@@ -579,6 +579,34 @@ func testRoutesConcurrent(t *testing.T, s RouteBackend) {
 	if rs := listRoutes(t, s, p.ID); len(rs) != bound {
 		t.Errorf("%d routes stored by concurrent creates against a bound of %d", len(rs), bound)
 	}
+
+	// Routes written on a mock while it is deleted: each write is refused
+	// or goes with the mock, and none waits on another for ever.
+	doomed := createIn(t, s, 2, p.ID, "doomed", "[]")
+	old := mustRoute(t, s, get(p.ID, "/doomed/old", doomed.ID))
+	errs = make([]error, 3*n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[3*i] = s.CreateRoute(ctx, get(p.ID, fmt.Sprint("/doomed/", i), doomed.ID), decoy.DefaultMaxRoutes)
+		})
+		wg.Go(func() {
+			_, errs[3*i+1] = s.UpdateRoute(ctx, old.ID, decoy.RouteUpdate{Path: ptr(fmt.Sprint("/doomed/old", i))})
+		})
+		if i == n/2 {
+			wg.Go(func() { errs[3*i+2] = s.DeleteMock(ctx, doomed.ID) })
+		}
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, decoy.ErrMockNotInProject) && !errors.Is(err, decoy.ErrRouteNotFound) {
+			t.Errorf("a write while the mock went: %v", err)
+		}
+	}
+	for _, r := range listRoutes(t, s, p.ID) {
+		if r.MockID == doomed.ID {
+			t.Errorf("a route of a deleted mock: %s %s", r.Method, r.Path)
+		}
+	}
 }
 
 // importBatch creates mocks n (a collection) and n+1 in project p, with
