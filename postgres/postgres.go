@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +117,8 @@ func (db *DB) Ping(ctx context.Context) error {
 	return classify(db.pool.Ping(ctx))
 }
 
-// migrate applies, in name order, each embedded migration not applied yet.
+// migrate applies, in name order, each embedded migration not applied yet,
+// and each step of goMigrations among them.
 // All of it runs in one transaction holding an advisory lock, so replicas
 // starting together take turns: the first applies the migrations, the others
 // find them recorded. Even the CREATE TABLE IF NOT EXISTS of the tracking
@@ -139,8 +141,26 @@ func (db *DB) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		for _, name := range names { // fs.Glob returns them sorted
+		steps := make(map[string]func(ctx context.Context, tx pgx.Tx) error, len(names)+len(goMigrations))
+		bases := make([]string, 0, len(names)+len(goMigrations))
+		for _, name := range names {
 			base := path.Base(name)
+			bases, steps[base] = append(bases, base), func(ctx context.Context, tx pgx.Tx) error {
+				body, err := fs.ReadFile(migrationFS, name)
+				if err != nil {
+					return err
+				}
+				// Without arguments pgx uses the simple protocol, which
+				// runs a file of several statements.
+				_, err = tx.Exec(ctx, string(body))
+				return err
+			}
+		}
+		for name, step := range goMigrations {
+			bases, steps[name] = append(bases, name), step
+		}
+		sort.Strings(bases)
+		for _, base := range bases {
 			var applied bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, base).Scan(&applied); err != nil {
 				return err
@@ -148,13 +168,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if applied {
 				continue
 			}
-			body, err := fs.ReadFile(migrationFS, name)
-			if err != nil {
-				return err
-			}
-			// Without arguments pgx uses the simple protocol, which
-			// runs a file of several statements.
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if err := steps[base](ctx, tx); err != nil {
 				return fmt.Errorf("%s: %w", base, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, base); err != nil {
@@ -163,6 +177,13 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// goMigrations are the steps of the schema's history that SQL cannot
+// take, by name: each runs once, in name order among the files of
+// migration/, as a file does.
+var goMigrations = map[string]func(ctx context.Context, tx pgx.Tx) error{
+	"0016_project_slugs": deriveSlugs,
 }
 
 // classify gives err the code the HTTP server acts on: the *decoy.Error it
