@@ -425,17 +425,24 @@ func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.Moc
 	return m, nil
 }
 
-// DeleteMock deletes a mock; its data, its versions and its counts go
-// with it (ON DELETE CASCADE).
+// DeleteMock deletes a mock; its data, its versions, its counts and its
+// routes go with it (ON DELETE CASCADE). Its project's row is locked first,
+// as every write of routes locks it (see routes.go): the routes it takes
+// with it advance the project's routes_version.
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
-	if err != nil {
-		return classify(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound()
-	}
-	return nil
+	return db.write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM mocks WHERE id = $1) FOR NO KEY UPDATE`, id); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound()
+		}
+		return nil
+	})
 }
 
 const adminTokenKey = "admin_token_sha256"
