@@ -11,7 +11,8 @@ FUZZ_TARGETS = \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference \
 	./server:FuzzQuery ./server:FuzzHandler ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
-	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport
+	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport \
+	./route:FuzzMatch ./route:FuzzParse
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

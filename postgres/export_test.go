@@ -7,3 +7,13 @@ func SetAuditRetention(keep, every int64) (restore func()) {
 	auditKeep, auditPruneEvery = keep, every
 	return func() { auditKeep, auditPruneEvery = k, e }
 }
+
+// GoMigrations are the names of the migrations written in Go, applied
+// among the files.
+func GoMigrations() []string {
+	var names []string
+	for name := range goMigrations {
+		names = append(names, name)
+	}
+	return names
+}

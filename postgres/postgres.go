@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +117,8 @@ func (db *DB) Ping(ctx context.Context) error {
 	return classify(db.pool.Ping(ctx))
 }
 
-// migrate applies, in name order, each embedded migration not applied yet.
+// migrate applies, in name order, each embedded migration not applied yet,
+// and each step of goMigrations among them.
 // All of it runs in one transaction holding an advisory lock, so replicas
 // starting together take turns: the first applies the migrations, the others
 // find them recorded. Even the CREATE TABLE IF NOT EXISTS of the tracking
@@ -139,8 +141,26 @@ func (db *DB) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		for _, name := range names { // fs.Glob returns them sorted
+		steps := make(map[string]func(ctx context.Context, tx pgx.Tx) error, len(names)+len(goMigrations))
+		bases := make([]string, 0, len(names)+len(goMigrations))
+		for _, name := range names {
 			base := path.Base(name)
+			bases, steps[base] = append(bases, base), func(ctx context.Context, tx pgx.Tx) error {
+				body, err := fs.ReadFile(migrationFS, name)
+				if err != nil {
+					return err
+				}
+				// Without arguments pgx uses the simple protocol, which
+				// runs a file of several statements.
+				_, err = tx.Exec(ctx, string(body))
+				return err
+			}
+		}
+		for name, step := range goMigrations {
+			bases, steps[name] = append(bases, name), step
+		}
+		sort.Strings(bases)
+		for _, base := range bases {
 			var applied bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, base).Scan(&applied); err != nil {
 				return err
@@ -148,13 +168,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if applied {
 				continue
 			}
-			body, err := fs.ReadFile(migrationFS, name)
-			if err != nil {
-				return err
-			}
-			// Without arguments pgx uses the simple protocol, which
-			// runs a file of several statements.
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if err := steps[base](ctx, tx); err != nil {
 				return fmt.Errorf("%s: %w", base, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, base); err != nil {
@@ -163,6 +177,13 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// goMigrations are the steps of the schema's history that SQL cannot
+// take, by name: each runs once, in name order among the files of
+// migration/, as a file does.
+var goMigrations = map[string]func(ctx context.Context, tx pgx.Tx) error{
+	"0016_project_slugs": deriveSlugs,
 }
 
 // classify gives err the code the HTTP server acts on: the *decoy.Error it
@@ -364,47 +385,64 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // MaxVersions deleted, in the same transaction.
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
-	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
-		workspaceID, _, err := lockMock(ctx, tx, id)
-		if err != nil {
+	err := db.write(ctx, func(tx pgx.Tx) (err error) {
+		g := growth{}
+		if m, err = db.replaceData(ctx, tx, id, d, g); err != nil {
 			return err
 		}
-		var v int64
-		now := db.now()
-		m, err = scanMock(tx.QueryRow(ctx, `
-			UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
-				version = version + 1, updated_at = $4
-			WHERE id = $5 RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, now, id), &v)
-		if err != nil {
-			return err
-		}
-		if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
-			return err
-		}
-		if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
-			return err
-		}
-		// The data it replaces stays, as a version: the workspace's
-		// bytes grow.
-		return checkLimits(ctx, tx, workspaceID, false, true)
+		return g.check(ctx, tx)
 	})
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	return m, nil
 }
 
-// DeleteMock deletes a mock; its data, its versions and its counts go
-// with it (ON DELETE CASCADE).
-func (db *DB) DeleteMock(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
+// replaceData gives mock id the data d as its next version, in the
+// transaction tx, and adds it to g: the data it replaces stays, as a
+// version, so the workspace's bytes grow.
+func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.MockData, g growth) (*decoy.Mock, error) {
+	workspaceID, _, err := lockMock(ctx, tx, id)
 	if err != nil {
-		return classify(err)
+		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound()
+	var v int64
+	now := db.now()
+	m, err := scanMock(tx.QueryRow(ctx, `
+		UPDATE mocks SET content_type = $1, size = $2, etag = $3, data_version = data_version + 1,
+			version = version + 1, updated_at = $4
+		WHERE id = $5 RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, now, id), &v)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
+		return nil, err
+	}
+	if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
+		return nil, err
+	}
+	g.add(workspaceID, false, true)
+	return m, nil
+}
+
+// DeleteMock deletes a mock; its data, its versions, its counts and its
+// routes go with it (ON DELETE CASCADE). Its project's row is locked first,
+// as every write of routes locks it (see routes.go): the routes it takes
+// with it advance the project's routes_version.
+func (db *DB) DeleteMock(ctx context.Context, id string) error {
+	return db.write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM mocks WHERE id = $1) FOR NO KEY UPDATE`, id); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM mocks WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound()
+		}
+		return nil
+	})
 }
 
 const adminTokenKey = "admin_token_sha256"

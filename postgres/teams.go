@@ -381,8 +381,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, w *decoy.Workspace, ownerID s
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES ($1, $2, $3, $4)`,
-			uuid.NewString(), id, decoy.DefaultName, stamp(at)); err != nil {
+		if _, err := insertProject(ctx, tx, uuid.NewString(), id, decoy.DefaultName, "", at); err != nil {
 			return err
 		}
 		if ownerID != "" {
@@ -818,11 +817,11 @@ func (db *DB) AcceptInvitation(ctx context.Context, hash []byte, now time.Time, 
 
 // Projects
 
-const projectColumns = `id, workspace_id, name, created_at`
+const projectColumns = `id, workspace_id, name, slug, routes_version, created_at`
 
 func scanProject(s scanner) (*decoy.Project, error) {
 	var p decoy.Project
-	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt); err != nil {
+	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.RoutesVersion, &p.CreatedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, projectNotFound()
 		}
@@ -836,15 +835,19 @@ func scanProject(s scanner) (*decoy.Project, error) {
 func projectConflict(err error, id string) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
-		if pgErr.ConstraintName == "projects_workspace_id_name_key" {
+		switch pgErr.ConstraintName {
+		case "projects_workspace_id_name_key":
 			return decoy.Errorf(decoy.ECONFLICT, "A project with this name exists in the workspace")
+		case "projects_slug_key":
+			return decoy.ErrSlugTaken
 		}
 		return decoy.Errorf(decoy.ECONFLICT, "A project with id %s already exists", id)
 	}
 	return err
 }
 
-// CreateProject stores a project.
+// CreateProject stores a project, with its slug or one derived from its
+// name.
 func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Project, error) {
 	var created *decoy.Project
 	err := db.write(ctx, func(tx pgx.Tx) (err error) {
@@ -863,9 +866,8 @@ func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Proje
 		if at.IsZero() {
 			at = db.now()
 		}
-		created, err = scanProject(tx.QueryRow(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING `+projectColumns,
-			id, p.WorkspaceID, p.Name, stamp(at)))
-		return projectConflict(err, id)
+		created, err = insertProject(ctx, tx, id, p.WorkspaceID, p.Name, p.Slug, at)
+		return err
 	})
 	return created, err
 }

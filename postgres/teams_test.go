@@ -84,3 +84,11 @@ func TestAuditRetention(t *testing.T) {
 	defer postgres.SetAuditRetention(5, 1)()
 	storetest.RunAuditRetention(t, open(t, u), 5)
 }
+
+func TestRouteStore(t *testing.T) {
+	baseURL(t)
+	storetest.RunRoutes(t, func(t *testing.T) storetest.RouteBackend {
+		_, u := newSchema(t)
+		return open(t, u)
+	})
+}

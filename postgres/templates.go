@@ -14,10 +14,16 @@ func noTemplate() error { return decoy.Errorf(decoy.ENOTFOUND, "Mock api has no 
 
 // SetTemplate stores the template of a mock, a change of the mock.
 func (db *DB) SetTemplate(ctx context.Context, id string, t decoy.Template) (*decoy.Mock, error) {
-	m, err := scanMock(db.pool.QueryRow(ctx, `
+	m, err := db.setTemplate(ctx, db.pool, id, t)
+	return m, classify(err)
+}
+
+// setTemplate stores the template of mock id, through the pool or in a
+// transaction.
+func (db *DB) setTemplate(ctx context.Context, q querier, id string, t decoy.Template) (*decoy.Mock, error) {
+	return scanMock(q.QueryRow(ctx, `
 		UPDATE mocks SET template_mode = $1, template_type = $2, template = $3, version = version + 1, updated_at = $4
 		WHERE id = $5 RETURNING `+mockColumns, t.Mode, t.ContentType, t.Body, db.now(), id))
-	return m, classify(err)
 }
 
 // FindTemplate returns the template of a mock.

@@ -20,9 +20,11 @@
 // The cost of a match is the depth of the path, not the number of routes:
 // a node finds a literal child in a short slice or a map, and a branch is
 // entered only when a route of the method lies under it. Backing up can
-// visit more than one branch per segment, but never a node twice, so a
-// project crafted to defeat the tree makes a match visit at most its own
-// nodes. A match allocates nothing for a path without escapes and routes
-// without parameters; otherwise one slice for the parameters and one string
-// for all decoded segments.
+// visit more than one branch per segment, but never a node twice: a project
+// whose routes are built to defeat the tree (every mix of a literal and a
+// parameter at each position, 8,192 routes) makes a miss visit all its
+// nodes, about 0.4 ms, as it would in ServeMux; at worst a match costs what
+// trying every route would. A match allocates nothing for a path without
+// escapes to a route without parameters; otherwise one slice for the
+// parameters and one string for all the decoded segments.
 package route

@@ -3,13 +3,14 @@ package route
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/decoy-mock/decoy"
 )
 
 // Methods is a set of route methods (decoy.RouteMethods), as in an Allow
-// header. HEAD is in it whenever GET is.
+// header. HEAD has no bit of its own: a set holds it when it holds GET.
 type Methods uint8
 
 // The methods of decoy.RouteMethods, in the order of an Allow header.
@@ -140,13 +141,15 @@ func (n *node) addLiteral(s string) *node {
 	return c
 }
 
-// Compile builds the table of a project's routes. It always returns a
-// usable table. A route it cannot place is left out and named in the error,
-// for the caller to log: a method or path that does not validate (the
-// stores refuse them, but a route stored under older rules might not), or
-// a second route of one method and shape (§11.2: the stores refuse it with
-// 409), of which the first in routes stays. RouteStore.ListRoutes lists
-// routes in creation order, so the older one stays. Nil routes are
+// Compile builds the table of a project's routes, once per change to them.
+//
+// It always returns a usable table, so that one bad route does not take a
+// project's others down: a route it cannot place is left out and named in
+// the error, for the caller to log. That is a route whose method or path
+// does not validate (the stores refuse those, but a route stored under
+// older rules could be one), or the second of two routes of one method and
+// shape (which the stores refuse with 409): the first in routes stays,
+// which is the older as RouteStore.ListRoutes lists them. Nil routes are
 // skipped.
 func Compile(routes []*decoy.Route) (*Table, error) {
 	t := &Table{}
@@ -166,8 +169,6 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 			continue
 		}
 		n := &t.root
-		trail := make([]*node, 0, len(tmpl.segs)+1)
-		trail = append(trail, n)
 		for i, s := range tmpl.segs {
 			if tmpl.param[i] {
 				if n.param == nil {
@@ -177,7 +178,6 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 			} else {
 				n = n.addLiteral(s)
 			}
-			trail = append(trail, n)
 		}
 		i := bitIndex(bit)
 		if e := n.routes[i]; e != nil {
@@ -186,22 +186,29 @@ func Compile(routes []*decoy.Route) (*Table, error) {
 		}
 		n.routes[i] = &entry{route: r, tmpl: tmpl}
 		n.here |= bit
-		for _, a := range trail {
-			a.below |= bit
-		}
 		t.n++
 	}
+	t.root.fillBelow()
 	return t, errors.Join(errs...)
 }
 
-func bitIndex(b Methods) int {
-	for i := range numMethods {
-		if b == 1<<i {
-			return i
-		}
+// fillBelow sets below in n and its descendants, and returns n's.
+func (n *node) fillBelow() Methods {
+	n.below = n.here
+	for _, c := range n.kids {
+		n.below |= c.fillBelow()
 	}
-	panic("route: not a single method")
+	for _, c := range n.lits {
+		n.below |= c.fillBelow()
+	}
+	if n.param != nil {
+		n.below |= n.param.fillBelow()
+	}
+	return n.below
 }
+
+// bitIndex is the index of a set of one method in node.routes.
+func bitIndex(b Methods) int { return bits.TrailingZeros8(uint8(b)) }
 
 // Len is the number of routes in the table.
 func (t *Table) Len() int {
@@ -320,8 +327,8 @@ func (n *node) allowed(segs []string, m *Methods) {
 // split splits an escaped request path into its decoded segments, in buf.
 // It reports false when the path matches no template: it does not start
 // with '/', has an empty segment or an invalid escape, or has more than
-// MaxSegments segments. Segments with no '%' are substrings of p; all the
-// others share one allocation.
+// MaxSegments segments. Without escapes, segments are substrings of p;
+// with some, they share one allocation.
 func split(p string, buf *[MaxSegments]string) ([]string, bool) {
 	if p == "" || p == "/" {
 		return buf[:0], true
@@ -333,35 +340,32 @@ func split(p string, buf *[MaxSegments]string) ([]string, bool) {
 	if p[len(p)-1] == '/' {
 		p = p[:len(p)-1] // a trailing '/' is ignored; "//" leaves one empty segment
 	}
-	escaped := strings.IndexByte(p, '%') >= 0
-	var dec strings.Builder
-	var ends [MaxSegments]int // end of each decoded segment in dec, when escaped
-	n := 0
-	for {
-		s, rest, more := strings.Cut(p, "/")
-		if s == "" || n == MaxSegments {
+	// One pass over the bytes, rather than a search per segment: segments
+	// are short.
+	n, start, escaped := 0, 0, false
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			escaped = escaped || p[i] == '%'
+			continue
+		}
+		if i == start || n == MaxSegments {
 			return nil, false
 		}
-		if escaped {
-			if dec.Cap() == 0 {
-				dec.Grow(len(p))
-			}
+		buf[n] = p[start:i]
+		n++
+		start = i + 1
+	}
+	if escaped {
+		var dec strings.Builder
+		dec.Grow(len(p))
+		var ends [MaxSegments]int
+		for i, s := range buf[:n] {
 			if !unescape(&dec, s) {
 				return nil, false
 			}
-			ends[n] = dec.Len()
-		} else {
-			buf[n] = s
+			ends[i] = dec.Len()
 		}
-		n++
-		if !more {
-			break
-		}
-		p = rest
-	}
-	if escaped {
-		d := dec.String()
-		start := 0
+		d, start := dec.String(), 0
 		for i := range n {
 			buf[i] = d[start:ends[i]]
 			start = ends[i]

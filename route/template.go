@@ -18,7 +18,7 @@ const MaxSegments = 32
 // literal or a whole parameter "{name}".
 //
 // A literal is decoded text, compared with a request's segment once that
-// is percent-decoded: "/caf\u00e9" matches "/caf%C3%A9", and "/100%" matches
+// is percent-decoded: "/café" matches "/caf%C3%A9", and "/100%" matches
 // "/100%25". It holds any UTF-8 text but '/', '{', '}', '?' and '#' and
 // control characters, and is not "." or "..": a client would send '?' and
 // '#' only escaped and normalize dot segments away, so such a template

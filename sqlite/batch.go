@@ -2,54 +2,123 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"sort"
 
 	"github.com/decoy-mock/decoy"
 )
 
 var _ decoy.MockBatchStore = (*DB)(nil)
 
+// docWrite is what a write that places documents did to the docs folder:
+// the files it placed, removed again when its transaction does not commit,
+// and the files its change stopped naming (versions past the bound),
+// removed once it commits.
+type docWrite struct {
+	placed, gone []string
+}
+
+// writeDocs runs fn, a write that places documents, in a transaction on
+// the write connection under writeMu, and removes the files of w as the
+// transaction ends (see docWrite).
+func (db *DB) writeDocs(ctx context.Context, fn func(tx *sql.Tx, w *docWrite) error) (err error) {
+	defer func() { err = classify(err) }()
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	tx, err := db.writes.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var w docWrite
+	if err = fn(tx, &w); err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		_ = tx.Rollback()
+		for _, f := range w.placed {
+			db.removeDoc(f)
+		}
+		return err
+	}
+	for _, f := range w.gone {
+		db.removeDoc(f)
+	}
+	return nil
+}
+
+// growth is what a write adds to workspaces, by id: mocks and bytes of
+// data, checked against their limits before it is made.
+type growth map[string]struct{ mocks, bytes int64 }
+
+func (g growth) add(workspaceID string, mocks, bytes int64) {
+	x := g[workspaceID]
+	x.mocks += mocks
+	x.bytes += bytes
+	g[workspaceID] = x
+}
+
+// check refuses the growth when it takes a workspace past a limit (see
+// checkLimits). Writes are serialised: what it sees still holds at the
+// commit.
+func (g growth) check(ctx context.Context, q queryer) error {
+	ids := make([]string, 0, len(g))
+	for id := range g {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := checkLimits(ctx, q, id, g[id].mocks, g[id].bytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CreateMocks stores new mocks with their data in one transaction, each
 // in its project (the default one when it names none) and its document in
 // a file of its own: the files are written and synced before the commit,
 // and removed again when the transaction does not commit.
-func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*decoy.Mock, err error) {
-	defer func() { err = classify(err) }()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	// Each mock in its project, and the limits of their workspaces checked
-	// for the whole batch, before the transaction takes the one write
-	// connection: writes are serialised, so they still hold at the commit.
-	type place struct{ workspace, project string }
+func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.Mock, error) {
+	var created []*decoy.Mock
+	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
+		g := growth{}
+		places, err := placeMocks(ctx, tx, mocks, g)
+		if err != nil {
+			return err
+		}
+		if err := g.check(ctx, tx); err != nil {
+			return err
+		}
+		created, err = db.insertMocks(ctx, tx, w, mocks, places)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// place is where a new mock goes.
+type place struct{ workspace, project string }
+
+// placeMocks puts each mock of a batch in its project (see placeMock) and
+// adds the batch to g.
+func placeMocks(ctx context.Context, q queryer, mocks []decoy.NewMock, g growth) ([]place, error) {
 	places := make([]place, len(mocks))
-	grow := map[string][2]int64{} // workspace: mocks and bytes added
 	for i, nm := range mocks {
-		size := int64(len(nm.Data.Bytes))
-		w, p, err := db.placeMock(ctx, nm.Mock, size)
+		w, p, err := placeMock(ctx, q, nm.Mock)
 		if err != nil {
 			return nil, err
 		}
 		places[i] = place{w, p}
-		g := grow[w]
-		grow[w] = [2]int64{g[0] + 1, g[1] + size}
+		g.add(w, 1, int64(len(nm.Data.Bytes)))
 	}
-	for w, g := range grow {
-		if err := checkLimits(ctx, db.writes, w, g[0], g[1]); err != nil {
-			return nil, err
-		}
-	}
-	tx, err := db.writes.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	var placed []string
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-			for _, f := range placed {
-				db.removeDoc(f)
-			}
-		}
-	}()
+	return places, nil
+}
+
+// insertMocks stores mocks placed by placeMocks, with their documents and
+// templates, each its data's version 1.
+func (db *DB) insertMocks(ctx context.Context, tx *sql.Tx, w *docWrite, mocks []decoy.NewMock, places []place) ([]*decoy.Mock, error) {
 	now := db.now()
 	created := make([]*decoy.Mock, 0, len(mocks))
 	for i, nm := range mocks {
@@ -65,7 +134,7 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 		if err != nil {
 			return nil, err
 		}
-		placed = append(placed, file)
+		w.placed = append(w.placed, file)
 		var tmode, ttype any
 		var tbody []byte
 		if t := nm.Template; t != nil {
@@ -88,9 +157,6 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) (_ []*deco
 			return nil, err
 		}
 		created = append(created, c)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
 	}
 	return created, nil
 }

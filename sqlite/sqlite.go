@@ -197,8 +197,9 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // migrate applies, in name order, each embedded migration not applied yet,
-// each in its own transaction. The transactions take the write lock at
-// BEGIN, so processes starting together apply each migration once.
+// and each step of goMigrations among them, each in its own transaction.
+// The transactions take the write lock at BEGIN, so processes starting
+// together apply each migration once.
 func (db *DB) migrate(ctx context.Context) error {
 	if _, err := db.writes.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY)`); err != nil {
 		return err
@@ -207,16 +208,37 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	steps := make(map[string]func(ctx context.Context, tx *sql.Tx) error, len(names)+len(goMigrations))
+	for _, name := range names {
+		steps[name] = func(ctx context.Context, tx *sql.Tx) error {
+			body, err := fs.ReadFile(migrationFS, name)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, string(body))
+			return err
+		}
+	}
+	for name, step := range goMigrations {
+		names, steps[name] = append(names, name), step
+	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := db.migrateFile(ctx, name); err != nil {
+		if err := db.migrateStep(ctx, name, steps[name]); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func (db *DB) migrateFile(ctx context.Context, name string) error {
+// goMigrations are the steps of the schema's history that SQL cannot
+// take, by name: each runs once, in name order among the files of
+// migration/, as a file does.
+var goMigrations = map[string]func(ctx context.Context, tx *sql.Tx) error{
+	"migration/0016_project_slugs": deriveSlugs,
+}
+
+func (db *DB) migrateStep(ctx context.Context, name string, step func(ctx context.Context, tx *sql.Tx) error) error {
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -229,11 +251,7 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 	if n > 0 {
 		return nil
 	}
-	body, err := fs.ReadFile(migrationFS, name)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+	if err := step(ctx, tx); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, name); err != nil {
@@ -403,50 +421,62 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // ReplaceMockData replaces a mock's data with a new file, as a new
 // version: the old file is kept as the previous version, and the files of
 // the versions past MaxVersions are removed once the change is committed.
-func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (_ *decoy.Mock, err error) {
-	defer func() { err = classify(err) }()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	var n int
-	if err := db.writes.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, id).Scan(&n); err != nil {
+func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	var m *decoy.Mock
+	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
+		workspaceID, _, err := mockPlace(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		g := growth{}
+		g.add(workspaceID, 0, int64(len(d.Data.Bytes)))
+		if err := g.check(ctx, tx); err != nil {
+			return err
+		}
+		m, err = db.replaceData(ctx, tx, w, id, d)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if n == 0 { // writes are serialised: still true at the update
-		return nil, notFound()
+	return m, nil
+}
+
+// mockPlace returns the workspace and project of mock id, notFound when
+// there is none.
+func mockPlace(ctx context.Context, q queryer, id string) (workspaceID, projectID string, err error) {
+	err = q.QueryRowContext(ctx, `SELECT workspace_id, project_id FROM mocks WHERE id = ?`, id).Scan(&workspaceID, &projectID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", notFound()
 	}
-	if err := db.checkReplace(ctx, id, int64(len(d.Data.Bytes))); err != nil {
-		return nil, err
-	}
+	return workspaceID, projectID, err
+}
+
+// replaceData gives mock id the data d, in a new file, as its next
+// version. The data it replaces stays as a version, so its workspace grows
+// by all of d: the caller checks the limits first (the versions the write
+// may prune are not counted off, so a workspace at its limit makes room by
+// deleting).
+func (db *DB) replaceData(ctx context.Context, tx *sql.Tx, w *docWrite, id string, d decoy.MockData) (*decoy.Mock, error) {
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := db.writes.BeginTx(ctx, nil)
-	if err != nil {
-		db.removeDoc(file)
-		return nil, err
-	}
+	w.placed = append(w.placed, file)
 	now := db.now()
 	var version int64
-	var gone []string
 	m, err := scanMock(tx.QueryRowContext(ctx, `
 		UPDATE mocks SET content_type = ?, size = ?, etag = ?, data_file = ?, data_version = data_version + 1,
 			version = version + 1, updated_at = ?
 		WHERE id = ? RETURNING `+mockColumns+`, data_version`, d.ContentType, len(d.Data.Bytes), d.ETag, file, now, id), &version)
-	if err == nil {
-		gone, err = db.addVersion(ctx, tx, id, version, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now, file)
-	}
-	if err == nil {
-		err = tx.Commit()
-	}
 	if err != nil {
-		tx.Rollback()
-		db.removeDoc(file)
 		return nil, err
 	}
-	for _, f := range gone {
-		db.removeDoc(f)
+	gone, err := db.addVersion(ctx, tx, id, version, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now, file)
+	if err != nil {
+		return nil, err
 	}
+	w.gone = append(w.gone, gone...)
 	return m, nil
 }
 

@@ -353,8 +353,12 @@ func (db *DB) CreateWorkspace(ctx context.Context, w *decoy.Workspace, ownerID s
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES (?, ?, ?, ?)`,
-			uuid.NewString(), id, decoy.DefaultName, millis(at)); err != nil {
+		slug, err := freeSlug(ctx, tx, decoy.DefaultName)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO projects (id, workspace_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?)`,
+			uuid.NewString(), id, decoy.DefaultName, slug, millis(at)); err != nil {
 			return err
 		}
 		if ownerID != "" {
@@ -497,7 +501,7 @@ func workspaceBytes(ctx context.Context, q queryer, workspaceID string) (int64, 
 // checkLimits refuses to add mocks and bytes to a workspace past its
 // limits. A write that does not grow a dimension passes it, even over the
 // limit (a limit lowered below what the workspace holds). It runs under
-// writeMu, before the write it checks.
+// writeMu, before the write it checks (see growth).
 func checkLimits(ctx context.Context, q queryer, workspaceID string, addMocks, addBytes int64) error {
 	var maxMocks, maxBytes sql.NullInt64
 	if err := q.QueryRowContext(ctx, `SELECT max_mocks, max_bytes FROM workspaces WHERE id = ?`, workspaceID).Scan(&maxMocks, &maxBytes); err != nil {
@@ -527,39 +531,18 @@ func checkLimits(ctx context.Context, q queryer, workspaceID string, addMocks, a
 	return nil
 }
 
-// placeMock puts a new mock of size bytes in its project (the default one
-// when m.ProjectID is empty) and checks its workspace's limits. It returns
-// the workspace and the project. It runs under writeMu.
-func (db *DB) placeMock(ctx context.Context, m *decoy.Mock, size int64) (workspaceID, projectID string, err error) {
+// placeMock returns the workspace and project of a new mock: its project,
+// the default one when m.ProjectID is empty.
+func placeMock(ctx context.Context, q queryer, m *decoy.Mock) (workspaceID, projectID string, err error) {
 	projectID = m.ProjectID
 	if projectID == "" {
 		projectID = decoy.DefaultProjectID
 	}
-	err = db.writes.QueryRowContext(ctx, `SELECT workspace_id FROM projects WHERE id = ?`, projectID).Scan(&workspaceID)
+	err = q.QueryRowContext(ctx, `SELECT workspace_id FROM projects WHERE id = ?`, projectID).Scan(&workspaceID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", projectNotFound()
 	}
-	if err != nil {
-		return "", "", err
-	}
-	return workspaceID, projectID, checkLimits(ctx, db.writes, workspaceID, 1, size)
-}
-
-// checkReplace checks that data of size bytes replacing mock id's keeps its
-// workspace within max_bytes. The data it replaces is kept as a version, so
-// the workspace grows by size; the versions the write may prune are not
-// counted off, so a workspace at its limit makes room by deleting. It runs
-// under writeMu.
-func (db *DB) checkReplace(ctx context.Context, id string, size int64) error {
-	var workspaceID string
-	err := db.writes.QueryRowContext(ctx, `SELECT workspace_id FROM mocks WHERE id = ?`, id).Scan(&workspaceID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound()
-	}
-	if err != nil {
-		return err
-	}
-	return checkLimits(ctx, db.writes, workspaceID, 0, size)
+	return workspaceID, projectID, err
 }
 
 // Members
@@ -841,12 +824,12 @@ func memberRole(ctx context.Context, q queryer, workspaceID, userID string) (dec
 
 // Projects
 
-const projectColumns = `id, workspace_id, name, created_at`
+const projectColumns = `id, workspace_id, name, slug, routes_version, created_at`
 
 func scanProject(s scanner) (*decoy.Project, error) {
 	var p decoy.Project
 	var created int64
-	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &created); err != nil {
+	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.RoutesVersion, &created); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, projectNotFound()
 		}
@@ -860,7 +843,8 @@ func projectNameTaken() error {
 	return decoy.Errorf(decoy.ECONFLICT, "A project with this name exists in the workspace")
 }
 
-// CreateProject stores a project.
+// CreateProject stores a project, with its slug or one derived from its
+// name.
 func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Project, error) {
 	var created *decoy.Project
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
@@ -891,8 +875,12 @@ func (db *DB) CreateProject(ctx context.Context, p *decoy.Project) (*decoy.Proje
 		} else if taken {
 			return decoy.Errorf(decoy.ECONFLICT, "A project with id %s already exists", id)
 		}
-		created, err = scanProject(tx.QueryRowContext(ctx, `INSERT INTO projects (id, workspace_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING `+projectColumns,
-			id, p.WorkspaceID, p.Name, millis(at)))
+		slug, err := projectSlug(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		created, err = scanProject(tx.QueryRowContext(ctx, `INSERT INTO projects (id, workspace_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?) RETURNING `+projectColumns,
+			id, p.WorkspaceID, p.Name, slug, millis(at)))
 		return err
 	})
 	return created, err

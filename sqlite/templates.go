@@ -13,11 +13,21 @@ var _ decoy.TemplateStore = (*DB)(nil)
 func noTemplate() error { return decoy.Errorf(decoy.ENOTFOUND, "Mock api has no template") }
 
 // SetTemplate stores the template of a mock, a change of the mock.
-func (db *DB) SetTemplate(ctx context.Context, id string, t decoy.Template) (_ *decoy.Mock, err error) {
-	defer func() { err = classify(err) }()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	return scanMock(db.writes.QueryRowContext(ctx, `
+func (db *DB) SetTemplate(ctx context.Context, id string, t decoy.Template) (*decoy.Mock, error) {
+	var m *decoy.Mock
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		m, err = db.setTemplate(ctx, tx, id, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// setTemplate stores the template of mock id in the write's transaction.
+func (db *DB) setTemplate(ctx context.Context, q queryer, id string, t decoy.Template) (*decoy.Mock, error) {
+	return scanMock(q.QueryRowContext(ctx, `
 		UPDATE mocks SET template_mode = ?, template_type = ?, template = ?, version = version + 1, updated_at = ?
 		WHERE id = ? RETURNING `+mockColumns, t.Mode, t.ContentType, t.Body, db.now(), id))
 }
