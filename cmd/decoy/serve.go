@@ -70,6 +70,8 @@ type Config struct {
 	ShutdownTimeout  time.Duration
 	Studio           bool
 	OpenWorkspaces   bool
+	RoutesDomain     string
+	MaxRoutes        int
 }
 
 // Main is the decoy serve program: ParseFlags, then Run, then Close. An
@@ -142,6 +144,8 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&c.Studio, "studio", true, "serve Decoy Studio, the web dashboard, at /; --studio=false turns it off")
 	fs.BoolVar(&c.OpenWorkspaces, "open-workspaces", false, "let any signed-in user create workspaces (else only server admins)")
+	fs.StringVar(&c.RoutesDomain, "routes-domain", "", "a domain D under which SLUG.D serves project SLUG's routes at their own paths, as SLUG.localhost always does (point *.D at the server)")
+	fs.IntVar(&c.MaxRoutes, "max-routes", decoy.DefaultMaxRoutes, "most routes a project holds (1 or more)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
 }
 
@@ -191,6 +195,10 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
 	case c.TokenHeader != "" && !validHeaderName(c.TokenHeader):
 		return fmt.Errorf("--token-header %q is not a valid header name", c.TokenHeader)
+	case c.MaxRoutes < 1:
+		return fmt.Errorf("--max-routes must be 1 or more")
+	case c.RoutesDomain != "" && !validDomain(c.RoutesDomain):
+		return fmt.Errorf("--routes-domain %q is not a domain name (such as mocks.example.com)", c.RoutesDomain)
 	}
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -235,6 +243,26 @@ func serveCommand() *cobra.Command {
 		return m.Close()
 	}
 	return cmd
+}
+
+// validDomain reports whether s is a domain name: dot-separated labels of
+// letters, digits and '-', not starting or ending with '-'.
+func validDomain(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func validHeaderName(s string) bool {
@@ -331,6 +359,9 @@ func (m *Main) Run(ctx context.Context) error {
 		TokenHeader:         c.TokenHeader,
 		PublicURL:           c.PublicURL,
 		Teams:               m.store,
+		Routes:              m.store,
+		RoutesDomain:        c.RoutesDomain,
+		MaxRoutes:           c.MaxRoutes,
 		OpenWorkspaces:      c.OpenWorkspaces,
 		Addr:                c.Addr,
 		TLSCert:             c.TLSCert,
@@ -452,6 +483,7 @@ type store interface {
 	decoy.UsageHistoryStore
 	decoy.VersionStore
 	decoy.TeamStore
+	decoy.RouteStore
 	Close() error
 	decoy.TemplateStore
 }

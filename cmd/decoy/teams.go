@@ -48,6 +48,7 @@ func teamCommands() []*cobra.Command {
 		{"project", "Manage a workspace's projects", "  decoy project create --workspace WS api\n  decoy project list --workspace WS"},
 		{"member", "Manage who is in a workspace, and their roles", "  decoy member add --workspace WS --email bob@example.com --role editor\n  decoy member list --workspace WS"},
 		{"key", "Manage a workspace's API keys, for scripts and CI", "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key list --workspace WS"},
+		{"route", "Manage a project's routes: its answers at its API's own paths", "  decoy route create --project PROJECT --method GET --path /users --mock MOCK\n  decoy route list --project PROJECT"},
 	}
 	var cmds []*cobra.Command
 	for _, g := range groups {
@@ -290,6 +291,12 @@ func teamSpecs() map[string][]teamCommand {
 				func(p []string) call {
 					return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
 				}),
+			simple(teamCommand{use: "slug PROJECT SLUG", short: "Change the slug a project's routes answer under (/p/SLUG)", args: 2, names: "a project id and a slug",
+				long:    "Change a project's slug: 1-63 characters of a-z, 0-9 and -, not starting or ending with -, unique on the server. The routes answer under the new one at once, and no longer under the old one.",
+				example: "  decoy project slug PROJECT shop"},
+				func(p []string) call {
+					return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"slug": p[1]}}
+				}),
 			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project id", done: "Deleted.",
 				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
@@ -299,6 +306,7 @@ func teamSpecs() map[string][]teamCommand {
 					}
 				}},
 		},
+		"route": routeCommands(),
 		"member": {
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's members", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
 				list: "members", cols: memberColumns, empty: "No members."},

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// decoy route calls the routes part of the admin API (§11.2): a project's
+// answers at its API's own paths.
+
+// routeCommands are the commands of decoy route.
+func routeCommands() []teamCommand {
+	return []teamCommand{
+		{use: "create", short: "Add a route to a project", args: 0, names: "no argument",
+			long: "Add a route: METHOD PATH answers with the mock's data (GET reads; on a collection path POST creates, and on an item path " +
+				"PUT, PATCH and DELETE replace, update and delete records). A path is / or segments that are literal or a whole parameter {name}; " +
+				"each parameter is an equality condition on the record field it binds (--bind name=field; by default the field of its own name).",
+			example: "  decoy route create --project PROJECT --method GET --path /users --mock MOCK\n" +
+				"  decoy route create --project PROJECT --method GET --path /users/{id} --mock MOCK\n" +
+				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data",
+			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+				project := fs.String("project", "", "id of the project (required)")
+				fields := routeFlags(fs)
+				return func([]string, *bufio.Reader) (call, error) {
+					if *project == "" {
+						return call{}, usagef("--project is required")
+					}
+					body, err := fields(false)
+					if err != nil {
+						return call{}, err
+					}
+					return call{"POST", "projects/" + url.PathEscape(*project) + "/routes", body}, nil
+				}
+			}},
+		{use: "list", short: "List a project's routes", args: 0, names: "no argument", example: "  decoy route list --project PROJECT",
+			list: "routes", cols: routeColumns, empty: "No routes.",
+			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+				project := fs.String("project", "", "id of the project (required)")
+				return func([]string, *bufio.Reader) (call, error) {
+					if *project == "" {
+						return call{}, usagef("--project is required")
+					}
+					return call{"GET", "projects/" + url.PathEscape(*project) + "/routes", nil}, nil
+				}
+			}},
+		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},
+			func(p []string) call { return call{"GET", "routes/" + url.PathEscape(p[0]), nil} }),
+		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route id",
+			long:    "Change what a route's flags name; the others stay. --items '' makes the route work on the whole data again.",
+			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data",
+			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+				fields := routeFlags(fs)
+				return func(pos []string, _ *bufio.Reader) (call, error) {
+					body, err := fields(true)
+					if err != nil {
+						return call{}, err
+					}
+					if len(body) == 0 {
+						return call{}, usagef("nothing to change: give --method, --path, --mock, --action, --bind or --items")
+					}
+					return call{"PATCH", "routes/" + url.PathEscape(pos[0]), body}, nil
+				}
+			}},
+		simple(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route id", example: "  decoy route delete ROUTE", done: "Deleted."},
+			func(p []string) call { return call{"DELETE", "routes/" + url.PathEscape(p[0]), nil} }),
+	}
+}
+
+// routeFlags adds the flags of a route's fields, and gives the body they
+// make: on an update only what was set, on a create what is needed.
+func routeFlags(fs *pflag.FlagSet) func(update bool) (map[string]any, error) {
+	method := fs.String("method", "", "GET, POST, PUT, PATCH or DELETE")
+	path := fs.String("path", "", "the path template, e.g. /users/{id}")
+	mock := fs.String("mock", "", "id of the mock the route answers with")
+	action := fs.String("action", "", "read, create, replace, update or delete (default: from the method and path)")
+	bind := fs.StringArray("bind", nil, "param=field: the record field a path parameter is compared with (repeatable)")
+	items := fs.String("items", "", "dot path of the array inside the mock's data the route works on, e.g. data")
+	return func(update bool) (map[string]any, error) {
+		body := map[string]any{}
+		set := func(name, key, v string) {
+			if fs.Changed(name) || (!update && v != "") {
+				body[key] = v
+			}
+		}
+		set("method", "method", strings.ToUpper(*method))
+		set("path", "path", *path)
+		set("mock", "mock_id", *mock)
+		set("action", "action", *action)
+		if !update {
+			switch {
+			case *method == "":
+				return nil, usagef("--method is required")
+			case *path == "":
+				return nil, usagef("--path is required")
+			case *mock == "":
+				return nil, usagef("--mock is required")
+			}
+		}
+		if fs.Changed("bind") {
+			b := map[string]string{}
+			for _, pair := range *bind {
+				k, v, ok := strings.Cut(pair, "=")
+				if !ok || k == "" || v == "" {
+					return nil, usagef("--bind wants param=field, e.g. id=userId")
+				}
+				b[k] = v
+			}
+			body["bind"] = b
+		}
+		if fs.Changed("items") {
+			if *items == "" {
+				body["items"] = nil
+			} else {
+				body["items"] = *items
+			}
+		}
+		return body, nil
+	}
+}
