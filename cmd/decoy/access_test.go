@@ -93,6 +93,12 @@ func (o *org) newMock(project, query, data string) string {
 		"Authorization", "Bearer "+adminToken, "Content-Type", "application/json"), 201, "id")
 }
 
+// route adds a route with a path of its own to project, on mock.
+func (o *org) route(project, mock string) string {
+	o.t.Helper()
+	return o.admin("POST", "projects/"+project+"/routes", `{"method":"GET","path":"/`+o.unique("r")+`","mock_id":"`+mock+`"}`, 201, "id")
+}
+
 func (o *org) defaultProject(ws string) string {
 	o.t.Helper()
 	a := api(o.t, o.p, "GET", "workspaces/"+ws+"/projects", adminToken, "")
@@ -181,6 +187,8 @@ func accessMatrix(t *testing.T, p *proc) {
 			return secret
 		case "name":
 			return o.unique("n")
+		case "route":
+			return o.route(o.project, o.mock)
 		}
 		t.Fatalf("fresh %s", kind)
 		return ""
@@ -205,6 +213,7 @@ func accessMatrix(t *testing.T, p *proc) {
 		public bool
 	}
 	ws, p1, p2, m, m2 := o.ws, o.project, o.project2, o.mock, o.mock2
+	r1, r2 := o.route(p1, m), o.route(p2, m2)
 	all := func(s int) [8]int { return [8]int{s, s, s, s, s, s, s, s} }
 	viewers := [8]int{200, 200, 200, 200, 200, 200, 200, 404}
 	wsViewers := [8]int{200, 200, 200, 200, 200, 200, 404, 404}
@@ -246,6 +255,16 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"POST", "projects/" + p2 + "/import?format=json-server&dry_run=true", `{"imported":[1]}`, wsEditors(200), false},
 		{"GET", "projects/" + p1 + "/export", "", editors(200), false},
 		{"GET", "projects/" + p2 + "/export", "", wsEditors(200), false},
+		{"PATCH", "projects/" + p2, `{"slug":"{fresh:name}"}`, wsEditors(200), false},
+		{"GET", "projects/" + p1 + "/routes", "", viewers, false},
+		{"GET", "projects/" + p2 + "/routes", "", wsViewers, false},
+		{"POST", "projects/" + p1 + "/routes", `{"method":"GET","path":"/{fresh:name}","mock_id":"` + m + `"}`, editors(201), false},
+		{"POST", "projects/" + p2 + "/routes", `{"method":"GET","path":"/{fresh:name}","mock_id":"` + m2 + `"}`, wsEditors(201), false},
+		{"GET", "routes/" + r1, "", viewers, false},
+		{"GET", "routes/" + r2, "", wsViewers, false},
+		{"PATCH", "routes/" + r1, `{"path":"/{fresh:name}"}`, editors(200), false},
+		{"PATCH", "routes/" + r2, `{"path":"/{fresh:name}"}`, wsEditors(200), false},
+		{"DELETE", "routes/{fresh:route}", "", editors(204), false},
 		{"GET", "mocks", "", all(200), false},
 		{"POST", "mocks?project_id=" + p1, `[1]`, editors(201), false},
 		{"GET", "mocks/" + m, "", viewers, false},
@@ -363,6 +382,39 @@ func noTenantCrossing(t *testing.T, p *proc) {
 			}
 		}
 	}
+	// Routes (§11): another workspace's routes are not found, and no route
+	// reaches a mock of another project.
+	acmeRoute := o.route(o.project2, o.mock2)
+	for _, w := range []struct{ method, path, body string }{
+		{"GET", "routes/" + acmeRoute, ""}, {"PATCH", "routes/" + acmeRoute, `{"path":"/x"}`}, {"DELETE", "routes/" + acmeRoute, ""},
+		{"GET", "projects/" + o.project2 + "/routes", ""}, {"POST", "projects/" + o.project2 + "/routes", `{"method":"GET","path":"/x","mock_id":"` + o.mock2 + `"}`},
+		{"PATCH", "projects/" + o.project2, `{"slug":"taken-over"}`},
+	} {
+		for _, caller := range []string{"outsider", "project key"} {
+			if a := api(t, p, w.method, w.path, o.tokens[caller], w.body); a.status != 404 || strings.Contains(a.body, "acme-data") {
+				t.Errorf("%s %s %s: %d %s", caller, w.method, w.path, a.status, a.body)
+			}
+		}
+	}
+	otherSlug := field(t, api(t, p, "GET", "projects/"+o.otherProject, adminToken, ""), 200, "slug")
+	outsider := o.tokens["outsider"]
+	a := api(t, p, "POST", "projects/"+o.otherProject+"/routes", outsider, `{"method":"GET","path":"/steal","mock_id":"`+o.mock2+`"}`)
+	if a.status != 400 || !strings.Contains(a.body, "Mock is not in this project") {
+		t.Errorf("a route on another workspace's mock: %d %s", a.status, a.body)
+	}
+	own := field(t, api(t, p, "POST", "projects/"+o.otherProject+"/routes", outsider, `{"method":"GET","path":"/mine","mock_id":"`+o.otherMock+`"}`), 201, "id")
+	if a := api(t, p, "PATCH", "routes/"+own, outsider, `{"mock_id":"`+o.mock2+`"}`); a.status != 400 {
+		t.Errorf("a route moved onto another workspace's mock: %d %s", a.status, a.body)
+	}
+	for _, path := range []string{"/p/" + otherSlug + "/steal", "/p/" + otherSlug + "/mine/../steal"} {
+		if a := get(t, p.url+path); a.status != 404 || strings.Contains(a.body, "acme-data") {
+			t.Errorf("GET %s: %d %s", path, a.status, a.body)
+		}
+	}
+	if a := get(t, p.url+"/p/"+otherSlug+"/mine"); a.status != 200 || !strings.Contains(a.body, "globex-data") {
+		t.Errorf("the outsider's own route: %d %s", a.status, a.body)
+	}
+
 	// The public read endpoint is unchanged: a private mock needs its token.
 	if a := get(t, p.url+"/mock/"+o.mock); a.status != 401 {
 		t.Errorf("private mock read without token: %d", a.status)
