@@ -125,6 +125,10 @@ func testSlugs(t *testing.T, s RouteBackend) {
 	}
 	_, err = projectWithSlug(t, s, other.ID, "given", "my-api") // derived for another
 	wantError(t, err, decoy.ECONFLICT, "Slug taken")
+	for _, bad := range []string{"-a", "a-", "A", "a_b", strings.Repeat("a", 64)} {
+		_, err = projectWithSlug(t, s, other.ID, "given", bad)
+		wantError(t, err, decoy.EINVALID, "Invalid slug")
+	}
 	if ps, err := s.ListProjects(ctx, other.ID); err != nil || len(ps) != 5 {
 		t.Errorf("projects of %s after refused creates: %d, %v", other.ID, len(ps), err)
 	}
@@ -229,6 +233,8 @@ func testSetProjectSlug(t *testing.T, s RouteBackend) {
 	if p := mustProject(t, s, w.ID, "A!"); p.Slug != "a" {
 		t.Errorf("a new project named a: slug %q", p.Slug)
 	}
+	_, err = s.SetProjectSlug(ctx, a.ID, "Not a slug")
+	wantError(t, err, decoy.EINVALID, "Invalid slug")
 	_, err = s.SetProjectSlug(ctx, id(99), "free")
 	wantError(t, err, decoy.ENOTFOUND, "Project not found")
 	_, err = s.SetProjectSlug(ctx, id(99), "shop")
@@ -729,6 +735,12 @@ func testWriteImportAllOrNothing(t *testing.T, s RouteBackend) {
 		{"UpdateOfAnotherProjectsRoute", func(b *decoy.ImportBatch) {
 			b.Routes = append(b.Routes, &decoy.Route{ID: theirs.ID, Method: "GET", Path: "/mine", MockID: id(1), Action: decoy.ActionRead})
 		}, decoy.ENOTFOUND, "Route not found"},
+		{"MockOfAnotherProject", func(b *decoy.ImportBatch) {
+			b.Create[1].Mock.ProjectID = q.ID
+		}, decoy.EINVALID, ""},
+		{"RouteOfAnotherProject", func(b *decoy.ImportBatch) {
+			b.Routes[0].ProjectID = q.ID
+		}, decoy.EINVALID, ""},
 		{"RouteGivenTwice", func(b *decoy.ImportBatch) {
 			b.Routes = append(b.Routes,
 				&decoy.Route{ID: taken.ID, Method: "GET", Path: "/t1", MockID: id(1), Action: decoy.ActionRead},
