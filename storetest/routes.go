@@ -155,6 +155,33 @@ func testDefaultSlug(t *testing.T, s RouteBackend) {
 	if p, err := s.FindProjectBySlug(ctx, "default"); err != nil || p.ID != decoy.DefaultProjectID {
 		t.Errorf("FindProjectBySlug(default) = %+v, %v", p, err)
 	}
+	// Workspaces created at once: each default project has a slug of its
+	// own.
+	const n = 12
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = s.CreateWorkspace(ctx, &decoy.Workspace{Name: fmt.Sprint("c", i)}, "")
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Errorf("CreateWorkspace: %v", err)
+		}
+	}
+	ws, err := s.ListWorkspaces(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slugs := map[string]bool{}
+	for _, w := range ws {
+		slugs[defaultProject(t, s, w.ID).Slug] = true
+	}
+	if len(slugs) != len(ws) || len(ws) != n+3 {
+		t.Errorf("%d slugs of %d default projects: %v", len(slugs), len(ws), slugs)
+	}
 }
 
 // Every way of reading a project gives its slug and routes version.
