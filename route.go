@@ -118,28 +118,37 @@ type RouteStore interface {
 	// found".
 	FindProjectBySlug(ctx context.Context, slug string) (*Project, error)
 	// SetProjectSlug changes a project's slug; ErrSlugTaken when another
-	// project has it. The caller checks ValidSlug. Returns ENOTFOUND.
+	// project has it. The caller checks ValidSlug (a store refuses an
+	// invalid slug too, EINVALID "Invalid slug"). Returns ENOTFOUND
+	// "Project not found".
 	SetProjectSlug(ctx context.Context, projectID, slug string) (*Project, error)
 
 	// CreateRoute stores r (ID, CreatedAt and UpdatedAt filled in when
-	// empty) when its project holds fewer than maxRoutes routes (else
-	// EINVALID "A project has at most N routes"). ErrMockNotInProject when
-	// its mock is not in its project, RouteExists when the project has a
-	// route of the same Shape, ENOTFOUND "Project not found".
+	// empty; r itself is not changed) when its project holds fewer than
+	// maxRoutes routes (else EINVALID "A project has at most N routes").
+	// ErrMockNotInProject when its mock is not in its project (or does not
+	// exist), RouteExists when the project has a route of the same Shape,
+	// ENOTFOUND "Project not found", ECONFLICT when a route has the ID
+	// given. They are checked in that order: project, id, mock, shape,
+	// bound.
 	CreateRoute(ctx context.Context, r *Route, maxRoutes int) (*Route, error)
 	// FindRoute returns ErrRouteNotFound.
 	FindRoute(ctx context.Context, id string) (*Route, error)
 	// ListRoutes lists a project's routes in creation order (at most the
-	// project's bound, which CreateRoute keeps).
+	// project's bound, which CreateRoute keeps); an empty project's is an
+	// empty slice. Returns ENOTFOUND "Project not found".
 	ListRoutes(ctx context.Context, projectID string) ([]*Route, error)
 	// UpdateRoute changes a route, with CreateRoute's checks on the
-	// result. Returns ErrRouteNotFound.
+	// result but the bound (a route changed adds none). It keeps
+	// CreatedAt and RequestSchema, and sets UpdatedAt. Returns
+	// ErrRouteNotFound.
 	UpdateRoute(ctx context.Context, id string, upd RouteUpdate) (*Route, error)
 	// DeleteRoute returns ErrRouteNotFound.
 	DeleteRoute(ctx context.Context, id string) error
 
 	// WriteImport writes what an import makes of a file into one
-	// project, all of it or none (see ImportBatch).
+	// project, all of it or none (see ImportBatch). Returns ENOTFOUND
+	// "Project not found", and the errors of the writes it is made of.
 	WriteImport(ctx context.Context, b ImportBatch) (*ImportWritten, error)
 }
 
@@ -159,15 +168,21 @@ type ImportBatch struct {
 	// their ProjectID is the batch's.
 	Create []NewMock
 	// Replace gives existing mocks of the project new data, each a new
-	// version as ReplaceMockData makes one (ENOTFOUND when one is gone or
-	// in another project).
+	// version as ReplaceMockData makes one (ENOTFOUND "Mock api not found"
+	// when one is gone or in another project).
 	Replace []MockReplacement
 	// Routes are created when their ID is empty, and otherwise replace the
-	// route with that ID (its method, path, mock, action, bind and items),
-	// keeping its id and CreatedAt. They may name the mocks of Create and
-	// Replace. The checks are CreateRoute's, against the routes as they
-	// are once the batch is written; MaxRoutes bounds the project's routes
-	// afterwards.
+	// route with that ID (its method, path, mock, action, bind, items and
+	// request schema), keeping its id and CreatedAt (ErrRouteNotFound when
+	// the project has no route of that ID; EINVALID when an ID is given
+	// twice). Their ProjectID is the batch's (EINVALID when it is
+	// another, as for the mocks of Create). They may name the mocks of
+	// Create and Replace. The checks are CreateRoute's, against the
+	// routes as they are once the batch is written (routes of the batch
+	// may trade shapes); MaxRoutes bounds the project's routes afterwards
+	// when the batch adds some. The workspace's limits are checked on the
+	// batch whole: the mocks it creates and the bytes it adds, created
+	// and replaced.
 	Routes    []*Route
 	MaxRoutes int
 }

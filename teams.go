@@ -126,7 +126,7 @@ type Project struct {
 	Name        string `json:"name"`
 	// Slug names the project in the URLs of its routes (§11.1): unique on
 	// the server. A store derives it from the name at creation (Slugify,
-	// SlugCandidate) unless it is set.
+	// SlugCandidate) unless it is set; a rename keeps it.
 	Slug      string    `json:"slug"`
 	CreatedAt time.Time `json:"created_at"`
 	// RoutesVersion advances with every change to the project's routes or
@@ -261,6 +261,10 @@ type TeamStore interface {
 	// stays: an invitation never signs anyone in as an existing account.
 	AcceptInvitation(ctx context.Context, hash []byte, now time.Time, u *User) (*User, error)
 
+	// CreateProject stores p (ID, CreatedAt filled in when empty) with its
+	// Slug, or, when that is empty, one derived from its name: Slugify,
+	// then SlugCandidate 1, 2, … until one is free. ErrSlugTaken when the
+	// slug given is taken, EINVALID "Invalid slug" when it is no slug.
 	CreateProject(ctx context.Context, p *Project) (*Project, error)
 	FindProject(ctx context.Context, id string) (*Project, error)
 	ListProjects(ctx context.Context, workspaceID string) ([]*Project, error)

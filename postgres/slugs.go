@@ -53,16 +53,30 @@ func freeSlug(ctx context.Context, q querier, name string) (string, error) {
 	return firstFreeSlug(name, taken)
 }
 
+// slugLock is the first key of the advisory locks that serialise the
+// derivations of slugs from one base ("slug" in ASCII); the second is the
+// base's hash.
+const slugLock int32 = 0x736c7567
+
 // slugAttempts bounds the slugs insertProject derives for one project: a
-// derived slug is taken only by a project created meanwhile.
+// derived slug is taken meanwhile only by a project given it, or renamed
+// to it, as derivations from one base take turns.
 const slugAttempts = 5
 
 // insertProject stores a project with the slug given, ErrSlugTaken when
-// another project has it, or else one derived from its name. A derived
-// slug that a concurrent creation takes first is derived again.
+// another project has it, or else one derived from its name. Creations
+// deriving from the same base take turns (an advisory lock until the
+// transaction ends; every workspace's default project derives from
+// "default"), so that concurrent ones do not all try the same candidate;
+// a derived slug taken meanwhile all the same is derived again.
 func insertProject(ctx context.Context, tx pgx.Tx, id, workspaceID, name, slug string, at time.Time) (*decoy.Project, error) {
 	if slug != "" && !decoy.ValidSlug(slug) {
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid slug")
+	}
+	if slug == "" {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, slugLock, decoy.Slugify(name)); err != nil {
+			return nil, err
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		s := slug

@@ -125,6 +125,10 @@ func testSlugs(t *testing.T, s RouteBackend) {
 	}
 	_, err = projectWithSlug(t, s, other.ID, "given", "my-api") // derived for another
 	wantError(t, err, decoy.ECONFLICT, "Slug taken")
+	for _, bad := range []string{"-a", "a-", "A", "a_b", strings.Repeat("a", 64)} {
+		_, err = projectWithSlug(t, s, other.ID, "given", bad)
+		wantError(t, err, decoy.EINVALID, "Invalid slug")
+	}
 	if ps, err := s.ListProjects(ctx, other.ID); err != nil || len(ps) != 5 {
 		t.Errorf("projects of %s after refused creates: %d, %v", other.ID, len(ps), err)
 	}
@@ -150,6 +154,33 @@ func testDefaultSlug(t *testing.T, s RouteBackend) {
 	}
 	if p, err := s.FindProjectBySlug(ctx, "default"); err != nil || p.ID != decoy.DefaultProjectID {
 		t.Errorf("FindProjectBySlug(default) = %+v, %v", p, err)
+	}
+	// Workspaces created at once: each default project has a slug of its
+	// own.
+	const n = 12
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = s.CreateWorkspace(ctx, &decoy.Workspace{Name: fmt.Sprint("c", i)}, "")
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Errorf("CreateWorkspace: %v", err)
+		}
+	}
+	ws, err := s.ListWorkspaces(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slugs := map[string]bool{}
+	for _, w := range ws {
+		slugs[defaultProject(t, s, w.ID).Slug] = true
+	}
+	if len(slugs) != len(ws) || len(ws) != n+3 {
+		t.Errorf("%d slugs of %d default projects: %v", len(slugs), len(ws), slugs)
 	}
 }
 
@@ -229,6 +260,8 @@ func testSetProjectSlug(t *testing.T, s RouteBackend) {
 	if p := mustProject(t, s, w.ID, "A!"); p.Slug != "a" {
 		t.Errorf("a new project named a: slug %q", p.Slug)
 	}
+	_, err = s.SetProjectSlug(ctx, a.ID, "Not a slug")
+	wantError(t, err, decoy.EINVALID, "Invalid slug")
 	_, err = s.SetProjectSlug(ctx, id(99), "free")
 	wantError(t, err, decoy.ENOTFOUND, "Project not found")
 	_, err = s.SetProjectSlug(ctx, id(99), "shop")
@@ -729,6 +762,12 @@ func testWriteImportAllOrNothing(t *testing.T, s RouteBackend) {
 		{"UpdateOfAnotherProjectsRoute", func(b *decoy.ImportBatch) {
 			b.Routes = append(b.Routes, &decoy.Route{ID: theirs.ID, Method: "GET", Path: "/mine", MockID: id(1), Action: decoy.ActionRead})
 		}, decoy.ENOTFOUND, "Route not found"},
+		{"MockOfAnotherProject", func(b *decoy.ImportBatch) {
+			b.Create[1].Mock.ProjectID = q.ID
+		}, decoy.EINVALID, ""},
+		{"RouteOfAnotherProject", func(b *decoy.ImportBatch) {
+			b.Routes[0].ProjectID = q.ID
+		}, decoy.EINVALID, ""},
 		{"RouteGivenTwice", func(b *decoy.ImportBatch) {
 			b.Routes = append(b.Routes,
 				&decoy.Route{ID: taken.ID, Method: "GET", Path: "/t1", MockID: id(1), Action: decoy.ActionRead},
