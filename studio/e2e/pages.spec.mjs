@@ -36,8 +36,8 @@ async function seen(page, name) {
 }
 
 await journey(async (browser) => {
-  let users, invitationURL, project;
-  await step('the data the pages show: reads, a second version, a project, an invitation', async () => {
+  let users, invitationURL, project, defaultProject;
+  await step('the data the pages show: reads, a second version, a project, routes, an invitation', async () => {
     const { mocks } = await call('GET', '/mocks');
     users = mocks.find((m) => m.name === 'users');
     assert.ok(users, 'the example mock users is not seeded');
@@ -47,6 +47,12 @@ await journey(async (browser) => {
     for (let i = 0; i < 12; i++) await (await fetch(`${base}${path}?_limit=${i}`)).arrayBuffer();
     const ws = (await call('GET', '/workspaces')).workspaces.find((w) => w.name === 'default');
     project = await call('POST', `/workspaces/${ws.id}/projects`, { name: 'billing' });
+    defaultProject = (await call('GET', `/workspaces/${ws.id}/projects`)).projects.find((p) => p.name === 'default');
+    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/users', mock_id: users.id });
+    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/users/{id}', mock_id: users.id });
+    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/people/{handle}/city', mock_id: users.id, bind: { handle: 'username' } });
+    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'POST', path: '/users', mock_id: users.id });
+    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'DELETE', path: '/users/{id}', mock_id: users.id });
     const inv = await call('POST', `/workspaces/${ws.id}/members`, { email: 'newcomer@example.com', role: 'editor' });
     invitationURL = inv.invitation_url;
     assert.ok(invitationURL, `no invitation link in ${JSON.stringify(inv)}`);
@@ -84,6 +90,22 @@ await journey(async (browser) => {
     await page.goto(`${base}/#/projects/${project.id}`);
     await page.getByTestId('empty-state').waitFor();
     await seen(page, 'project');
+  });
+
+  await step('project-routes, the route form and the delete dialog', async () => {
+    await page.goto(`${base}/#/projects/${defaultProject.id}/routes`);
+    await page.locator('tr[data-route="GET /users/{id}"]').getByTestId('route-example').waitFor();
+    await seen(page, 'project-routes');
+    await page.getByRole('button', { name: 'Edit GET /people/{handle}/city' }).click();
+    await page.getByRole('dialog', { name: 'Edit GET /people/{handle}/city' }).waitFor();
+    await seen(page, 'route-dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete DELETE /users/{id}' }).click();
+    await page.getByRole('dialog', { name: 'Delete this route?' }).waitFor();
+    await seen(page, 'delete-route-dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
   });
 
   await step('new-mock, then the one-time token dialog', async () => {

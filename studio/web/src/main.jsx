@@ -11,7 +11,7 @@ import { ImportExportPage } from './importexport.jsx';
 import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time, UploadProgress, forgetUnsaved, formatBytes, formatNumber, go, hasUnsaved, tooLarge, useUnsaved } from './ui.jsx';
 import { SignIn } from './signin.jsx';
 import { MainNav, RoleNote, TeamProvider, useTeam } from './team.jsx';
-import { MocksPage, ProjectSelect } from './projects.jsx';
+import { MocksPage, ProjectPage, ProjectSelect } from './projects.jsx';
 import { Sidebar } from './sidebar.jsx';
 import { MembersPage } from './members.jsx';
 import { KeysPage } from './keys.jsx';
@@ -24,7 +24,7 @@ import './style.css';
 // one just created or rotated. Memory only: gone when the page is.
 const knownTokens = new Map();
 
-// ---- routing: #/ (mocks), #/projects/{id}, #/new[/{project}],
+// ---- routing: #/ (mocks), #/projects/{id}[/routes], #/new[/{project}],
 // #/mocks/{id}/{tab}, #/members, #/keys, #/audit, #/invite/{secret}
 
 const TEAM_PAGES = ['members', 'keys', 'audit'];
@@ -35,7 +35,7 @@ function parseRoute() {
   if (parts[0] === 'generate') return { page: 'generate', id: parts[1] };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
-  if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1] };
+  if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1], tab: parts[2] === 'routes' ? 'routes' : 'mocks' };
   if (TEAM_PAGES.includes(parts[0])) return { page: parts[0] };
   if (parts[0] === 'invite' && parts[1]) return { page: 'invite', secret: parts[1] };
   return { page: 'list', project: '' };
@@ -923,7 +923,8 @@ function App() {
       </header>
       <div class="layout">
       <Sidebar route={route} projectID={route.page === 'list' ? route.project : sideProject} mockID={route.page === 'mock' ? route.id : ''} />
-      {route.page === 'list' && <MocksPage projectID={route.project} />}
+      {route.page === 'list' && !route.project && <MocksPage />}
+      {route.page === 'list' && route.project && <ProjectPage projectID={route.project} tab={route.tab} />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock project={route.project} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'generate' && <GeneratePage go={go} mockId={route.id} key={route.id || ''} />}

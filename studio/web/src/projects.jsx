@@ -1,10 +1,12 @@
 // The mocks of the chosen workspace, project by project: the project list,
-// a new project, and the mocks of one project or of all, searched on the
-// server (GET /admin/v1/mocks?workspace_id=&project_id=&q=).
+// a new project, the mocks of one project or of all, searched on the
+// server (GET /admin/v1/mocks?workspace_id=&project_id=&q=), and a
+// project's page: its base URL and slug, its mocks and its routes.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
+import { RoutesTab } from './routes.jsx';
 import { items, useTeam } from './team.jsx';
-import { ErrorNote, Time, formatBytes, formatNumber, go } from './ui.jsx';
+import { CopyButton, ErrorNote, Time, formatBytes, formatNumber, go } from './ui.jsx';
 
 const PAGE = 20;
 
@@ -100,15 +102,133 @@ export function NewProject({ workspaceID, onCreated }) {
   );
 }
 
+/** MocksPage lists the mocks of every project of the chosen workspace. */
+export function MocksPage() {
+  const team = useTeam();
+  const ws = team.workspace;
+  const { projects } = useProjects(ws ? ws.id : '');
+  return (
+    <main id="main">
+      <div class="title-row">
+        <h1>Mocks</h1>
+        {team.can('editor') && <a class="button primary" href="#/new">New mock</a>}
+      </div>
+      <MockList projectID="" projects={projects} />
+    </main>
+  );
+}
+
 /**
- * MocksPage lists the mocks of the chosen workspace: of the project
- * projectID, or of all its projects when empty.
+ * ProjectPage is a project of the chosen workspace: its name, base URL and
+ * slug (editors change it), and the tab chosen: its mocks, or its routes.
  */
-export function MocksPage({ projectID = '' }) {
+export function ProjectPage({ projectID, tab }) {
+  const team = useTeam();
+  const ws = team.workspace;
+  const { projects, error, reload } = useProjects(ws ? ws.id : '');
+  const project = (projects || []).find((p) => p.id === projectID) || null;
+  const editable = team.can('editor', project ? project.workspace_id : undefined);
+  const missing = projects && !project;
+  return (
+    <main id="main">
+      <div class="title-row">
+        <h1>{project ? project.name : missing ? 'Project not found' : 'Project'}</h1>
+        {project && editable && tab !== 'routes' && <a class="button primary" href={`#/new/${project.id}`}>New mock</a>}
+      </div>
+      <ErrorNote error={error} />
+      {!projects && !error && <p aria-busy="true">Loading…</p>}
+      {missing && <p>{ws ? `No project of ${ws.name} has this id.` : 'You belong to no workspace yet.'} <a href="#/">Back to the mocks</a></p>}
+      {project && (
+        <>
+          <ProjectAddress project={project} editable={editable} onChanged={reload} />
+          <nav class="tabs" aria-label="Project sections">
+            <a href={`#/projects/${project.id}`} aria-current={tab !== 'routes' ? 'page' : undefined}>Mocks</a>
+            <a href={`#/projects/${project.id}/routes`} aria-current={tab === 'routes' ? 'page' : undefined}>Routes</a>
+          </nav>
+          {tab === 'routes' ? <RoutesTab project={project} editable={editable} /> : <MockList projectID={project.id} projects={projects} />}
+        </>
+      )}
+    </main>
+  );
+}
+
+/**
+ * ProjectAddress shows where a project answers at its routes: its base
+ * URL, to copy, and its slug, which editors change (onChanged reloads the
+ * projects).
+ */
+function ProjectAddress({ project, editable, onChanged }) {
+  const [editing, setEditing] = useState(false);
+  const [slug, setSlug] = useState(project.slug || '');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState('');
+  const input = useRef(null);
+  useEffect(() => {
+    setEditing(false);
+    setNote('');
+    setError(null);
+  }, [project.id]);
+  useEffect(() => {
+    if (editing && input.current) input.current.focus();
+  }, [editing]);
+  if (!project.base_url) return null;
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const p = await api.admin('PATCH', `/projects/${project.id}`, { body: JSON.stringify({ slug: slug.trim() }) });
+      await onChanged();
+      setEditing(false);
+      setNote(`The slug is now ${p.slug}: the project answers at ${p.base_url}, and no longer at its old address.`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="project-address">
+      <p class="url">
+        <span class="field-label inline">Base URL</span>{' '}
+        <span class="mono" data-testid="base-url">{project.base_url}</span> <CopyButton text={project.base_url} label="Copy base URL" />
+      </p>
+      {!editing && (
+        <p class="hint">
+          Slug <code data-testid="slug">{project.slug}</code>
+          {editable && <>{' '}<button type="button" class="link" onClick={() => { setSlug(project.slug); setNote(''); setError(null); setEditing(true); }}>Change slug</button></>}
+        </p>
+      )}
+      {editing && (
+        <form onSubmit={submit} class="inline-form" aria-label="Change the slug">
+          <label for="project-slug">Slug</label>
+          <div class="row">
+            <input id="project-slug" ref={input} class="mono" required maxLength={63} autocomplete="off" spellcheck={false} value={slug}
+              onInput={(e) => setSlug(e.target.value)} aria-describedby="project-slug-hint" />
+            <button type="submit" class="primary" disabled={busy}>Save slug</button>
+            <button type="button" onClick={() => { setEditing(false); setError(null); }}>Cancel</button>
+          </div>
+          <p class="hint" id="project-slug-hint">
+            1 to 63 characters: a–z, 0–9 and -, not starting or ending with -. Unique on this server. Apps that use the
+            old base URL get 404 from then on.
+          </p>
+          <ErrorNote error={error} />
+        </form>
+      )}
+      {note && <p class="notice" role="status">{note}</p>}
+    </div>
+  );
+}
+
+/**
+ * MockList lists the mocks of the chosen workspace: of the project
+ * projectID, or of all its projects when empty. projects names them.
+ */
+function MockList({ projectID, projects }) {
   const team = useTeam();
   const ws = team.workspace;
   const wsID = ws ? ws.id : '';
-  const { projects } = useProjects(wsID);
   const [mocks, setMocks] = useState(null);
   const [usage, setUsage] = useState({});
   const [error, setError] = useState(null);
@@ -159,11 +279,7 @@ export function MocksPage({ projectID = '' }) {
   }, [current.map((m) => m.id).join()]);
 
   return (
-    <main id="main">
-      <div class="title-row">
-        <h1>Mocks</h1>
-        {team.can('editor') && <a class="button primary" href={newMock}>New mock</a>}
-      </div>
+    <>
       <ErrorNote error={error} />
       <div class="search">
         <label for="search">Search by name or id</label>
@@ -218,6 +334,6 @@ export function MocksPage({ projectID = '' }) {
           <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>Next</button>
         </nav>
       )}
-    </main>
+    </>
   );
 }

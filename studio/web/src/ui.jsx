@@ -177,7 +177,12 @@ export function Dialog({ title, onClose, children, labelledBy = 'dialog-title', 
   );
 }
 
-export function CopyButton({ text, label = 'Copy' }) {
+/**
+ * CopyButton copies text to the clipboard. name, when given, is the
+ * button's accessible name (it should start with the label), for pages
+ * with a copy button per row.
+ */
+export function CopyButton({ text, label = 'Copy', name }) {
   const [done, setDone] = useState('');
   const copy = async () => {
     try {
@@ -190,7 +195,7 @@ export function CopyButton({ text, label = 'Copy' }) {
   };
   return (
     <span class="copy">
-      <button type="button" onClick={copy}>{label}</button>
+      <button type="button" onClick={copy} aria-label={name}>{label}</button>
       <span class="copied" role="status" aria-live="polite">{done}</span>
     </span>
   );
