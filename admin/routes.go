@@ -81,8 +81,13 @@ func (s *API) createRoute(w http.ResponseWriter, r *http.Request, projectID stri
 	if err := decodeBody(w, r, &in, routeFields); err != nil {
 		return err
 	}
-	if in.Method == nil || in.Path == nil || in.MockID == nil {
-		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", routeFields)
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"method", in.Method}, {"path", in.Path}, {"mock_id", in.MockID}} {
+		if f.v == nil || *f.v == "" {
+			return decoy.Errorf(decoy.EINVALID, "Invalid route: %s is required", f.name)
+		}
 	}
 	rt := &decoy.Route{ProjectID: projectID, Method: *in.Method, Path: *in.Path, MockID: *in.MockID}
 	if err := in.applyTo(rt); err != nil {
@@ -152,8 +157,9 @@ func (s *API) getRoute(w http.ResponseWriter, r *http.Request, _ string) error {
 }
 
 // patchRoute is PATCH /routes/{route}: any of the fields; items null
-// clears it. A new method or path that implies another action does not
-// change the action unless it is sent: the route must still fit it.
+// clears it, and an empty action is the default one. A new method or path
+// that implies another default action changes the action too, unless the
+// route's action was chosen (not its old default) or one is sent.
 func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) error {
 	rs, err := s.routeStore()
 	if err != nil {
@@ -164,8 +170,8 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 	if err := decodeBody(w, r, &in, routeFields); err != nil {
 		return err
 	}
-	next := *call.projectRoute
-	upd := decoy.RouteUpdate{Method: in.Method, Path: in.Path, MockID: in.MockID, Action: in.Action, Bind: in.Bind}
+	old := call.projectRoute
+	next := *old
 	if in.Method != nil {
 		next.Method = *in.Method
 	}
@@ -178,17 +184,26 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 	if err := in.applyTo(&next); err != nil {
 		return err
 	}
-	if in.Items != nil {
-		upd.Items = &decoy.ItemsUpdate{Value: next.Items}
+	if in.Action == nil && (in.Method != nil || in.Path != nil) {
+		if t, err := route.Parse(old.Path); err == nil && old.Action == t.DefaultAction(old.Method) {
+			next.Action = "" // the default of the new method and path
+		}
 	}
 	if err := s.checkRoute(&next); err != nil {
 		return err
 	}
+	upd := decoy.RouteUpdate{Method: in.Method, Path: in.Path}
 	if in.MockID != nil {
 		upd.MockID = &next.MockID
 	}
 	if in.Bind != nil {
 		upd.Bind = &next.Bind
+	}
+	if next.Action != old.Action {
+		upd.Action = &next.Action
+	}
+	if in.Items != nil {
+		upd.Items = &decoy.ItemsUpdate{Value: next.Items}
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

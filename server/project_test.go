@@ -309,6 +309,8 @@ func TestRouteValidation(t *testing.T) {
 		{"bad items", `{"method":"GET","path":"/x","mock_id":"` + m.ID + `","items":"a..b"}`, 400, ""},
 		{"create on an item route", `{"method":"POST","path":"/x/{id}","mock_id":"` + m.ID + `","action":"create"}`, 400, ""},
 		{"mock not a uuid", `{"method":"GET","path":"/x","mock_id":"nope"}`, 400, "Mock is not in this project"},
+		{"no mock", `{"method":"GET","path":"/x"}`, 400, "Invalid route: mock_id is required"},
+		{"empty path", `{"method":"GET","path":"","mock_id":"` + m.ID + `"}`, 400, "Invalid route: path is required"},
 		{"unknown mock", `{"method":"GET","path":"/x","mock_id":"00000000-0000-4000-8000-000000000000"}`, 400, "Mock is not in this project"},
 		{"missing fields", `{"method":"GET"}`, 400, ""},
 		{"unknown field", `{"method":"GET","path":"/x","mock_id":"` + m.ID + `","nope":1}`, 400, ""},
@@ -333,7 +335,25 @@ func TestRouteValidation(t *testing.T) {
 	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"items":null}`); r.Status != 200 || !strings.Contains(r.Body, `"items":null`) {
 		t.Errorf("clear items: %d %s", r.Status, r.Body)
 	}
-	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"path":"/u/{id}"}`); r.Status != 400 {
+	// A route whose action is its default takes the default of its new
+	// path; an empty action is the default.
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"path":"/u/{id}"}`); r.Status != 200 || !strings.Contains(r.Body, `"action":"read"`) {
 		t.Errorf("a create route moved to an item path: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"method":"DELETE"}`); r.Status != 200 || !strings.Contains(r.Body, `"action":"delete"`) {
+		t.Errorf("method changed: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"action":"read"}`); r.Status != 200 || !strings.Contains(r.Body, `"action":"read"`) {
+		t.Errorf("action chosen: %d %s", r.Status, r.Body)
+	}
+	// A chosen action stays, and the route must still fit it.
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"method":"PUT"}`); r.Status != 200 || !strings.Contains(r.Body, `"action":"read"`) {
+		t.Errorf("chosen action kept: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"action":""}`); r.Status != 200 || !strings.Contains(r.Body, `"action":"replace"`) {
+		t.Errorf("empty action: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/admin/v1/routes/"+rt.ID, "application/json", `{"path":"/u","action":"replace"}`); r.Status != 400 {
+		t.Errorf("replace on a collection: %d %s", r.Status, r.Body)
 	}
 }
