@@ -359,11 +359,11 @@ components:
 	t.Run("larger than the limit", func(t *testing.T) {
 		_, err := importer.OpenAPI([]byte(head+strings.Repeat("#", 2000)), importer.Options{Limits: importer.Limits{MaxDataBytes: 1000}})
 		wantCode(t, err, decoy.ETOOLARGE)
-		_, err = importer.JSONServer([]byte(`{"a":"`+strings.Repeat("x", 2000)+`"}`), importer.Limits{MaxDataBytes: 1000})
+		_, err = importer.JSONServer([]byte(`{"a":"`+strings.Repeat("x", 2000)+`"}`), importer.Options{Limits: importer.Limits{MaxDataBytes: 1000}})
 		wantCode(t, err, decoy.ETOOLARGE)
 	})
 	t.Run("too many mocks", func(t *testing.T) {
-		_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+		_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}})
 		wantCode(t, err, decoy.ETOOLARGE)
 	})
 }

@@ -3,7 +3,11 @@ package importer_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +16,7 @@ import (
 )
 
 // fuzzLimits keep each input's work small.
-var fuzzLimits = importer.Limits{MaxDataBytes: 1 << 20, MaxUnpackedBytes: 4 << 20, MaxMocks: 100}
+var fuzzLimits = importer.Limits{MaxDataBytes: 1 << 20, MaxUnpackedBytes: 4 << 20, MaxMocks: 100, MaxRoutes: 100}
 
 // checkError fails on an error that is not a client's (*decoy.Error):
 // every input gets an answer that says what is wrong with it.
@@ -53,8 +57,9 @@ func FuzzJSONServer(f *testing.F) {
 	f.Add([]byte(`{"posts":[{"id":1,"title":"json-server"}],"profile":{"name":"typicode"}}`))
 	f.Add([]byte(`{"a": 1.0 , "b":"\u00e9"}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"a/b":[],"{x}":[1],"c":[],"..":{}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		r, err := importer.JSONServer(doc, fuzzLimits)
+		r, err := importer.JSONServer(doc, importer.Options{Limits: fuzzLimits, BasePath: "/x"})
 		checkError(t, err)
 		if err != nil {
 			return
@@ -65,6 +70,12 @@ func FuzzJSONServer(f *testing.F) {
 		for _, m := range r.Mocks {
 			if !json.Valid(m.Data) || !bytes.Contains(doc, m.Data) {
 				t.Fatalf("mock %q: data %q is not the file's bytes", m.Name, m.Data)
+			}
+		}
+		checkRoutes(t, r)
+		for _, rt := range r.Routes {
+			if m := r.Mocks[rt.Mock]; rt.Path != "/x/"+m.Name && rt.Path != "/x/"+m.Name+"/{id}" {
+				t.Fatalf("route %s %s for key %q", rt.Method, rt.Path, m.Name)
 			}
 		}
 	})
@@ -89,4 +100,105 @@ func FuzzReadExport(f *testing.F) {
 			}
 		}
 	})
+}
+
+// paramName is what a route's parameter may be named (§11.2 of the
+// contract): letters, digits, _, - and ., not starting with a digit.
+var paramName = regexp.MustCompile(`^[A-Za-z_.-][A-Za-z0-9_.-]*$`)
+
+// templateParams checks a route's path as §11.2 has it, apart from the
+// importer: it starts with "/"; its segments are literal or a whole
+// parameter "{name}"; no empty segment but the root "/"; at most 32
+// segments. It returns the parameters.
+func templateParams(path string) ([]string, error) {
+	if path == "/" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(path, "/") {
+		return nil, fmt.Errorf("%q does not start with /", path)
+	}
+	segs := strings.Split(path[1:], "/")
+	if len(segs) > 32 {
+		return nil, fmt.Errorf("%q has %d segments", path, len(segs))
+	}
+	var names []string
+	for _, seg := range segs {
+		switch {
+		case seg == "":
+			return nil, fmt.Errorf("%q has an empty segment", path)
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}"):
+			name := seg[1 : len(seg)-1]
+			if !paramName.MatchString(name) || slices.Contains(names, name) {
+				return nil, fmt.Errorf("%q: parameter %q", path, name)
+			}
+			names = append(names, name)
+		case strings.ContainsAny(seg, "{}"):
+			return nil, fmt.Errorf("%q: segment %q is part literal, part parameter", path, seg)
+		}
+	}
+	return names, nil
+}
+
+// fieldPath reports whether p is a field path of §1.3: segments split on
+// '.', none empty.
+func fieldPath(p string) bool {
+	return p != "" && !slices.Contains(strings.Split(p, "."), "")
+}
+
+// checkRoutes checks the routes of a result: each names one of its mocks,
+// has a route's method and path, an action its shape allows, a bind of
+// each of its parameters (and no other) to a field path, and items that
+// are a field path; no two share a method and a path shape.
+func checkRoutes(t testing.TB, r *importer.Result) {
+	t.Helper()
+	shapes := map[string]bool{}
+	for i, rt := range r.Routes {
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("route %d (%s %q): %s", i, rt.Method, rt.Path, fmt.Sprintf(format, args...))
+		}
+		if rt.Mock < 0 || rt.Mock >= len(r.Mocks) {
+			fail("mock %d of %d", rt.Mock, len(r.Mocks))
+		}
+		if !slices.Contains(decoy.RouteMethods, rt.Method) {
+			fail("not a route's method")
+		}
+		names, err := templateParams(rt.Path)
+		if err != nil {
+			fail("%v", err)
+		}
+		shape := rt.Method + " " + decoy.PathShape(rt.Path)
+		if shapes[shape] {
+			fail("a second route of shape %s", shape)
+		}
+		shapes[shape] = true
+		item := len(names) > 0 && strings.HasSuffix(rt.Path, "{"+names[len(names)-1]+"}")
+		switch rt.Action {
+		case decoy.ActionRead:
+		case decoy.ActionCreate:
+			if item {
+				fail("create on an item route")
+			}
+		case decoy.ActionReplace, decoy.ActionUpdate, decoy.ActionDelete:
+			if !item {
+				fail("%s on a collection route", rt.Action)
+			}
+		default:
+			fail("action %q", rt.Action)
+		}
+		if rt.Bind == nil || len(rt.Bind) != len(names) {
+			fail("bind %v for parameters %v", rt.Bind, names)
+		}
+		for _, n := range names {
+			if !fieldPath(rt.Bind[n]) {
+				fail("bind %v for parameters %v", rt.Bind, names)
+			}
+		}
+		if rt.Items != nil && !fieldPath(*rt.Items) {
+			fail("items %q", *rt.Items)
+		}
+		if rt.RequestSchema != nil && !json.Valid(rt.RequestSchema) {
+			fail("request schema %q", rt.RequestSchema)
+		}
+	}
 }

@@ -3,8 +3,10 @@ package importer_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -45,6 +47,32 @@ func summary(r *importer.Result) (mocks, skipped []string) {
 		skipped = append(skipped, s.Source+": "+s.Reason)
 	}
 	return mocks, skipped
+}
+
+// routeSummary is each route in short: "METHOD path -> mock action", then
+// its bind (param=field, by name), its items, and "schema" when it keeps a
+// request schema.
+func routeSummary(r *importer.Result) []string {
+	var out []string
+	for _, rt := range r.Routes {
+		s := fmt.Sprintf("%s %s -> %d %s", rt.Method, rt.Path, rt.Mock, rt.Action)
+		var bind []string
+		for k, v := range rt.Bind {
+			bind = append(bind, k+"="+v)
+		}
+		sort.Strings(bind)
+		if len(bind) > 0 {
+			s += " bind " + strings.Join(bind, ",")
+		}
+		if rt.Items != nil {
+			s += " items " + *rt.Items
+		}
+		if rt.RequestSchema != nil {
+			s += " schema"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -357,15 +385,40 @@ func pointer(t *testing.T, doc []byte, ptr string) []byte {
 }
 
 func TestJSONServer(t *testing.T) {
+	arrayRoutes := func(mock int, path string) []string {
+		return []string{
+			fmt.Sprintf("GET %s -> %d read", path, mock),
+			fmt.Sprintf("POST %s -> %d create", path, mock),
+			fmt.Sprintf("GET %s/{id} -> %d read bind id=id", path, mock),
+			fmt.Sprintf("PUT %s/{id} -> %d replace bind id=id", path, mock),
+			fmt.Sprintf("PATCH %s/{id} -> %d update bind id=id", path, mock),
+			fmt.Sprintf("DELETE %s/{id} -> %d delete bind id=id", path, mock),
+		}
+	}
 	tests := []struct {
 		name    string
 		doc     string
+		base    string
 		mocks   []string
+		routes  []string
 		skipped []string
 		code    string
 	}{
 		{name: "keys in order, bytes as written", doc: "{\"posts\": [ {\"id\": 1.0, \"t\": \"\\u00e9\"} ],\n \"profile\": {\"name\":\"typicode\"}, \"n\": 3}",
-			mocks: []string{`posts 200 [ {"id": 1.0, "t": "\u00e9"} ]`, `profile 200 {"name":"typicode"}`, `n 200 3`}},
+			mocks:  []string{`posts 200 [ {"id": 1.0, "t": "\u00e9"} ]`, `profile 200 {"name":"typicode"}`, `n 200 3`},
+			routes: append(arrayRoutes(0, "/posts"), "GET /profile -> 1 read", "GET /n -> 2 read")},
+		{name: "under a base path", doc: `{"posts":[],"db.v2":null}`, base: "/api",
+			mocks:  []string{`posts 200 []`, `db.v2 200 null`},
+			routes: append(arrayRoutes(0, "/api/posts"), "GET /api/db.v2 -> 1 read")},
+		{name: "keys that are no path segment: mocks without routes", doc: `{"a/b":[],"{x}":1,"c d":2,"":3,"..":4}`,
+			mocks: []string{`a/b 200 []`, `{x} 200 1`, `c d 200 2`, ` 200 3`, `.. 200 4`},
+			skipped: []string{
+				`a/b: no routes: the key is no path segment (the segment "a/b" holds a character a route's path segment cannot (a space, a control character, /, ? or #))`,
+				`{x}: no routes: the key is no path segment (the segment "{x}" mixes literal text and a parameter: a route's parameter is a whole segment)`,
+				`c d: no routes: the key is no path segment (the segment "c d" holds a character a route's path segment cannot (a space, a control character, /, ? or #))`,
+				`: no routes: the key is no path segment (the path has an empty segment)`,
+				`..: no routes: the key is no path segment (the segment ".." is not one a request's path holds)`,
+			}},
 		{name: "empty object", doc: `{}`},
 		{name: "long key", doc: `{"` + strings.Repeat("k", 201) + `": 1}`, skipped: []string{strings.Repeat("k", 100) + ": the key is not a valid name (UTF-8, at most 200 bytes)"}},
 		{name: "array", doc: `[1,2]`, code: decoy.EINVALID},
@@ -376,7 +429,7 @@ func TestJSONServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := importer.JSONServer([]byte(tt.doc), importer.Limits{})
+			r, err := importer.JSONServer([]byte(tt.doc), importer.Options{BasePath: tt.base})
 			if tt.code != "" {
 				wantCode(t, err, tt.code)
 				return
@@ -388,6 +441,10 @@ func TestJSONServer(t *testing.T) {
 			if !reflect.DeepEqual(mocks, tt.mocks) || !reflect.DeepEqual(skipped, tt.skipped) {
 				t.Errorf("mocks %q skipped %q, want %q %q", mocks, skipped, tt.mocks, tt.skipped)
 			}
+			if routes := routeSummary(r); !reflect.DeepEqual(routes, tt.routes) {
+				t.Errorf("routes:\n%q\nwant\n%q", routes, tt.routes)
+			}
+			checkRoutes(t, r)
 		})
 	}
 }
@@ -446,10 +503,10 @@ paths:
 
 // TestMaxMocksBound: an import makes at most MaxMocks mocks.
 func TestMaxMocksBound(t *testing.T) {
-	if r, err := importer.JSONServer([]byte(`{"a":1,"b":2}`), importer.Limits{MaxMocks: 2}); err != nil || len(r.Mocks) != 2 {
+	if r, err := importer.JSONServer([]byte(`{"a":1,"b":2}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}}); err != nil || len(r.Mocks) != 2 {
 		t.Errorf("at the bound: %v %v", r, err)
 	}
-	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}})
 	wantCode(t, err, decoy.ETOOLARGE)
 }
 
