@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"os"
 	"regexp"
 	"slices"
@@ -39,18 +40,46 @@ func FuzzOpenAPI(f *testing.F) {
 	}
 	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"examples":{"a":{"$ref":"#/components/examples/a"}}}}}}}}},"components":{"examples":{"a":{"value":[1]}}}}`))
 	f.Add([]byte("openapi: 3.0.0\ninfo: {title: t, version: '1'}\nx: &a [*a]\npaths: {}\n"))
+	// Resources: a wrapped collection and its items, parameters in the
+	// middle, an operation of its own, request schemas.
+	f.Add([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+"/u":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"example":{"data":[{"uid":1}],"links":{}}}}}}},
+ "post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/U"}}}},"responses":{"201":{"description":"x"}}}},
+"/u/{uid}":{"patch":{"requestBody":{"$ref":"#/components/requestBodies/U"},"responses":{"200":{"description":"x"}}}},
+"/u/{uid}/p":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"example":[{"uid":1,"p":2}]}}}}}},
+"/u/{uid}/p/{p}/{q}.json":{"get":{"responses":{"200":{"description":"x"}}}},
+"/v":{"delete":{"responses":{"204":{"description":"x","content":{"text/plain":{"example":"gone"}}}}}}},
+"components":{"requestBodies":{"U":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/U"}}}}},
+"schemas":{"U":{"type":"object","required":["uid","n"],"properties":{"uid":{"type":"integer","readOnly":true},"n":{"type":"string","nullable":true,"minimum":1,"exclusiveMinimum":true}},
+"allOf":[{"required":["uid"]}]}}}}`))
+	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /:\n    get: {responses: {'200': {description: x, content: {application/json: {schema: {type: array, items: {type: object}}}}}}}\n  /{id}:\n    put: {responses: {'200': {description: x}}}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		r, err := importer.OpenAPI(doc, importer.Options{Limits: fuzzLimits})
-		checkError(t, err)
-		if err != nil {
-			return
-		}
-		for _, m := range r.Mocks {
-			if !json.Valid(m.Data) || m.Status < 200 || m.Status > 299 {
-				t.Fatalf("mock %q: status %d, data %q", m.Name, m.Status, m.Data)
+		for _, base := range []string{"", "/api/v1"} {
+			r, err := importer.OpenAPI(doc, importer.Options{Limits: fuzzLimits, BasePath: base,
+				Generate: func([]byte) ([]byte, error) { return []byte(`{"data":[]}`), nil }})
+			checkError(t, err)
+			if err != nil {
+				return
+			}
+			for _, m := range r.Mocks {
+				if isJSONType(m.ContentType) && !json.Valid(m.Data) || m.Status < 200 || m.Status > 299 {
+					t.Fatalf("mock %q: status %d, %s data %q", m.Name, m.Status, m.ContentType, m.Data)
+				}
+			}
+			checkRoutes(t, r)
+			for _, rt := range r.Routes {
+				if !strings.HasPrefix(rt.Path, base) {
+					t.Fatalf("route %s %s is not under %s", rt.Method, rt.Path, base)
+				}
 			}
 		}
 	})
+}
+
+// isJSONType reports whether a content type is JSON's.
+func isJSONType(ct string) bool {
+	t, _, err := mime.ParseMediaType(ct)
+	return err == nil && (t == "application/json" || strings.HasSuffix(t, "+json"))
 }
 
 func FuzzJSONServer(f *testing.F) {

@@ -112,6 +112,11 @@ func checkSegments(segs []string) string {
 // joinPath writes segments as a path.
 func joinPath(segs []string) string { return "/" + strings.Join(segs, "/") }
 
+// pathShape is a path with its parameters' names left out, as
+// decoy.PathShape writes it: two routes of a project may not share a
+// method and a shape.
+func pathShape(segs []string) string { return decoy.PathShape(joinPath(segs)) }
+
 // params lists the parameters of a path, in order.
 func params(segs []string) []string {
 	var names []string
@@ -121,6 +126,16 @@ func params(segs []string) []string {
 		}
 	}
 	return names
+}
+
+// isItemPath reports whether a path's last segment is a parameter: a route
+// at it is an item route (§11.4), else a collection route.
+func isItemPath(segs []string) bool {
+	if len(segs) == 0 {
+		return false
+	}
+	_, ok := param(segs[len(segs)-1])
+	return ok
 }
 
 // basePath checks Options.BasePath and returns its segments: "" (none), or
@@ -166,4 +181,19 @@ func (r *Result) mount(base []string) error {
 		rt.Path = joinPath(segs)
 	}
 	return nil
+}
+
+// openAPIPath makes an OpenAPI path template a route's path under base:
+// "/users/{userId}" is already one. A trailing "/" is dropped (a request's
+// is ignored when routes are matched); a segment that mixes literal text
+// and a parameter ("/files/{name}.json") cannot be one.
+func openAPIPath(base []string, path string) ([]string, string) {
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	segs, reason := splitPath(path)
+	if reason != "" {
+		return nil, reason
+	}
+	return mount(base, segs)
 }
