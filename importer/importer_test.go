@@ -367,6 +367,19 @@ func TestThirdParty(t *testing.T) {
 	}, {
 		file:     "petstore-expanded.yaml",
 		generate: true,
+	}, {
+		file: "api-pastry.yaml",
+		examples: map[string]string{
+			"GetPastries": "/paths/~1pastry/get/responses/200/content/application~1json/examples/pastries_json/value",
+		},
+	}, {
+		file: "xero-projects.yaml",
+		examples: map[string]string{
+			"getProjects":     "/paths/~1Projects/get/responses/200/content/application~1json/example",
+			"getProjectUsers": "/paths/~1ProjectsUsers/get/responses/200/content/application~1json/example",
+			"getTasks":        "/paths/~1Projects~1{projectId}~1Tasks/get/responses/200/content/application~1json/example",
+			"getTimeEntries":  "/paths/~1Projects~1{projectId}~1Time/get/responses/200/content/application~1json/example",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
