@@ -1,7 +1,9 @@
 package importer_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -116,6 +118,14 @@ func FuzzReadExport(f *testing.F) {
 	w.Add(importer.ManifestMock{ID: "00000000-0000-4000-8000-000000000001", Name: "a", ContentType: "application/json", Status: 200}, 3, bytes.NewReader([]byte("[1]")))
 	w.Close()
 	f.Add(b.Bytes())
+	b.Reset()
+	w = importer.NewExportWriter(&b, "default", time.Unix(0, 0))
+	w.SetSlug("s")
+	w.Add(importer.ManifestMock{ID: "00000000-0000-4000-8000-000000000001", Name: "a", ContentType: "application/json", Status: 200}, 3, bytes.NewReader([]byte("[1]")))
+	w.AddRoute(importer.ManifestRoute{Method: "GET", Path: "/a/{id}", MockID: "00000000-0000-4000-8000-000000000001", Bind: map[string]string{"id": "x.y"}})
+	w.AddRoute(importer.ManifestRoute{Method: "POST", Path: "/a", MockID: "00000000-0000-4000-8000-000000000001", Action: "create", RequestSchema: []byte(`{"type":"object"}`)})
+	w.Close()
+	f.Add(b.Bytes())
 	f.Add([]byte{0x1f, 0x8b, 0x08, 0x00})
 	f.Fuzz(func(t *testing.T, file []byte) {
 		r, err := importer.ReadExport(bytes.NewReader(file), fuzzLimits)
@@ -128,6 +138,10 @@ func FuzzReadExport(f *testing.F) {
 				t.Fatalf("mock %s: %d bytes, past the limit", m.ID, len(m.Data))
 			}
 		}
+		if r.Slug != "" && !decoy.ValidSlug(r.Slug) {
+			t.Fatalf("slug %q", r.Slug)
+		}
+		checkRoutes(t, r)
 	})
 }
 
@@ -230,4 +244,39 @@ func checkRoutes(t testing.TB, r *importer.Result) {
 			fail("request schema %q", rt.RequestSchema)
 		}
 	}
+}
+
+// FuzzExportManifest fuzzes the manifest of an export whose archive is
+// well formed, so that the fuzzer works on the manifest's routes rather
+// than on gzip and tar.
+func FuzzExportManifest(f *testing.F) {
+	const id = "00000000-0000-4000-8000-000000000001"
+	f.Add([]byte(`{"format":"decoy-export","version":1,"project":"p","slug":"p","mocks":[{"id":"` + id + `","name":"a","content_type":"application/json","status":200}],
+"routes":[{"method":"GET","path":"/a/{id}","mock_id":"` + id + `","action":"read","bind":{"id":"x.y"},"items":"data"},
+{"method":"POST","path":"/a","mock_id":"` + id + `","action":"","bind":null,"items":null,"request_schema":{"type":"object"}}]}`))
+	f.Fuzz(func(t *testing.T, manifest []byte) {
+		var b bytes.Buffer
+		gz := gzip.NewWriter(&b)
+		tw := tar.NewWriter(gz)
+		for _, e := range []struct {
+			name string
+			body []byte
+		}{{"decoy.json", manifest}, {"data/" + id + ".json", []byte(`{"data":[]}`)}} {
+			tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Size: int64(len(e.body)), Mode: 0o644})
+			tw.Write(e.body)
+		}
+		tw.Close()
+		gz.Close()
+		for _, base := range []string{"", "/v1"} {
+			r, err := importer.Read(importer.FormatDecoy, b.Bytes(), importer.Options{Limits: fuzzLimits, BasePath: base})
+			checkError(t, err)
+			if err != nil {
+				return
+			}
+			if r.Slug != "" && !decoy.ValidSlug(r.Slug) {
+				t.Fatalf("slug %q", r.Slug)
+			}
+			checkRoutes(t, r)
+		}
+	})
 }

@@ -197,3 +197,56 @@ func openAPIPath(base []string, path string) ([]string, string) {
 	}
 	return mount(base, segs)
 }
+
+// defaultAction is a route's action when none is given (§11.2): GET
+// reads; POST on a collection route creates; PUT, PATCH and DELETE on an
+// item route replace, update and delete; any other pairing reads.
+func defaultAction(method string, segs []string) string {
+	item := isItemPath(segs)
+	switch {
+	case method == "POST" && !item:
+		return decoy.ActionCreate
+	case method == "PUT" && item:
+		return decoy.ActionReplace
+	case method == "PATCH" && item:
+		return decoy.ActionUpdate
+	case method == "DELETE" && item:
+		return decoy.ActionDelete
+	}
+	return decoy.ActionRead
+}
+
+// actionProblem says why a route at segs cannot have action; "" when it
+// can. create writes a collection route's array; replace, update and
+// delete an item route's record.
+func actionProblem(action string, segs []string) string {
+	item := isItemPath(segs)
+	switch action {
+	case decoy.ActionRead:
+	case decoy.ActionCreate:
+		if item {
+			return "create is an action of a collection route (one whose last segment is literal)"
+		}
+	case decoy.ActionReplace, decoy.ActionUpdate, decoy.ActionDelete:
+		if !item {
+			return action + " is an action of an item route (one whose last segment is a parameter)"
+		}
+	default:
+		return "action must be read, create, replace, update or delete"
+	}
+	return ""
+}
+
+// validFieldPath reports whether p is a field path (§1.3): segments split
+// on '.', none empty.
+func validFieldPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, seg := range strings.Split(p, ".") {
+		if seg == "" {
+			return false
+		}
+	}
+	return true
+}
