@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,15 +36,47 @@ const (
 // entry is a few hundred bytes.
 const maxManifestBytes = 16 << 20
 
-// Manifest is the decoy.json of an export: the project and its mocks'
-// settings. It holds no tokens, and nothing that changes from one export
-// of the same mocks to the next (no date), so that an exported folder kept
-// in Git changes only when the mocks do.
+// Manifest is the decoy.json of an export: the project, its mocks'
+// settings and its routes. It holds no tokens, and nothing that changes
+// from one export of the same mocks to the next (no date, no route ids),
+// so that an exported folder kept in Git changes only when the project
+// does.
+//
+// Slug and Routes came with routes (§11 of the contract), in the same
+// version of the format: an export without them (written before) reads as
+// a project without routes, and a Decoy that predates them reads the mocks
+// of a newer export and leaves its routes out.
 type Manifest struct {
-	Format  string         `json:"format"`
-	Version int            `json:"version"`
-	Project string         `json:"project"`
-	Mocks   []ManifestMock `json:"mocks"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Project string `json:"project"`
+	// Slug is the project's slug (§11.1); empty in older exports.
+	Slug   string          `json:"slug,omitempty"`
+	Mocks  []ManifestMock  `json:"mocks"`
+	Routes []ManifestRoute `json:"routes"`
+}
+
+// ManifestRoute is one route of a manifest: a decoy.Route without its id
+// and project, its mock named by the mock's id in the export.
+type ManifestRoute struct {
+	Method string            `json:"method"`
+	Path   string            `json:"path"`
+	MockID string            `json:"mock_id"`
+	Action string            `json:"action"`
+	Bind   map[string]string `json:"bind"`
+	Items  *string           `json:"items"`
+	// RequestSchema is the JSON Schema bodies written through the route
+	// validate against (§12.3); absent when it has none.
+	RequestSchema json.RawMessage `json:"request_schema,omitempty"`
+}
+
+// ManifestRouteOf is the manifest entry of a route an import read, whose
+// mock has the id mockID (to write it out again).
+func ManifestRouteOf(r Route, mockID string) ManifestRoute {
+	return ManifestRoute{
+		Method: r.Method, Path: r.Path, MockID: mockID, Action: r.Action, Bind: r.Bind, Items: r.Items,
+		RequestSchema: r.RequestSchema,
+	}
 }
 
 // ManifestMock is one mock of a manifest.
@@ -92,7 +125,8 @@ func DataPath(id string) string { return DataDir + "/" + id + ".json" }
 
 // ExportWriter writes an export as a .tar.gz, one mock at a time: each
 // mock's data is copied from its reader to the archive, never held whole.
-// The manifest, written last by Close, lists the mocks added.
+// The manifest, written last by Close, lists the mocks added, and the
+// routes added whose mock was added.
 type ExportWriter struct {
 	gz       *gzip.Writer
 	tw       *tar.Writer
@@ -105,8 +139,22 @@ func NewExportWriter(w io.Writer, project string, now time.Time) *ExportWriter {
 	gz := gzip.NewWriter(w)
 	return &ExportWriter{
 		gz: gz, tw: tar.NewWriter(gz), now: now.UTC(),
-		manifest: Manifest{Format: ExportFormat, Version: ExportVersion, Project: project, Mocks: []ManifestMock{}},
+		manifest: Manifest{Format: ExportFormat, Version: ExportVersion, Project: project, Mocks: []ManifestMock{}, Routes: []ManifestRoute{}},
 	}
+}
+
+// SetSlug records the project's slug.
+func (e *ExportWriter) SetSlug(slug string) { e.manifest.Slug = slug }
+
+// AddRoute records a route of the project. Routes are written in the
+// order they are added (creation order, as ListRoutes gives them); one
+// whose mock is not added by Close (a mock deleted since the routes were
+// listed, which took its routes with it) is left out.
+func (e *ExportWriter) AddRoute(r ManifestRoute) {
+	if r.Bind == nil {
+		r.Bind = map[string]string{}
+	}
+	e.manifest.Routes = append(e.manifest.Routes, r)
 }
 
 // Add writes the data of mock m, size bytes read from data.
@@ -127,6 +175,11 @@ func (e *ExportWriter) header(name string, size int64) *tar.Header {
 
 // Close writes the manifest and ends the archive.
 func (e *ExportWriter) Close() error {
+	added := make(map[string]bool, len(e.manifest.Mocks))
+	for _, m := range e.manifest.Mocks {
+		added[m.ID] = true
+	}
+	e.manifest.Routes = slices.DeleteFunc(e.manifest.Routes, func(r ManifestRoute) bool { return !added[r.MockID] })
 	b, err := json.MarshalIndent(e.manifest, "", "  ")
 	if err != nil {
 		return err
@@ -418,7 +471,13 @@ func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), 
 	if len(m.Mocks) > l.MaxMocks {
 		return nil, decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d mocks", l.MaxMocks)
 	}
-	res := &Result{}
+	if len(m.Routes) > l.MaxRoutes {
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d routes", l.MaxRoutes)
+	}
+	if m.Slug != "" && !decoy.ValidSlug(m.Slug) {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: slug must be 1 to 63 characters of a-z, 0-9 and -, not starting or ending with -", ManifestName)
+	}
+	res := &Result{Slug: m.Slug}
 	seen := map[string]bool{}
 	for i, mm := range m.Mocks {
 		u, err := uuid.Parse(mm.ID)
@@ -446,10 +505,85 @@ func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), 
 			DelayMS: mm.DelayMS, RateLimit: mm.RateLimit, MonthlyQuota: mm.MonthlyQuota, Template: tmpl, Data: b,
 		})
 	}
+	if err := res.manifestRoutes(m.Routes); err != nil {
+		return nil, err
+	}
 	if err := rest(); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// manifestRoutes checks a manifest's routes as the admin API checks a new
+// route (§11.2 of the contract) and adds them to the result, each naming
+// its mock by index. A route without an action gets the default one; a
+// parameter its bind does not name binds to the field of its own name.
+func (r *Result) manifestRoutes(routes []ManifestRoute) error {
+	index := make(map[string]int, len(r.Mocks))
+	for i, m := range r.Mocks {
+		index[m.ID] = i
+	}
+	shapes := map[string]string{}
+	for i, mr := range routes {
+		invalid := func(format string, args ...any) error {
+			return decoy.Errorf(decoy.EINVALID, "Invalid %s: routes[%d]: %s", ManifestName, i, fmt.Sprintf(format, args...))
+		}
+		if !slices.Contains(decoy.RouteMethods, mr.Method) {
+			return invalid("method must be GET, POST, PUT, PATCH or DELETE")
+		}
+		segs, reason := splitPath(mr.Path)
+		if reason != "" {
+			return invalid("path: %s", reason)
+		}
+		mock, ok := index[mr.MockID]
+		if !ok {
+			return invalid("mock_id is not a mock of the export")
+		}
+		action := mr.Action
+		if action == "" {
+			action = defaultAction(mr.Method, segs)
+		}
+		if reason := actionProblem(action, segs); reason != "" {
+			return invalid("%s", reason)
+		}
+		key := mr.Method + " " + pathShape(segs)
+		if first, taken := shapes[key]; taken {
+			return invalid("Route exists: %s %s", mr.Method, clip(first))
+		}
+		shapes[key] = mr.Path
+		names := params(segs)
+		bind := make(map[string]string, len(names))
+		for _, n := range names {
+			bind[n] = n
+		}
+		for p, field := range mr.Bind {
+			if !slices.Contains(names, p) {
+				return invalid("bind names %q, which is not a parameter of the path", clip(p))
+			}
+			if !validFieldPath(field) {
+				return invalid("bind.%s must be a field path (its segments split on '.', none empty)", p)
+			}
+			bind[p] = field
+		}
+		if mr.Items != nil && !validFieldPath(*mr.Items) {
+			return invalid("items must be null or a dot path (none of its segments empty)")
+		}
+		var schema []byte
+		if s := bytes.TrimSpace(mr.RequestSchema); len(s) > 0 && string(s) != "null" {
+			if s[0] != '{' && string(s) != "true" && string(s) != "false" {
+				return invalid("request_schema must be a JSON Schema (an object or a boolean)")
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, s); err != nil { // the manifest was decoded: it is JSON
+				return invalid("request_schema: %s", clip(err.Error()))
+			}
+			schema = b.Bytes()
+		}
+		r.Routes = append(r.Routes, Route{
+			Method: mr.Method, Path: mr.Path, Mock: mock, Action: action, Bind: bind, Items: mr.Items, RequestSchema: schema,
+		})
+	}
+	return nil
 }
 
 // checkSettings checks a manifest's mock as the admin API checks a new

@@ -359,11 +359,11 @@ components:
 	t.Run("larger than the limit", func(t *testing.T) {
 		_, err := importer.OpenAPI([]byte(head+strings.Repeat("#", 2000)), importer.Options{Limits: importer.Limits{MaxDataBytes: 1000}})
 		wantCode(t, err, decoy.ETOOLARGE)
-		_, err = importer.JSONServer([]byte(`{"a":"`+strings.Repeat("x", 2000)+`"}`), importer.Limits{MaxDataBytes: 1000})
+		_, err = importer.JSONServer([]byte(`{"a":"`+strings.Repeat("x", 2000)+`"}`), importer.Options{Limits: importer.Limits{MaxDataBytes: 1000}})
 		wantCode(t, err, decoy.ETOOLARGE)
 	})
 	t.Run("too many mocks", func(t *testing.T) {
-		_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+		_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}})
 		wantCode(t, err, decoy.ETOOLARGE)
 	})
 }
@@ -497,6 +497,185 @@ func TestReadExportEnds(t *testing.T) {
 			wantCode(t, err, decoy.EINVALID)
 			if !strings.Contains(err.Error(), tc.text) {
 				t.Fatalf("err = %q, want it to say %q", err, tc.text)
+			}
+		})
+	}
+}
+
+// exportWithRoutes is export's mocks with a slug and routes; the last
+// route's mock is not in the export.
+func exportWithRoutes(t *testing.T, routes ...importer.ManifestRoute) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := importer.NewExportWriter(&b, "default", time.Unix(0, 0))
+	w.SetSlug("my-api")
+	for _, r := range routes {
+		w.AddRoute(r)
+	}
+	for i, m := range exportMocks {
+		if err := w.Add(m, int64(len(exportData[i])), bytes.NewReader(exportData[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+var exportRoutes = []importer.ManifestRoute{
+	{Method: "GET", Path: "/users", MockID: exportMocks[0].ID, Action: "read", Bind: map[string]string{}},
+	{Method: "POST", Path: "/users", MockID: exportMocks[0].ID, Action: "create", Items: ptr("data"),
+		RequestSchema: json.RawMessage(`{"type":"object","required":["name"]}`)},
+	{Method: "PATCH", Path: "/users/{uid}", MockID: exportMocks[0].ID, Action: "update", Bind: map[string]string{"uid": "user.id"}},
+	{Method: "DELETE", Path: "/users/{id}", MockID: exportMocks[0].ID}, // no action, no bind: the defaults
+	{Method: "GET", Path: "/secret", MockID: exportMocks[1].ID, Action: "read"},
+	{Method: "GET", Path: "/gone", MockID: "00000000-0000-4000-8000-0000000000ff", Action: "read"},
+}
+
+// TestExportRoutes: an export carries the project's slug and routes, each
+// naming its mock by id; reading it gives them back, each naming its mock
+// by index, with its action and bind filled in.
+func TestExportRoutes(t *testing.T) {
+	b := exportWithRoutes(t, exportRoutes...)
+	want := []string{
+		"GET /users -> 0 read",
+		`POST /users -> 0 create items data schema`,
+		"PATCH /users/{uid} -> 0 update bind uid=user.id",
+		"DELETE /users/{id} -> 0 delete bind id=id",
+		"GET /secret -> 1 read",
+	}
+	check := func(r *importer.Result) {
+		t.Helper()
+		checkExport(t, r)
+		if r.Slug != "my-api" {
+			t.Errorf("slug %q", r.Slug)
+		}
+		if got := routeSummary(r); !reflect.DeepEqual(got, want) {
+			t.Errorf("routes:\n%q\nwant\n%q", got, want)
+		}
+		if s := string(r.Routes[1].RequestSchema); s != `{"type":"object","required":["name"]}` {
+			t.Errorf("request schema %s", s)
+		}
+		checkRoutes(t, r)
+	}
+	r, err := importer.ReadExport(bytes.NewReader(b), importer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(r)
+
+	// Unpacked into a folder, and packed again as the CLI does.
+	dir := t.TempDir()
+	err = importer.WalkExport(bytes.NewReader(b), importer.Limits{}, func(name string, size int64, body io.Reader) error {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		data, _ := io.ReadAll(body)
+		return os.WriteFile(p, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, importer.ManifestName))
+	if bytes.Contains(manifest, []byte("/gone")) || !bytes.Contains(manifest, []byte(`"slug": "my-api"`)) {
+		t.Errorf("manifest:\n%s", manifest)
+	}
+	if r, err = importer.ReadExportDir(dir, importer.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	check(r)
+	var again bytes.Buffer
+	w := importer.NewExportWriter(&again, "default", time.Unix(0, 0))
+	w.SetSlug(r.Slug)
+	for _, m := range r.Mocks {
+		w.Add(importer.ManifestOf(m), int64(len(m.Data)), bytes.NewReader(m.Data))
+	}
+	for _, rt := range r.Routes {
+		w.AddRoute(importer.ManifestRouteOf(rt, r.Mocks[rt.Mock].ID))
+	}
+	w.Close()
+	if r, err = importer.ReadExport(&again, importer.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	check(r)
+
+	// Under a base path, as an import with ?base_path= has it.
+	r, err = importer.Read(importer.FormatDecoy, b, importer.Options{BasePath: "/v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Routes[0].Path != "/v2/users" || r.Routes[2].Path != "/v2/users/{uid}" {
+		t.Errorf("routes %q", routeSummary(r))
+	}
+}
+
+// TestExportWithoutRoutes: an export written before routes (no slug, no
+// routes) reads as a project without routes.
+func TestExportWithoutRoutes(t *testing.T) {
+	old := `{"format":"decoy-export","version":1,"project":"p","mocks":[{"id":"` + id1 + `","name":"m","content_type":"application/json","private":false,"status":200,"delay_ms":0,"rate_limit":null,"monthly_quota":null,"template":null}]}`
+	r, err := importer.ReadExport(bytes.NewReader(archive(t, entry{name: "decoy.json", body: old}, entry{name: "data/" + id1 + ".json", body: "[]"})), importer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Mocks) != 1 || r.Routes != nil || r.Slug != "" {
+		t.Errorf("%+v", r)
+	}
+}
+
+// TestReadExportHostileRoutes: a manifest's routes are checked as the
+// admin API checks a new route, and bounded.
+func TestReadExportHostileRoutes(t *testing.T) {
+	withRoutes := func(slug string, routes ...string) []byte {
+		m := strings.Replace(manifest(id1), `"routes":null`, `"slug":"`+slug+`","routes":[`+strings.Join(routes, ",")+`]`, 1)
+		return archive(t, entry{name: "decoy.json", body: m}, entry{name: "data/" + id1 + ".json", body: "[]"})
+	}
+	route := func(method, path, action, rest string) string {
+		return `{"method":"` + method + `","path":"` + path + `","mock_id":"` + id1 + `","action":"` + action + `"` + rest + `}`
+	}
+	many := make([]string, 5)
+	for i := range many {
+		many[i] = route("GET", fmt.Sprintf("/r%d", i), "read", "")
+	}
+	tests := []struct {
+		name string
+		file []byte
+		code string
+		text string
+	}{
+		{"at the bound", withRoutes("ok", many[:4]...), "", ""},
+		{"too many routes", withRoutes("ok", many...), decoy.ETOOLARGE, "more than 4 routes"},
+		{"bad slug", withRoutes("Not A Slug"), decoy.EINVALID, "slug"},
+		{"bad method", withRoutes("ok", route("HEAD", "/a", "read", "")), decoy.EINVALID, "routes[0]: method"},
+		{"no leading slash", withRoutes("ok", route("GET", "a", "read", "")), decoy.EINVALID, "routes[0]: path"},
+		{"empty segment", withRoutes("ok", route("GET", "/a//b", "read", "")), decoy.EINVALID, "routes[0]: path"},
+		{"trailing slash", withRoutes("ok", route("GET", "/a/", "read", "")), decoy.EINVALID, "routes[0]: path"},
+		{"part parameter", withRoutes("ok", route("GET", "/a/{b}.json", "read", "")), decoy.EINVALID, "mixes literal text"},
+		{"bad parameter name", withRoutes("ok", route("GET", "/a/{9}", "read", "")), decoy.EINVALID, "parameter name"},
+		{"33 segments", withRoutes("ok", route("GET", strings.Repeat("/a", 33), "read", "")), decoy.EINVALID, "more than 32 segments"},
+		{"unknown mock", withRoutes("ok", strings.Replace(route("GET", "/a", "read", ""), id1, "00000000-0000-4000-8000-000000000009", 1)), decoy.EINVALID, "mock_id"},
+		{"bad action", withRoutes("ok", route("GET", "/a", "erase", "")), decoy.EINVALID, "action must be"},
+		{"create on an item route", withRoutes("ok", route("POST", "/a/{id}", "create", "")), decoy.EINVALID, "collection route"},
+		{"delete on a collection route", withRoutes("ok", route("DELETE", "/a", "delete", "")), decoy.EINVALID, "item route"},
+		{"same shape", withRoutes("ok", route("GET", "/a/{x}", "read", ""), route("GET", "/a/{y}", "read", "")), decoy.EINVALID, "Route exists: GET /a/{x}"},
+		{"bind of no parameter", withRoutes("ok", route("GET", "/a/{x}", "read", `,"bind":{"y":"y"}`)), decoy.EINVALID, "not a parameter"},
+		{"bind to no field", withRoutes("ok", route("GET", "/a/{x}", "read", `,"bind":{"x":"a..b"}`)), decoy.EINVALID, "bind.x"},
+		{"bad items", withRoutes("ok", route("GET", "/a", "read", `,"items":""`)), decoy.EINVALID, "items"},
+		{"request schema not a schema", withRoutes("ok", route("POST", "/a", "create", `,"request_schema":"x"`)), decoy.EINVALID, "request_schema"},
+	}
+	lim := importer.Limits{MaxDataBytes: 1 << 10, MaxUnpackedBytes: 64 << 10, MaxMocks: 4, MaxRoutes: 4}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := importer.ReadExport(bytes.NewReader(tt.file), lim)
+			if tt.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRoutes(t, r)
+				return
+			}
+			wantCode(t, err, tt.code)
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Fatalf("err = %q, want it to say %q", err, tt.text)
 			}
 		})
 	}

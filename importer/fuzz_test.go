@@ -1,9 +1,16 @@
 package importer_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"mime"
 	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +19,7 @@ import (
 )
 
 // fuzzLimits keep each input's work small.
-var fuzzLimits = importer.Limits{MaxDataBytes: 1 << 20, MaxUnpackedBytes: 4 << 20, MaxMocks: 100}
+var fuzzLimits = importer.Limits{MaxDataBytes: 1 << 20, MaxUnpackedBytes: 4 << 20, MaxMocks: 100, MaxRoutes: 100}
 
 // checkError fails on an error that is not a client's (*decoy.Error):
 // every input gets an answer that says what is wrong with it.
@@ -35,26 +42,55 @@ func FuzzOpenAPI(f *testing.F) {
 	}
 	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"examples":{"a":{"$ref":"#/components/examples/a"}}}}}}}}},"components":{"examples":{"a":{"value":[1]}}}}`))
 	f.Add([]byte("openapi: 3.0.0\ninfo: {title: t, version: '1'}\nx: &a [*a]\npaths: {}\n"))
+	// Resources: a wrapped collection and its items, parameters in the
+	// middle, an operation of its own, request schemas.
+	f.Add([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+"/u":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"example":{"data":[{"uid":1}],"links":{}}}}}}},
+ "post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/U"}}}},"responses":{"201":{"description":"x"}}}},
+"/u/{uid}":{"patch":{"requestBody":{"$ref":"#/components/requestBodies/U"},"responses":{"200":{"description":"x"}}}},
+"/u/{uid}/p":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"example":[{"uid":1,"p":2}]}}}}}},
+"/u/{uid}/p/{p}/{q}.json":{"get":{"responses":{"200":{"description":"x"}}}},
+"/v":{"delete":{"responses":{"204":{"description":"x","content":{"text/plain":{"example":"gone"}}}}}}},
+"components":{"requestBodies":{"U":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/U"}}}}},
+"schemas":{"U":{"type":"object","required":["uid","n"],"properties":{"uid":{"type":"integer","readOnly":true},"n":{"type":"string","nullable":true,"minimum":1,"exclusiveMinimum":true}},
+"allOf":[{"required":["uid"]}]}}}}`))
+	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /:\n    get: {responses: {'200': {description: x, content: {application/json: {schema: {type: array, items: {type: object}}}}}}}\n  /{id}:\n    put: {responses: {'200': {description: x}}}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		r, err := importer.OpenAPI(doc, importer.Options{Limits: fuzzLimits})
-		checkError(t, err)
-		if err != nil {
-			return
-		}
-		for _, m := range r.Mocks {
-			if !json.Valid(m.Data) || m.Status < 200 || m.Status > 299 {
-				t.Fatalf("mock %q: status %d, data %q", m.Name, m.Status, m.Data)
+		for _, base := range []string{"", "/api/v1"} {
+			r, err := importer.OpenAPI(doc, importer.Options{Limits: fuzzLimits, BasePath: base,
+				Generate: func([]byte) ([]byte, error) { return []byte(`{"data":[]}`), nil }})
+			checkError(t, err)
+			if err != nil {
+				return
+			}
+			for _, m := range r.Mocks {
+				if isJSONType(m.ContentType) && !json.Valid(m.Data) || m.Status < 200 || m.Status > 299 {
+					t.Fatalf("mock %q: status %d, %s data %q", m.Name, m.Status, m.ContentType, m.Data)
+				}
+			}
+			checkRoutes(t, r)
+			for _, rt := range r.Routes {
+				if !strings.HasPrefix(rt.Path, base) {
+					t.Fatalf("route %s %s is not under %s", rt.Method, rt.Path, base)
+				}
 			}
 		}
 	})
+}
+
+// isJSONType reports whether a content type is JSON's.
+func isJSONType(ct string) bool {
+	t, _, err := mime.ParseMediaType(ct)
+	return err == nil && (t == "application/json" || strings.HasSuffix(t, "+json"))
 }
 
 func FuzzJSONServer(f *testing.F) {
 	f.Add([]byte(`{"posts":[{"id":1,"title":"json-server"}],"profile":{"name":"typicode"}}`))
 	f.Add([]byte(`{"a": 1.0 , "b":"\u00e9"}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"a/b":[],"{x}":[1],"c":[],"..":{}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		r, err := importer.JSONServer(doc, fuzzLimits)
+		r, err := importer.JSONServer(doc, importer.Options{Limits: fuzzLimits, BasePath: "/x"})
 		checkError(t, err)
 		if err != nil {
 			return
@@ -67,6 +103,12 @@ func FuzzJSONServer(f *testing.F) {
 				t.Fatalf("mock %q: data %q is not the file's bytes", m.Name, m.Data)
 			}
 		}
+		checkRoutes(t, r)
+		for _, rt := range r.Routes {
+			if m := r.Mocks[rt.Mock]; rt.Path != "/x/"+m.Name && rt.Path != "/x/"+m.Name+"/{id}" {
+				t.Fatalf("route %s %s for key %q", rt.Method, rt.Path, m.Name)
+			}
+		}
 	})
 }
 
@@ -74,6 +116,14 @@ func FuzzReadExport(f *testing.F) {
 	var b bytes.Buffer
 	w := importer.NewExportWriter(&b, "default", time.Unix(0, 0))
 	w.Add(importer.ManifestMock{ID: "00000000-0000-4000-8000-000000000001", Name: "a", ContentType: "application/json", Status: 200}, 3, bytes.NewReader([]byte("[1]")))
+	w.Close()
+	f.Add(b.Bytes())
+	b.Reset()
+	w = importer.NewExportWriter(&b, "default", time.Unix(0, 0))
+	w.SetSlug("s")
+	w.Add(importer.ManifestMock{ID: "00000000-0000-4000-8000-000000000001", Name: "a", ContentType: "application/json", Status: 200}, 3, bytes.NewReader([]byte("[1]")))
+	w.AddRoute(importer.ManifestRoute{Method: "GET", Path: "/a/{id}", MockID: "00000000-0000-4000-8000-000000000001", Bind: map[string]string{"id": "x.y"}})
+	w.AddRoute(importer.ManifestRoute{Method: "POST", Path: "/a", MockID: "00000000-0000-4000-8000-000000000001", Action: "create", RequestSchema: []byte(`{"type":"object"}`)})
 	w.Close()
 	f.Add(b.Bytes())
 	f.Add([]byte{0x1f, 0x8b, 0x08, 0x00})
@@ -87,6 +137,146 @@ func FuzzReadExport(f *testing.F) {
 			if int64(len(m.Data)) > fuzzLimits.MaxDataBytes {
 				t.Fatalf("mock %s: %d bytes, past the limit", m.ID, len(m.Data))
 			}
+		}
+		if r.Slug != "" && !decoy.ValidSlug(r.Slug) {
+			t.Fatalf("slug %q", r.Slug)
+		}
+		checkRoutes(t, r)
+	})
+}
+
+// paramName is what a route's parameter may be named (§11.2 of the
+// contract): letters, digits, _, - and ., not starting with a digit.
+var paramName = regexp.MustCompile(`^[A-Za-z_.-][A-Za-z0-9_.-]*$`)
+
+// templateParams checks a route's path as §11.2 has it, apart from the
+// importer: it starts with "/"; its segments are literal or a whole
+// parameter "{name}"; no empty segment but the root "/"; at most 32
+// segments. It returns the parameters.
+func templateParams(path string) ([]string, error) {
+	if path == "/" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(path, "/") {
+		return nil, fmt.Errorf("%q does not start with /", path)
+	}
+	segs := strings.Split(path[1:], "/")
+	if len(segs) > 32 {
+		return nil, fmt.Errorf("%q has %d segments", path, len(segs))
+	}
+	var names []string
+	for _, seg := range segs {
+		switch {
+		case seg == "":
+			return nil, fmt.Errorf("%q has an empty segment", path)
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}"):
+			name := seg[1 : len(seg)-1]
+			if !paramName.MatchString(name) || slices.Contains(names, name) {
+				return nil, fmt.Errorf("%q: parameter %q", path, name)
+			}
+			names = append(names, name)
+		case strings.ContainsAny(seg, "{}"):
+			return nil, fmt.Errorf("%q: segment %q is part literal, part parameter", path, seg)
+		}
+	}
+	return names, nil
+}
+
+// fieldPath reports whether p is a field path of §1.3: segments split on
+// '.', none empty.
+func fieldPath(p string) bool {
+	return p != "" && !slices.Contains(strings.Split(p, "."), "")
+}
+
+// checkRoutes checks the routes of a result: each names one of its mocks,
+// has a route's method and path, an action its shape allows, a bind of
+// each of its parameters (and no other) to a field path, and items that
+// are a field path; no two share a method and a path shape.
+func checkRoutes(t testing.TB, r *importer.Result) {
+	t.Helper()
+	shapes := map[string]bool{}
+	for i, rt := range r.Routes {
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("route %d (%s %q): %s", i, rt.Method, rt.Path, fmt.Sprintf(format, args...))
+		}
+		if rt.Mock < 0 || rt.Mock >= len(r.Mocks) {
+			fail("mock %d of %d", rt.Mock, len(r.Mocks))
+		}
+		if !slices.Contains(decoy.RouteMethods, rt.Method) {
+			fail("not a route's method")
+		}
+		names, err := templateParams(rt.Path)
+		if err != nil {
+			fail("%v", err)
+		}
+		shape := rt.Method + " " + decoy.PathShape(rt.Path)
+		if shapes[shape] {
+			fail("a second route of shape %s", shape)
+		}
+		shapes[shape] = true
+		item := len(names) > 0 && strings.HasSuffix(rt.Path, "{"+names[len(names)-1]+"}")
+		switch rt.Action {
+		case decoy.ActionRead:
+		case decoy.ActionCreate:
+			if item {
+				fail("create on an item route")
+			}
+		case decoy.ActionReplace, decoy.ActionUpdate, decoy.ActionDelete:
+			if !item {
+				fail("%s on a collection route", rt.Action)
+			}
+		default:
+			fail("action %q", rt.Action)
+		}
+		if rt.Bind == nil || len(rt.Bind) != len(names) {
+			fail("bind %v for parameters %v", rt.Bind, names)
+		}
+		for _, n := range names {
+			if !fieldPath(rt.Bind[n]) {
+				fail("bind %v for parameters %v", rt.Bind, names)
+			}
+		}
+		if rt.Items != nil && !fieldPath(*rt.Items) {
+			fail("items %q", *rt.Items)
+		}
+		if rt.RequestSchema != nil && !json.Valid(rt.RequestSchema) {
+			fail("request schema %q", rt.RequestSchema)
+		}
+	}
+}
+
+// FuzzExportManifest fuzzes the manifest of an export whose archive is
+// well formed, so that the fuzzer works on the manifest's routes rather
+// than on gzip and tar.
+func FuzzExportManifest(f *testing.F) {
+	const id = "00000000-0000-4000-8000-000000000001"
+	f.Add([]byte(`{"format":"decoy-export","version":1,"project":"p","slug":"p","mocks":[{"id":"` + id + `","name":"a","content_type":"application/json","status":200}],
+"routes":[{"method":"GET","path":"/a/{id}","mock_id":"` + id + `","action":"read","bind":{"id":"x.y"},"items":"data"},
+{"method":"POST","path":"/a","mock_id":"` + id + `","action":"","bind":null,"items":null,"request_schema":{"type":"object"}}]}`))
+	f.Fuzz(func(t *testing.T, manifest []byte) {
+		var b bytes.Buffer
+		gz := gzip.NewWriter(&b)
+		tw := tar.NewWriter(gz)
+		for _, e := range []struct {
+			name string
+			body []byte
+		}{{"decoy.json", manifest}, {"data/" + id + ".json", []byte(`{"data":[]}`)}} {
+			tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Size: int64(len(e.body)), Mode: 0o644})
+			tw.Write(e.body)
+		}
+		tw.Close()
+		gz.Close()
+		for _, base := range []string{"", "/v1"} {
+			r, err := importer.Read(importer.FormatDecoy, b.Bytes(), importer.Options{Limits: fuzzLimits, BasePath: base})
+			checkError(t, err)
+			if err != nil {
+				return
+			}
+			if r.Slug != "" && !decoy.ValidSlug(r.Slug) {
+				t.Fatalf("slug %q", r.Slug)
+			}
+			checkRoutes(t, r)
 		}
 	})
 }

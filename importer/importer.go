@@ -1,8 +1,9 @@
-// Package importer turns files people already have into mocks: OpenAPI
-// descriptions (3.0 and 3.1, JSON or YAML), json-server db.json files, and
-// Decoy's own exports, which it also writes. It reads and writes bytes
-// only: the HTTP server and the CLI decide where they come from and where
-// the mocks go.
+// Package importer turns files people already have into mocks and the
+// routes that serve them at their API's own paths (§11.5 of the contract):
+// OpenAPI descriptions (3.0 and 3.1, JSON or YAML), json-server db.json
+// files, and Decoy's own exports, which it also writes. It reads and writes
+// bytes only: the HTTP server and the CLI decide where they come from and
+// where the mocks and routes go.
 //
 // Every input is untrusted: each reader is bounded by Limits and answers a
 // malformed or hostile file with a *decoy.Error (EINVALID, or ETOOLARGE
@@ -48,10 +49,40 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
+// Route is a route an import mounts on one of the Result's mocks (§11.2).
+type Route struct {
+	// Method is GET, POST, PUT, PATCH or DELETE (decoy.RouteMethods).
+	Method string
+	// Path is the template, under Options.BasePath: "/" or segments that
+	// are literal or a whole parameter "{name}".
+	Path string
+	// Mock is the index of the route's mock in Result.Mocks.
+	Mock int
+	// Action is one of the decoy.Action constants, always set.
+	Action string
+	// Bind maps every parameter of Path to the record field (§1.3 path)
+	// it is an $eq condition on. Never nil.
+	Bind map[string]string
+	// Items is the dot path of the array, inside the mock's data, that the
+	// route works on; nil: the whole data.
+	Items *string
+	// RequestSchema is the JSON Schema that bodies written through the
+	// route must validate against (§12.3): the OpenAPI operation's request
+	// body schema, as one document in which every $ref resolves, with
+	// readOnly members no longer required. Nil when there is none.
+	RequestSchema []byte
+}
+
 // Result is what an import makes of a file.
 type Result struct {
-	Mocks   []Mock
+	Mocks []Mock
+	// Routes serve the mocks at their API's paths, in the order of the
+	// file (by path for OpenAPI).
+	Routes  []Route
 	Skipped []Skipped
+	// Slug is the project's slug in a Decoy export; empty otherwise, and
+	// in an export written before projects had slugs.
+	Slug string
 }
 
 // Limits bound what one import reads.
@@ -62,6 +93,9 @@ type Limits struct {
 	MaxUnpackedBytes int64
 	// MaxMocks is the most mocks one import makes.
 	MaxMocks int
+	// MaxRoutes is the most routes one import makes (--max-routes; by
+	// default decoy.DefaultMaxRoutes).
+	MaxRoutes int
 }
 
 // DefaultMaxMocks is the most mocks one import makes unless told otherwise.
@@ -77,6 +111,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxMocks <= 0 {
 		l.MaxMocks = DefaultMaxMocks
 	}
+	if l.MaxRoutes <= 0 {
+		l.MaxRoutes = decoy.DefaultMaxRoutes
+	}
 	return l
 }
 
@@ -87,10 +124,16 @@ type Options struct {
 	// no example from the response's schema (a JSON Schema, as JSON).
 	// Without it such operations are skipped.
 	Generate func(schema []byte) ([]byte, error)
+	// BasePath is put before the path of every route the import makes
+	// (?base_path=/prefix): "" or a path of literal segments, starting
+	// with "/" and not ending with one. Any other is EINVALID "Invalid
+	// base_path".
+	BasePath string
 }
 
-// Read makes mocks of data in format, one of the Format constants; an
-// empty format is guessed with Detect.
+// Read makes mocks and routes of data in format, one of the Format
+// constants; an empty format is guessed with Detect. The routes of a Decoy
+// export are put under opt.BasePath as those of the other formats are.
 func Read(format string, data []byte, opt Options) (*Result, error) {
 	opt.Limits = opt.Limits.withDefaults()
 	if format == "" {
@@ -100,9 +143,17 @@ func Read(format string, data []byte, opt Options) (*Result, error) {
 	case FormatOpenAPI:
 		return OpenAPI(data, opt)
 	case FormatJSONServer:
-		return JSONServer(data, opt.Limits)
+		return JSONServer(data, opt)
 	case FormatDecoy:
-		return ReadExport(bytes.NewReader(data), opt.Limits)
+		base, err := basePath(opt.BasePath)
+		if err != nil {
+			return nil, err
+		}
+		res, err := ReadExport(bytes.NewReader(data), opt.Limits)
+		if err != nil {
+			return nil, err
+		}
+		return res, res.mount(base)
 	}
 	return nil, decoy.Errorf(decoy.EINVALID, "format must be openapi, json-server or decoy")
 }

@@ -3,8 +3,13 @@ package importer_test
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -47,17 +52,45 @@ func summary(r *importer.Result) (mocks, skipped []string) {
 	return mocks, skipped
 }
 
+// routeSummary is each route in short: "METHOD path -> mock action", then
+// its bind (param=field, by name), its items, and "schema" when it keeps a
+// request schema.
+func routeSummary(r *importer.Result) []string {
+	var out []string
+	for _, rt := range r.Routes {
+		s := fmt.Sprintf("%s %s -> %d %s", rt.Method, rt.Path, rt.Mock, rt.Action)
+		var bind []string
+		for k, v := range rt.Bind {
+			bind = append(bind, k+"="+v)
+		}
+		sort.Strings(bind)
+		if len(bind) > 0 {
+			s += " bind " + strings.Join(bind, ",")
+		}
+		if rt.Items != nil {
+			s += " items " + *rt.Items
+		}
+		if rt.RequestSchema != nil {
+			s += " schema"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestOpenAPI(t *testing.T) {
 	tests := []struct {
 		name        string
 		doc         string
+		opt         importer.Options
 		mocks       []string
+		routes      []string
 		skipped     []string
-		contentType string
+		contentType []string // of each mock, when given
 	}{{
-		name: "example, examples and none (3.0 YAML)",
+		name: "a collection, operations of their own, example, examples and none (3.0 YAML)",
 		doc: `openapi: 3.0.3
 info: {title: t, version: "1"}
 paths:
@@ -76,6 +109,13 @@ paths:
       responses:
         "201": {description: created}
   /pets/{id}:
+    get:
+      responses:
+        "200": {description: ok, content: {application/json: {example: {"id": 1}}}}
+    delete:
+      responses:
+        "204": {description: gone}
+  /things/{id}:
     get:
       responses:
         "404": {description: nope}
@@ -110,18 +150,29 @@ paths:
             application/json:
               examples:
                 a: {summary: "an example with no value"}
+  /text:
+    put:
+      responses:
+        "200": {description: ok, content: {text/plain: {example: "it is done"}}}
 `,
 		mocks: []string{
 			`listPets 200 [{"id":1,"name":"Rex"}]`,
-			`GET /pets/{id} 203 {"first":true}`,
+			`summaryOnly 200 `,
+			`PUT /text 200 it is done`,
+			`GET /things/{id} 203 {"first":true}`,
+		},
+		contentType: []string{"application/json", "text/plain; charset=utf-8", "text/plain", "application/json"},
+		routes: []string{
+			"GET /pets -> 0 read",
+			"POST /pets -> 0 create",
+			"GET /pets/{id} -> 0 read bind id=id",
+			"DELETE /pets/{id} -> 0 delete bind id=id",
+			"GET /summary -> 1 read",
+			"PUT /text -> 2 read",
+			"GET /things/{id} -> 3 read bind id=id",
 		},
 		skipped: []string{
 			"GET /empty 200: " + importer.ReasonNoExample,
-			"GET /pets default: not a 2xx response",
-			"POST /pets: not a GET operation",
-			"GET /pets/{id} 200: no JSON content",
-			"GET /pets/{id} 404: not a 2xx response",
-			"GET /summary 200: its first example has no value",
 		},
 	}, {
 		name: "a response that is a cycle of $refs (3.0 YAML)",
@@ -142,6 +193,7 @@ components:
     r1: {$ref: "#/components/responses/r0"}
 `,
 		mocks:   []string{`GET /b 200 [1]`},
+		routes:  []string{"GET /b -> 0 read"},
 		skipped: []string{"GET /a 200: its response could not be resolved (#/components/responses/r0)"},
 	}, {
 		name: "examples by $ref, lowest 2xx, +json (3.1 JSON)",
@@ -151,15 +203,55 @@ components:
   "200":{"description":"x","content":{"application/vnd.api+json":{"examples":{"one":{"$ref":"#/components/examples/One"}}}}}}}}},
 "components":{"examples":{"One":{"value":{"n":1,"s":"<é>"}}}}}`,
 		mocks:       []string{`a 200 {"n":1,"s":"<é>"}`},
-		skipped:     []string{"GET /a 201: a lower 2xx response (200) was imported"},
-		contentType: "application/vnd.api+json",
+		routes:      []string{"GET /a -> 0 read"},
+		contentType: []string{"application/vnd.api+json"},
 	}, {
 		name: "no paths",
 		doc:  `{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`,
+	}, {
+		name: "what cannot be a route is skipped",
+		doc: `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /files/{name}.json:
+    get: {responses: {"200": {description: x, content: {application/json: {example: 1}}}}}
+  /u/{b}:
+    get: {responses: {"200": {description: x, content: {application/json: {example: 2}}}}}
+  /u/{a}:
+    get: {responses: {"200": {description: x, content: {application/json: {example: 3}}}}}
+    put: {responses: {"200": {description: x, content: {application/json: {example: 4}}}}}
+  /v/{1st}:
+    get: {responses: {"200": {description: x}}}
+  /w/{x}/{x}:
+    get: {responses: {"200": {description: x}}}
+  /a b:
+    get: {responses: {"200": {description: x}}}
+  /h:
+    head: {responses: {"200": {description: x}}}
+    options: {responses: {"204": {description: x}}}
+    trace: {responses: {"200": {description: x}}}
+    get: {responses: {"400": {description: x}}}
+  /n:
+    get: {responses: {}}
+`,
+		mocks:  []string{"GET /u/{a} 200 3", "PUT /u/{a} 200 4"},
+		routes: []string{"GET /u/{a} -> 0 read bind a=a", "PUT /u/{a} -> 1 read bind a=a"},
+		skipped: []string{
+			`GET /a b: the segment "a b" holds a character a route's path segment cannot (a space, a control character, /, ? or #)`,
+			`GET /files/{name}.json: the segment "{name}.json" mixes literal text and a parameter: a route's parameter is a whole segment`,
+			"GET /h: no 2xx response",
+			"HEAD /h: HEAD is not a route's method: a GET route answers it",
+			"OPTIONS /h: OPTIONS is not a route's method: Decoy answers CORS preflights itself",
+			"TRACE /h: TRACE is not a route's method (GET, POST, PUT, PATCH or DELETE)",
+			"GET /n: no responses",
+			"GET /u/{b}: the path has the shape of /u/{a}, imported before it (parameter names aside)",
+			`GET /v/{1st}: the parameter name "1st" is not one a route can have (letters, digits, _, - and ., not starting with a digit)`,
+			"GET /w/{x}/{x}: the parameter {x} appears twice",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := importer.OpenAPI([]byte(tt.doc), importer.Options{})
+			r, err := importer.OpenAPI([]byte(tt.doc), tt.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,11 +259,16 @@ components:
 			if !reflect.DeepEqual(mocks, tt.mocks) {
 				t.Errorf("mocks:\n%q\nwant\n%q", mocks, tt.mocks)
 			}
+			if routes := routeSummary(r); !reflect.DeepEqual(routes, tt.routes) {
+				t.Errorf("routes:\n%q\nwant\n%q", routes, tt.routes)
+			}
 			if !reflect.DeepEqual(skipped, tt.skipped) {
 				t.Errorf("skipped:\n%q\nwant\n%q", skipped, tt.skipped)
 			}
-			if tt.contentType != "" && r.Mocks[0].ContentType != tt.contentType {
-				t.Errorf("content type %q, want %q", r.Mocks[0].ContentType, tt.contentType)
+			for i, ct := range tt.contentType {
+				if i < len(r.Mocks) && r.Mocks[i].ContentType != ct {
+					t.Errorf("mock %d: content type %q, want %q", i, r.Mocks[i].ContentType, ct)
+				}
 			}
 		})
 	}
@@ -240,38 +337,48 @@ func TestOpenAPIErrors(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
+
 // TestThirdParty imports OpenAPI descriptions written by others (see
-// testdata/thirdparty/SOURCES.md) and checks that each mock's data equals
-// its example, as read from the file apart from the importer.
+// testdata/thirdparty/SOURCES.md): the mocks, routes (binds, items,
+// request schemas) and skipped parts each makes are in
+// testdata/golden/<file>.golden (go test -run TestThirdParty -update
+// rewrites them), and each mock's data equals its example, as read from
+// the file apart from the importer.
 func TestThirdParty(t *testing.T) {
+	generated := func([]byte) ([]byte, error) { return []byte(`[]`), nil }
 	tests := []struct {
-		file    string
-		mocks   map[string]string // operationId: the JSON pointer of its example in the file
-		status  map[string]int
-		skipped []string
+		file     string
+		generate bool
+		examples map[string]string // mock: the JSON pointer of its example in the file
 	}{{
 		file: "museum.yaml",
-		mocks: map[string]string{
+		examples: map[string]string{
 			"getMuseumHours":    "/components/examples/GetMuseumHoursResponseExample/value",
 			"listSpecialEvents": "/components/examples/ListSpecialEventsResponseExample/value",
-			"getSpecialEvent":   "/components/examples/GetSpecialEventResponseExample/value",
-		},
-		skipped: []string{
-			"DELETE /special-events/{eventId}: not a GET operation",
-			"GET /tickets/{ticketId}/qr 200: no JSON content",
-			"PATCH /special-events/{eventId}: not a GET operation",
-			"POST /special-events: not a GET operation",
-			"POST /tickets: not a GET operation",
+			"buyMuseumTickets":  "/components/examples/BuyGeneralTicketsResponseExample/value",
 		},
 	}, {
 		file: "api-with-examples.json",
-		mocks: map[string]string{
+		examples: map[string]string{
 			"listVersionsv2":      "/paths/~1/get/responses/200/content/application~1json/examples/foo/value",
 			"getVersionDetailsv2": "/paths/~1v2/get/responses/200/content/application~1json/examples/foo/value",
 		},
-		skipped: []string{
-			"GET / 300: not a 2xx response",
-			"GET /v2 203: a lower 2xx response (200) was imported",
+	}, {
+		file:     "petstore-expanded.yaml",
+		generate: true,
+	}, {
+		file: "api-pastry.yaml",
+		examples: map[string]string{
+			"GetPastries": "/paths/~1pastry/get/responses/200/content/application~1json/examples/pastries_json/value",
+		},
+	}, {
+		file: "xero-projects.yaml",
+		examples: map[string]string{
+			"getProjects":     "/paths/~1Projects/get/responses/200/content/application~1json/example",
+			"getProjectUsers": "/paths/~1ProjectsUsers/get/responses/200/content/application~1json/example",
+			"getTasks":        "/paths/~1Projects~1{projectId}~1Tasks/get/responses/200/content/application~1json/example",
+			"getTimeEntries":  "/paths/~1Projects~1{projectId}~1Time/get/responses/200/content/application~1json/example",
 		},
 	}}
 	for _, tt := range tests {
@@ -280,10 +387,16 @@ func TestThirdParty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := importer.OpenAPI(raw, importer.Options{})
+			opt := importer.Options{}
+			if tt.generate {
+				opt.Generate = generated
+			}
+			r, err := importer.OpenAPI(raw, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
+			golden(t, "testdata/golden/"+tt.file+".golden", describe(r))
+
 			// Dates stay strings, as in YAML 1.2 and in the JSON form.
 			var parsed any
 			if _, err := yaml.Unmarshal(raw, &parsed, yaml.DecodeOpts{DisableTimestamps: true}); err != nil {
@@ -293,35 +406,80 @@ func TestThirdParty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(r.Mocks) != len(tt.mocks) {
-				t.Errorf("%d mocks, want %d", len(r.Mocks), len(tt.mocks))
-			}
 			for _, m := range r.Mocks {
-				ptr, ok := tt.mocks[m.Name]
+				ptr, ok := tt.examples[m.Name]
 				if !ok {
-					t.Errorf("unexpected mock %q", m.Name)
 					continue
 				}
-				want := pointer(t, whole, ptr)
-				if !jsonEqual(t, m.Data, want) {
+				delete(tt.examples, m.Name)
+				if want := pointer(t, whole, ptr); !jsonEqual(t, m.Data, want) {
 					t.Errorf("%s: data\n%s\nwant the example\n%s", m.Name, m.Data, want)
 				}
-				if m.Status != 200 || m.ContentType != "application/json" {
-					t.Errorf("%s: status %d, content type %s", m.Name, m.Status, m.ContentType)
-				}
 			}
-			var skipped []string
-			for _, s := range r.Skipped {
-				if !strings.HasSuffix(s.Reason, "not a 2xx response") || tt.file != "museum.yaml" {
-					skipped = append(skipped, s.Source+": "+s.Reason)
-				}
+			for name := range tt.examples {
+				t.Errorf("no mock %s", name)
 			}
-			for _, want := range tt.skipped {
-				if !contains(skipped, want) {
-					t.Errorf("skipped lacks %q: %q", want, skipped)
-				}
-			}
+			checkRoutes(t, r)
 		})
+	}
+}
+
+// describe writes a result out for a golden file: each mock (without its
+// data), each route, each part skipped, and each request schema once.
+func describe(r *importer.Result) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "mocks:\n")
+	for i, m := range r.Mocks {
+		fmt.Fprintf(&b, "  %d %q %d %s, %d bytes\n", i, m.Name, m.Status, m.ContentType, len(m.Data))
+	}
+	fmt.Fprintf(&b, "routes:\n")
+	var schemas []string
+	for _, line := range routeSummary(r) {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	for _, rt := range r.Routes {
+		if rt.RequestSchema != nil && !contains(schemas, string(rt.RequestSchema)) {
+			schemas = append(schemas, string(rt.RequestSchema))
+		}
+	}
+	fmt.Fprintf(&b, "skipped:\n")
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "  %s: %s\n", s.Source, s.Reason)
+	}
+	fmt.Fprintf(&b, "request schemas:\n")
+	for _, rt := range r.Routes {
+		if rt.RequestSchema == nil {
+			continue
+		}
+		i := slices.Index(schemas, string(rt.RequestSchema))
+		fmt.Fprintf(&b, "  %s %s: %d\n", rt.Method, rt.Path, i)
+	}
+	for i, s := range schemas {
+		var indented bytes.Buffer
+		json.Indent(&indented, []byte(s), "  ", "  ")
+		fmt.Fprintf(&b, "%d:\n  %s\n", i, indented.Bytes())
+	}
+	return b.Bytes()
+}
+
+// golden compares got with a golden file, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
 	}
 }
 
@@ -357,15 +515,40 @@ func pointer(t *testing.T, doc []byte, ptr string) []byte {
 }
 
 func TestJSONServer(t *testing.T) {
+	arrayRoutes := func(mock int, path string) []string {
+		return []string{
+			fmt.Sprintf("GET %s -> %d read", path, mock),
+			fmt.Sprintf("POST %s -> %d create", path, mock),
+			fmt.Sprintf("GET %s/{id} -> %d read bind id=id", path, mock),
+			fmt.Sprintf("PUT %s/{id} -> %d replace bind id=id", path, mock),
+			fmt.Sprintf("PATCH %s/{id} -> %d update bind id=id", path, mock),
+			fmt.Sprintf("DELETE %s/{id} -> %d delete bind id=id", path, mock),
+		}
+	}
 	tests := []struct {
 		name    string
 		doc     string
+		base    string
 		mocks   []string
+		routes  []string
 		skipped []string
 		code    string
 	}{
 		{name: "keys in order, bytes as written", doc: "{\"posts\": [ {\"id\": 1.0, \"t\": \"\\u00e9\"} ],\n \"profile\": {\"name\":\"typicode\"}, \"n\": 3}",
-			mocks: []string{`posts 200 [ {"id": 1.0, "t": "\u00e9"} ]`, `profile 200 {"name":"typicode"}`, `n 200 3`}},
+			mocks:  []string{`posts 200 [ {"id": 1.0, "t": "\u00e9"} ]`, `profile 200 {"name":"typicode"}`, `n 200 3`},
+			routes: append(arrayRoutes(0, "/posts"), "GET /profile -> 1 read", "GET /n -> 2 read")},
+		{name: "under a base path", doc: `{"posts":[],"db.v2":null}`, base: "/api",
+			mocks:  []string{`posts 200 []`, `db.v2 200 null`},
+			routes: append(arrayRoutes(0, "/api/posts"), "GET /api/db.v2 -> 1 read")},
+		{name: "keys that are no path segment: mocks without routes", doc: `{"a/b":[],"{x}":1,"c d":2,"":3,"..":4}`,
+			mocks: []string{`a/b 200 []`, `{x} 200 1`, `c d 200 2`, ` 200 3`, `.. 200 4`},
+			skipped: []string{
+				`a/b: no routes: the key is no path segment (the segment "a/b" holds a character a route's path segment cannot (a space, a control character, /, ? or #))`,
+				`{x}: no routes: the key is no path segment (the segment "{x}" mixes literal text and a parameter: a route's parameter is a whole segment)`,
+				`c d: no routes: the key is no path segment (the segment "c d" holds a character a route's path segment cannot (a space, a control character, /, ? or #))`,
+				`: no routes: the key is no path segment (the path has an empty segment)`,
+				`..: no routes: the key is no path segment (the segment ".." is not one a request's path holds)`,
+			}},
 		{name: "empty object", doc: `{}`},
 		{name: "long key", doc: `{"` + strings.Repeat("k", 201) + `": 1}`, skipped: []string{strings.Repeat("k", 100) + ": the key is not a valid name (UTF-8, at most 200 bytes)"}},
 		{name: "array", doc: `[1,2]`, code: decoy.EINVALID},
@@ -376,7 +559,7 @@ func TestJSONServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := importer.JSONServer([]byte(tt.doc), importer.Limits{})
+			r, err := importer.JSONServer([]byte(tt.doc), importer.Options{BasePath: tt.base})
 			if tt.code != "" {
 				wantCode(t, err, tt.code)
 				return
@@ -388,6 +571,10 @@ func TestJSONServer(t *testing.T) {
 			if !reflect.DeepEqual(mocks, tt.mocks) || !reflect.DeepEqual(skipped, tt.skipped) {
 				t.Errorf("mocks %q skipped %q, want %q %q", mocks, skipped, tt.mocks, tt.skipped)
 			}
+			if routes := routeSummary(r); !reflect.DeepEqual(routes, tt.routes) {
+				t.Errorf("routes:\n%q\nwant\n%q", routes, tt.routes)
+			}
+			checkRoutes(t, r)
 		})
 	}
 }
@@ -446,18 +633,21 @@ paths:
 
 // TestMaxMocksBound: an import makes at most MaxMocks mocks.
 func TestMaxMocksBound(t *testing.T) {
-	if r, err := importer.JSONServer([]byte(`{"a":1,"b":2}`), importer.Limits{MaxMocks: 2}); err != nil || len(r.Mocks) != 2 {
+	if r, err := importer.JSONServer([]byte(`{"a":1,"b":2}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}}); err != nil || len(r.Mocks) != 2 {
 		t.Errorf("at the bound: %v %v", r, err)
 	}
-	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Limits{MaxMocks: 2})
+	_, err := importer.JSONServer([]byte(`{"a":1,"b":2,"c":3}`), importer.Options{Limits: importer.Limits{MaxMocks: 2}})
 	wantCode(t, err, decoy.ETOOLARGE)
 }
 
 // TestThirdPartyWithoutExamples: the OAI's petstore-expanded has no
-// examples: its GET operations are skipped without Options.Generate, and
-// handed to it, with its components, once it is set; with the schema
-// generator the server uses, both import, with data that validates
-// against their schemas (Pet is an allOf of NewPet and an id).
+// examples. Without Options.Generate its operations with JSON responses
+// are skipped, and its DELETE (a 204, no content) is a mock of its own;
+// once it is set, GET /pets (an array of Pet) owns a collection, its
+// schema (with its components) handed to Generate, and the other
+// operations are routes on it. With the schema generator the server uses,
+// its data validates against the schema (Pet is an allOf of NewPet and an
+// id).
 func TestThirdPartyWithoutExamples(t *testing.T) {
 	raw, err := os.ReadFile("testdata/thirdparty/petstore-expanded.yaml")
 	if err != nil {
@@ -467,30 +657,23 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, skipped := summary(r)
+	mocks, skipped := summary(r)
 	want := []string{
 		"GET /pets 200: " + importer.ReasonNoExample,
-		"GET /pets default: not a 2xx response",
-		"POST /pets: not a GET operation",
-		"DELETE /pets/{id}: not a GET operation",
+		"POST /pets 200: " + importer.ReasonNoExample,
 		"GET /pets/{id} 200: " + importer.ReasonNoExample,
-		"GET /pets/{id} default: not a 2xx response",
 	}
-	if len(r.Mocks) != 0 || !reflect.DeepEqual(skipped, want) {
-		t.Errorf("mocks %d, skipped:\n%q\nwant\n%q", len(r.Mocks), skipped, want)
+	if !reflect.DeepEqual(mocks, []string{"deletePet 204 "}) || !reflect.DeepEqual(skipped, want) {
+		t.Errorf("mocks %q, skipped:\n%q\nwant\n%q", mocks, skipped, want)
+	}
+	if routes := routeSummary(r); !reflect.DeepEqual(routes, []string{"DELETE /pets/{id} -> 0 read bind id=id"}) {
+		t.Errorf("routes %q", routes)
 	}
 
-	schemas := map[string]string{}
+	var schemas []string
 	r, err = importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
-		return []byte(`[]`), nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2, _ := importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
 		var s struct {
 			Type       string `json:"type"`
-			Ref        string `json:"$ref"`
 			Components struct {
 				Schemas map[string]json.RawMessage `json:"schemas"`
 			} `json:"components"`
@@ -498,19 +681,21 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 		if err := json.Unmarshal(schema, &s); err != nil || s.Components.Schemas["Pet"] == nil || s.Components.Schemas["NewPet"] == nil {
 			t.Errorf("schema %s: %v", schema, err)
 		}
-		schemas[s.Type+s.Ref] = string(schema)
-		return []byte(`{}`), nil
+		schemas = append(schemas, s.Type)
+		return []byte(`[]`), nil
 	}})
-	if len(r.Mocks) != 2 || r.Mocks[0].Name != "findPets" || r.Mocks[1].Name != "find pet by id" || len(r2.Mocks) != 2 {
-		t.Errorf("with Generate: %+v", r.Mocks)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if schemas["array"] == "" || schemas["#/components/schemas/Pet"] == "" {
+	if len(r.Mocks) != 1 || r.Mocks[0].Name != "findPets" || len(r.Routes) != 4 || len(r.Skipped) != 0 {
+		t.Errorf("with Generate: %+v %q %v", r.Mocks, routeSummary(r), r.Skipped)
+	}
+	if !reflect.DeepEqual(schemas, []string{"array"}) {
 		t.Errorf("schemas given to Generate: %v", schemas)
 	}
 
-	// With the schema generator, as the server imports: Pet is an allOf
-	// of NewPet and an id, and every output validates against the
-	// operation's schema, over many seeds.
+	// With the schema generator, as the server imports: the output
+	// validates against the operation's schema, over many seeds.
 	for seed := uint64(0); seed < 50; seed++ {
 		given := map[string][]byte{} // data: its schema
 		r, err := importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
@@ -525,38 +710,14 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Mocks) != 2 {
+		if len(r.Mocks) != 1 {
 			t.Fatalf("seed %d: %d mocks, skipped %v", seed, len(r.Mocks), r.Skipped)
 		}
 		for _, m := range r.Mocks {
 			schema := given[string(m.Data)]
-			c := jsonschema.NewCompiler()
-			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.AddResource("schema.json", doc); err != nil {
-				t.Fatal(err)
-			}
-			sch, err := c.Compile("schema.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(m.Data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sch.Validate(v); err != nil {
-				t.Errorf("seed %d: %s: %s does not validate against %s: %v", seed, m.Name, m.Data, schema, err)
-			}
+			validate(t, schema, m.Data)
 			var pets []map[string]any
-			if m.Name == "find pet by id" {
-				var pet map[string]any
-				json.Unmarshal(m.Data, &pet)
-				pets = append(pets, pet)
-			} else {
-				json.Unmarshal(m.Data, &pets)
-			}
+			json.Unmarshal(m.Data, &pets)
 			for _, p := range pets {
 				if _, ok := p["id"].(float64); !ok {
 					t.Errorf("seed %d: %s: a pet without an integer id: %s", seed, m.Name, m.Data)
@@ -564,6 +725,37 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 			}
 		}
 	}
+}
+
+// validate fails unless data validates against a JSON Schema document.
+func validate(t *testing.T, schema, data []byte) {
+	t.Helper()
+	if err := validation(t, schema, data); err != nil {
+		t.Errorf("%s does not validate against %s: %v", data, schema, err)
+	}
+}
+
+// validation validates data against a JSON Schema document (draft
+// 2020-12, as the server validates request bodies).
+func validation(t *testing.T, schema, data []byte) error {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatalf("%s: %v", schema, err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch.Validate(v)
 }
 
 // An example is kept as its description writes it: keys in their order,

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -20,15 +21,17 @@ const maxRefChain = 100
 // maxRefChain local $refs, before kin-openapi resolves it. It reads the
 // description as kin-openapi does: as JSON, else through its YAML library
 // (which turns YAML into JSON, keys that are not strings included); one
-// neither reads is left to kin-openapi to refuse. It reports whether the
-// description is JSON.
-func checkRefChains(data []byte) (isJSON bool, err error) {
-	var doc any
-	if isJSON = json.Unmarshal(data, &doc) == nil; !isJSON {
-		doc = nil
-		if _, err := yaml.Unmarshal(data, &doc, yaml.DecodeOpts{DisableTimestamps: true}); err != nil {
-			return false, nil
+// neither reads is left to kin-openapi to refuse. It returns the
+// description as JSON values (numbers as written, json.Number), and
+// whether it is JSON.
+func checkRefChains(data []byte) (doc any, isJSON bool, err error) {
+	useNumber := func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
+	if isJSON = json.Valid(data); isJSON {
+		if useNumber(json.NewDecoder(bytes.NewReader(data))).Decode(&doc) != nil {
+			return nil, false, nil
 		}
+	} else if _, err := yaml.Unmarshal(data, &doc, yaml.DecodeOpts{DisableTimestamps: true}, useNumber); err != nil {
+		return nil, false, nil
 	}
 	links := map[string]int{} // by $ref: the links of its chain; 0 while followed
 	var length func(ref string, depth int) int
@@ -70,9 +73,9 @@ func checkRefChains(data []byte) (isJSON bool, err error) {
 	}
 	walk(doc, 0)
 	if found != "" {
-		return isJSON, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: a chain of more than %d $refs, each pointing at another, from %s", maxRefChain, clip(found))
+		return nil, isJSON, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: a chain of more than %d $refs, each pointing at another, from %s", maxRefChain, clip(found))
 	}
-	return isJSON, nil
+	return doc, isJSON, nil
 }
 
 // refAt returns the $ref of the object a local $ref ("#/a/b") points at,

@@ -100,10 +100,14 @@ func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.Re
 	}
 	var b bytes.Buffer
 	w := importer.NewExportWriter(&b, filepath.Base(path), time.Now())
+	w.SetSlug(res.Slug)
 	for _, m := range res.Mocks {
 		if err := w.Add(importer.ManifestOf(m), int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
 			return nil, err
 		}
+	}
+	for _, r := range res.Routes {
+		w.AddRoute(importer.ManifestRouteOf(r, res.Mocks[r.Mock].ID))
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
