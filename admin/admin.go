@@ -32,9 +32,6 @@ type Config struct {
 	// which usage shows. Required.
 	Store decoy.Store
 	Quota decoy.QuotaCounter
-	// MockBatches creates the mocks of an import in one transaction; nil:
-	// imports answer 501.
-	MockBatches decoy.MockBatchStore
 	// Limiter counts each mock's reads per sliding minute: usage shows
 	// the count. Required.
 	Limiter decoy.Limiter

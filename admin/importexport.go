@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -68,12 +69,16 @@ func (s *API) projectMocks(ctx context.Context, project string) ([]*decoy.Mock, 
 }
 
 // importParams are the query parameters of POST …/import.
-var importParams = map[string]bool{"format": true, "new_ids": true, "dry_run": true}
+var importParams = map[string]bool{"format": true, "new_ids": true, "dry_run": true, "base_path": true}
 
 // importAnswer is the answer of an import: what it created (or would
-// create, for a dry run) and what it skipped.
+// create, for a dry run), the mocks it gave new data (an import of the
+// same file again updates in place, §11.5), the routes it made or changed,
+// and what it skipped.
 type importAnswer struct {
 	Created []mockView         `json:"created"`
+	Updated []mockView         `json:"updated"`
+	Routes  []*decoy.Route     `json:"routes"`
 	Skipped []importer.Skipped `json:"skipped"`
 }
 
@@ -81,7 +86,7 @@ type importAnswer struct {
 // --max-data-bytes, as a mock's document, and an export unpacks to at
 // most four times that.
 func (s *API) importLimits() importer.Limits {
-	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes}
+	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes, MaxRoutes: s.maxRoutes()}
 }
 
 // generateFromSchema makes the data of an imported OpenAPI operation that
@@ -95,14 +100,17 @@ func (s *API) generateFromSchema(schema []byte) ([]byte, error) {
 	return t.Run(generate.NewSeed(), s.limits())
 }
 
-// errNoImports answers an import to a server whose store cannot create
-// mocks in one transaction.
+// errNoImports answers an import to a server whose store cannot write an
+// import's mocks and routes in one transaction.
 var errNoImports = answer.New(http.StatusNotImplemented, "This server's store cannot import mocks")
 
 // importProject serves POST /admin/v1/projects/{id}/import: the file in
-// the body becomes mocks of the project, all of them or none.
+// the body becomes mocks of the project and the routes that serve them
+// (§8, §11.5), all of them or none. A route that exists at the same method
+// and path keeps its id and its mock, which gets the new data as a new
+// version: importing a file again duplicates nothing.
 func (s *API) importProject(w http.ResponseWriter, r *http.Request, project string) error {
-	if s.cfg.MockBatches == nil {
+	if s.cfg.Routes == nil {
 		return errNoImports
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -153,7 +161,8 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	if format == "" {
 		format = importer.Detect(body)
 	}
-	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema})
+	opt := importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema, BasePath: q.Get("base_path")}
+	res, err := importer.Read(format, body, opt)
 	if err != nil {
 		return err
 	}
@@ -174,7 +183,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		}
 		mocks = append(mocks, im)
 	}
-	out := importAnswer{Created: make([]mockView, 0, len(mocks)), Skipped: skipped}
+	out := importAnswer{Created: []mockView{}, Updated: []mockView{}, Routes: []*decoy.Route{}, Skipped: skipped}
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -191,10 +200,19 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 			}
 		}
 	}
+	plan, err := s.planImport(r.Context(), project, res, mocks)
+	if err != nil {
+		return err
+	}
 	if dryRun {
-		for _, im := range mocks {
-			out.Created = append(out.Created, s.view(r, im.mock, ""))
+		for i, im := range mocks {
+			if plan.replaces[i] == "" {
+				out.Created = append(out.Created, s.view(r, im.mock, ""))
+			} else {
+				out.Updated = append(out.Updated, s.view(r, im.mock, ""))
+			}
 		}
+		out.Routes = append(out.Routes, plan.batch.Routes...)
 		answer.JSON(w, http.StatusOK, out)
 		return nil
 	}
@@ -202,23 +220,137 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	// the bound of one write, and one cut short stores nothing.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), importTimeout)
 	defer cancel()
-	batch := make([]pendingMock, len(mocks))
-	for i, im := range mocks {
-		batch[i] = pendingMock{im.mock, im.entry, decoy.Data{Bytes: im.entry.Data}, im.template}
-	}
-	created, err := s.addMocks(ctx, batch, s.cfg.MockBatches.CreateMocks)
-	if decoy.ErrorCode(err) == decoy.ECONFLICT {
+	written, err := s.writeImport(ctx, plan)
+	if decoy.ErrorCode(err) == decoy.ECONFLICT && keepIDs {
 		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true to give the mocks new ids)", decoy.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
 	}
-	for i, m := range created {
-		out.Created = append(out.Created, s.view(r, m, mocks[i].token))
+	for i, m := range written.Created {
+		out.Created = append(out.Created, s.view(r, m, plan.created[i].token))
 	}
-	s.log.Info("import", "project", project, "format", format, "created", len(created), "skipped", len(out.Skipped))
+	for _, m := range written.Replaced {
+		out.Updated = append(out.Updated, s.view(r, m, ""))
+	}
+	out.Routes = append(out.Routes, written.Routes...)
+	if res.Slug != "" {
+		// An export's project keeps its URLs where it can (§11.2): its
+		// slug, or the slug with a suffix when another project has it.
+		if err := s.adoptSlug(ctx, project, res.Slug); err != nil {
+			s.log.Warn("import: the export's slug was not taken", "project", project, "slug", res.Slug, "err", err)
+		}
+	}
+	s.log.Info("import", "project", project, "format", format, "created", len(written.Created), "updated", len(written.Replaced),
+		"routes", len(written.Routes), "skipped", len(out.Skipped))
 	answer.JSON(w, http.StatusCreated, out)
 	return nil
+}
+
+// importPlan is what an import writes: the batch for the store, and for
+// each mock of the file the id of the existing mock it gives new data
+// ("" when it creates one), with the mocks it creates in the batch's order.
+type importPlan struct {
+	batch    decoy.ImportBatch
+	replaces []string
+	created  []*importedMock
+	replaced []*importedMock
+}
+
+// planImport decides what an import writes into project: a mock of the
+// file whose route exists at the same method and path (shape, §11.2)
+// replaces the data of that route's mock; the others are created. Routes
+// that exist are updated in place, keeping their ids; the others created.
+func (s *API) planImport(ctx context.Context, project string, res *importer.Result, mocks []*importedMock) (*importPlan, error) {
+	existing, err := s.cfg.Routes.ListRoutes(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	byShape := make(map[string]*decoy.Route, len(existing))
+	for _, rt := range existing {
+		byShape[rt.Shape()] = rt
+	}
+	plan := &importPlan{batch: decoy.ImportBatch{ProjectID: project, MaxRoutes: s.maxRoutes()}, replaces: make([]string, len(mocks))}
+	taken := map[string]bool{}
+	for _, ir := range res.Routes {
+		rt := &decoy.Route{Method: ir.Method, Path: ir.Path}
+		if old := byShape[rt.Shape()]; old != nil && plan.replaces[ir.Mock] == "" && !taken[old.MockID] {
+			plan.replaces[ir.Mock] = old.MockID
+			taken[old.MockID] = true
+		}
+	}
+	for i, im := range mocks {
+		id := plan.replaces[i]
+		if id == "" {
+			plan.created = append(plan.created, im)
+			plan.batch.Create = append(plan.batch.Create, decoy.NewMock{Mock: im.mock, Data: decoy.Data{Bytes: im.entry.Data}, Template: im.template})
+			continue
+		}
+		im.mock.ID = id
+		plan.replaced = append(plan.replaced, im)
+		plan.batch.Replace = append(plan.batch.Replace, decoy.MockReplacement{ID: id,
+			Data: decoy.MockData{ContentType: im.mock.ContentType, Data: decoy.Data{Bytes: im.entry.Data}, ETag: im.mock.ETag}, Template: im.template})
+	}
+	for _, ir := range res.Routes {
+		rt := &decoy.Route{ProjectID: project, Method: ir.Method, Path: ir.Path, MockID: mocks[ir.Mock].mock.ID, Action: ir.Action,
+			Bind: ir.Bind, Items: ir.Items, RequestSchema: ir.RequestSchema}
+		if rt.Bind == nil {
+			rt.Bind = map[string]string{}
+		}
+		if old := byShape[rt.Shape()]; old != nil {
+			rt.ID = old.ID
+		}
+		plan.batch.Routes = append(plan.batch.Routes, rt)
+	}
+	return plan, nil
+}
+
+// writeImport writes a planned import, and puts its mocks in the cache.
+// The caller holds writeMu.
+func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportWritten, error) {
+	var entries []*mockcache.Entry
+	for _, im := range append(slices.Clip(plan.created), plan.replaced...) {
+		entries = append(entries, im.entry)
+	}
+	var written *decoy.ImportWritten
+	_, err := s.storeMocks(ctx, entries, func(ctx context.Context) ([]*decoy.Mock, error) {
+		var err error
+		if written, err = s.cfg.Routes.WriteImport(ctx, plan.batch); err != nil {
+			return nil, err
+		}
+		return append(slices.Clip(written.Created), written.Replaced...), nil
+	})
+	s.routesChanged(ctx, plan.batch.ProjectID)
+	return written, err
+}
+
+// adoptSlug gives project slug, or slug-2, slug-3, … when another project
+// has it; a project that has it already keeps it.
+func (s *API) adoptSlug(ctx context.Context, project, slug string) error {
+	if !decoy.ValidSlug(slug) {
+		return nil
+	}
+	for n := 1; n <= 100; n++ {
+		cand := decoy.SlugCandidate(slug, n)
+		p, err := s.cfg.Routes.FindProjectBySlug(ctx, cand)
+		switch {
+		case err == nil && p.ID == project:
+			return nil
+		case err == nil:
+			continue
+		case decoy.ErrorCode(err) != decoy.ENOTFOUND:
+			return err
+		}
+		_, err = s.cfg.Routes.SetProjectSlug(ctx, project, cand)
+		if err == nil {
+			s.routesChanged(ctx, project)
+			return nil
+		}
+		if err != decoy.ErrSlugTaken && decoy.ErrorMessage(err) != decoy.ErrSlugTaken.Message {
+			return err
+		}
+	}
+	return decoy.ErrSlugTaken
 }
 
 // importedMock is a mock of an import, ready to store: its settings, its
@@ -291,6 +423,10 @@ func (s *API) exportProject(w http.ResponseWriter, r *http.Request, project stri
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	ew := importer.NewExportWriter(w, name, s.cfg.Now())
+	if err := s.exportRoutes(ctx, ew, project); err != nil {
+		s.log.Error("export failed", "project", project, "err", err)
+		return nil
+	}
 	for _, listed := range mocks {
 		if err := s.exportMock(ctx, ew, listed.ID); err != nil {
 			// The answer has started: the archive is left unfinished (no
@@ -301,6 +437,27 @@ func (s *API) exportProject(w http.ResponseWriter, r *http.Request, project stri
 	}
 	if err := ew.Close(); err != nil {
 		s.log.Warn("export not sent whole", "project", project, "err", err)
+	}
+	return nil
+}
+
+// exportRoutes adds a project's slug and routes to an export (§11.2).
+func (s *API) exportRoutes(ctx context.Context, ew *importer.ExportWriter, project string) error {
+	if s.cfg.Routes == nil || s.cfg.Teams == nil {
+		return nil
+	}
+	p, err := s.cfg.Teams.FindProject(ctx, project)
+	if err != nil {
+		return err
+	}
+	ew.SetSlug(p.Slug)
+	routes, err := s.cfg.Routes.ListRoutes(ctx, project)
+	if err != nil {
+		return err
+	}
+	for _, rt := range routes {
+		ew.AddRoute(importer.ManifestRoute{Method: rt.Method, Path: rt.Path, MockID: rt.MockID, Action: rt.Action, Bind: rt.Bind,
+			Items: rt.Items, RequestSchema: rt.RequestSchema})
 	}
 	return nil
 }
@@ -345,53 +502,41 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 // importTimeout bounds the transaction of an import.
 const importTimeout = 5 * time.Minute
 
-// pendingMock is a mock to store: its settings, its data as a cache entry,
-// its data as the store takes it, and its template if any.
-type pendingMock struct {
-	mock     *decoy.Mock
-	entry    *mockcache.Entry
-	data     decoy.Data
-	template *decoy.Template
-}
-
 // addMock stores a new mock with its data and puts it in the cache.
 // The caller holds writeMu.
 func (s *API) addMock(ctx context.Context, m *decoy.Mock, e *mockcache.Entry, data decoy.Data) (*decoy.Mock, error) {
-	created, err := s.addMocks(ctx, []pendingMock{{m, e, data, nil}}, func(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
-		m, err := s.cfg.Store.CreateMock(ctx, b[0].Mock, b[0].Data)
+	e.Mock = m
+	stored, err := s.storeMocks(ctx, []*mockcache.Entry{e}, func(ctx context.Context) ([]*decoy.Mock, error) {
+		m, err := s.cfg.Store.CreateMock(ctx, m, data)
 		return []*decoy.Mock{m}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return created[0], nil
+	return stored[0], nil
 }
 
-// addMocks stores new mocks with create (all of them or none) and puts
-// them in the cache: the one path of every mock created through the server
-// (uploads, one at a time; imports, in one batch). The caller holds
-// writeMu.
-func (s *API) addMocks(ctx context.Context, mocks []pendingMock, create func(context.Context, []decoy.NewMock) ([]*decoy.Mock, error)) ([]*decoy.Mock, error) {
+// storeMocks runs write, which stores the mocks of entries (created, or
+// given new data) all or none and returns them as stored, in order, and
+// puts them in the cache: the one path of every mock an upload creates
+// and an import writes. The caller holds writeMu.
+func (s *API) storeMocks(ctx context.Context, entries []*mockcache.Entry, write func(context.Context) ([]*decoy.Mock, error)) ([]*decoy.Mock, error) {
 	gen := s.cache.Generation()
-	batch := make([]decoy.NewMock, len(mocks))
-	for i, p := range mocks {
-		batch[i] = decoy.NewMock{Mock: p.mock, Data: p.data, Template: p.template}
-	}
-	created, err := create(ctx, batch)
-	for _, p := range mocks {
-		s.announce(ctx, p.mock.ID)
+	stored, err := write(ctx)
+	for _, e := range entries {
+		s.announce(ctx, e.Mock.ID)
 	}
 	if err != nil {
-		for _, p := range mocks {
-			s.cache.Remove(p.mock.ID)
+		for _, e := range entries {
+			s.cache.Remove(e.Mock.ID)
 		}
 		return nil, err
 	}
-	for i, p := range mocks {
-		p.entry.Mock = created[i]
-		s.cache.PutAt(p.entry, gen)
+	for i, e := range entries {
+		e.Mock = stored[i]
+		s.cache.PutAt(e, gen)
 	}
-	return created, nil
+	return stored, nil
 }
 
 // removeMock deletes a mock and drops it from the cache. The caller holds

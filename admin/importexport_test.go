@@ -258,13 +258,14 @@ func gunzip(t *testing.T, b []byte) string {
 	return string(out)
 }
 
-// batchStore is a store that creates mocks in batches, as both stores do.
+// batchStore is a store that writes imports in one transaction, as both
+// stores do.
 type batchStore interface {
 	decoy.Store
-	decoy.MockBatchStore
+	decoy.RouteStore
 }
 
-// raceStore fails CreateMocks when fail is set, and hides the mocks that
+// raceStore fails WriteImport when fail is set, and hides the mocks that
 // exist from FindMock when hide is set, as when another replica creates
 // one of an import's ids between its check and its transaction.
 type raceStore struct {
@@ -272,11 +273,11 @@ type raceStore struct {
 	fail, hide bool
 }
 
-func (f *raceStore) CreateMocks(ctx context.Context, b []decoy.NewMock) ([]*decoy.Mock, error) {
+func (f *raceStore) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.ImportWritten, error) {
 	if f.fail {
 		return nil, errors.New("store failed")
 	}
-	return f.batchStore.CreateMocks(ctx, b)
+	return f.batchStore.WriteImport(ctx, b)
 }
 
 func (f *raceStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error) {
@@ -291,7 +292,7 @@ func (f *raceStore) FindMock(ctx context.Context, id string) (*decoy.Mock, error
 // and says which (the stores' transactions: storetest.RunBatch).
 func TestImportAllOrNothing(t *testing.T) {
 	rs := &raceStore{}
-	h := servertest.New(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store, c.MockBatches = rs, rs })
+	h := servertest.New(t, func(c *server.Config) { rs.batchStore = c.Store.(batchStore); c.Store, c.Routes = rs, rs })
 	ctx := context.Background()
 
 	rs.fail = true

@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"context"
+	"maps"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/docfile"
@@ -196,4 +197,49 @@ func sameData(stored decoy.Data, b []byte) (bool, error) {
 	}
 	defer doc.Release()
 	return bytes.Equal(doc.Bytes(), b), nil
+}
+
+// SeedRoutes makes routes the routes of project, as an exported folder
+// given to --seed has them (§11.2): a route of the same method and path
+// (shape) is changed in place when it differs, any other is created; the
+// project's other routes stay. It reports whether anything was written.
+func (s *API) SeedRoutes(ctx context.Context, project string, routes []*decoy.Route) (bool, error) {
+	if s.cfg.Routes == nil || len(routes) == 0 {
+		return false, nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	existing, err := s.cfg.Routes.ListRoutes(ctx, project)
+	if err != nil {
+		return false, err
+	}
+	byShape := make(map[string]*decoy.Route, len(existing))
+	for _, rt := range existing {
+		byShape[rt.Shape()] = rt
+	}
+	var batch []*decoy.Route
+	for _, rt := range routes {
+		rt.ProjectID = project
+		if old := byShape[rt.Shape()]; old != nil {
+			if sameRoute(old, rt) {
+				continue
+			}
+			rt.ID = old.ID
+		}
+		batch = append(batch, rt)
+	}
+	if len(batch) == 0 {
+		return false, nil
+	}
+	if _, err := s.cfg.Routes.WriteImport(ctx, decoy.ImportBatch{ProjectID: project, Routes: batch, MaxRoutes: s.maxRoutes()}); err != nil {
+		return false, err
+	}
+	s.routesChanged(ctx, project)
+	return true, nil
+}
+
+// sameRoute reports whether two routes of one shape do the same.
+func sameRoute(a, b *decoy.Route) bool {
+	return a.Path == b.Path && a.MockID == b.MockID && a.Action == b.Action && maps.Equal(a.Bind, b.Bind) &&
+		(a.Items == nil) == (b.Items == nil) && (a.Items == nil || *a.Items == *b.Items) && bytes.Equal(a.RequestSchema, b.RequestSchema)
 }

@@ -33,9 +33,6 @@ import (
 // Config is what the server needs; cmd/decoy fills it from flags.
 type Config struct {
 	Store decoy.Store
-	// MockBatches creates the mocks of an import in one transaction (the
-	// store, which both stores are); nil: imports answer 501.
-	MockBatches decoy.MockBatchStore
 	Quota       decoy.QuotaCounter
 	// QuotaInMemory is set when Quota counts in this process's memory
 	// (the embedded store's journal): its calls never wait on a network,
@@ -281,7 +278,6 @@ func New(cfg Config) *Server {
 	}
 	s.admin = admin.New(admin.Config{
 		Store:               cfg.Store,
-		MockBatches:         cfg.MockBatches,
 		Quota:               cfg.Quota,
 		Limiter:             s.cfg.Limiter, // with its fallback
 		Invalidator:         cfg.Invalidator,

@@ -277,5 +277,17 @@ func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error
 		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(in.Data), "changed", changed)
 		mocks = append(mocks, mock)
 	}
+	routes := make([]*decoy.Route, len(res.Routes))
+	for i, r := range res.Routes {
+		routes[i] = &decoy.Route{Method: r.Method, Path: r.Path, MockID: res.Mocks[r.Mock].ID, Action: r.Action, Bind: r.Bind,
+			Items: r.Items, RequestSchema: r.RequestSchema}
+	}
+	changed, err := m.server.Admin().SeedRoutes(ctx, decoy.DefaultProjectID, routes)
+	if err != nil {
+		return nil, fmt.Errorf("--seed %s: routes: %s", dir, decoy.ErrorMessage(err))
+	}
+	if len(routes) > 0 {
+		m.log.Info("seeded routes", "routes", len(routes), "changed", changed)
+	}
 	return mocks, nil
 }

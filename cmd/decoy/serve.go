@@ -351,7 +351,6 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxCacheBytes:       int64(c.MaxCacheBytes),
 		MaxOpenDocuments:    c.MaxOpenDocuments,
 		Versions:            m.store,
-		MockBatches:         m.store,
 		UploadDir:           m.uploads,
 		Templates:           m.store,
 		CORSOrigins:         c.CORSOrigins,

@@ -91,9 +91,9 @@ func New(t testing.TB, configure ...func(*server.Config)) *Harness {
 	logs := &SyncBuffer{}
 	cfg := server.Config{
 		Store:               store,
-		MockBatches:         store,
 		Quota:               store,
 		Templates:           store,
+		Routes:              store,
 		QuotaInMemory:       true,
 		Limiter:             limiter,
 		AuthFailures:        failures,
