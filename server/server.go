@@ -33,7 +33,7 @@ import (
 // Config is what the server needs; cmd/decoy fills it from flags.
 type Config struct {
 	Store decoy.Store
-	Quota       decoy.QuotaCounter
+	Quota decoy.QuotaCounter
 	// QuotaInMemory is set when Quota counts in this process's memory
 	// (the embedded store's journal): its calls never wait on a network,
 	// so they are not bounded by a timeout.
