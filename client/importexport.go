@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/decoy-mock/decoy"
 )
 
 // ImportOptions are the settings of an import.
@@ -16,6 +18,8 @@ type ImportOptions struct {
 	NewIDs bool
 	// DryRun reports what would be created and skipped, storing nothing.
 	DryRun bool
+	// BasePath prefixes the path of every route the import makes ("/v1").
+	BasePath string
 }
 
 // Skipped is a part of an imported file no mock was made from.
@@ -26,8 +30,12 @@ type Skipped struct {
 
 // ImportResult is the answer of an import.
 type ImportResult struct {
-	Created []Mock    `json:"created"`
-	Skipped []Skipped `json:"skipped"`
+	Created []Mock `json:"created"`
+	// Updated are mocks that existed, given the file's data (an import of
+	// the same file again updates in place).
+	Updated []Mock         `json:"updated"`
+	Routes  []*decoy.Route `json:"routes"`
+	Skipped []Skipped      `json:"skipped"`
 }
 
 // Import makes mocks of project from file, all of them or none.
@@ -41,6 +49,9 @@ func (c *Client) Import(ctx context.Context, project string, file io.Reader, o I
 	}
 	if o.DryRun {
 		q.Set("dry_run", "true")
+	}
+	if o.BasePath != "" {
+		q.Set("base_path", o.BasePath)
 	}
 	path := "/admin/v1/projects/" + url.PathEscape(project) + "/import"
 	if len(q) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ why; tokens of private mocks are shown once.`,
 	fs.StringVar(&o.Format, "format", "", "openapi, json-server or decoy (default: guessed from the content)")
 	fs.BoolVar(&o.NewIDs, "new-ids", false, "give the mocks of a Decoy export fresh ids")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "show what would be created and skipped, storing nothing")
+	fs.StringVar(&o.BasePath, "base-path", "", "prefix of every route the import makes, e.g. /v1")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"openapi", "json-server", "decoy"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cl, out, err := a.prepare(cmd)
@@ -71,7 +73,17 @@ why; tokens of private mocks are shown once.`,
 		if out.format == "json" {
 			return out.json(res)
 		}
-		printImport(out.w, res, o.DryRun)
+		base := ""
+		if len(res.Routes) > 0 && !o.DryRun {
+			// Where the routes answer: what a frontend takes as its base URL.
+			var p struct {
+				BaseURL string `json:"base_url"`
+			}
+			if err := cl.Do(cmd.Context(), "GET", "/admin/v1/projects/"+projectID(*project), nil, &p); err == nil {
+				base = p.BaseURL
+			}
+		}
+		printImport(out.w, res, o.DryRun, base)
 		return nil
 	}
 	return cmd
@@ -116,18 +128,56 @@ func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.Re
 	return io.NopCloser(&b), nil
 }
 
-// printImport prints what an import created and skipped.
-func printImport(w io.Writer, res *client.ImportResult, dryRun bool) {
+// printImport prints what an import created, updated and skipped, and the
+// routes it made under the project's base URL (when known).
+func printImport(w io.Writer, res *client.ImportResult, dryRun bool, base string) {
 	if dryRun {
 		fmt.Fprintf(w, "Would create %d %s (dry run: nothing was stored)\n", len(res.Created), plural(len(res.Created), "mock"))
 	} else {
 		fmt.Fprintf(w, "Created %d %s\n", len(res.Created), plural(len(res.Created), "mock"))
 	}
+	printMocks(w, res.Created, dryRun)
+	if len(res.Updated) > 0 {
+		verb := "Updated"
+		if dryRun {
+			verb = "Would update"
+		}
+		fmt.Fprintf(w, "%s %d %s with new data (a new version each)\n", verb, len(res.Updated), plural(len(res.Updated), "mock"))
+		printMocks(w, res.Updated, dryRun)
+	}
+	if len(res.Routes) > 0 {
+		names := map[string]string{}
+		for _, m := range append(slices.Clip(res.Created), res.Updated...) {
+			names[m.ID] = m.Name
+		}
+		under := ""
+		if base != "" {
+			under = ", under " + base
+		}
+		fmt.Fprintf(w, "Routes (%d%s):\n", len(res.Routes), under)
+		width := 0
+		for _, r := range res.Routes {
+			width = max(width, len(r.Path))
+		}
+		for _, r := range res.Routes {
+			fmt.Fprintf(w, "  %-6s %-*s  %s (%s)\n", r.Method, width, r.Path, names[r.MockID], r.Action)
+		}
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(w, "Skipped %d:\n", len(res.Skipped))
+		for _, s := range res.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Source, s.Reason)
+		}
+	}
+}
+
+// printMocks prints mocks an import made, a line each.
+func printMocks(w io.Writer, mocks []client.Mock, dryRun bool) {
 	width := 0
-	for _, m := range res.Created {
+	for _, m := range mocks {
 		width = max(width, len(m.Name))
 	}
-	for _, m := range res.Created {
+	for _, m := range mocks {
 		line := fmt.Sprintf("  %-*s  %s", width, m.Name, m.URL)
 		if dryRun {
 			line = fmt.Sprintf("  %-*s  status %d, %d bytes", width, m.Name, m.Status, m.Size)
@@ -136,12 +186,6 @@ func printImport(w io.Writer, res *client.ImportResult, dryRun bool) {
 			line += "  token " + m.Token + " (shown once)"
 		}
 		fmt.Fprintln(w, line)
-	}
-	if len(res.Skipped) > 0 {
-		fmt.Fprintf(w, "Skipped %d:\n", len(res.Skipped))
-		for _, s := range res.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.Source, s.Reason)
-		}
 	}
 }
 
