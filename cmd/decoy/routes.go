@@ -22,7 +22,7 @@ func routeCommands() []teamCommand {
 				"  decoy route create --project PROJECT --method GET --path /users/{id} --mock MOCK\n" +
 				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", "id of the project (required)")
+				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
 				fields := routeFlags(fs)
 				return func([]string, *bufio.Reader) (call, error) {
 					if *project == "" {
@@ -32,18 +32,18 @@ func routeCommands() []teamCommand {
 					if err != nil {
 						return call{}, err
 					}
-					return call{"POST", "projects/" + url.PathEscape(*project) + "/routes", body}, nil
+					return call{"POST", "projects/" + url.PathEscape(projectID(*project)) + "/routes", body}, nil
 				}
 			}},
 		{use: "list", short: "List a project's routes", args: 0, names: "no argument", example: "  decoy route list --project PROJECT",
 			list: "routes", cols: routeColumns, empty: "No routes.",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", "id of the project (required)")
+				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
 				return func([]string, *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
 					}
-					return call{"GET", "projects/" + url.PathEscape(*project) + "/routes", nil}, nil
+					return call{"GET", "projects/" + url.PathEscape(projectID(*project)) + "/routes", nil}, nil
 				}
 			}},
 		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},

@@ -293,9 +293,9 @@ func teamSpecs() map[string][]teamCommand {
 				}),
 			simple(teamCommand{use: "slug PROJECT SLUG", short: "Change the slug a project's routes answer under (/p/SLUG)", args: 2, names: "a project id and a slug",
 				long:    "Change a project's slug: 1-63 characters of a-z, 0-9 and -, not starting or ending with -, unique on the server. The routes answer under the new one at once, and no longer under the old one.",
-				example: "  decoy project slug PROJECT shop"},
+				example: "  decoy project slug PROJECT shop\n  decoy project slug default shop"},
 				func(p []string) call {
-					return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"slug": p[1]}}
+					return call{"PATCH", "projects/" + url.PathEscape(projectID(p[0])), map[string]string{"slug": p[1]}}
 				}),
 			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project id", done: "Deleted.",
 				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
