@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -142,5 +143,65 @@ func TestExportCarriesRoutes(t *testing.T) {
 	}
 	if r := h.Get("/p/blog-2/posts/1"); r.Status != 200 || r.Body != `{"id":1}` {
 		t.Errorf("the copy's route: %d %s", r.Status, r.Body)
+	}
+}
+
+// The issue's third-party descriptions, end to end through their own
+// paths: Xero's projects (collections wrapped as {"pagination","items"},
+// parameters in the middle of paths) and microcks' API Pastry (bare
+// arrays, records found by name).
+func TestThirdPartyThroughRoutes(t *testing.T) {
+	h := servertest.New(t, withRoutes)
+	for _, f := range []string{"xero-projects.yaml", "api-pastry.yaml"} {
+		doc, err := os.ReadFile("../importer/testdata/thirdparty/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeRouted(t, h.SendFile("POST", projectPath+"/import?format=openapi", doc), 201)
+	}
+
+	// Xero: the list keeps its wrapper, an item is found by its id, a
+	// project's tasks are narrowed by the project.
+	list := h.Get("/p/default/Projects")
+	var projects struct {
+		Pagination map[string]any   `json:"pagination"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(list.Body), &projects); err != nil || list.Status != 200 || projects.Pagination == nil || len(projects.Items) == 0 {
+		t.Fatalf("GET /Projects: %d %s", list.Status, list.Body)
+	}
+	id, _ := projects.Items[0]["projectId"].(string)
+	one := h.Get("/p/default/Projects/" + id)
+	var project map[string]any
+	if err := json.Unmarshal([]byte(one.Body), &project); err != nil || project["projectId"] != id {
+		t.Errorf("GET /Projects/%s: %d %s", id, one.Status, one.Body)
+	}
+	limited := h.Get("/p/default/Projects?limit=0")
+	if !strings.Contains(limited.Body, `"items":[]`) || !strings.Contains(limited.Body, `"pagination"`) {
+		t.Errorf("GET /Projects?limit=0: %s", limited.Body)
+	}
+	tasks := h.Get("/p/default/Projects/" + id + "/Tasks")
+	var wrapped struct{ Items []map[string]any }
+	if err := json.Unmarshal([]byte(tasks.Body), &wrapped); err != nil || tasks.Status != 200 {
+		t.Fatalf("GET /Projects/%s/Tasks: %d %s", id, tasks.Status, tasks.Body)
+	}
+	for _, task := range wrapped.Items {
+		if task["projectId"] != id {
+			t.Errorf("a task of another project: %v", task)
+		}
+	}
+	servertest.WantError(t, h.Get("/p/default/Projects/00000000-0000-0000-0000-000000000000"), 404, "Not found")
+
+	// API Pastry: a bare list, an item by name.
+	pastries := h.Get("/p/default/pastry?order_by=price&order_direction=desc&limit=1")
+	var top []map[string]any
+	if err := json.Unmarshal([]byte(pastries.Body), &top); err != nil || len(top) != 1 {
+		t.Fatalf("GET /pastry: %d %s", pastries.Status, pastries.Body)
+	}
+	name, _ := top[0]["name"].(string)
+	byName := h.Get("/p/default/pastry/" + url.PathEscape(name))
+	var pastry map[string]any
+	if err := json.Unmarshal([]byte(byName.Body), &pastry); err != nil || pastry["name"] != name {
+		t.Errorf("GET /pastry/%s: %d %s", name, byName.Status, byName.Body)
 	}
 }
