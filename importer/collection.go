@@ -30,6 +30,9 @@ const maxSchemaDepth = 32
 type collection struct {
 	// items is the member holding the records; "" for a bare array.
 	items string
+	// minRecords, when not 0, is the fewest records generated from the
+	// schema (its array sets no minItems): a fake list is not empty.
+	minRecords uint64
 	// fields are the names the records have: the members of the
 	// example's records, and the properties of the records' schema.
 	fields map[string]bool
@@ -125,7 +128,7 @@ func (c *collection) add(recs []any, items *openapi3.Schema) {
 // collectionOfSchema judges a response's schema.
 func collectionOfSchema(schema *openapi3.Schema) *collection {
 	if items, ok := arrayOfObjects(schema); ok {
-		c := &collection{fields: map[string]bool{}}
+		c := &collection{fields: map[string]bool{}, minRecords: minRecords(schema)}
 		c.add(nil, items)
 		return c
 	}
@@ -143,9 +146,26 @@ func collectionOfSchema(schema *openapi3.Schema) *collection {
 	if len(found) != 1 || !validField(found[0]) {
 		return nil
 	}
-	c := &collection{items: found[0], fields: map[string]bool{}}
+	c := &collection{items: found[0], fields: map[string]bool{}, minRecords: minRecords(schemaOf(props[found[0]]))}
 	c.add(nil, items)
 	return c
+}
+
+// generatedRecords is how many records a collection generated from its
+// schema has at least, when the schema does not say: enough to look like a
+// list.
+const generatedRecords = 3
+
+// minRecords is the minItems a collection's array of records is generated
+// with: 0 when it sets one, else generatedRecords within its maxItems.
+func minRecords(array *openapi3.Schema) uint64 {
+	if array == nil || array.MinItems > 0 {
+		return 0
+	}
+	if array.MaxItems != nil && *array.MaxItems < generatedRecords {
+		return *array.MaxItems
+	}
+	return generatedRecords
 }
 
 func schemaOf(r *openapi3.SchemaRef) *openapi3.Schema {

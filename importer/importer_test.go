@@ -673,15 +673,17 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	var schemas []string
 	r, err = importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
 		var s struct {
-			Type       string `json:"type"`
+			// The list's schema, and at least three records: a fake
+			// list is not empty.
+			AllOf      []map[string]any `json:"allOf"`
 			Components struct {
 				Schemas map[string]json.RawMessage `json:"schemas"`
 			} `json:"components"`
 		}
-		if err := json.Unmarshal(schema, &s); err != nil || s.Components.Schemas["Pet"] == nil || s.Components.Schemas["NewPet"] == nil {
-			t.Errorf("schema %s: %v", schema, err)
+		if err := json.Unmarshal(schema, &s); err != nil || s.Components.Schemas["Pet"] == nil || s.Components.Schemas["NewPet"] == nil || len(s.AllOf) != 2 {
+			t.Fatalf("schema %s: %v", schema, err)
 		}
-		schemas = append(schemas, s.Type)
+		schemas = append(schemas, fmt.Sprint(s.AllOf[0]["type"], " ", s.AllOf[1]["minItems"]))
 		return []byte(`[]`), nil
 	}})
 	if err != nil {
@@ -690,7 +692,7 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	if len(r.Mocks) != 1 || r.Mocks[0].Name != "findPets" || len(r.Routes) != 4 || len(r.Skipped) != 0 {
 		t.Errorf("with Generate: %+v %q %v", r.Mocks, routeSummary(r), r.Skipped)
 	}
-	if !reflect.DeepEqual(schemas, []string{"array"}) {
+	if !reflect.DeepEqual(schemas, []string{"array 3"}) {
 		t.Errorf("schemas given to Generate: %v", schemas)
 	}
 
@@ -718,6 +720,9 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 			validate(t, schema, m.Data)
 			var pets []map[string]any
 			json.Unmarshal(m.Data, &pets)
+			if len(pets) < 3 {
+				t.Errorf("seed %d: %d pets generated, want at least 3", seed, len(pets))
+			}
 			for _, p := range pets {
 				if _, ok := p["id"].(float64); !ok {
 					t.Errorf("seed %d: %s: a pet without an integer id: %s", seed, m.Name, m.Data)

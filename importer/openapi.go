@@ -467,11 +467,7 @@ func (im *openAPIImport) mediaAnswer(at []string, ct string, mt *openapi3.MediaT
 	if collectible {
 		coll = collectionOfSchema(schema)
 	}
-	require := ""
-	if coll != nil {
-		require = coll.items
-	}
-	doc, err := schemaDocument(im.doc, mt.Schema, require)
+	doc, err := schemaDocument(im.doc, mt.Schema, coll)
 	if err != nil {
 		return nil, "no example, and its schema could not be written out"
 	}
@@ -734,10 +730,11 @@ func exampleOrders(data []byte) examplesOrder {
 // schemaDocument writes a response's schema out as a JSON Schema document
 // that Generate can read on its own: the schema as written, its $refs
 // unchanged, with the description's components beside it so that every
-// "#/components/..." reference resolves within the document. With require
-// (a wrapped collection's items), the schema is an allOf of itself and of
-// that property required, so that the items are always generated.
-func schemaDocument(doc *openapi3.T, schema *openapi3.SchemaRef, require string) ([]byte, error) {
+// "#/components/..." reference resolves within the document. For a
+// collection (coll not nil), the schema is an allOf of itself and of what
+// makes a list look like one: a wrapped collection's items required, so
+// that they are always generated, and at least coll.minRecords records.
+func schemaDocument(doc *openapi3.T, schema *openapi3.SchemaRef, coll *collection) ([]byte, error) {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
@@ -746,12 +743,19 @@ func schemaDocument(doc *openapi3.T, schema *openapi3.SchemaRef, require string)
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return raw, nil // a boolean schema
 	}
-	if require != "" {
-		req, err := json.Marshal(map[string][]string{"required": {require}})
+	if coll != nil && (coll.items != "" || coll.minRecords > 0) {
+		var more any = map[string]uint64{"minItems": coll.minRecords}
+		if coll.minRecords == 0 {
+			more = map[string]any{}
+		}
+		if coll.items != "" {
+			more = map[string]any{"required": []string{coll.items}, "properties": map[string]any{coll.items: more}}
+		}
+		b, err := json.Marshal(more)
 		if err != nil {
 			return nil, err
 		}
-		obj = map[string]json.RawMessage{"allOf": json.RawMessage("[" + string(raw) + "," + string(req) + "]")}
+		obj = map[string]json.RawMessage{"allOf": json.RawMessage("[" + string(raw) + "," + string(b) + "]")}
 	}
 	if doc.Components != nil {
 		if obj["components"], err = json.Marshal(doc.Components); err != nil {

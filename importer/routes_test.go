@@ -256,7 +256,7 @@ components:
 	if got := routeSummary(r); !reflect.DeepEqual(got, routes) {
 		t.Errorf("routes:\n%q\nwant\n%q", got, routes)
 	}
-	wrapped := `{"allOf":[{"properties":{"data":{"items":{"$ref":"#/components/schemas/Thing"},"type":"array"},"meta":{"properties":{"total":{"type":"integer"}},"type":"object"}},"type":"object"},{"required":["data"]}]}`
+	wrapped := `{"allOf":[{"properties":{"data":{"items":{"$ref":"#/components/schemas/Thing"},"type":"array"},"meta":{"properties":{"total":{"type":"integer"}},"type":"object"}},"type":"object"},{"properties":{"data":{"minItems":3}},"required":["data"]}]}`
 	if given[wrapped] == "" {
 		t.Errorf("schemas given to Generate:\n%q\nwant among them\n%s", given, wrapped)
 	}
