@@ -427,6 +427,8 @@ func (m *Main) Run(ctx context.Context) error {
 		"gogc", gogc,
 		"studio", c.Studio,
 		"open_workspaces", c.OpenWorkspaces,
+		"routes_domain", c.RoutesDomain,
+		"max_routes", c.MaxRoutes,
 	)
 
 	seeded, err := m.seed(ctx)
