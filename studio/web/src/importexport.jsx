@@ -1,8 +1,9 @@
 // Decoy Studio's import and export page: drop a file (an OpenAPI
 // description, a json-server db.json, or a Decoy export), see what it
-// would create and skip (a dry run), then import it; and download the
+// would do (a dry run: the mocks it creates, the mocks it gives new data,
+// the routes it mounts, what it skips), then import it; and download the
 // project as a .tar.gz.
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { UploadProgress, formatBytes, tooLarge } from './ui.jsx';
 import { ProjectSelect } from './projects.jsx';
@@ -15,26 +16,55 @@ const FORMATS = [
   ['decoy', 'Decoy export (.tar.gz)'],
 ];
 
-function Problem({ error }) {
+function Problem({ error, id }) {
   if (!error) return null;
   return (
-    <p class="error" role="alert">
+    <p class="error" role="alert" id={id}>
       {error.status ? <strong>{error.status}: </strong> : null}
       {error.message}
     </p>
   );
 }
 
-function importPath(project, format, newIDs, dryRun) {
+// isBasePathError tells the server's refusal of ?base_path= (shown under
+// that field) from the file's own problems.
+const isBasePathError = (e) => !!e && e.status === 400 && /^Invalid base_path\b/.test(e.message || '');
+
+const plural = (n, one, many = one + 's') => `${n} ${n === 1 ? one : many}`;
+
+function importPath({ project, format, newIDs, basePath }, dryRun) {
   const q = new URLSearchParams();
   if (format) q.set('format', format);
   if (newIDs) q.set('new_ids', 'true');
+  if (basePath) q.set('base_path', basePath);
   if (dryRun) q.set('dry_run', 'true');
   const s = q.toString();
   return `/projects/${project}/import${s ? '?' + s : ''}`;
 }
 
-/** Skipped lists the parts of a file no mock is made from, with why. */
+// list is an answer's array under key: [] when the server leaves it out.
+const list = (answer, key) => (answer && Array.isArray(answer[key]) ? answer[key] : []);
+
+/**
+ * outcome counts what an import answer does. A route that already exists
+ * (same method and path) keeps its id: in a dry run it is the one with an
+ * id; after the import, the one whose id the dry run showed (existing).
+ */
+function outcome(answer, existing) {
+  const routes = list(answer, 'routes');
+  const kept = (r) => (existing ? existing.has(r.id) : !!r.id);
+  return {
+    created: list(answer, 'created'),
+    updated: list(answer, 'updated'),
+    routes,
+    kept,
+    newRoutes: routes.filter((r) => !kept(r)).length,
+    keptRoutes: routes.filter(kept).length,
+    skipped: list(answer, 'skipped'),
+  };
+}
+
+/** Skipped lists the parts of a file that were not imported, with why. */
 function Skipped({ skipped }) {
   if (!skipped.length) return null;
   return (
@@ -49,13 +79,167 @@ function Skipped({ skipped }) {
   );
 }
 
+/**
+ * MockTable lists mocks an import creates or updates. A dry run's new
+ * mocks have no page yet (their ids are not the ones the import gives
+ * them): linked only once they exist (linked). names holds the stored
+ * name of an existing mock, which an update keeps.
+ */
+function MockTable({ mocks, caption, linked, update, names = {} }) {
+  return (
+    <table class="mocks import-mocks">
+      <caption class="sr-only">{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th><th scope="col">Status</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Private</th>
+        </tr>
+      </thead>
+      <tbody>
+        {mocks.map((m) => {
+          const stored = names[m.id];
+          const name = stored || m.name || m.id;
+          return (
+            <tr key={m.id}>
+              <td data-label="Name">
+                <div>
+                  {linked ? <a href={`#/mocks/${m.id}${update ? '/versions' : ''}`}>{name}</a> : name}
+                  {stored && m.name && stored !== m.name && <span class="hint block">{m.name} in the file; the mock keeps its name</span>}
+                </div>
+              </td>
+              <td data-label="Status">{m.status}</td>
+              <td data-label="Type" class="small mono">{m.content_type}</td>
+              <td data-label="Size">{formatBytes(m.size)}</td>
+              <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** RouteTable lists the routes an import mounts: method, path, the mock's name, action, and whether the route is new. */
+function RouteTable({ routes, kept, mockName, caption }) {
+  return (
+    <table class="mocks import-routes">
+      <caption class="sr-only">{caption}</caption>
+      <thead>
+        <tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Mock</th><th scope="col">Action</th><th scope="col">Route</th></tr>
+      </thead>
+      <tbody>
+        {routes.map((r, i) => (
+          <tr key={r.id || i} data-route={`${r.method} ${r.path}`}>
+            <td data-label="Method"><span class="method">{r.method}</span></td>
+            <td data-label="Path" class="mono route-path">{r.path}</td>
+            <td data-label="Mock">{mockName(r.mock_id)}</td>
+            <td data-label="Action">
+              <div>
+                {r.action}
+                {r.items && <span class="hint block">items at <code>{r.items}</code></span>}
+              </div>
+            </td>
+            <td data-label="Route">{kept(r) ? 'exists: updated in place' : 'new'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/**
+ * Outcome shows what an import does (done false: a dry run's preview) or
+ * did: the mocks created, the mocks updated, the routes, what was skipped.
+ */
+function Outcome({ o, done, names, baseURL }) {
+  const byID = new Map([...o.created, ...o.updated].map((m) => [m.id, m]));
+  const mockName = (id) => names[id] || (byID.get(id) && byID.get(id).name) || id;
+  return (
+    <>
+      {o.created.length > 0 && (
+        <>
+          <h3>{done ? 'Created' : 'To create'} ({o.created.length})</h3>
+          <MockTable mocks={o.created} caption={done ? 'Mocks created' : 'Mocks to create'} linked={done} />
+        </>
+      )}
+      {o.updated.length > 0 && (
+        <>
+          <h3>{done ? 'Updated' : 'To update'} ({o.updated.length})</h3>
+          <p class="hint">
+            {done
+              ? 'Each kept its id, name, settings and routes, and got the file\'s data as a new version; the data it had is in its Versions tab.'
+              : 'These mocks already answer routes of the file (the same method and path). Each keeps its id, name, settings and routes, and gets the file\'s data as a new version; its current data stays in its Versions tab.'}
+          </p>
+          <MockTable mocks={o.updated} caption={done ? 'Mocks updated' : 'Mocks to update'} linked update names={names} />
+        </>
+      )}
+      {o.routes.length > 0 && (
+        <>
+          <h3>Routes ({o.routes.length})</h3>
+          {baseURL && <p class="hint">Each answers at the project's base URL, <span class="mono">{baseURL}</span>, followed by its path.</p>}
+          <RouteTable routes={o.routes} kept={o.kept} mockName={mockName} caption={done ? 'Routes added or updated' : 'Routes to add or update'} />
+        </>
+      )}
+      <Skipped skipped={o.skipped} />
+    </>
+  );
+}
+
+// previewTitle says what a dry run would do, as the preview's heading.
+function previewTitle(o) {
+  const parts = [];
+  if (o.created.length) parts.push(`${plural(o.created.length, 'mock')} to create`);
+  if (o.updated.length) parts.push(`${plural(o.updated.length, 'mock')} to update`);
+  if (o.newRoutes) parts.push(`${plural(o.newRoutes, 'route')} to add`);
+  if (o.keptRoutes) parts.push(`${plural(o.keptRoutes, 'route')} to update`);
+  return parts.length ? parts.join(', ') : 'nothing to import';
+}
+
+// doneTitle says what an import did.
+function doneTitle(o) {
+  const parts = [];
+  if (o.created.length) parts.push(`${plural(o.created.length, 'mock')} created`);
+  if (o.updated.length) parts.push(`${plural(o.updated.length, 'mock')} updated`);
+  if (o.newRoutes) parts.push(`${plural(o.newRoutes, 'route')} added`);
+  if (o.keptRoutes) parts.push(`${plural(o.keptRoutes, 'route')} updated`);
+  return parts.length ? parts.join(', ') : 'nothing changed';
+}
+
+// confirmLabel is the confirm button's text: how many mocks and routes
+// the import writes.
+function confirmLabel(o) {
+  const parts = [];
+  const mocks = o.created.length + o.updated.length;
+  if (mocks) parts.push(plural(mocks, 'mock'));
+  if (o.routes.length) parts.push(plural(o.routes.length, 'route'));
+  return parts.length ? `Import: ${parts.join(', ')}` : 'Nothing to import';
+}
+
+/**
+ * storedNames returns the names the project's mocks have now, by id, when
+ * an answer updates some: a dry run names them as the file does, but an
+ * update keeps the mock's name.
+ */
+async function storedNames(project, answer) {
+  if (!list(answer, 'updated').length) return {};
+  try {
+    const ms = await api.listMocks({ project_id: project });
+    return Object.fromEntries(ms.map((m) => [m.id, m.name]));
+  } catch {
+    return {};
+  }
+}
+
 export function ImportExportPage() {
   // The project of the workspace chosen in the header: imports go there,
   // and the export is of it.
   const [project, setProject] = useState('');
+  const [info, setInfo] = useState(null); // the project: its name and base URL
   const [file, setFile] = useState(null);
   const [format, setFormat] = useState('');
   const [newIDs, setNewIDs] = useState(false);
+  const [basePath, setBasePath] = useState('');
+  // preview: the dry run's answer, with the file and the parameters it
+  // ran with, which the import sends as they are.
   const [preview, setPreview] = useState(null);
   const [done, setDone] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -63,16 +247,32 @@ export function ImportExportPage() {
   const [over, setOver] = useState(false);
   const input = useRef(null);
   const [progress, setProgress] = useState(null);
+  // Only the newest dry run's answer is shown: an older one may come last.
+  const seq = useRef(0);
 
-  const check = async (f, fmt = format, ids = newIDs) => {
+  const loadInfo = (id) => {
+    if (!id) return;
+    api.admin('GET', `/projects/${id}`).then((p) => setInfo(p), () => setInfo(null));
+  };
+  useEffect(() => {
+    setInfo(null);
+    loadInfo(project);
+  }, [project]);
+
+  const current = { project, format, newIDs, basePath: basePath.trim() };
+
+  const check = async (f, changed = {}) => {
+    const params = { ...current, ...changed };
+    const n = ++seq.current;
     setFile(f);
     setPreview(null);
     setDone(null);
     setError(null);
-    if (!f) return;
+    if (!f || !params.project) return;
     // Checked before a byte is sent: a file over the limit would be
     // refused only once uploaded.
     const why = tooLarge(f, await api.maxDataBytes());
+    if (n !== seq.current) return;
     if (why) {
       setFile(null);
       if (input.current) input.current.value = '';
@@ -81,26 +281,43 @@ export function ImportExportPage() {
     }
     setBusy(true);
     try {
-      setPreview(await api.upload('POST', importPath(project, fmt, ids, true), f, { contentType: 'application/octet-stream', onProgress: setProgress }));
+      const answer = await api.upload('POST', importPath(params, true), f, { contentType: 'application/octet-stream', onProgress: setProgress });
+      const names = await storedNames(params.project, answer);
+      if (n === seq.current) setPreview({ file: f, params, answer, names });
     } catch (e) {
-      setError(e);
+      if (n === seq.current) setError(e);
     } finally {
-      setBusy(false);
-      setProgress(null);
+      if (n === seq.current) {
+        setBusy(false);
+        setProgress(null);
+      }
     }
   };
 
+  const clearFile = () => {
+    seq.current++;
+    setBusy(false);
+    setProgress(null);
+    setPreview(null);
+    setFile(null);
+    if (input.current) input.current.value = '';
+  };
+
   const confirm = async () => {
+    const p = preview;
+    const n = ++seq.current;
     setBusy(true);
     setError(null);
     try {
-      const res = await api.upload('POST', importPath(project, format, newIDs, false), file, { contentType: 'application/octet-stream', onProgress: setProgress });
-      setDone(res);
-      setPreview(null);
-      setFile(null);
-      if (input.current) input.current.value = '';
+      const answer = await api.upload('POST', importPath(p.params, false), p.file, { contentType: 'application/octet-stream', onProgress: setProgress });
+      // The routes the dry run found are the ones kept; the others are new.
+      const existing = new Set(list(p.answer, 'routes').map((r) => r.id).filter(Boolean));
+      setDone({ file: p.file, params: p.params, answer, existing });
+      clearFile();
+      // An export may have brought its slug: the base URL is read again.
+      loadInfo(p.params.project);
     } catch (e) {
-      setError(e);
+      if (n === seq.current) setError(e);
     } finally {
       setBusy(false);
       setProgress(null);
@@ -111,7 +328,16 @@ export function ImportExportPage() {
     e.preventDefault();
     setOver(false);
     const f = e.dataTransfer && e.dataTransfer.files[0];
-    if (f) check(f);
+    if (!f) return;
+    // The file input names the dropped file, as it names a chosen one.
+    if (input.current) {
+      try {
+        input.current.files = e.dataTransfer.files;
+      } catch {
+        // a browser that refuses: the preview names the file anyway
+      }
+    }
+    check(f);
   };
 
   const [exporting, setExporting] = useState(false);
@@ -136,18 +362,25 @@ export function ImportExportPage() {
     }
   };
 
-  const tokens = done ? done.created.filter((m) => m.token) : [];
+  const pre = preview && outcome(preview.answer);
+  const post = done && outcome(done.answer, done.existing);
+  const tokens = post ? post.created.filter((m) => m.token) : [];
+  const baseError = isBasePathError(error) ? error : null;
+  const baseURL = info && info.id === project ? info.base_url : '';
+  const routesLink = done && `#/projects/${done.params.project}/routes`;
   return (
     <main id="main">
       <h1>Import and export</h1>
-      <ProjectSelect id="transfer-project" value={project} onChange={(p) => { setProject(p); setPreview(null); setDone(null); }} />
+      <ProjectSelect id="transfer-project" value={project} onChange={(p) => { setProject(p); if (file) check(file, { project: p }); else { setPreview(null); setDone(null); } }} />
       <section class="card" aria-labelledby="import-title">
         <h2 id="import-title">Import</h2>
         <p class="hint">
-          An OpenAPI description makes one mock per GET operation with a JSON response (its example, else data
-          generated from its schema); a json-server db.json one mock per key; a Decoy export gives back its mocks
-          with their ids, settings and templates. Nothing is stored until you confirm, and an import that fails
-          stores nothing.
+          An OpenAPI description answers at its own paths: every operation with a 2xx answer becomes a route. A list
+          (a GET answering an array of records) gets a mock, its example or data generated from its schema, and the
+          operations on its records are routes on that mock; any other operation gets a mock of its own. A json-server
+          db.json gives a mock per key, with its routes; a Decoy export gives back its mocks and routes. Importing a
+          file again updates its mocks in place, as new versions. Nothing is stored until you confirm, and an import
+          that fails stores nothing.
         </p>
         <div
           class={'dropzone' + (over ? ' over' : '')}
@@ -163,74 +396,74 @@ export function ImportExportPage() {
         <div class="fields">
           <div>
             <label for="import-format">Format</label>
-            <select id="import-format" value={format} onChange={(e) => { setFormat(e.target.value); if (file) check(file, e.target.value); }}>
+            <select id="import-format" value={format} onChange={(e) => { setFormat(e.target.value); if (file) check(file, { format: e.target.value }); }}>
               {FORMATS.map(([v, label]) => <option key={v} value={v}>{label}</option>)}
             </select>
           </div>
+          <div>
+            <label for="import-base-path">Base path (optional)</label>
+            <input id="import-base-path" class="mono" autocomplete="off" spellcheck={false} placeholder="/v1" value={basePath}
+              aria-describedby={baseError ? 'import-base-path-hint import-base-path-error' : 'import-base-path-hint'}
+              aria-invalid={baseError ? 'true' : undefined}
+              onInput={(e) => setBasePath(e.target.value)}
+              onChange={(e) => { if (file) check(file, { basePath: e.target.value.trim() }); }}
+              onKeyDown={(e) => { if (e.key === 'Enter' && file) check(file, { basePath: e.currentTarget.value.trim() }); }} />
+            <p class="hint" id="import-base-path-hint">e.g. /v1: before the path of every route.</p>
+            <Problem error={baseError} id="import-base-path-error" />
+          </div>
           <div class="check">
-            <input id="import-new-ids" type="checkbox" checked={newIDs} onChange={(e) => { setNewIDs(e.target.checked); if (file) check(file, format, e.target.checked); }} />
+            <input id="import-new-ids" type="checkbox" checked={newIDs} onChange={(e) => { setNewIDs(e.target.checked); if (file) check(file, { newIDs: e.target.checked }); }} />
             <label for="import-new-ids">New ids (for a Decoy export)</label>
           </div>
         </div>
         {busy && <p aria-busy="true">Reading {file ? file.name : 'the file'}…</p>}
         <UploadProgress progress={progress} />
-        <Problem error={error} />
-        {preview && (
+        {!baseError && <Problem error={error} />}
+        {pre && (
           <div class="preview" aria-label="Preview">
-            <h3>{file.name}: {preview.created.length} {preview.created.length === 1 ? 'mock' : 'mocks'} to create</h3>
-            {preview.created.length > 0 && (
-              <table class="mocks">
-                <caption class="sr-only">Mocks to create</caption>
-                <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Private</th></tr></thead>
-                <tbody>
-                  {preview.created.map((m) => (
-                    <tr key={m.id}>
-                      <td data-label="Name">{m.name}</td>
-                      <td data-label="Status">{m.status}</td>
-                      <td data-label="Type" class="small mono">{m.content_type}</td>
-                      <td data-label="Size">{formatBytes(m.size)}</td>
-                      <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Skipped skipped={preview.skipped} />
+            <h3>{preview.file.name}: {previewTitle(pre)}</h3>
+            {preview.params.basePath && <p class="hint">Under the base path <span class="mono">{preview.params.basePath}</span>.</p>}
+            <Outcome o={pre} done={false} names={preview.names} baseURL={baseURL} />
             <div class="actions">
-              <button type="button" class="primary" disabled={busy || preview.created.length === 0} onClick={confirm}>
-                Import {preview.created.length} {preview.created.length === 1 ? 'mock' : 'mocks'}
+              <button type="button" class="primary" disabled={busy || (pre.created.length + pre.updated.length + pre.routes.length === 0)} onClick={confirm}>
+                {confirmLabel(pre)}
               </button>
-              <button type="button" disabled={busy} onClick={() => { setPreview(null); setFile(null); if (input.current) input.current.value = ''; }}>Cancel</button>
+              <button type="button" disabled={busy} onClick={clearFile}>Cancel</button>
             </div>
           </div>
         )}
-        {done && (
-          <div class="notice" role="status">
-            <p>Imported {done.created.length} {done.created.length === 1 ? 'mock' : 'mocks'}:</p>
-            <ul>
-              {done.created.map((m) => <li key={m.id}><a href={`#/mocks/${m.id}`}>{m.name || m.id}</a></li>)}
-            </ul>
+        {post && (
+          <div class="result" aria-label="Result">
+            <div class="notice" role="status">
+              <p>Imported {done.file.name}: {doneTitle(post)}.</p>
+              {post.routes.length > 0 && (
+                <p>
+                  <a href={routesLink}>See the routes of {info && info.id === done.params.project ? info.name : 'the project'}</a>
+                  {baseURL && <>, served at <span class="mono">{baseURL}</span></>}.
+                </p>
+              )}
+            </div>
+            {tokens.length > 0 && (
+              <div class="warning">
+                <p>
+                  <strong>Store these tokens now.</strong> This is the only time Decoy shows them: the private mocks
+                  came back private, with new tokens.
+                </p>
+                <ul>
+                  {tokens.map((m) => <li key={m.id}>{m.name || m.id}: <code data-testid="import-token">{m.token}</code></li>)}
+                </ul>
+              </div>
+            )}
+            <Outcome o={post} done names={{}} baseURL={baseURL} />
           </div>
         )}
-        {tokens.length > 0 && (
-          <div class="warning">
-            <p>
-              <strong>Store these tokens now.</strong> This is the only time Decoy shows them: the private mocks
-              came back private, with new tokens.
-            </p>
-            <ul>
-              {tokens.map((m) => <li key={m.id}>{m.name || m.id}: <code data-testid="import-token">{m.token}</code></li>)}
-            </ul>
-          </div>
-        )}
-        {done && <Skipped skipped={done.skipped} />}
       </section>
       <section class="card" aria-labelledby="export-title">
         <h2 id="export-title">Export</h2>
         <p class="hint">
-          Every mock of the project as a .tar.gz: <code>decoy.json</code> (ids, settings and templates; no tokens) and each
-          mock's data, byte for byte. Import it here or with <code>decoy import</code>; unpacked, it is a folder{' '}
-          <code>decoy serve --seed</code> takes.
+          Every mock of the project as a .tar.gz: <code>decoy.json</code> (ids, settings, templates, and the project's
+          slug and routes; no tokens) and each mock's data, byte for byte. Import it here or with{' '}
+          <code>decoy import</code>; unpacked, it is a folder <code>decoy serve --seed</code> takes.
         </p>
         <Problem error={exportError} />
         <button type="button" class="primary" disabled={exporting} onClick={download}>Export</button>

@@ -294,7 +294,7 @@ function MockList({ projectID, projects }) {
           <ul>
             <li><a href={newMock}>Paste JSON or load a file</a>: a mock serves it as it is, with filters, order and paging.</li>
             <li><a href="#/generate">Generate data from a template</a>: fake people, orders or anything, as many records as you ask.</li>
-            <li><a href="#/transfer">Import an OpenAPI description</a> (or a json-server db.json, or a Decoy export): one mock per resource.</li>
+            <li><a href="#/transfer">Import an OpenAPI description</a> (or a json-server db.json, or a Decoy export): its operations answer at their own paths, a mock for each resource.</li>
           </ul>
         </div>
       ))}
