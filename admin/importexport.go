@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -161,7 +162,9 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	if format == "" {
 		format = importer.Detect(body)
 	}
-	opt := importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema, BasePath: q.Get("base_path")}
+	// A base path is a prefix of paths: "/" and a trailing "/" say nothing.
+	basePath := strings.TrimRight(q.Get("base_path"), "/")
+	opt := importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema, BasePath: basePath}
 	res, err := importer.Read(format, body, opt)
 	if err != nil {
 		return err
@@ -205,12 +208,18 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		return err
 	}
 	if dryRun {
-		for i, im := range mocks {
-			if plan.replaces[i] == "" {
-				out.Created = append(out.Created, s.view(r, im.mock, ""))
-			} else {
-				out.Updated = append(out.Updated, s.view(r, im.mock, ""))
+		for _, im := range plan.created {
+			out.Created = append(out.Created, s.view(r, im.mock, ""))
+		}
+		for _, im := range plan.replaced {
+			// As the import would leave it: its own settings, the
+			// file's data.
+			m, err := s.cfg.Store.FindMock(r.Context(), im.mock.ID)
+			if err != nil {
+				return err
 			}
+			m.Size, m.ETag, m.ContentType = im.mock.Size, im.mock.ETag, im.mock.ContentType
+			out.Updated = append(out.Updated, s.view(r, m, ""))
 		}
 		out.Routes = append(out.Routes, plan.batch.Routes...)
 		answer.JSON(w, http.StatusOK, out)

@@ -205,3 +205,22 @@ func TestThirdPartyThroughRoutes(t *testing.T) {
 		t.Errorf("GET /pastry/%s: %d %s", name, byName.Status, byName.Body)
 	}
 }
+
+// A dry run shows an updated mock as the import would leave it (its own
+// name and settings); a base path's trailing slash, or "/" alone, says
+// nothing more.
+func TestImportDryRunAndBasePath(t *testing.T) {
+	h := servertest.New(t, withRoutes)
+	decodeRouted(t, h.SendFile("POST", projectPath+"/import?format=json-server", []byte(`{"posts":[{"id":1}]}`)), 201)
+	a := decodeRouted(t, h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(`{"posts":[{"id":1},{"id":2}]}`)), 200)
+	if len(a.Updated) != 1 || a.Updated[0].Name != "posts" || a.Updated[0].Size != int64(len(`[{"id":1},{"id":2}]`)) {
+		t.Errorf("dry run: %+v", a.Updated)
+	}
+	for _, bp := range []string{"/", "/api/"} {
+		a := decodeRouted(t, h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true&base_path="+bp, []byte(`{"x":[]}`)), 200)
+		want := strings.TrimRight(bp, "/") + "/x"
+		if len(a.Routes) == 0 || a.Routes[0].Path != want {
+			t.Errorf("base_path %s: %+v", bp, a.Routes)
+		}
+	}
+}
