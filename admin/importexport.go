@@ -84,15 +84,19 @@ func (s *API) importLimits() importer.Limits {
 	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes}
 }
 
-// generateFromSchema makes the data of an imported OpenAPI operation that
-// has no example from its response's schema, as a JSON Schema template
-// (§7) does: output that validates against it, bounded as a template run.
-func (s *API) generateFromSchema(schema []byte) ([]byte, error) {
-	t, err := generate.ParseSchema(schema)
-	if err != nil {
-		return nil, err
+// generateFromSchema returns what makes the data of an imported OpenAPI
+// operation that has no example from its response's schema, as a JSON
+// Schema template (§7) does: output that validates against it, compiled
+// and run within the bounds of a template's generation, for ctx.
+func (s *API) generateFromSchema(ctx context.Context) func(schema []byte) ([]byte, error) {
+	return func(schema []byte) ([]byte, error) {
+		lim := s.limits(ctx)
+		t, err := generate.ParseSchema(schema, lim)
+		if err != nil {
+			return nil, err
+		}
+		return t.Run(generate.NewSeed(), lim)
 	}
-	return t.Run(generate.NewSeed(), s.limits())
 }
 
 // errNoImports answers an import to a server whose store cannot create
@@ -153,7 +157,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	if format == "" {
 		format = importer.Detect(body)
 	}
-	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema})
+	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema(r.Context())})
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	}()
 	skipped := append([]importer.Skipped{}, res.Skipped...)
 	for _, in := range res.Mocks {
-		im, err := newImportedMock(in, project, keepIDs)
+		im, err := newImportedMock(in, project, keepIDs, s.limits(r.Context()))
 		if err != nil {
 			return err
 		}
@@ -231,8 +235,9 @@ type importedMock struct {
 }
 
 // newImportedMock checks a mock an import read as the admin API checks an
-// upload, and makes it ready to store in project.
-func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMock, error) {
+// upload, its template compiled within lim, and makes it ready to store in
+// project.
+func newImportedMock(in importer.Mock, project string, keepID bool, lim generate.Limits) (*importedMock, error) {
 	m := &decoy.Mock{
 		ID: uuid.NewString(), ProjectID: project, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 		DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota, ETag: jsondoc.ETag(in.Data),
@@ -254,7 +259,7 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 	}
 	if t := in.Template; t != nil {
 		// A template is checked as PUT …/template checks it.
-		if _, err := generate.Parse(t.ContentType, t.Body); err != nil {
+		if _, err := generate.Parse(t.ContentType, t.Body, lim); err != nil {
 			return nil, named(err)
 		}
 		m.TemplateMode = t.Mode

@@ -133,7 +133,7 @@ func (s *API) seedTemplate(ctx context.Context, id string, tpl *decoy.Template) 
 		return nil, false, nil
 	}
 	if tpl != nil {
-		if _, err := generate.Parse(tpl.ContentType, tpl.Body); err != nil {
+		if _, err := generate.Parse(tpl.ContentType, tpl.Body, s.limits(ctx)); err != nil {
 			return nil, false, err
 		}
 	}

@@ -21,11 +21,14 @@ import (
 // ETags, gzip and the rest apply to it as to stored data. The caller
 // releases it.
 func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*mockcache.Entry, error) {
-	t, err := s.template(r.Context(), e.Mock)
+	// One bound for the compile, if the template is not kept compiled,
+	// and the run.
+	lim := generate.NewLimits(r.Context(), s.cfg.MaxDataBytes, s.cfg.GenerateTimeout)
+	t, err := s.template(r.Context(), e.Mock, lim)
 	if err != nil {
 		return nil, err
 	}
-	out, err := t.Run(seed, generate.NewLimits(s.cfg.MaxDataBytes, s.cfg.GenerateTimeout))
+	out, err := t.Run(seed, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -34,10 +37,10 @@ func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*m
 	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
 }
 
-// template returns mock m's template, compiled.
-func (s *Server) template(ctx context.Context, m *decoy.Mock) (*generate.Template, error) {
+// template returns mock m's template, compiled (within lim).
+func (s *Server) template(ctx context.Context, m *decoy.Mock, lim generate.Limits) (*generate.Template, error) {
 	if s.cfg.Templates == nil {
 		return nil, answer.ErrNoTemplates
 	}
-	return s.templates.Get(ctx, s.cfg.Templates, m)
+	return s.templates.Get(ctx, s.cfg.Templates, m, lim)
 }
