@@ -20,6 +20,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/usage"
@@ -77,6 +78,12 @@ type Config struct {
 	MaxDataBytes int64
 	// GenerateTimeout bounds one generation (0: generate.DefaultTimeout).
 	GenerateTimeout time.Duration
+	// StartGeneration, when set, takes a turn to generate for ctx, for at
+	// most run (0: GenerateTimeout), among the server's generations (see
+	// generate.Queue): it returns the bounds of the generation and the
+	// function that ends its turn, or the error to answer with when the
+	// server is too busy. Nil: a queue of the admin API's own.
+	StartGeneration func(ctx context.Context, run time.Duration) (generate.Limits, func(), error)
 	// UploadDir is where uploads are streamed to (empty: the system's
 	// temporary folder).
 	UploadDir string
@@ -156,6 +163,9 @@ func New(cfg Config) *API {
 	}
 	if cfg.TemplateCache == nil {
 		cfg.TemplateCache = new(mockcache.Templates)
+	}
+	if cfg.StartGeneration == nil {
+		cfg.StartGeneration = generate.NewQueue(generate.QueueConfig{Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes}).Start
 	}
 	if cfg.Clients == nil {
 		cfg.Clients = unknownClients{}

@@ -27,6 +27,20 @@ func (s *API) limits(ctx context.Context) generate.Limits {
 	return generate.NewLimits(ctx, s.cfg.MaxDataBytes, s.cfg.GenerateTimeout)
 }
 
+// generating runs f in a turn to generate for ctx (Config.StartGeneration),
+// within the turn's bounds: the compile and run of one template (with, for
+// a template not kept compiled, its reading from the store), not the
+// reading of the request or the writing of the data, which would hold the
+// turn from others.
+func (s *API) generating(ctx context.Context, f func(generate.Limits) error) error {
+	lim, end, err := s.cfg.StartGeneration(ctx, 0)
+	if err != nil {
+		return err
+	}
+	defer end()
+	return f(lim)
+}
+
 // seedOf returns the seed a request asks for, in the Decoy-Seed header or
 // the seed parameter, or a new random one.
 func seedOf(r *http.Request) (uint64, error) {
@@ -89,8 +103,11 @@ func (s *API) previewGenerate(w http.ResponseWriter, r *http.Request, _ string) 
 	if err != nil {
 		return err
 	}
-	out, err := runTemplate(tpl, seed, s.limits(r.Context()))
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) (err error) {
+		out, err = runTemplate(tpl, seed, lim)
+		return err
+	}); err != nil {
 		return err
 	}
 	h := w.Header()
@@ -139,8 +156,11 @@ func (s *API) putTemplate(w http.ResponseWriter, r *http.Request, id string) err
 	if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
 		return err
 	}
-	out, err := runTemplate(tpl, seed, s.limits(r.Context()))
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) (err error) {
+		out, err = runTemplate(tpl, seed, lim)
+		return err
+	}); err != nil {
 		return err
 	}
 	if mode == decoy.TemplateOnce {
@@ -261,13 +281,15 @@ func (s *API) regenerate(w http.ResponseWriter, r *http.Request, id string) erro
 	case decoy.TemplateAlways:
 		return decoy.Errorf(decoy.ECONFLICT, "Mock api's template runs on every read (mode always): there is nothing to regenerate")
 	}
-	lim := s.limits(r.Context())
-	t, err := s.template(r.Context(), m, lim)
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) error {
+		t, err := s.template(r.Context(), m, lim)
+		if err != nil {
+			return err
+		}
+		out, err = t.Run(seed, lim)
 		return err
-	}
-	out, err := t.Run(seed, lim)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	if m, err = s.writeGenerated(r, id, out); err != nil {

@@ -7,7 +7,8 @@
 // Limits.MaxBytes, and both stop at Limits.Deadline or once Limits.Done is
 // closed (the client left), checked every few steps of every loop, the
 // merging of a schema's allOf included. A template comes from the user, so
-// nothing it holds makes the package panic or loop for ever.
+// nothing it holds makes the package panic or loop for ever. Queue bounds
+// how many compile and run at once on a server, and how many wait.
 // It knows bytes, not HTTP: SeedHeader is only the name under which every
 // part of the server reads and sends a seed.
 package generate

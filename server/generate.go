@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -19,11 +21,16 @@ import (
 // generated returns an entry of mock e's data generated afresh from seed:
 // an entry of its own, not kept in the cache, so that queries,
 // ETags, gzip and the rest apply to it as to stored data. The caller
-// releases it.
+// releases it. It takes a turn to generate (startGeneration): a server
+// too busy answers 503, which refused reports.
 func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*mockcache.Entry, error) {
+	lim, end, err := s.startGeneration(r.Context(), 0)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
 	// One bound for the compile, if the template is not kept compiled,
 	// and the run.
-	lim := generate.NewLimits(r.Context(), s.cfg.MaxDataBytes, s.cfg.GenerateTimeout)
 	t, err := s.template(r.Context(), e.Mock, lim)
 	if err != nil {
 		return nil, err
@@ -35,6 +42,31 @@ func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*m
 	m := *e.Mock
 	m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
 	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
+}
+
+// startGeneration takes a turn to generate for ctx (see generate.Queue),
+// for at most run (0 or less: GenerateTimeout): the one way the read
+// endpoint and the admin API start a generation. It returns the bounds of
+// the generation, whose time starts now, and end, which gives the turn
+// back. A server that has no turn to give in time answers 503 with
+// Retry-After; the time spent waiting never counts against the
+// generation's bound, so that a template is not called too slow for the
+// load it met.
+func (s *Server) startGeneration(ctx context.Context, run time.Duration) (generate.Limits, func(), error) {
+	lim, end, err := s.generation.Start(ctx, run)
+	if errors.Is(err, generate.ErrBusy) {
+		err = answer.New(http.StatusServiceUnavailable, decoy.ErrorMessage(err), "Retry-After", seconds(s.generation.RetryAfter()))
+	}
+	return lim, end, err
+}
+
+// refused reports whether a generation failed for the server's sake (too
+// busy, the client gone, the store unreachable) rather than the
+// template's or the request's: a 503. The read then gives back its
+// rate-limit slot, as other refusals do.
+func refused(err error) bool {
+	status, _, _ := answer.Of(err)
+	return status == http.StatusServiceUnavailable
 }
 
 // template returns mock m's template, compiled (within lim).

@@ -111,6 +111,10 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 			h[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
 			ge, err = s.generated(r, e, seed)
 		}
+		if refused(err) { // the server's load, not the client's doing
+			s.undoRate(ctx, id, rate)
+			return err
+		}
 		q, qerr, key = nil, err, "" // an answer of one seed is not kept
 		if err == nil {
 			defer ge.Release()
