@@ -148,9 +148,9 @@ type API struct {
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
 	writeMu sync.Mutex
-	// importMu lets one import at a time hold a file and the mocks made of
-	// it in memory (see importProject).
-	importMu sync.Mutex
+	// imports lets one import at a time per workspace, and maxImports on
+	// the server, hold a file and the mocks made of it in memory.
+	imports *importSlots
 }
 
 // New returns the admin API for cfg.
@@ -176,7 +176,7 @@ func New(cfg Config) *API {
 	if cfg.ReadLimitChanged == nil {
 		cfg.ReadLimitChanged = func(string) {}
 	}
-	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger}
+	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger, imports: newImportSlots()}
 }
 
 // Serve answers a request under /admin/v1, through adminRoutes, or returns

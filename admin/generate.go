@@ -21,12 +21,6 @@ import (
 // (which the server's read endpoint does), the preview, and the list of
 // functions.
 
-// limits are the bounds of one generation for ctx, starting now: its
-// compile and its run.
-func (s *API) limits(ctx context.Context) generate.Limits {
-	return generate.NewLimits(ctx, s.cfg.MaxDataBytes, s.cfg.GenerateTimeout)
-}
-
 // generating runs f in a turn to generate for ctx (Config.StartGeneration),
 // within the turn's bounds: the compile and run of one template (with, for
 // a template not kept compiled, its reading from the store), not the

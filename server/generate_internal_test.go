@@ -97,8 +97,9 @@ func TestGeneratedReadBusy(t *testing.T) {
 
 // TestAdminGenerationBusy: the admin API's generations take their turns
 // among the read endpoint's: with none to be had, a preview, a template
-// set and a regeneration answer 503 with Retry-After, and nothing is
-// stored.
+// set, a regeneration and an import that generates answer 503 with
+// Retry-After, and nothing is stored; an import that generates nothing
+// goes on.
 func TestAdminGenerationBusy(t *testing.T) {
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, t.TempDir())
@@ -107,7 +108,7 @@ func TestAdminGenerationBusy(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	const token = "admin-token"
-	s := New(Config{Store: store, Quota: store, Templates: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+	s := New(Config{Store: store, Quota: store, Templates: store, MockBatches: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
 		AdminTokenHash: secret.Hash(token), MaxDataBytes: 1 << 20, UploadDir: t.TempDir(), Registry: prometheus.NewRegistry()})
 	s.generation = generate.NewQueue(generate.QueueConfig{Workers: 1, Waiting: 1, Timeout: time.Minute, MaxBytes: 1 << 20})
 	do := func(method, path, body string) *httptest.ResponseRecorder {
@@ -133,7 +134,16 @@ func TestAdminGenerationBusy(t *testing.T) {
 	wantBusy(t, do(http.MethodPost, "/admin/v1/generate", tpl))
 	wantBusy(t, do(http.MethodPut, "/admin/v1/mocks/"+m.ID+"/template?mode=always", tpl))
 	wantBusy(t, do(http.MethodPost, "/admin/v1/mocks/"+m.ID+"/regenerate", ""))
+	importPath := "/admin/v1/projects/" + decoy.DefaultProjectID + "/import"
+	wantBusy(t, do(http.MethodPost, importPath+"?format=openapi", `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/n":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"integer"}}}}}}}}}`))
+	if rec := do(http.MethodPost, importPath+"?format=json-server", `{"kept":[1]}`); rec.Code != http.StatusCreated {
+		t.Errorf("an import that generates nothing, busy: %d %s", rec.Code, rec.Body)
+	}
 	free()
+	var listed struct{ Mocks []decoy.Mock }
+	if err := json.Unmarshal(do(http.MethodGet, "/admin/v1/mocks", "").Body.Bytes(), &listed); err != nil || len(listed.Mocks) != 2 {
+		t.Errorf("mocks after the refused import: %d (%v), want 2", len(listed.Mocks), err)
+	}
 
 	if got := do(http.MethodGet, "/admin/v1/mocks/"+m.ID+"/template", ""); got.Header().Get("Decoy-Template-Mode") != "once" {
 		t.Errorf("a refused PUT changed the template: %v", got.Header())
