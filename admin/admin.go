@@ -78,12 +78,12 @@ type Config struct {
 	MaxDataBytes int64
 	// GenerateTimeout bounds one generation (0: generate.DefaultTimeout).
 	GenerateTimeout time.Duration
-	// StartGeneration, when set, takes a turn to generate for ctx, for at
-	// most run (0: GenerateTimeout), among the server's generations (see
-	// generate.Queue): it returns the bounds of the generation and the
-	// function that ends its turn, or the error to answer with when the
+	// Generate, when set, runs f in a turn to generate for ctx among the
+	// server's generations (see generate.Queue), within the bounds of a
+	// generation of at most run (0: GenerateTimeout) that starts with the
+	// turn; it returns f's error, or the error to answer with when the
 	// server is too busy. Nil: a queue of the admin API's own.
-	StartGeneration func(ctx context.Context, run time.Duration) (generate.Limits, func(), error)
+	Generate func(ctx context.Context, run time.Duration, f func(generate.Limits) error) error
 	// UploadDir is where uploads are streamed to (empty: the system's
 	// temporary folder).
 	UploadDir string
@@ -164,8 +164,16 @@ func New(cfg Config) *API {
 	if cfg.TemplateCache == nil {
 		cfg.TemplateCache = new(mockcache.Templates)
 	}
-	if cfg.StartGeneration == nil {
-		cfg.StartGeneration = generate.NewQueue(generate.QueueConfig{Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes}).Start
+	if cfg.Generate == nil {
+		q := generate.NewQueue(generate.QueueConfig{Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes})
+		cfg.Generate = func(ctx context.Context, run time.Duration, f func(generate.Limits) error) error {
+			lim, end, err := q.Start(ctx, run)
+			if err != nil {
+				return err
+			}
+			defer end()
+			return f(lim)
+		}
 	}
 	if cfg.Clients == nil {
 		cfg.Clients = unknownClients{}

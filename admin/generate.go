@@ -21,18 +21,13 @@ import (
 // (which the server's read endpoint does), the preview, and the list of
 // functions.
 
-// generating runs f in a turn to generate for ctx (Config.StartGeneration),
+// generating runs f in a turn to generate for ctx (Config.Generate),
 // within the turn's bounds: the compile and run of one template (with, for
 // a template not kept compiled, its reading from the store), not the
 // reading of the request or the writing of the data, which would hold the
 // turn from others.
 func (s *API) generating(ctx context.Context, f func(generate.Limits) error) error {
-	lim, end, err := s.cfg.StartGeneration(ctx, 0)
-	if err != nil {
-		return err
-	}
-	defer end()
-	return f(lim)
+	return s.cfg.Generate(ctx, 0, f)
 }
 
 // seedOf returns the seed a request asks for, in the Decoy-Seed header or

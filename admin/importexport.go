@@ -89,11 +89,11 @@ func (s *API) importLimits() importer.Limits {
 // importGeneration is the generation of one import: the data of its
 // OpenAPI operations that have no example, made from their schemas, and
 // the compiling of its mocks' templates. Each takes a turn of its own
-// among the server's generations (Config.StartGeneration), and all of
-// them together get the time of one generation (GenerateTimeout): an
-// import is one request, however many operations its file holds. What
-// comes after that time is refused, saying so; a server with no turn to
-// give, or a client gone, ends the import (err).
+// among the server's generations (Config.Generate), and all of them
+// together get the time of one generation (GenerateTimeout): an import is
+// one request, however many operations its file holds. What comes after
+// that time is refused, saying so; a server too busy, or a client gone,
+// ends the import (err).
 type importGeneration struct {
 	s    *API
 	ctx  context.Context
@@ -114,16 +114,12 @@ func (g *importGeneration) run(f func(generate.Limits) error) error {
 	if g.left <= 0 {
 		return decoy.Errorf(decoy.EINVALID, "the import's %v of generating data were spent before this one", cmp.Or(g.s.cfg.GenerateTimeout, generate.DefaultTimeout))
 	}
-	lim, end, err := g.s.cfg.StartGeneration(g.ctx, g.left)
-	if err != nil {
-		g.err = err
-		return err
-	}
-	start := time.Now()
-	err = f(lim)
-	end()
-	g.left -= time.Since(start)
-	if errors.Is(err, generate.ErrCanceled) {
+	err := g.s.cfg.Generate(g.ctx, g.left, func(lim generate.Limits) error {
+		start := time.Now()
+		defer func() { g.left -= time.Since(start) }()
+		return f(lim)
+	})
+	if status, _, _ := answer.Of(err); status == http.StatusServiceUnavailable {
 		g.err = err
 	}
 	return err

@@ -21,43 +21,49 @@ import (
 // generated returns an entry of mock e's data generated afresh from seed:
 // an entry of its own, not kept in the cache, so that queries,
 // ETags, gzip and the rest apply to it as to stored data. The caller
-// releases it. It takes a turn to generate (startGeneration): a server
-// too busy answers 503, which refused reports.
+// releases it. It generates in a turn (generating): a server too busy
+// answers 503, which refused reports.
 func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*mockcache.Entry, error) {
-	lim, end, err := s.startGeneration(r.Context(), 0)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	// One bound for the compile, if the template is not kept compiled,
-	// and the run.
-	t, err := s.template(r.Context(), e.Mock, lim)
-	if err != nil {
-		return nil, err
-	}
-	out, err := t.Run(seed, lim)
-	if err != nil {
-		return nil, err
-	}
-	m := *e.Mock
-	m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
-	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
+	var ge *mockcache.Entry
+	err := s.generating(r.Context(), 0, func(lim generate.Limits) error {
+		// One bound for the compile, if the template is not kept
+		// compiled, and the run.
+		t, err := s.template(r.Context(), e.Mock, lim)
+		if err != nil {
+			return err
+		}
+		out, err := t.Run(seed, lim)
+		if err != nil {
+			return err
+		}
+		m := *e.Mock
+		m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
+		// Parsed in the turn too: work of the size of the output.
+		ge, err = mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
+		return err
+	})
+	return ge, err
 }
 
-// startGeneration takes a turn to generate for ctx (see generate.Queue),
-// for at most run (0 or less: GenerateTimeout): the one way the read
-// endpoint and the admin API start a generation. It returns the bounds of
-// the generation, whose time starts now, and end, which gives the turn
-// back. A server that has no turn to give in time answers 503 with
-// Retry-After; the time spent waiting never counts against the
-// generation's bound, so that a template is not called too slow for the
-// load it met.
-func (s *Server) startGeneration(ctx context.Context, run time.Duration) (generate.Limits, func(), error) {
+// generating runs f in a turn to generate for ctx (see generate.Queue),
+// within the bounds of a generation that starts with the turn and lasts
+// at most run (0 or less: GenerateTimeout): the one way the read endpoint
+// and the admin API generate. The time spent waiting for the turn never
+// counts against the generation, so that a template is not called too
+// slow for the load it met; a server too busy to give a turn in time
+// answers 503 with Retry-After.
+func (s *Server) generating(ctx context.Context, run time.Duration, f func(generate.Limits) error) error {
 	lim, end, err := s.generation.Start(ctx, run)
-	if errors.Is(err, generate.ErrBusy) {
-		err = answer.New(http.StatusServiceUnavailable, decoy.ErrorMessage(err), "Retry-After", seconds(s.generation.RetryAfter()))
+	if err == nil {
+		err = func() error {
+			defer end() // even if f panics
+			return f(lim)
+		}()
 	}
-	return lim, end, err
+	if errors.Is(err, generate.ErrBusy) {
+		return answer.New(http.StatusServiceUnavailable, decoy.ErrorMessage(err), "Retry-After", seconds(s.generation.RetryAfter()))
+	}
+	return err
 }
 
 // refused reports whether a generation failed for the server's sake (too

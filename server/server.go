@@ -288,7 +288,7 @@ func New(cfg Config) *Server {
 		DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
 		MaxDataBytes:        cfg.MaxDataBytes,
 		GenerateTimeout:     cfg.GenerateTimeout,
-		StartGeneration:     s.startGeneration,
+		Generate:            s.generating,
 		UploadDir:           cfg.UploadDir,
 		PublicURL:           cfg.PublicURL,
 		Clients:             (*clients)(s),
