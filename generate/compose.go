@@ -156,7 +156,7 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 		}
 		switch k {
 		case "type":
-			t, ok := intersectTypes(va, vb)
+			t, ok := c.intersectTypes(va, vb)
 			if !ok {
 				return conflict("no type is allowed by all the schemas (%s and %s)", va.raw2(), vb.raw2())
 			}
@@ -398,20 +398,29 @@ func typeList(t jsonValue) []string {
 }
 
 // intersectTypes returns the types both type keywords allow (an integer
-// is a number).
-func intersectTypes(a, b jsonValue) (jsonValue, bool) {
+// is a number), in a's order, each once. Past the bound, none.
+func (c *schemaCompiler) intersectTypes(a, b jsonValue) (jsonValue, bool) {
 	ta, tb := typeList(a), typeList(b)
+	inB := make(map[string]bool, len(tb))
+	for _, t := range tb {
+		inB[t] = true
+	}
 	out := jsonValue{kind: 'a'}
+	seen := map[string]bool{}
 	for _, t := range ta {
+		if c.tick(1) != nil {
+			return jsonValue{kind: 'a'}, false
+		}
 		switch {
-		case slices.Contains(tb, t):
-		case t == "integer" && slices.Contains(tb, "number"):
-		case t == "number" && slices.Contains(tb, "integer"):
+		case inB[t]:
+		case t == "integer" && inB["number"]:
+		case t == "number" && inB["integer"]:
 			t = "integer"
 		default:
 			continue
 		}
-		if !slices.ContainsFunc(out.elems, func(x jsonValue) bool { return x.str == t }) {
+		if !seen[t] {
+			seen[t] = true
 			out.elems = append(out.elems, jsonValue{kind: 's', str: t, raw: appendString(nil, t)})
 		}
 	}
@@ -549,6 +558,9 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 		ok := true
 		switch k {
 		case "type":
+			if c.tick(len(x.elems)) != nil {
+				return false
+			}
 			ok = slices.ContainsFunc(typeList(x), func(t string) bool {
 				return t == vt || (t == "number" && vt == "integer")
 			})
@@ -672,7 +684,7 @@ func (c *schemaCompiler) disjoint(a, b jsonValue, depth int) bool {
 	ta, okA := a.get("type")
 	tb, okB := b.get("type")
 	if okA && okB {
-		if _, ok := intersectTypes(ta, tb); !ok {
+		if _, ok := c.intersectTypes(ta, tb); !ok {
 			return true
 		}
 	}

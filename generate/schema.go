@@ -44,8 +44,9 @@ func ParseSchema(body []byte, lim Limits) (*Template, error) {
 	}
 	c.doc = c.lastOfEachKey(doc)
 	root, err := c.compile(c.doc, "$", "")
-	if c.bound.stopped() {
-		// Whatever else the compile said, it said it cut short.
+	if c.bound.check() != nil {
+		// Past the bound, whatever else the compile said: cut short, or
+		// done late after a long step between two looks at the clock.
 		return nil, c.bound.err
 	}
 	if err != nil {
@@ -736,6 +737,10 @@ func (a *arraySchema) gen(g *gen) error {
 			for a.seen(g.buf, starts, start) {
 				if tries++; tries > 32 {
 					break
+				}
+				// Each look compares the item with all before it.
+				if err := g.bound.tick(len(starts)); err != nil {
+					return err
 				}
 				g.buf = g.buf[:start]
 				if err := a.item.gen(g); err != nil {

@@ -27,7 +27,7 @@ func ParseTemplate(body []byte, lim Limits) (*Template, error) {
 		return nil, err
 	}
 	root, err := c.compile(v, "$", 0, false)
-	if c.bound.stopped() {
+	if c.bound.check() != nil {
 		return nil, c.bound.err
 	}
 	if err != nil {
