@@ -72,7 +72,9 @@ func (v *jsonValue) set(key string, val jsonValue) {
 // flatten returns s with its $ref followed and its allOf merged in, so
 // that what is left has neither at its top.
 func (c *schemaCompiler) flatten(s jsonValue, path string, depth int) (jsonValue, error) {
-	if err := c.tick(1 + len(s.members)); err != nil {
+	// The paths of messages are built as it goes: long keys make them
+	// long.
+	if err := c.tick(1 + len(s.members) + len(path)/16); err != nil {
 		return s, err
 	}
 	if c.merges++; c.merges > maxMerges || depth > maxRefDepth {
@@ -90,6 +92,10 @@ func (c *schemaCompiler) flatten(s jsonValue, path string, depth int) (jsonValue
 	if ref, ok := s.get("$ref"); ok {
 		if ref.kind != 's' || !strings.HasPrefix(ref.str, "#") {
 			return s, schemaError(path+".$ref", "only references within the document (#/...) are supported")
+		}
+		// Resolving reads the pointer, and compares its keys.
+		if err := c.tick(len(ref.str)); err != nil {
+			return s, err
 		}
 		target, tpath, ok := c.resolve(ref.str[1:])
 		if !ok {
@@ -651,6 +657,9 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 				}
 			}
 		case "$ref":
+			if c.tick(len(x.str)) != nil {
+				return false
+			}
 			target, _, found := c.resolve(strings.TrimPrefix(x.str, "#"))
 			ok = x.kind == 's' && strings.HasPrefix(x.str, "#") && found && c.admits(target, v, depth+1)
 		case "allOf", "anyOf":

@@ -207,6 +207,9 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 	}
 	n := &choiceNode{}
 	for _, t := range types {
+		if err := c.tick(runStep); err != nil {
+			return nil, err
+		}
 		o, err := c.compileType(s, t, path, name)
 		if err != nil {
 			return nil, err
