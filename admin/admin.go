@@ -20,6 +20,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/usage"
@@ -81,6 +82,12 @@ type Config struct {
 	MaxDataBytes int64
 	// GenerateTimeout bounds one generation (0: generate.DefaultTimeout).
 	GenerateTimeout time.Duration
+	// Generate, when set, runs f in a turn to generate for ctx among the
+	// server's generations (see generate.Queue), within the bounds of a
+	// generation of at most run (0: GenerateTimeout) that starts with the
+	// turn; it returns f's error, or the error to answer with when the
+	// server is too busy. Nil: a queue of the admin API's own.
+	Generate func(ctx context.Context, run time.Duration, f func(generate.Limits) error) error
 	// UploadDir is where uploads are streamed to (empty: the system's
 	// temporary folder).
 	UploadDir string
@@ -145,9 +152,9 @@ type API struct {
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
 	writeMu sync.Mutex
-	// importMu lets one import at a time hold a file and the mocks made of
-	// it in memory (see importProject).
-	importMu sync.Mutex
+	// imports lets one import at a time per workspace, and maxImports on
+	// the server, hold a file and the mocks made of it in memory.
+	imports *importSlots
 }
 
 // New returns the admin API for cfg.
@@ -161,6 +168,17 @@ func New(cfg Config) *API {
 	if cfg.TemplateCache == nil {
 		cfg.TemplateCache = new(mockcache.Templates)
 	}
+	if cfg.Generate == nil {
+		q := generate.NewQueue(generate.QueueConfig{Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes})
+		cfg.Generate = func(ctx context.Context, run time.Duration, f func(generate.Limits) error) error {
+			lim, end, err := q.Start(ctx, run)
+			if err != nil {
+				return err
+			}
+			defer end()
+			return f(lim)
+		}
+	}
 	if cfg.Clients == nil {
 		cfg.Clients = unknownClients{}
 	}
@@ -170,7 +188,7 @@ func New(cfg Config) *API {
 	if cfg.ReadLimitChanged == nil {
 		cfg.ReadLimitChanged = func(string) {}
 	}
-	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger}
+	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger, imports: newImportSlots()}
 }
 
 // Serve answers a request under /admin/v1, through adminRoutes, or returns

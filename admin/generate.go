@@ -21,9 +21,13 @@ import (
 // (which the server's read endpoint does), the preview, and the list of
 // functions.
 
-// limits are the bounds of one generation.
-func (s *API) limits() generate.Limits {
-	return generate.NewLimits(s.cfg.MaxDataBytes, s.cfg.GenerateTimeout)
+// generating runs f in a turn to generate for ctx (Config.Generate),
+// within the turn's bounds: the compile and run of one template (with, for
+// a template not kept compiled, its reading from the store), not the
+// reading of the request or the writing of the data, which would hold the
+// turn from others.
+func (s *API) generating(ctx context.Context, f func(generate.Limits) error) error {
+	return s.cfg.Generate(ctx, 0, f)
 }
 
 // seedOf returns the seed a request asks for, in the Decoy-Seed header or
@@ -32,18 +36,19 @@ func seedOf(r *http.Request) (uint64, error) {
 	return generate.ParseSeed(cmp.Or(r.Header.Get(generate.SeedHeader), r.URL.Query().Get("seed")))
 }
 
-// template returns mock m's template, compiled, from the cache the read
-// endpoint keeps.
-func (s *API) template(ctx context.Context, m *decoy.Mock) (*generate.Template, error) {
+// template returns mock m's template, compiled (within lim), from the
+// cache the read endpoint keeps.
+func (s *API) template(ctx context.Context, m *decoy.Mock, lim generate.Limits) (*generate.Template, error) {
 	if s.cfg.Templates == nil {
 		return nil, answer.ErrNoTemplates
 	}
-	return s.cfg.TemplateCache.Get(ctx, s.cfg.Templates, m)
+	return s.cfg.TemplateCache.Get(ctx, s.cfg.Templates, m, lim)
 }
 
-// readTemplate reads and compiles the template a request sends: JSON, or a
-// JSON Schema (application/schema+json), of at most MaxDataBytes.
-func (s *API) readTemplate(w http.ResponseWriter, r *http.Request) (*generate.Template, decoy.Template, error) {
+// readTemplate reads the template a request sends: JSON, or a JSON Schema
+// (application/schema+json), of at most MaxDataBytes. It is compiled once
+// read, within the bounds of its generation.
+func (s *API) readTemplate(w http.ResponseWriter, r *http.Request) (decoy.Template, error) {
 	tpl := decoy.Template{ContentType: r.Header.Get("Content-Type")}
 	switch {
 	case tpl.ContentType == "":
@@ -53,19 +58,27 @@ func (s *API) readTemplate(w http.ResponseWriter, r *http.Request) (*generate.Te
 	case mockcache.IsJSON(tpl.ContentType):
 		tpl.ContentType = "application/json"
 	default:
-		return nil, tpl, decoy.Errorf(decoy.EUNSUPPORTED, "A template is JSON (application/json) or a JSON Schema (application/schema+json)")
+		return tpl, decoy.Errorf(decoy.EUNSUPPORTED, "A template is JSON (application/json) or a JSON Schema (application/schema+json)")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxDataBytes))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return nil, tpl, decoy.Errorf(decoy.ETOOLARGE, "Template larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
+		return tpl, decoy.Errorf(decoy.ETOOLARGE, "Template larger than %d bytes (--max-data-bytes)", s.cfg.MaxDataBytes)
 	case err != nil:
-		return nil, tpl, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+		return tpl, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}
 	tpl.Body = body
-	t, err := generate.Parse(tpl.ContentType, body)
-	return t, tpl, err
+	return tpl, nil
+}
+
+// runTemplate compiles tpl and runs it with seed, both within lim.
+func runTemplate(tpl decoy.Template, seed uint64, lim generate.Limits) ([]byte, error) {
+	t, err := generate.Parse(tpl.ContentType, tpl.Body, lim)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(seed, lim)
 }
 
 // previewGenerate is POST /admin/v1/generate: the output of a template,
@@ -75,12 +88,15 @@ func (s *API) previewGenerate(w http.ResponseWriter, r *http.Request, _ string) 
 	if err != nil {
 		return err
 	}
-	t, _, err := s.readTemplate(w, r)
+	tpl, err := s.readTemplate(w, r)
 	if err != nil {
 		return err
 	}
-	out, err := t.Run(seed, s.limits())
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) (err error) {
+		out, err = runTemplate(tpl, seed, lim)
+		return err
+	}); err != nil {
 		return err
 	}
 	h := w.Header()
@@ -121,7 +137,7 @@ func (s *API) putTemplate(w http.ResponseWriter, r *http.Request, id string) err
 	if err != nil {
 		return err
 	}
-	t, tpl, err := s.readTemplate(w, r)
+	tpl, err := s.readTemplate(w, r)
 	if err != nil {
 		return err
 	}
@@ -129,8 +145,11 @@ func (s *API) putTemplate(w http.ResponseWriter, r *http.Request, id string) err
 	if _, err := s.cfg.Store.FindMock(r.Context(), id); err != nil {
 		return err
 	}
-	out, err := t.Run(seed, s.limits())
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) (err error) {
+		out, err = runTemplate(tpl, seed, lim)
+		return err
+	}); err != nil {
 		return err
 	}
 	if mode == decoy.TemplateOnce {
@@ -251,12 +270,15 @@ func (s *API) regenerate(w http.ResponseWriter, r *http.Request, id string) erro
 	case decoy.TemplateAlways:
 		return decoy.Errorf(decoy.ECONFLICT, "Mock api's template runs on every read (mode always): there is nothing to regenerate")
 	}
-	t, err := s.template(r.Context(), m)
-	if err != nil {
+	var out []byte
+	if err := s.generating(r.Context(), func(lim generate.Limits) error {
+		t, err := s.template(r.Context(), m, lim)
+		if err != nil {
+			return err
+		}
+		out, err = t.Run(seed, lim)
 		return err
-	}
-	out, err := t.Run(seed, s.limits())
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	if m, err = s.writeGenerated(r, id, out); err != nil {

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -90,15 +92,66 @@ func (s *API) importLimits() importer.Limits {
 	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes, MaxRoutes: s.maxRoutes()}
 }
 
-// generateFromSchema makes the data of an imported OpenAPI operation that
-// has no example from its response's schema, as a JSON Schema template
-// (§7) does: output that validates against it, bounded as a template run.
-func (s *API) generateFromSchema(schema []byte) ([]byte, error) {
-	t, err := generate.ParseSchema(schema)
-	if err != nil {
-		return nil, err
+// importGeneration is the generation of one import: the data of its
+// OpenAPI operations that have no example, made from their schemas, and
+// the compiling of its mocks' templates. Each takes a turn of its own
+// among the server's generations (Config.Generate), and all of them
+// together get the time of one generation (GenerateTimeout): an import is
+// one request, however many operations its file holds. What comes after
+// that time is refused, saying so; a server too busy, or a client gone,
+// ends the import (err).
+type importGeneration struct {
+	s    *API
+	ctx  context.Context
+	left time.Duration
+	// err ends the import: the server too busy, or the request ended.
+	err error
+}
+
+func (s *API) newImportGeneration(ctx context.Context) *importGeneration {
+	return &importGeneration{s: s, ctx: ctx, left: cmp.Or(s.cfg.GenerateTimeout, generate.DefaultTimeout)}
+}
+
+// run runs f in a turn, within the time the import has left.
+func (g *importGeneration) run(f func(generate.Limits) error) error {
+	if g.err != nil {
+		return g.err
 	}
-	return t.Run(generate.NewSeed(), s.limits())
+	if g.left <= 0 {
+		return decoy.Errorf(decoy.EINVALID, "the import's %v of generating data were spent before this one", cmp.Or(g.s.cfg.GenerateTimeout, generate.DefaultTimeout))
+	}
+	err := g.s.cfg.Generate(g.ctx, g.left, func(lim generate.Limits) error {
+		start := time.Now()
+		defer func() { g.left -= time.Since(start) }()
+		return f(lim)
+	})
+	if status, _, _ := answer.Of(err); status == http.StatusServiceUnavailable {
+		g.err = err
+	}
+	return err
+}
+
+// fromSchema makes the data of an imported OpenAPI operation that has no
+// example from its response's schema, as a JSON Schema template (§7)
+// does: output that validates against it.
+func (g *importGeneration) fromSchema(schema []byte) (out []byte, err error) {
+	err = g.run(func(lim generate.Limits) error {
+		t, err := generate.ParseSchema(schema, lim)
+		if err != nil {
+			return err
+		}
+		out, err = t.Run(generate.NewSeed(), lim)
+		return err
+	})
+	return out, err
+}
+
+// check compiles an imported mock's template, as PUT …/template does.
+func (g *importGeneration) check(t *decoy.Template) error {
+	return g.run(func(lim generate.Limits) error {
+		_, err := generate.Parse(t.ContentType, t.Body, lim)
+		return err
+	})
 }
 
 // errNoImports answers an import to a server whose store cannot write an
@@ -145,11 +198,11 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	if _, err := s.findProject(r.Context(), project); err != nil {
 		return err
 	}
-	// An import holds its file, and the mocks made of it, in memory: at
-	// most --max-data-bytes and four times that unpacked. One at a time
-	// bounds the whole.
-	s.importMu.Lock()
-	defer s.importMu.Unlock()
+	done, err := s.imports.start(r.Context(), callOf(r).workspaceID)
+	if err != nil {
+		return err
+	}
+	defer done()
 	max := s.cfg.MaxDataBytes
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var mbe *http.MaxBytesError
@@ -164,8 +217,13 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	}
 	// A base path is a prefix of paths: "/" and a trailing "/" say nothing.
 	basePath := strings.TrimRight(q.Get("base_path"), "/")
-	opt := importer.Options{Limits: s.importLimits(), Generate: s.generateFromSchema, BasePath: basePath}
-	res, err := importer.Read(format, body, opt)
+	gen := s.newImportGeneration(r.Context())
+	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath})
+	if gen.err != nil {
+		// Refused as a whole, rather than with operations skipped for
+		// the server's load.
+		return gen.err
+	}
 	if err != nil {
 		return err
 	}
@@ -180,7 +238,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	}()
 	skipped := append([]importer.Skipped{}, res.Skipped...)
 	for _, in := range res.Mocks {
-		im, err := newImportedMock(in, project, keepIDs)
+		im, err := newImportedMock(in, project, keepIDs, gen.check)
 		if err != nil {
 			return err
 		}
@@ -372,8 +430,9 @@ type importedMock struct {
 }
 
 // newImportedMock checks a mock an import read as the admin API checks an
-// upload, and makes it ready to store in project.
-func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMock, error) {
+// upload, its template with checkTemplate, and makes it ready to store in
+// project.
+func newImportedMock(in importer.Mock, project string, keepID bool, checkTemplate func(*decoy.Template) error) (*importedMock, error) {
 	m := &decoy.Mock{
 		ID: uuid.NewString(), ProjectID: project, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 		DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota, ETag: jsondoc.ETag(in.Data),
@@ -395,7 +454,7 @@ func newImportedMock(in importer.Mock, project string, keepID bool) (*importedMo
 	}
 	if t := in.Template; t != nil {
 		// A template is checked as PUT …/template checks it.
-		if _, err := generate.Parse(t.ContentType, t.Body); err != nil {
+		if err := checkTemplate(t); err != nil {
 			return nil, named(err)
 		}
 		m.TemplateMode = t.Mode
@@ -510,6 +569,74 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 
 // importTimeout bounds the transaction of an import.
 const importTimeout = 5 * time.Minute
+
+// maxImports bounds the imports that run at once on a server. Each holds
+// its file and the mocks made of it in memory (at most --max-data-bytes,
+// and four times that unpacked), so their number bounds the whole; it is
+// two so that one long import, of one workspace, leaves room for another
+// workspace's.
+const maxImports = 2
+
+// importSlots lets imports run one at a time per workspace, in the order
+// they came, and maxImports at a time on the server. A workspace waits
+// for its own imports only, never for a long one of another workspace
+// while a slot is free.
+type importSlots struct {
+	mu         sync.Mutex
+	workspaces map[string]*workspaceImports
+	server     chan struct{}
+}
+
+// workspaceImports is a workspace's turn to import, and how many want it.
+type workspaceImports struct {
+	turn  chan struct{}
+	users int
+}
+
+func newImportSlots() *importSlots {
+	return &importSlots{workspaces: map[string]*workspaceImports{}, server: make(chan struct{}, maxImports)}
+}
+
+// errImportEnded ends an import whose request ended while it waited.
+var errImportEnded = decoy.Errorf(decoy.EUNAVAILABLE, "The import stopped: the request ended")
+
+// start waits for workspace's turn to import, then for the server's, and
+// returns the function that ends them; it gives up when ctx ends.
+func (is *importSlots) start(ctx context.Context, workspace string) (done func(), err error) {
+	is.mu.Lock()
+	w := is.workspaces[workspace]
+	if w == nil {
+		w = &workspaceImports{turn: make(chan struct{}, 1)}
+		is.workspaces[workspace] = w
+	}
+	w.users++
+	is.mu.Unlock()
+	leave := func() {
+		is.mu.Lock()
+		if w.users--; w.users == 0 {
+			delete(is.workspaces, workspace)
+		}
+		is.mu.Unlock()
+	}
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, errImportEnded
+	}
+	select {
+	case is.server <- struct{}{}:
+	case <-ctx.Done():
+		<-w.turn
+		leave()
+		return nil, errImportEnded
+	}
+	return func() {
+		<-is.server
+		<-w.turn
+		leave()
+	}, nil
+}
 
 // addMock stores a new mock with its data and puts it in the cache.
 // The caller holds writeMu.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
@@ -472,6 +473,35 @@ components:
 	}
 	if len(a.Skipped) != 1 || a.Skipped[0].Source != "GET /odd 200" || !strings.HasPrefix(a.Skipped[0].Reason, "no example, and data could not be generated from its schema: ") {
 		t.Errorf("skipped %+v", a.Skipped)
+	}
+}
+
+// TestImportGenerationBounded: the data an import generates, for all its
+// operations together, gets the time of one generation: an operation
+// whose schema would take a minute to merge is skipped at the bound, and
+// those after it, their time spent, are skipped saying so, rather than
+// the import taking a minute per operation.
+func TestImportGenerationBounded(t *testing.T) {
+	h := servertest.New(t, func(c *server.Config) { c.GenerateTimeout = 100 * time.Millisecond })
+	op := func(schema string) string {
+		return `{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":` + schema + `}}}}}}`
+	}
+	doc := `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{` +
+		`"/a":` + op(servertest.HostileAllOf(3000)) + `,"/b":` + op(`{"type":"integer"}`) + `}}`
+	start := time.Now()
+	a := decodeImport(t, h.SendFile("POST", projectPath+"/import?format=openapi", []byte(doc)), 201)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the import answered after %v", d)
+	}
+	reasons := map[string]string{}
+	for _, sk := range a.Skipped {
+		reasons[sk.Source] = sk.Reason
+	}
+	const prefix = "no example, and data could not be generated from its schema: "
+	if len(a.Created) != 0 || len(a.Skipped) != 2 ||
+		reasons["GET /a 200"] != prefix+"Generating the data took too long: make the template smaller" ||
+		reasons["GET /b 200"] != prefix+"the import's 100ms of generating data were spent before this one" {
+		t.Errorf("created %+v, skipped %+v", a.Created, a.Skipped)
 	}
 }
 

@@ -134,7 +134,10 @@ func (s *API) seedTemplate(ctx context.Context, id string, tpl *decoy.Template) 
 		return nil, false, nil
 	}
 	if tpl != nil {
-		if _, err := generate.Parse(tpl.ContentType, tpl.Body); err != nil {
+		if err := s.generating(ctx, func(lim generate.Limits) error {
+			_, err := generate.Parse(tpl.ContentType, tpl.Body, lim)
+			return err
+		}); err != nil {
 			return nil, false, err
 		}
 	}

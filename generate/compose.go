@@ -12,10 +12,21 @@ import (
 // subschemas (and of the keywords beside it); anyOf and oneOf merge each
 // branch with the keywords beside them. A merge keeps every constraint of
 // both sides or, where two cannot both hold, is an error that says which.
+//
+// Merging n schemas one after the other costs about n² (each merge reads
+// what the ones before made), and telling oneOf branches apart n² pairs:
+// every loop here counts its work against the compile's bound (tick), so
+// that a hostile allOf of thousands of branches ends at the deadline, or
+// when its client leaves, rather than minutes later. The checks that
+// answer a bool (admits, disjoint, equal) answer false once it passed;
+// ParseSchema then reports the bound, not what they made of it.
 
 // maxMerges bounds the work of merging, which $refs inside allOf could
 // otherwise make exponential.
 const maxMerges = 10000
+
+// patternCost is the units of work (see bound) of compiling a pattern.
+const patternCost = 256
 
 // annotations are keywords that do not constrain a value.
 var annotations = map[string]bool{"title": true, "description": true, "default": true, "example": true,
@@ -61,6 +72,11 @@ func (v *jsonValue) set(key string, val jsonValue) {
 // flatten returns s with its $ref followed and its allOf merged in, so
 // that what is left has neither at its top.
 func (c *schemaCompiler) flatten(s jsonValue, path string, depth int) (jsonValue, error) {
+	// The paths of messages are built as it goes: long keys make them
+	// long.
+	if err := c.tick(1 + len(s.members) + len(path)/16); err != nil {
+		return s, err
+	}
 	if c.merges++; c.merges > maxMerges || depth > maxRefDepth {
 		return s, schemaError(path, "the allOf (with its $refs) expands too far to be generated from")
 	}
@@ -76,6 +92,10 @@ func (c *schemaCompiler) flatten(s jsonValue, path string, depth int) (jsonValue
 	if ref, ok := s.get("$ref"); ok {
 		if ref.kind != 's' || !strings.HasPrefix(ref.str, "#") {
 			return s, schemaError(path+".$ref", "only references within the document (#/...) are supported")
+		}
+		// Resolving reads the pointer, and compares its keys.
+		if err := c.tick(len(ref.str)); err != nil {
+			return s, err
 		}
 		target, tpath, ok := c.resolve(ref.str[1:])
 		if !ok {
@@ -115,6 +135,9 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 	keys := []string{}
 	for _, s := range []jsonValue{a, b} {
 		for _, m := range s.members {
+			if err := c.tick(1 + len(keys)); err != nil {
+				return a, err
+			}
 			if !slices.Contains(keys, m.key) {
 				keys = append(keys, m.key)
 			}
@@ -124,6 +147,9 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 		return a, schemaError(path, format, args...)
 	}
 	for _, k := range keys {
+		if err := c.tick(1 + len(a.members) + len(b.members) + len(out.members)); err != nil {
+			return a, err
+		}
 		va, inA := a.get(k)
 		vb, inB := b.get(k)
 		if !inA || !inB {
@@ -136,7 +162,7 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 		}
 		switch k {
 		case "type":
-			t, ok := intersectTypes(va, vb)
+			t, ok := c.intersectTypes(va, vb)
 			if !ok {
 				return conflict("no type is allowed by all the schemas (%s and %s)", va.raw2(), vb.raw2())
 			}
@@ -178,6 +204,9 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 			}
 			r.elems = slices.Clone(va.elems)
 			for _, e := range vb.elems {
+				if err := c.tick(1 + len(r.elems)); err != nil {
+					return a, err
+				}
 				if !slices.ContainsFunc(r.elems, func(x jsonValue) bool { return x.str == e.str }) {
 					r.elems = append(r.elems, e)
 				}
@@ -225,7 +254,7 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 		}
 		if cv, ok := s.get("const"); ok {
 			vs = []jsonValue{cv}
-			if e, ok := s.get("enum"); ok && !slices.ContainsFunc(e.elems, cv.equal) {
+			if e, ok := s.get("enum"); ok && !slices.ContainsFunc(e.elems, c.equalTo(cv)) {
 				vs = nil
 			}
 		}
@@ -240,11 +269,14 @@ func (c *schemaCompiler) merge(a, b jsonValue, path string) (jsonValue, error) {
 			values, restricted = slices.Clone(vs), true
 			continue
 		}
-		values = slices.DeleteFunc(values, func(v jsonValue) bool { return !slices.ContainsFunc(vs, v.equal) })
+		values = slices.DeleteFunc(values, func(v jsonValue) bool { return !slices.ContainsFunc(vs, c.equalTo(v)) })
 	}
 	if restricted {
 		rest := without(out, "enum", "const")
 		values = slices.DeleteFunc(values, func(v jsonValue) bool { return !c.admits(rest, v, 0) })
+		if c.bound.stopped() {
+			return a, c.bound.err
+		}
 		if len(values) == 0 {
 			return conflict("no value of the enum or const is allowed by all the schemas")
 		}
@@ -284,11 +316,17 @@ func (c *schemaCompiler) mergeProperties(out *jsonValue, a, b jsonValue, path st
 	props := jsonValue{kind: 'o'}
 	var keys []string
 	for _, m := range append(slices.Clone(pa.members), pb.members...) {
+		if err := c.tick(1 + len(keys)); err != nil {
+			return err
+		}
 		if !slices.Contains(keys, m.key) {
 			keys = append(keys, m.key)
 		}
 	}
 	for _, k := range keys {
+		if err := c.tick(1 + len(pa.members) + len(pb.members) + len(props.members) + len(req.elems)); err != nil {
+			return err
+		}
 		var parts []jsonValue
 		for _, side := range []struct {
 			props    jsonValue
@@ -315,6 +353,9 @@ func (c *schemaCompiler) mergeProperties(out *jsonValue, a, b jsonValue, path st
 		props.set(k, v)
 	}
 	for _, r := range req.elems {
+		if err := c.tick(1 + len(props.members) + len(keys)); err != nil {
+			return err
+		}
 		_, named := props.get(r.str)
 		if !named && !slices.Contains(keys, r.str) && (string(apA.raw) == "false" || string(apB.raw) == "false") {
 			return schemaError(path, "the property %q is required by one schema and not allowed by another", r.str)
@@ -363,20 +404,29 @@ func typeList(t jsonValue) []string {
 }
 
 // intersectTypes returns the types both type keywords allow (an integer
-// is a number).
-func intersectTypes(a, b jsonValue) (jsonValue, bool) {
+// is a number), in a's order, each once. Past the bound, none.
+func (c *schemaCompiler) intersectTypes(a, b jsonValue) (jsonValue, bool) {
 	ta, tb := typeList(a), typeList(b)
+	inB := make(map[string]bool, len(tb))
+	for _, t := range tb {
+		inB[t] = true
+	}
 	out := jsonValue{kind: 'a'}
+	seen := map[string]bool{}
 	for _, t := range ta {
+		if c.tick(1) != nil {
+			return jsonValue{kind: 'a'}, false
+		}
 		switch {
-		case slices.Contains(tb, t):
-		case t == "integer" && slices.Contains(tb, "number"):
-		case t == "number" && slices.Contains(tb, "integer"):
+		case inB[t]:
+		case t == "integer" && inB["number"]:
+		case t == "number" && inB["integer"]:
 			t = "integer"
 		default:
 			continue
 		}
-		if !slices.ContainsFunc(out.elems, func(x jsonValue) bool { return x.str == t }) {
+		if !seen[t] {
+			seen[t] = true
 			out.elems = append(out.elems, jsonValue{kind: 's', str: t, raw: appendString(nil, t)})
 		}
 	}
@@ -411,9 +461,10 @@ func mergeMultiples(a, b jsonValue) (jsonValue, bool) {
 }
 
 // equal reports whether two JSON values are equal as JSON Schema compares
-// them: numbers by value, objects whatever their key order.
-func (v jsonValue) equal(w jsonValue) bool {
-	if v.kind != w.kind {
+// them: numbers by value, objects whatever their key order. Past the
+// bound, false.
+func (c *schemaCompiler) equal(v, w jsonValue) bool {
+	if v.kind != w.kind || c.tick(1) != nil {
 		return false
 	}
 	switch v.kind {
@@ -427,18 +478,26 @@ func (v jsonValue) equal(w jsonValue) bool {
 		}
 		return string(v.raw) == string(w.raw)
 	case 'a':
-		return slices.EqualFunc(v.elems, w.elems, jsonValue.equal)
+		return slices.EqualFunc(v.elems, w.elems, c.equal)
 	}
 	if len(v.members) != len(w.members) {
 		return false
 	}
 	for _, m := range v.members {
+		if c.tick(len(w.members)) != nil {
+			return false
+		}
 		x, ok := w.get(m.key)
-		if !ok || !m.val.equal(x) {
+		if !ok || !c.equal(m.val, x) {
 			return false
 		}
 	}
 	return true
+}
+
+// equalTo returns a function that reports whether a value equals v.
+func (c *schemaCompiler) equalTo(v jsonValue) func(jsonValue) bool {
+	return func(w jsonValue) bool { return c.equal(v, w) }
 }
 
 // jsonType is the JSON Schema type of a value ("integer" for whole
@@ -468,7 +527,7 @@ func (v jsonValue) jsonType() string {
 // admits reports whether schema s surely admits the value v: false when
 // it does not, and also whenever s has a keyword it does not check.
 func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
-	if depth > maxRefDepth {
+	if depth > maxRefDepth || c.tick(1+len(s.members)) != nil {
 		return false
 	}
 	if s.kind == 'l' {
@@ -505,13 +564,16 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 		ok := true
 		switch k {
 		case "type":
+			if c.tick(len(x.elems)) != nil {
+				return false
+			}
 			ok = slices.ContainsFunc(typeList(x), func(t string) bool {
 				return t == vt || (t == "number" && vt == "integer")
 			})
 		case "enum":
-			ok = slices.ContainsFunc(x.elems, v.equal)
+			ok = slices.ContainsFunc(x.elems, c.equalTo(v))
 		case "const":
-			ok = x.equal(v)
+			ok = c.equal(x, v)
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			b, isNum := num(k)
 			if vt != "integer" && vt != "number" {
@@ -549,6 +611,9 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 			}
 		case "pattern":
 			if vt == "string" {
+				if c.tick(patternCost+len(x.str)+len(v.str)) != nil {
+					return false
+				}
 				re, err := regexp.Compile(x.str)
 				ok = err == nil && re.MatchString(v.str)
 			}
@@ -563,6 +628,9 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 		case "required":
 			if vt == "object" {
 				for _, r := range x.elems {
+					if c.tick(1+len(v.members)) != nil {
+						return false
+					}
 					_, has := v.get(r.str)
 					ok = ok && has
 				}
@@ -572,6 +640,9 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 				props, _ := s.get("properties")
 				ap, hasAp := s.get("additionalProperties")
 				for _, pm := range v.members {
+					if c.tick(1+len(props.members)) != nil {
+						return false
+					}
 					if ps, isProp := props.get(pm.key); isProp {
 						ok = ok && c.admits(ps, pm.val, depth+1)
 					} else if hasAp {
@@ -582,10 +653,13 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 		case "uniqueItems":
 			if vt == "array" && string(x.raw) == "true" {
 				for i, e := range v.elems {
-					ok = ok && !slices.ContainsFunc(v.elems[:i], e.equal)
+					ok = ok && !slices.ContainsFunc(v.elems[:i], c.equalTo(e))
 				}
 			}
 		case "$ref":
+			if c.tick(len(x.str)) != nil {
+				return false
+			}
 			target, _, found := c.resolve(strings.TrimPrefix(x.str, "#"))
 			ok = x.kind == 's' && strings.HasPrefix(x.str, "#") && found && c.admits(target, v, depth+1)
 		case "allOf", "anyOf":
@@ -613,13 +687,13 @@ func (c *schemaCompiler) admits(s jsonValue, v jsonValue, depth int) bool {
 // their enums, or a property both require whose schemas are disjoint (a
 // discriminator), or one requires that the other forbids.
 func (c *schemaCompiler) disjoint(a, b jsonValue, depth int) bool {
-	if depth > maxRefDepth || a.kind != 'o' || b.kind != 'o' {
+	if depth > maxRefDepth || a.kind != 'o' || b.kind != 'o' || c.tick(1+len(a.members)+len(b.members)) != nil {
 		return false
 	}
 	ta, okA := a.get("type")
 	tb, okB := b.get("type")
 	if okA && okB {
-		if _, ok := intersectTypes(ta, tb); !ok {
+		if _, ok := c.intersectTypes(ta, tb); !ok {
 			return true
 		}
 	}
@@ -652,6 +726,9 @@ func (c *schemaCompiler) disjoint(a, b jsonValue, depth int) bool {
 	pa, _ := a.get("properties")
 	pb, _ := b.get("properties")
 	for _, r := range ra.elems {
+		if c.tick(1+len(rb.elems)+len(pa.members)+len(pb.members)) != nil {
+			return false
+		}
 		if !slices.ContainsFunc(rb.elems, func(x jsonValue) bool { return x.str == r.str }) {
 			if ap, ok := b.get("additionalProperties"); ok && string(ap.raw) == "false" {
 				if _, named := pb.get(r.str); !named {
@@ -672,6 +749,9 @@ func (c *schemaCompiler) disjoint(a, b jsonValue, depth int) bool {
 		}
 	}
 	for _, r := range rb.elems {
+		if c.tick(1+len(ra.elems)+len(pa.members)) != nil {
+			return false
+		}
 		if ap, ok := a.get("additionalProperties"); ok && string(ap.raw) == "false" && !slices.ContainsFunc(ra.elems, func(x jsonValue) bool { return x.str == r.str }) {
 			if _, named := pa.get(r.str); !named {
 				return true
@@ -690,10 +770,10 @@ func (c *schemaCompiler) rejectsSurely(s, v jsonValue) bool {
 			return true
 		}
 	}
-	if e, ok := s.get("enum"); ok && !slices.ContainsFunc(e.elems, v.equal) {
+	if e, ok := s.get("enum"); ok && !slices.ContainsFunc(e.elems, c.equalTo(v)) {
 		return true
 	}
-	if cv, ok := s.get("const"); ok && !cv.equal(v) {
+	if cv, ok := s.get("const"); ok && !c.equal(cv, v) {
 		return true
 	}
 	return false
@@ -709,6 +789,9 @@ func (c *schemaCompiler) compileAllOf(s, all jsonValue, path, name string) (node
 	}
 	var only []int
 	for i, e := range all.elems {
+		if err := c.tick(1 + len(e.members)); err != nil {
+			return nil, err
+		}
 		if constraining(e) {
 			only = append(only, i)
 		}
@@ -751,6 +834,9 @@ func (c *schemaCompiler) compileChoice(s jsonValue, path, name string) (node, er
 	var firstErr error
 	if merge || key == "oneOf" {
 		for i, e := range v.elems {
+			if c.bound.stopped() {
+				return nil, c.bound.err
+			}
 			bpath := kpath + "[" + strconv.Itoa(i) + "]"
 			f, err := c.flatten(e, bpath, 0)
 			if err == nil && merge {
@@ -779,6 +865,9 @@ func (c *schemaCompiler) compileChoice(s jsonValue, path, name string) (node, er
 		if key == "oneOf" {
 			alone := true
 			for j, g := range flat {
+				if err := c.tick(1); err != nil {
+					return nil, err
+				}
 				if j != i && g != nil && !c.disjoint(*flat[i], *g, 0) {
 					alone, overlap = false, [2]int{i, j}
 					break

@@ -2,11 +2,14 @@ package generate_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -23,7 +26,7 @@ func TestComposedSchemasValidate(t *testing.T) {
 	compiled := 0
 	for i := 0; i < n; i++ {
 		src := composed(r, 0)
-		tp, err := generate.ParseSchema([]byte(src))
+		tp, err := generate.ParseSchema([]byte(src), generate.Limits{})
 		if err != nil {
 			continue
 		}
@@ -58,6 +61,108 @@ func TestComposedSchemasValidate(t *testing.T) {
 	t.Logf("%d of %d schemas compiled", compiled, n)
 	if compiled < n/5 {
 		t.Errorf("only %d of %d schemas compiled: the test draws too many contradictions", compiled, n)
+	}
+}
+
+// hostileSchemas are schemas of a few hundred KB whose compiling, without
+// a bound, takes minutes (measured: 20 s and more each): merges that each
+// read all the merges before them, and oneOf branches compared in pairs.
+var hostileSchemas = []struct {
+	name   string
+	schema func() string
+}{
+	{"allOf of 3000 one-property branches", func() string {
+		return fmt.Sprintf(`{"type":"object","allOf":[%s]}`, join(3000, func(i int) string {
+			return fmt.Sprintf(`{"properties":{"p%d":{"type":"string"}},"required":["p%d"]}`, i, i)
+		}))
+	}},
+	{"anyOf of 2000 branches beside 2000 properties", func() string {
+		return fmt.Sprintf(`{"type":"object","properties":{%s},"anyOf":[%s]}`,
+			join(2000, func(i int) string { return fmt.Sprintf(`"p%d":{"type":"string"}`, i) }),
+			join(2000, func(i int) string { return fmt.Sprintf(`{"properties":{"q%d":{"type":"integer"}}}`, i) }))
+	}},
+	{"oneOf of 9000 branches told apart in pairs", func() string {
+		return fmt.Sprintf(`{"oneOf":[%s]}`, join(9000, func(i int) string { return fmt.Sprintf(`{"enum":[%d,%d,%d]}`, 3*i, 3*i+1, 3*i+2) }))
+	}},
+	{"allOf nested 21 deep, 800 properties a level", func() string {
+		level := func(l int) string {
+			return fmt.Sprintf(`{"properties":{%s}}`, join(800, func(i int) string { return fmt.Sprintf(`"l%d_%d":{"type":"string"}`, l, i) }))
+		}
+		s := level(0)
+		for l := 1; l <= 21; l++ {
+			s = fmt.Sprintf(`{"allOf":[%s,%s]}`, s, level(l))
+		}
+		return `{"type":"object","allOf":[` + s + `]}`
+	}},
+}
+
+// join joins n strings made by f with commas.
+func join(n int, f func(int) string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = f(i)
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestHostileCompositionStops: compiling a schema whose allOf, anyOf or
+// oneOf would take minutes to merge stops at its deadline, with the
+// template's error, or when its request ends, with ErrCanceled; the
+// compile's goroutine ends either way.
+func TestHostileCompositionStops(t *testing.T) {
+	for _, tt := range hostileSchemas {
+		body := []byte(tt.schema())
+		t.Run(tt.name, func(t *testing.T) {
+			t.Run("deadline", func(t *testing.T) {
+				err := compileWithin(t, body, generate.Limits{Deadline: time.Now().Add(100 * time.Millisecond)})
+				if decoy.ErrorCode(err) != decoy.EINVALID || decoy.ErrorMessage(err) != "Generating the data took too long: make the template smaller" {
+					t.Errorf("got %v, want the deadline's error", err)
+				}
+			})
+			t.Run("request ends", func(t *testing.T) {
+				done := make(chan struct{})
+				time.AfterFunc(100*time.Millisecond, func() { close(done) })
+				err := compileWithin(t, body, generate.Limits{Done: done})
+				if !errors.Is(err, generate.ErrCanceled) || decoy.ErrorCode(err) != decoy.EUNAVAILABLE {
+					t.Errorf("got %v, want ErrCanceled", err)
+				}
+			})
+		})
+	}
+}
+
+// TestLongTypeListsMerge: two type lists of 200,000 names each, in an
+// allOf, are intersected in one pass (compared in pairs, they took half a
+// minute): the schema compiles well within a bound of 10 s.
+func TestLongTypeListsMerge(t *testing.T) {
+	schema := `{"allOf":[{"type":[` + join(200000, func(int) string { return `"null"` }) + `]},` +
+		`{"type":[` + join(200000, func(int) string { return `"string"` }) + `,"null"]}]}`
+	tp, err := generate.ParseSchema([]byte(schema), generate.Limits{Deadline: time.Now().Add(10 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tp.Run(1, generate.Limits{}); err != nil || string(out) != "null" {
+		t.Errorf("%s %v, want null", out, err)
+	}
+}
+
+// compileWithin compiles schema in a goroutine of its own and returns its
+// error, failing the test if the goroutine has not ended long after the
+// bound in lim (the bound is 100 milliseconds; a compile that stops
+// ends in a few: 10 s is slack for a loaded machine, not a measure).
+func compileWithin(t *testing.T, schema []byte, lim generate.Limits) error {
+	t.Helper()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := generate.ParseSchema(schema, lim)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still compiling 10 s after a bound of 100 ms")
+		return nil
 	}
 }
 

@@ -130,7 +130,7 @@ func defaultValue(d any) value {
 func Functions() []Function {
 	functionsOnce.Do(func() {
 		for _, fn := range functionList {
-			t, err := ParseTemplate([]byte(`{"$repeat":1,"$item":` + string(appendString(nil, fn.Example)) + `}`))
+			t, err := ParseTemplate([]byte(`{"$repeat":1,"$item":`+string(appendString(nil, fn.Example))+`}`), Limits{})
 			if err != nil {
 				panic("generate: example of " + fn.Name + ": " + err.Error())
 			}

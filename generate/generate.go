@@ -3,14 +3,18 @@
 // A template is compiled once (Parse, ParseSchema) and then run with a seed
 // (Template.Run) as often as wanted: the same seed gives the same bytes.
 //
-// Running is bounded: the output may not pass Limits.MaxBytes, and the run
-// stops at Limits.Deadline, checked while it writes. A template comes from
-// the user, so nothing it holds makes the package panic or loop for ever.
+// Compiling and running are bounded: the output may not pass
+// Limits.MaxBytes, and both stop at Limits.Deadline or once Limits.Done is
+// closed (the client left), checked every few steps of every loop, the
+// merging of a schema's allOf included. A template comes from the user, so
+// nothing it holds makes the package panic or loop for ever. Queue bounds
+// how many compile and run at once on a server, and how many wait.
 // It knows bytes, not HTTP: SeedHeader is only the name under which every
 // part of the server reads and sends a seed.
 package generate
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -43,28 +47,36 @@ type Template struct {
 	outSize atomic.Int64
 }
 
-// Limits bound one run.
+// Limits bound one compile or run (or both: a request that compiles a
+// template and runs it gives both the same Limits).
 type Limits struct {
-	// MaxBytes is the largest output allowed (0: no bound).
+	// MaxBytes is the largest output allowed (0: no bound). Compiling
+	// does not read it.
 	MaxBytes int
-	// Deadline, when not zero, ends a run that is still writing then.
+	// Deadline, when not zero, ends a compile or run still going then,
+	// with an EINVALID error (the template is too slow).
 	Deadline time.Time
+	// Done, when not nil, ends a compile or run once it is closed, with
+	// ErrCanceled: a request's Context().Done(), so that the work stops
+	// when the client leaves.
+	Done <-chan struct{}
 }
 
 // Parse compiles a JSON template, or a JSON Schema when contentType is
-// SchemaContentType (parameters aside). A bad template is an EINVALID
-// error whose message starts with where it is, as a JSON path ("$.items.name:
-// unknown function \"nmae\"").
-func Parse(contentType string, body []byte) (*Template, error) {
+// SchemaContentType (parameters aside), within lim (its Deadline and
+// Done). A bad template is an EINVALID error whose message starts with
+// where it is, as a JSON path ("$.items.name: unknown function \"nmae\"").
+func Parse(contentType string, body []byte, lim Limits) (*Template, error) {
 	if IsSchema(contentType) {
-		return ParseSchema(body)
+		return ParseSchema(body, lim)
 	}
-	return ParseTemplate(body)
+	return ParseTemplate(body, lim)
 }
 
 // Run generates the template's output for seed: JSON text, the same for the
 // same seed. It fails with an EINVALID error when the output would pass
-// lim.MaxBytes or the run passes lim.Deadline.
+// lim.MaxBytes or the run passes lim.Deadline, and with ErrCanceled once
+// lim.Done is closed.
 func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
 	last := int(t.outSize.Load())
 	hint := max(t.size, last+last/8, 512)
@@ -82,12 +94,12 @@ func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
 func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, err error) {
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	g := &gen{
-		buf:      dst,
-		start:    len(dst),
-		max:      lim.MaxBytes,
-		deadline: lim.Deadline,
-		src:      src,
-		f:        gofakeit.NewFaker(src, false),
+		buf:   dst,
+		start: len(dst),
+		max:   lim.MaxBytes,
+		bound: newBound(lim),
+		src:   src,
+		f:     gofakeit.NewFaker(src, false),
 	}
 	defer func() {
 		// The fake-data library is not ours: whatever it does, a run
@@ -96,6 +108,10 @@ func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, e
 			out, err = dst, decoy.Errorf(decoy.EINVALID, "The template could not be run: %v", r)
 		}
 	}()
+	// A run that starts past its bound ends at once, however small.
+	if err := g.bound.check(); err != nil {
+		return dst, err
+	}
 	if err := t.root.gen(g); err != nil {
 		return dst, err
 	}
@@ -130,54 +146,112 @@ func ParseSeed(v string) (uint64, error) {
 // DefaultTimeout is the time one run gets when its server sets none.
 const DefaultTimeout = 2 * time.Second
 
-// NewLimits returns the bounds of a run that starts now: at most maxBytes
-// of output (at most 1 TiB), for timeout (0 or less: DefaultTimeout).
-func NewLimits(maxBytes int64, timeout time.Duration) Limits {
+// NewLimits returns the bounds of a compile and run for ctx that start
+// now: at most maxBytes of output (at most 1 TiB), for timeout (0 or less:
+// DefaultTimeout), and no longer than ctx.
+func NewLimits(ctx context.Context, maxBytes int64, timeout time.Duration) Limits {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return Limits{MaxBytes: int(min(maxBytes, 1<<40)), Deadline: time.Now().Add(timeout)}
+	return Limits{MaxBytes: int(min(maxBytes, 1<<40)), Deadline: time.Now().Add(timeout), Done: ctx.Done()}
 }
 
 // gen is the state of one run.
 type gen struct {
-	buf      []byte
-	start    int
-	max      int
-	deadline time.Time
-	f        *gofakeit.Faker
+	buf   []byte
+	start int
+	max   int
+	bound bound
+	f     *gofakeit.Faker
 	// src is f's source of random numbers, called directly where the
 	// draws are made here (the same draws gofakeit would make).
 	src *rand.PCG
 	// index is the position in the innermost $repeat.
 	index int
-	// steps counts checks, so that the clock is read every few of them.
-	steps int
 	// depth is the nesting of schema $refs being generated.
 	depth int
 }
 
-// check fails when the output passed its bound or the run its deadline.
-// Every loop calls it once per element, so a run ends soon after either.
+// check fails when the output passed its bound, or the run its deadline
+// or its request. Every loop calls it once per element, so a run ends
+// soon after any of them.
 func (g *gen) check() error {
-	if err := g.checkSize(); err != nil {
-		return err
+	if g.max > 0 && len(g.buf)-g.start > g.max {
+		return g.tooLarge()
 	}
-	g.steps++
-	if g.steps&63 == 0 && !g.deadline.IsZero() && time.Now().After(g.deadline) {
-		return errDeadline
-	}
-	return nil
+	return g.bound.tick(runStep)
 }
 
 func (g *gen) checkSize() error {
 	if g.max > 0 && len(g.buf)-g.start > g.max {
-		return decoy.Errorf(decoy.EINVALID, "Generated data larger than %d bytes (--max-data-bytes)", g.max)
+		return g.tooLarge()
 	}
 	return nil
 }
 
+func (g *gen) tooLarge() error {
+	return decoy.Errorf(decoy.EINVALID, "Generated data larger than %d bytes (--max-data-bytes)", g.max)
+}
+
 var errDeadline = decoy.Errorf(decoy.EINVALID, "Generating the data took too long: make the template smaller")
+
+// ErrCanceled ends a compile or run whose Limits.Done was closed: the
+// request it was for has ended, so nobody reads the answer. It is the
+// server's doing, not the template's (EUNAVAILABLE).
+var ErrCanceled = decoy.Errorf(decoy.EUNAVAILABLE, "Generating the data stopped: the request ended")
+
+// bound is the time bound of one compile or run: its deadline and its
+// request's Done, looked at every checkEvery units of work rather than at
+// every step, so that checking costs next to nothing. A unit is about one
+// comparison of two keys; each loop counts the units of its step, so that
+// no stretch of work between two looks is long, whatever the template.
+// Once passed, it stays passed: every later tick fails at once, so nested
+// loops unwind fast.
+type bound struct {
+	deadline time.Time
+	done     <-chan struct{}
+	units    int
+	err      error
+}
+
+// Units of work: the clock and Done are looked at every checkEvery of
+// them; a step of a run (an element written, with the fake data it calls
+// for) counts runStep, so that a run looks every 64 elements.
+const (
+	checkEvery = 1 << 10
+	runStep    = 16
+)
+
+func newBound(lim Limits) bound { return bound{deadline: lim.Deadline, done: lim.Done} }
+
+// tick counts n units of work, and fails once the bound has passed. It is
+// called in every loop: small enough to be inlined.
+func (b *bound) tick(n int) error {
+	if b.units += n; b.units < checkEvery {
+		return b.err
+	}
+	b.units = 0
+	return b.check()
+}
+
+// check fails when the bound has passed.
+func (b *bound) check() error {
+	if b.err != nil {
+		return b.err
+	}
+	select {
+	case <-b.done: // a nil done is never ready
+		b.err = ErrCanceled
+	default:
+		if !b.deadline.IsZero() && time.Now().After(b.deadline) {
+			b.err = errDeadline
+		}
+	}
+	return b.err
+}
+
+// stopped reports whether the bound has passed, as last looked at.
+func (b *bound) stopped() bool { return b.err != nil }
 
 // intRange returns an integer from lo to hi, both included (lo <= hi).
 func (g *gen) intRange(lo, hi int64) int64 {

@@ -2,6 +2,7 @@ package generate_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 func run(t *testing.T, ct, src string, seed uint64) string {
 	t.Helper()
-	tp, err := generate.Parse(ct, []byte(src))
+	tp, err := generate.Parse(ct, []byte(src), generate.Limits{})
 	if err != nil {
 		t.Fatalf("Parse(%s): %v", src, err)
 	}
@@ -240,7 +241,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := generate.Parse(tt.ct, []byte(tt.template))
+			_, err := generate.Parse(tt.ct, []byte(tt.template), generate.Limits{})
 			if decoy.ErrorCode(err) != decoy.EINVALID || decoy.ErrorMessage(err) != tt.want {
 				t.Errorf("got %v (%s), want %q", err, decoy.ErrorCode(err), tt.want)
 			}
@@ -249,7 +250,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	tp, err := generate.Parse("", []byte(`{"$repeat":1000000000,"$item":{"$repeat":1000000000,"$item":"{{ name }}"}}`))
+	tp, err := generate.Parse("", []byte(`{"$repeat":1000000000,"$item":{"$repeat":1000000000,"$item":"{{ name }}"}}`), generate.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestLimits(t *testing.T) {
 		t.Errorf("bounded runs took %v", d)
 	}
 	// The output at the bound passes; one byte more does not.
-	tp, _ = generate.Parse("", []byte(`{"$repeat":10,"$item":1}`)) // [1,1,...]: 21 bytes
+	tp, _ = generate.Parse("", []byte(`{"$repeat":10,"$item":1}`), generate.Limits{}) // [1,1,...]: 21 bytes
 	if _, err := tp.Run(1, generate.Limits{MaxBytes: 21}); err != nil {
 		t.Errorf("21 bytes within 21: %v", err)
 	}
@@ -274,10 +275,59 @@ func TestLimits(t *testing.T) {
 		t.Errorf("21 bytes within 20: no error")
 	}
 	// A long string from a schema stops at the bound too.
-	tp, _ = generate.Parse(generate.SchemaContentType, []byte(`{"type":"string","minLength":1000000}`))
+	tp, _ = generate.Parse(generate.SchemaContentType, []byte(`{"type":"string","minLength":1000000}`), generate.Limits{})
 	if _, err := tp.Run(1, generate.Limits{MaxBytes: 1000}); err == nil {
 		t.Errorf("a string of 1,000,000 within 1,000 bytes: no error")
 	}
+}
+
+// TestRunStops: a run ends once its request does (Limits.Done), with
+// ErrCanceled, also inside one long string or object, which it checks
+// part by part; and a run that starts past its deadline ends at once,
+// however small, so that the runs of a request whose time is spent (an
+// import's) cost nothing.
+func TestRunStops(t *testing.T) {
+	tests := []struct{ name, template string }{
+		{"nested repeats", `{"$repeat":1000000000,"$item":{"$repeat":1000000000,"$item":"{{ name }}"}}`},
+		{"one string of 100,000 paragraphs", `"` + strings.Repeat("{{ paragraph }}", 100000) + `"`},
+		{"one object of 100,000 paragraphs", `{` + join(100000, func(i int) string { return fmt.Sprintf(`"p%d":"{{ paragraph }}"`, i) }) + `}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp, err := generate.Parse("", []byte(tt.template), generate.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			time.AfterFunc(20*time.Millisecond, func() { close(done) })
+			ended := make(chan error, 1)
+			go func() {
+				_, err := tp.Run(1, generate.Limits{Done: done})
+				ended <- err
+			}()
+			select {
+			case err := <-ended:
+				if !errors.Is(err, generate.ErrCanceled) {
+					t.Errorf("got %v, want ErrCanceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("still running 10 s after its request ended")
+			}
+		})
+	}
+	t.Run("started past its deadline", func(t *testing.T) {
+		past := generate.Limits{Deadline: time.Now().Add(-time.Millisecond)}
+		if _, err := generate.ParseSchema([]byte(`{"type":"integer"}`), past); decoy.ErrorCode(err) != decoy.EINVALID {
+			t.Errorf("compile: %v, want the deadline's error", err)
+		}
+		tp, err := generate.Parse("", []byte(`{"a":"{{ name }}"}`), generate.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tp.Run(1, past); decoy.ErrorCode(err) != decoy.EINVALID {
+			t.Errorf("run: %v, want the deadline's error", err)
+		}
+	})
 }
 
 // TestAllocationsFollowOutput: ten times the records cost about ten times
@@ -285,7 +335,7 @@ func TestLimits(t *testing.T) {
 // output and the strings of the fake-data library.
 func TestAllocationsFollowOutput(t *testing.T) {
 	allocs := func(n int) float64 {
-		tp, err := generate.Parse("", []byte(fmt.Sprintf(`{"$repeat":%d,"$item":{"id":"{{index}}","name":"{{ name }}","age":"{{ number 18 80 }}","tag":"t-{{ index }}"}}`, n)))
+		tp, err := generate.Parse("", []byte(fmt.Sprintf(`{"$repeat":%d,"$item":{"id":"{{index}}","name":"{{ name }}","age":"{{ number 18 80 }}","tag":"t-{{ index }}"}}`, n)), generate.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +350,7 @@ func TestAllocationsFollowOutput(t *testing.T) {
 }
 
 func BenchmarkRun100Users(b *testing.B) {
-	tp, err := generate.Parse("", []byte(usersTemplate))
+	tp, err := generate.Parse("", []byte(usersTemplate), generate.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -321,7 +371,7 @@ func BenchmarkRunBenchTemplate(b *testing.B) {
 	tp, err := generate.Parse("", []byte(`{"$repeat":100,"$item":{"id":"{{ index }}","name":"{{ name }}","email":"{{ email }}",
 "age":"{{ number 18 80 }}","status":"{{ choice \"active\" \"inactive\" \"suspended\" }}","createdAt":"{{ date \"2020-01-01\" \"2025-12-31\" }}",
 "address":{"city":"{{ city }}","zip":"{{ zip }}","geo":{"lat":"{{ latitude }}","lng":"{{ longitude }}"}},
-"tags":["{{ choice \"trial\" \"enterprise\" \"beta\" }}"],"score":"{{ float 0 100 2 }}"}}`))
+"tags":["{{ choice \"trial\" \"enterprise\" \"beta\" }}"],"score":"{{ float 0 100 2 }}"}}`), generate.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -337,7 +387,7 @@ func BenchmarkRunBenchTemplate(b *testing.B) {
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = generate.Parse("", []byte(usersTemplate))
+		_, _ = generate.Parse("", []byte(usersTemplate), generate.Limits{})
 	}
 }
 

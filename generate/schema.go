@@ -31,15 +31,24 @@ func IsSchema(contentType string) bool {
 // match), uniqueItems (of scalars), and $ref within the document. A
 // keyword that would constrain the output in a way not generated (not,
 // patternProperties, ...) is an error, rather than an output that fails
-// the schema.
-func ParseSchema(body []byte) (*Template, error) {
-	doc, err := decodeJSON(body)
+// the schema. Compiling (merging allOf, anyOf and oneOf, following $refs)
+// stops at lim's Deadline, or once its Done is closed.
+func ParseSchema(body []byte, lim Limits) (*Template, error) {
+	c := &schemaCompiler{refs: map[string]*refNode{}, bound: newBound(lim)}
+	if err := c.bound.check(); err != nil {
+		return nil, err
+	}
+	doc, err := decodeJSON(body, &c.bound)
 	if err != nil {
 		return nil, err
 	}
-	doc = lastOfEachKey(doc)
-	c := &schemaCompiler{doc: doc, refs: map[string]*refNode{}}
-	root, err := c.compile(doc, "$", "")
+	c.doc = c.lastOfEachKey(doc)
+	root, err := c.compile(c.doc, "$", "")
+	if c.bound.check() != nil {
+		// Past the bound, whatever else the compile said: cut short, or
+		// done late after a long step between two looks at the clock.
+		return nil, c.bound.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -48,17 +57,21 @@ func ParseSchema(body []byte) (*Template, error) {
 
 // lastOfEachKey returns v with, in each object, only the last member of
 // each name: what JSON Schema validators read when a key is repeated.
-func lastOfEachKey(v jsonValue) jsonValue {
+// Past the bound it returns what it has (the compile then stops).
+func (c *schemaCompiler) lastOfEachKey(v jsonValue) jsonValue {
 	switch v.kind {
 	case 'a':
 		elems := make([]jsonValue, len(v.elems))
 		for i, e := range v.elems {
-			elems[i] = lastOfEachKey(e)
+			elems[i] = c.lastOfEachKey(e)
 		}
 		v.elems = elems
 	case 'o':
 		var members []member
 		for i, m := range v.members {
+			if c.bound.tick(len(v.members)-i) != nil {
+				break
+			}
 			later := false
 			for _, n := range v.members[i+1:] {
 				if n.key == m.key {
@@ -67,7 +80,7 @@ func lastOfEachKey(v jsonValue) jsonValue {
 				}
 			}
 			if !later {
-				members = append(members, member{m.key, lastOfEachKey(m.val)})
+				members = append(members, member{m.key, c.lastOfEachKey(m.val)})
 			}
 		}
 		v.members = members
@@ -90,7 +103,12 @@ type schemaCompiler struct {
 	// schemas merged, both bounded.
 	depth  int
 	merges int
+	// bound ends the compile at its deadline or request.
+	bound bound
 }
+
+// tick counts n units of the compile's work (see bound).
+func (c *schemaCompiler) tick(n int) error { return c.bound.tick(n) }
 
 // maxCompileDepth bounds the nesting of schemas compiled, which merging a
 // $ref into an allOf could make endless.
@@ -118,6 +136,10 @@ func schemaError(path, format string, args ...any) error {
 // compile compiles the schema s found at path; name is the property it
 // describes, if any (a hint for realistic strings).
 func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
+	// Each keyword looked for reads the schema's members.
+	if err := c.tick((len(unsupported) + 8) * (1 + len(s.members))); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.kind == 'l' && string(s.raw) == "true":
 		return anyValue{}, nil
@@ -161,10 +183,13 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 		}
 		n := &choiceNode{}
 		for i, e := range v.elems {
+			if err := c.tick(1 + i); err != nil {
+				return nil, err
+			}
 			// Equal values once, so that uniqueItems can tell values
 			// apart by their bytes; values the other keywords refuse
 			// never.
-			if !slices.ContainsFunc(v.elems[:i], e.equal) && c.admits(checks, e, 0) {
+			if !slices.ContainsFunc(v.elems[:i], c.equalTo(e)) && c.admits(checks, e, 0) {
 				n.options = append(n.options, literal(encodeValue(e)))
 			}
 		}
@@ -182,6 +207,9 @@ func (c *schemaCompiler) compile(s jsonValue, path, name string) (node, error) {
 	}
 	n := &choiceNode{}
 	for _, t := range types {
+		if err := c.tick(runStep); err != nil {
+			return nil, err
+		}
 		o, err := c.compileType(s, t, path, name)
 		if err != nil {
 			return nil, err
@@ -675,6 +703,9 @@ func (o *objectSchema) gen(g *gen) error {
 		if err := p.val.gen(g); err != nil {
 			return err
 		}
+		if err := g.check(); err != nil {
+			return err
+		}
 	}
 	g.buf = append(g.buf, '}')
 	return g.check()
@@ -709,6 +740,10 @@ func (a *arraySchema) gen(g *gen) error {
 			for a.seen(g.buf, starts, start) {
 				if tries++; tries > 32 {
 					break
+				}
+				// Each look compares the item with all before it.
+				if err := g.bound.tick(len(starts)); err != nil {
+					return err
 				}
 				g.buf = g.buf[:start]
 				if err := a.item.gen(g); err != nil {
@@ -859,8 +894,8 @@ func (s *stringSchema) gen(g *gen) error {
 		}
 		g.buf = append(g.buf, word...)
 		w += int64(len(word))
-		if g.max > 0 && len(g.buf)-g.start > g.max {
-			return g.check()
+		if err := g.check(); err != nil {
+			return err
 		}
 	}
 	g.buf = append(g.buf, '"')

@@ -131,7 +131,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		for _, ct := range []string{"application/json", generate.SchemaContentType} {
-			tp, err := generate.Parse(ct, []byte(src))
+			tp, err := generate.Parse(ct, []byte(src), generate.Limits{Deadline: time.Now().Add(time.Second)})
 			if err != nil {
 				continue
 			}
@@ -156,7 +156,7 @@ func FuzzSchemaValidates(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		tp, err := generate.ParseSchema([]byte(src))
+		tp, err := generate.ParseSchema([]byte(src), generate.Limits{Deadline: time.Now().Add(time.Second)})
 		if err != nil {
 			return
 		}

@@ -16,14 +16,20 @@ import (
 // ParseTemplate compiles a JSON template: any JSON, in which an object
 // {"$repeat": N or [min, max], "$item": T} becomes an array of N items made
 // from T, and a string holding {{ expression }} is filled in (see
-// Functions).
-func ParseTemplate(body []byte) (*Template, error) {
-	v, err := decodeJSON(body)
+// Functions). It stops at lim's Deadline, or once its Done is closed.
+func ParseTemplate(body []byte, lim Limits) (*Template, error) {
+	c := &compiler{bound: newBound(lim)}
+	if err := c.bound.check(); err != nil {
+		return nil, err
+	}
+	v, err := decodeJSON(body, &c.bound)
 	if err != nil {
 		return nil, err
 	}
-	c := &compiler{}
 	root, err := c.compile(v, "$", 0, false)
+	if c.bound.check() != nil {
+		return nil, c.bound.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -45,14 +51,14 @@ type member struct {
 	val jsonValue
 }
 
-// decodeJSON reads one JSON value, nothing after it.
-func decodeJSON(body []byte) (jsonValue, error) {
+// decodeJSON reads one JSON value, nothing after it, within b.
+func decodeJSON(body []byte, b *bound) (jsonValue, error) {
 	if !utf8.Valid(body) {
 		return jsonValue{}, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	v, err := decodeValue(dec, 0, b)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 != io.EOF {
 			err = errors.New("data after the end of the JSON value")
@@ -68,7 +74,10 @@ func decodeJSON(body []byte) (jsonValue, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder, depth int) (jsonValue, error) {
+func decodeValue(dec *json.Decoder, depth int, b *bound) (jsonValue, error) {
+	if err := b.tick(decodeStep); err != nil {
+		return jsonValue{}, err
+	}
 	if depth > maxDepth {
 		return jsonValue{}, decoy.Errorf(decoy.EINVALID, "Template nested too deeply: at most %d levels of arrays and objects", maxDepth)
 	}
@@ -90,7 +99,7 @@ func decodeValue(dec *json.Decoder, depth int) (jsonValue, error) {
 					return v, err
 				}
 				key, _ := kt.(string)
-				val, err := decodeValue(dec, depth+1)
+				val, err := decodeValue(dec, depth+1, b)
 				if err != nil {
 					return v, err
 				}
@@ -101,7 +110,7 @@ func decodeValue(dec *json.Decoder, depth int) (jsonValue, error) {
 		case '[':
 			v := jsonValue{kind: 'a'}
 			for dec.More() {
-				val, err := decodeValue(dec, depth+1)
+				val, err := decodeValue(dec, depth+1, b)
 				if err != nil {
 					return v, err
 				}
@@ -122,12 +131,18 @@ func decodeValue(dec *json.Decoder, depth int) (jsonValue, error) {
 	}
 }
 
+// decodeStep is the units of work (see bound) of decoding one JSON value.
+const decodeStep = 8
+
 // compiler turns a template's JSON into nodes.
-type compiler struct{}
+type compiler struct{ bound bound }
 
 // compile compiles v, found at path; inRepeat says whether index has a
 // meaning there.
 func (c *compiler) compile(v jsonValue, path string, depth int, inRepeat bool) (node, error) {
+	if err := c.bound.tick(runStep + len(v.str)/64); err != nil {
+		return nil, err
+	}
 	switch v.kind {
 	case 's':
 		return compileString(v.str, path, inRepeat)
@@ -277,6 +292,9 @@ func (o *objectNode) gen(g *gen) error {
 		if err := f.val.gen(g); err != nil {
 			return err
 		}
+		if err := g.check(); err != nil {
+			return err
+		}
 	}
 	g.buf = append(g.buf, '}')
 	return nil
@@ -291,6 +309,9 @@ func (a *arrayNode) gen(g *gen) error {
 			g.buf = append(g.buf, ',')
 		}
 		if err := e.gen(g); err != nil {
+			return err
+		}
+		if err := g.check(); err != nil {
 			return err
 		}
 	}
@@ -379,6 +400,9 @@ func (t *textNode) gen(g *gen) error {
 		}
 		var err error
 		if g.buf, err = p.expr.appendText(g, g.buf); err != nil {
+			return err
+		}
+		if err := g.check(); err != nil {
 			return err
 		}
 	}

@@ -701,7 +701,7 @@ func TestThirdPartyWithoutExamples(t *testing.T) {
 	for seed := uint64(0); seed < 50; seed++ {
 		given := map[string][]byte{} // data: its schema
 		r, err := importer.OpenAPI(raw, importer.Options{Generate: func(schema []byte) ([]byte, error) {
-			tp, err := generate.ParseSchema(schema)
+			tp, err := generate.ParseSchema(schema, generate.Limits{})
 			if err != nil {
 				return nil, err
 			}

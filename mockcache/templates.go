@@ -33,8 +33,9 @@ type compiledTemplate struct {
 const maxTemplateBytes = 64 << 20
 
 // Get returns mock m's template compiled, reading it from store (which
-// must not be nil) when it is not kept for m's version.
-func (c *Templates) Get(ctx context.Context, store decoy.TemplateStore, m *decoy.Mock) (*generate.Template, error) {
+// must not be nil) and compiling it within lim when it is not kept for
+// m's version.
+func (c *Templates) Get(ctx context.Context, store decoy.TemplateStore, m *decoy.Mock, lim generate.Limits) (*generate.Template, error) {
 	c.mu.Lock()
 	ct, ok := c.m[m.ID]
 	c.mu.Unlock()
@@ -45,7 +46,7 @@ func (c *Templates) Get(ctx context.Context, store decoy.TemplateStore, m *decoy
 	if err != nil {
 		return nil, err
 	}
-	t, err := generate.Parse(tpl.ContentType, tpl.Body)
+	t, err := generate.Parse(tpl.ContentType, tpl.Body, lim)
 	if err != nil {
 		return nil, err
 	}

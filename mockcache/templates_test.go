@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/generate"
 )
 
 // templates is a TemplateStore of fixed templates, counting its reads.
@@ -33,7 +34,7 @@ func TestTemplateCacheBound(t *testing.T) {
 	}
 	for i := range 3 {
 		store.bodies[mock(i, 1).ID] = body
-		if _, err := c.Get(context.Background(), store, mock(i, 1)); err != nil {
+		if _, err := c.Get(context.Background(), store, mock(i, 1), generate.Limits{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,14 +42,14 @@ func TestTemplateCacheBound(t *testing.T) {
 		t.Fatalf("3 templates at the bound: %d kept, %d bytes, %d reads", len(c.m), c.bytes, store.reads)
 	}
 	// Kept: no store read. A new version of one: read again, same room.
-	c.Get(context.Background(), store, mock(0, 1))
-	c.Get(context.Background(), store, mock(1, 2))
+	c.Get(context.Background(), store, mock(0, 1), generate.Limits{})
+	c.Get(context.Background(), store, mock(1, 2), generate.Limits{})
 	if len(c.m) != 3 || c.bytes != 3*len(body) || store.reads != 4 {
 		t.Fatalf("a kept one and a new version: %d kept, %d bytes, %d reads", len(c.m), c.bytes, store.reads)
 	}
 	// A fourth passes the bound: the cache starts again with it alone.
 	store.bodies[mock(3, 1).ID] = body
-	c.Get(context.Background(), store, mock(3, 1))
+	c.Get(context.Background(), store, mock(3, 1), generate.Limits{})
 	if len(c.m) != 1 || c.bytes != len(body) {
 		t.Fatalf("past the bound: %d kept, %d bytes", len(c.m), c.bytes)
 	}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -19,25 +21,64 @@ import (
 // generated returns an entry of mock e's data generated afresh from seed:
 // an entry of its own, not kept in the cache, so that queries,
 // ETags, gzip and the rest apply to it as to stored data. The caller
-// releases it.
+// releases it. It generates in a turn (generating): a server too busy
+// answers 503, which refused reports.
 func (s *Server) generated(r *http.Request, e *mockcache.Entry, seed uint64) (*mockcache.Entry, error) {
-	t, err := s.template(r.Context(), e.Mock)
-	if err != nil {
-		return nil, err
-	}
-	out, err := t.Run(seed, generate.NewLimits(s.cfg.MaxDataBytes, s.cfg.GenerateTimeout))
-	if err != nil {
-		return nil, err
-	}
-	m := *e.Mock
-	m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
-	return mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
+	var ge *mockcache.Entry
+	err := s.generating(r.Context(), 0, func(lim generate.Limits) error {
+		// One bound for the compile, if the template is not kept
+		// compiled, and the run.
+		t, err := s.template(r.Context(), e.Mock, lim)
+		if err != nil {
+			return err
+		}
+		out, err := t.Run(seed, lim)
+		if err != nil {
+			return err
+		}
+		m := *e.Mock
+		m.ContentType, m.Size, m.ETag = "application/json", int64(len(out)), jsondoc.ETag(out)
+		// Parsed in the turn too: work of the size of the output.
+		ge, err = mockcache.NewAnswerEntry(&m, docfile.FromBytes(out))
+		return err
+	})
+	return ge, err
 }
 
-// template returns mock m's template, compiled.
-func (s *Server) template(ctx context.Context, m *decoy.Mock) (*generate.Template, error) {
+// generating runs f in a turn to generate for ctx (see generate.Queue),
+// within the bounds of a generation that starts with the turn and lasts
+// at most run (0 or less: GenerateTimeout): the one way the read endpoint
+// and the admin API generate. The time spent waiting for the turn never
+// counts against the generation, so that a template is not called too
+// slow for the load it met; a server too busy to give a turn in time
+// answers 503 with Retry-After.
+func (s *Server) generating(ctx context.Context, run time.Duration, f func(generate.Limits) error) error {
+	lim, end, err := s.generation.Start(ctx, run)
+	if err == nil {
+		err = func() error {
+			defer end() // even if f panics
+			return f(lim)
+		}()
+	}
+	if errors.Is(err, generate.ErrBusy) {
+		return answer.New(http.StatusServiceUnavailable, decoy.ErrorMessage(err), "Retry-After", seconds(s.generation.RetryAfter()))
+	}
+	return err
+}
+
+// refused reports whether a generation failed for the server's sake (too
+// busy, the client gone, the store unreachable) rather than the
+// template's or the request's: a 503. The read then gives back its
+// rate-limit slot, as other refusals do.
+func refused(err error) bool {
+	status, _, _ := answer.Of(err)
+	return status == http.StatusServiceUnavailable
+}
+
+// template returns mock m's template, compiled (within lim).
+func (s *Server) template(ctx context.Context, m *decoy.Mock, lim generate.Limits) (*generate.Template, error) {
 	if s.cfg.Templates == nil {
 		return nil, answer.ErrNoTemplates
 	}
-	return s.templates.Get(ctx, s.cfg.Templates, m)
+	return s.templates.Get(ctx, s.cfg.Templates, m, lim)
 }

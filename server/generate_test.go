@@ -8,12 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/server"
+	"github.com/google/uuid"
 )
 
 func TestTemplateAlways(t *testing.T) {
@@ -104,6 +107,36 @@ func TestTemplateAlwaysDifferential(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGeneratedReadBounded: the read of a mock whose template would take
+// a minute to compile answers at the bound of its generation, which the
+// compile is inside (such a template is refused when set, but one may be
+// stored already, or have been set on an idle server).
+func TestGeneratedReadBounded(t *testing.T) {
+	h := servertest.New(t, func(c *server.Config) { c.GenerateTimeout = 20 * time.Millisecond })
+	id := storeTemplated(t, h, generate.SchemaContentType, servertest.HostileAllOf(3000))
+	start := time.Now()
+	servertest.WantError(t, h.Get("/mock/"+id), 400, "Generating the data took too long: make the template smaller")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered after %v", d)
+	}
+}
+
+// storeTemplated stores a mock generating on every read from template
+// straight into the store, unchecked, as a replica of an older version
+// could have; the server reads it from the store on its first read.
+func storeTemplated(t *testing.T, h *servertest.Harness, ct, template string) string {
+	t.Helper()
+	ctx := context.Background()
+	m, err := h.Store.CreateMock(ctx, &decoy.Mock{ID: uuid.NewString(), ContentType: "application/json", Status: 200, ETag: `"e"`}, decoy.Data{Bytes: []byte(`[]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Store.SetTemplate(ctx, m.ID, decoy.Template{Mode: decoy.TemplateAlways, ContentType: ct, Body: []byte(template)}); err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
 }
 
 func TestSeedCORS(t *testing.T) {

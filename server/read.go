@@ -105,6 +105,10 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 	var qerr error
 	if e.Mock.TemplateMode == decoy.TemplateAlways {
 		ge, err := s.generateNow(w, r, e)
+		if refused(err) { // the server's load, not the client's doing
+			s.undoRate(ctx, id, rate)
+			return err
+		}
 		if err != nil {
 			qerr = err
 		} else {

@@ -23,6 +23,7 @@ import (
 	"github.com/decoy-mock/decoy/admin"
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/fallback"
+	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
@@ -123,8 +124,16 @@ type Config struct {
 	// Templates, when set, keeps mocks' templates (generated data); nil:
 	// the template calls answer 501.
 	Templates decoy.TemplateStore
-	// GenerateTimeout bounds the generation of one answer (default 2 s).
+	// GenerateTimeout bounds the generation of one answer (default 2 s),
+	// from when it starts running; waiting for its turn is bounded apart,
+	// by as much again.
 	GenerateTimeout time.Duration
+	// GenerateWorkers is the most generations running at once, on the
+	// read endpoint and in the admin API together (0: GOMAXPROCS);
+	// GenerateWaiting the most waiting for their turn (0: 8 ×
+	// GenerateWorkers). Past those, a generation answers 503 with
+	// Retry-After (see generate.Queue).
+	GenerateWorkers, GenerateWaiting int
 
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
@@ -167,6 +176,7 @@ type Server struct {
 	queries      mockcache.Queries
 	dates        dates
 	templates    mockcache.Templates
+	generation   *generate.Queue
 	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).
@@ -211,6 +221,8 @@ func New(cfg Config) *Server {
 		log:          cfg.Logger,
 		tokenHeaders: []string{"serviceauthtoken", "decoyauthtoken"},
 		corsOrigins:  map[string]bool{},
+		generation: generate.NewQueue(generate.QueueConfig{Workers: cfg.GenerateWorkers, Waiting: cfg.GenerateWaiting,
+			Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes}),
 	}
 	s.cache = mockcache.New(mockcache.Config{
 		Store:            cfg.Store,
@@ -297,6 +309,7 @@ func New(cfg Config) *Server {
 		DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
 		MaxDataBytes:        cfg.MaxDataBytes,
 		GenerateTimeout:     cfg.GenerateTimeout,
+		Generate:            s.generating,
 		UploadDir:           cfg.UploadDir,
 		PublicURL:           cfg.PublicURL,
 		Clients:             (*clients)(s),

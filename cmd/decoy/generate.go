@@ -48,11 +48,12 @@ needed. The seed used is printed on standard error.`,
 		if err != nil {
 			return err
 		}
-		t, err := generate.Parse(ct, body)
+		lim := generate.Limits{MaxBytes: int(maxBytes), Deadline: time.Now().Add(time.Minute)}
+		t, err := generate.Parse(ct, body, lim)
 		if err != nil {
 			return err
 		}
-		out, err := t.Run(seed, generate.Limits{MaxBytes: int(maxBytes), Deadline: time.Now().Add(time.Minute)})
+		out, err := t.Run(seed, lim)
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,7 @@ func createFromTemplate(cmd *cobra.Command, cl *client.Client, out *output, o cl
 	}
 	// Checked before anything is created, so that a bad template leaves
 	// no mock behind.
-	if _, err := generate.Parse(ct, body); err != nil {
+	if _, err := generate.Parse(ct, body, generate.Limits{Deadline: time.Now().Add(time.Minute)}); err != nil {
 		return err
 	}
 	o.ContentType = "application/json"
