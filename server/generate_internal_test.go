@@ -107,7 +107,7 @@ func TestAdminGenerationBusy(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	const token = "admin-token"
-	s := New(Config{Store: store, Quota: store, Templates: store, MockBatches: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
+	s := New(Config{Store: store, Quota: store, Templates: store, Routes: store, QuotaInMemory: true, Limiter: inmem.NewLimiter(), AuthFailures: inmem.NewLimiter(),
 		AdminTokenHash: secret.Hash(token), MaxDataBytes: 1 << 20, UploadDir: t.TempDir(), Registry: prometheus.NewRegistry()})
 	s.generation = generate.NewQueue(generate.QueueConfig{Workers: 1, Waiting: 1, Timeout: time.Minute, MaxBytes: 1 << 20})
 	do := func(method, path, body string) *httptest.ResponseRecorder {
