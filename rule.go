@@ -1,0 +1,124 @@
+package decoy
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Rules (§13.1 of the contract): a route's answers that depend on the
+// request. They are tried in order after the token, rate limit and quota
+// checks; the first whose When holds answers instead of the route's
+// normal answer.
+
+// Faults a rule may answer with: the connection reset with nothing
+// answered, closed with no answer, or a head announcing more body than is
+// sent, then closed.
+const (
+	FaultReset     = "reset"
+	FaultEmpty     = "empty"
+	FaultMalformed = "malformed"
+)
+
+// MaxRules is the most rules a route holds.
+const MaxRules = 100
+
+// Rule is one of a route's conditional answers.
+type Rule struct {
+	// Name names the rule in the journal and in errors; may be empty.
+	Name string `json:"name"`
+	// When is conditions in the filters syntax of §1.3, decoded form
+	// ("method=POST&header.x-mode=slow"), over the request: method,
+	// path.<param>, query.<name>, header.<name> (lower case), body.<path>.
+	// Empty: always holds.
+	When string `json:"when"`
+	// Status is the answer's status; nil: 200 with Body or Template, else
+	// the route's normal answer's.
+	Status *int `json:"status"`
+	// Headers are set on the answer.
+	Headers map[string]string `json:"headers"`
+	// DelayMS delays the answer, as a mock's delay does (0–MaxDelayMS).
+	DelayMS int `json:"delay_ms"`
+	// Body, when set, is the answer's JSON body, sent as is. Template, when
+	// set, is a template (§7) run for each request, which may read
+	// request.path.X, request.query.X, request.header.X and request.body.X.
+	// Neither: the route's normal body.
+	Body     json.RawMessage `json:"body"`
+	Template json.RawMessage `json:"template"`
+	// Fault, when not empty, is one of the Fault constants: the rule
+	// answers with it and nothing else.
+	Fault string `json:"fault"`
+	// Times, when set, is the most matching requests the rule holds for,
+	// counted across replicas; then it is skipped.
+	Times *int64 `json:"times"`
+}
+
+// RuleCounter counts the requests each rule with Times held for, across
+// replicas (Redis when shared, else the store), so that a rule holds for
+// at most Times of them.
+type RuleCounter interface {
+	// TakeRule counts one more request for rule index of route, when
+	// fewer than times were counted, and reports whether it was.
+	TakeRule(ctx context.Context, routeID string, index int, times int64) (bool, error)
+	// ResetRules starts the counts of a route's rules again.
+	ResetRules(ctx context.Context, routeID string) error
+}
+
+// Journal (§13.2): every request a project answers through its routes, and
+// every read of its mocks at /mock/{id}, is recorded, bounded per project.
+
+// JournalEntry is one request as the journal keeps it. Secrets are
+// REDACTED and bodies cut before an entry is made.
+type JournalEntry struct {
+	ID      string            `json:"id"`
+	At      time.Time         `json:"at"`
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Query   string            `json:"query"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+	// BodyCut is set when the body was longer than MaxJournalBody and cut.
+	BodyCut bool   `json:"body_cut,omitempty"`
+	RouteID string `json:"route_id"`
+	MockID  string `json:"mock_id"`
+	// Rule is the name (else the index) of the rule that answered, or "".
+	Rule       string  `json:"rule"`
+	Status     int     `json:"status"`
+	DurationMS float64 `json:"duration_ms"`
+	Client     string  `json:"client"`
+	// Forwarded is set for a request passed to the project's upstream
+	// (§14).
+	Forwarded bool `json:"forwarded,omitempty"`
+}
+
+// MaxJournalBody is the most bytes of a body an entry keeps.
+const MaxJournalBody = 64 << 10
+
+// DefaultJournalSize is the most entries a project's journal keeps unless
+// --journal-size says otherwise.
+const DefaultJournalSize = 1000
+
+// JournalFilter narrows a listing of the journal; empty fields do not.
+type JournalFilter struct {
+	Method string
+	// Path matches an entry's path exactly, or as a prefix when it ends
+	// with '*'.
+	Path   string
+	Status int
+	Since  time.Time
+}
+
+// Journal keeps projects' journals.
+type Journal interface {
+	// Record adds an entry to a project's journal. It never blocks the
+	// answer: entries are written in batches, and dropped (and counted)
+	// when the journal's backend cannot take them.
+	Record(projectID string, e *JournalEntry)
+	// List returns up to limit entries of a project, newest first, after
+	// cursor ("" for the first page), and the next page's cursor.
+	List(ctx context.Context, projectID string, f JournalFilter, cursor string, limit int) ([]*JournalEntry, string, error)
+	// Count counts a project's entries that pass f.
+	Count(ctx context.Context, projectID string, f JournalFilter) (int64, error)
+	// Clear empties a project's journal.
+	Clear(ctx context.Context, projectID string) error
+}
