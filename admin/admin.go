@@ -113,14 +113,14 @@ type Config struct {
 }
 
 // Clients is the server's view of the clients of requests. A wrong
-// password, admin token or invitation counts as a failed authentication
-// of the client, with its wrong mock tokens: guessing one of them never
-// goes further than guessing the others.
+// password, admin token, API key, access token or invitation counts as a
+// failed authentication of the client, in one budget with its wrong mock
+// tokens: guessing several kinds gets no more tries than guessing one.
 type Clients interface {
 	// Addr is the client's address, as the audit log records it.
 	Addr(r *http.Request) string
-	// LimitKey is the key the client's failed authentications are counted
-	// under.
+	// LimitKey is the key the client's failed authentications, of every
+	// kind, are counted under.
 	LimitKey(r *http.Request) string
 	// AuthBlocked returns a 429 when the client behind key failed too
 	// often in the last minute.
@@ -306,11 +306,11 @@ func (s *API) studioAuthorized(w http.ResponseWriter, r *http.Request) (c *calle
 	return &caller{user: u, admin: u.ServerAdmin}, nil, true
 }
 
-// adminTokenKey is the key a client's wrong admin tokens and passwords are
-// counted under, apart from its wrong mock tokens: guessing one never
-// locks out the other.
-func (s *API) adminTokenKey(r *http.Request) string {
-	return "admin-token:" + s.cfg.Clients.LimitKey(r)
+// failureKey is the key a client's wrong admin tokens, API keys, access
+// tokens, passwords and invitations are counted under: the one its wrong
+// mock tokens are counted under too (Clients).
+func (s *API) failureKey(r *http.Request) string {
+	return s.cfg.Clients.LimitKey(r)
 }
 
 // CheckAdminToken checks the admin token given at a Studio sign-in exactly
@@ -318,7 +318,7 @@ func (s *API) adminTokenKey(r *http.Request) string {
 // failed attempt of the client, and a client past the limit is refused
 // even the right one.
 func (s *API) CheckAdminToken(r *http.Request, token string) error {
-	key := s.adminTokenKey(r)
+	key := s.failureKey(r)
 	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return err
 	}

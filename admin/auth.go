@@ -56,13 +56,13 @@ var errInvalidAdminToken = answer.New(http.StatusUnauthorized, "Invalid admin to
 	"WWW-Authenticate", `Bearer realm="decoy-admin", error="invalid_token"`)
 
 // resolveCaller finds the caller of an admin API request. A wrong bearer
-// token counts as a failed attempt, as for mock tokens, but apart from
-// them: guessing one never locks out the other.
+// token counts as a failed attempt of the client, with its wrong mock
+// tokens and passwords.
 func (s *API) resolveCaller(w http.ResponseWriter, r *http.Request) (*caller, error) {
 	if c, err, done := s.studioAuthorized(w, r); done {
 		return c, err
 	}
-	key := s.adminTokenKey(r)
+	key := s.failureKey(r)
 	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func (s *API) createAccessToken(w http.ResponseWriter, r *http.Request, _ string
 // checkPassword returns the user of an email and password, or refuses
 // them, counting the failure.
 func (s *API) checkPassword(r *http.Request, email, pw string) (*decoy.User, error) {
-	key := s.adminTokenKey(r)
+	key := s.failureKey(r)
 	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ var errInvitationNotFound = answer.New(http.StatusNotFound, "Invitation not foun
 // findInvitation finds the live invitation of a secret; a wrong secret
 // counts against the client's failed-authentication limit.
 func (s *API) findInvitation(r *http.Request, invitation string) (*decoy.Invitation, error) {
-	key := s.adminTokenKey(r)
+	key := s.failureKey(r)
 	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
 		return nil, err
 	}

@@ -84,6 +84,12 @@ func (s *Server) limitKey(r *http.Request) string {
 	return addr
 }
 
+// authKey is the key a client's failed authentications are counted under,
+// whatever it guessed (mock tokens, the admin token, API keys, personal
+// access tokens, passwords, invitations): one budget per client, so that
+// guessing two kinds of credential gets it no more tries than one.
+func (s *Server) authKey(r *http.Request) string { return "auth:" + s.limitKey(r) }
+
 // TrustedProxy reports whether a is one of the trusted proxies.
 func (s *Server) TrustedProxy(a netip.Addr) bool { return s.trusted(a) }
 
@@ -125,7 +131,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 type clients Server
 
 func (c *clients) Addr(r *http.Request) string     { return (*Server)(c).clientAddr(r) }
-func (c *clients) LimitKey(r *http.Request) string { return (*Server)(c).limitKey(r) }
+func (c *clients) LimitKey(r *http.Request) string { return (*Server)(c).authKey(r) }
 func (c *clients) AuthBlocked(r *http.Request, key string) error {
 	return (*Server)(c).authBlocked(r, key)
 }

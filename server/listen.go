@@ -27,6 +27,9 @@ const (
 	startTimeout             = 30 * time.Second
 	defaultReadHeaderTimeout = 10 * time.Second
 	defaultShutdownTimeout   = 35 * time.Second
+	// writeTimeout bounds the writing of an answer: a response delay of
+	// up to 30 s, then a large document to a slow client.
+	writeTimeout = 2 * time.Minute
 )
 
 // Open listens on the configured address and serves there until Close:
@@ -63,13 +66,14 @@ func (s *Server) Open() error {
 	s.ln = ln
 	s.http = &http.Server{
 		Handler: s,
-		// A client that sends its headers slowly is cut. The whole
-		// request, body included, may take 2 min (a 64 MiB upload at
-		// 1 MB/s), and so may the answer: a response delay of up to 30 s,
-		// then a large document to a slow client.
+		// A client that sends its headers slowly is cut. A body is held
+		// to a floor rate instead (body.go), which sets the read deadline
+		// as it is read; ReadTimeout stays as a bound where that cannot
+		// be done. The answer may take writeTimeout, from the head or
+		// once a body is in.
 		ReadHeaderTimeout: headerTimeout,
 		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      2 * time.Minute,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       time.Minute,
 		MaxHeaderBytes:    MaxHeaderBytes - headerSlack,
 		ErrorLog:          log.New(errorLog{s.log}, "", 0),

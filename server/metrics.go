@@ -46,6 +46,7 @@ const (
 	refusedQuota        = "quota"
 	refusedAuthFailures = "auth_failures"
 	refusedClient       = "client"
+	refusedSlowBody     = "slow_body"
 )
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -61,7 +62,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"route"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "decoy_refusals_total",
-			Help: "Requests refused with 429, by reason (rate_limit, quota, auth_failures, client).",
+			Help: "Requests refused, by reason: rate_limit, quota, auth_failures, client (429); slow_body (408: a request body slower than --min-body-rate).",
 		}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "decoy_panics_total",
@@ -84,7 +85,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, u := range []string{"rate_limit", "auth_failures", "quota", "invalidation", "store"} {
 		m.sharedErrors.WithLabelValues(u) // export zeros
 	}
-	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures, refusedClient} {
+	for _, r := range []string{refusedRateLimit, refusedQuota, refusedAuthFailures, refusedClient, refusedSlowBody} {
 		m.refusals.WithLabelValues(r) // export zeros
 	}
 	reg.MustRegister(m.requests, m.duration, m.refusals, m.panics, m.sharedErrors, m.cacheTrusted, m.cacheEvictions)

@@ -400,7 +400,7 @@ func mockID(path string) (string, bool) {
 // authenticate checks the token of a private mock: nil when the request
 // may go on.
 func (s *Server) authenticate(r *http.Request, e *mockcache.Entry, p query.Params) error {
-	key := "mock-token:" + s.limitKey(r)
+	key := s.authKey(r)
 	if err := s.authBlocked(r, key); err != nil {
 		return err
 	}

@@ -183,25 +183,54 @@ func TestFailedAuthenticationLimit(t *testing.T) {
 			t.Errorf("Retry-After = %q, want 58", ra)
 		}
 	}
-	// Mock-token and admin-token failures are counted apart: neither locks
-	// out the other.
-	if r := h.Get("/admin/v1/mocks", "Authorization", "Bearer "+servertest.AdminToken); r.Status != 200 {
-		t.Errorf("admin API after mock-token failures: %d %s", r.Status, r.Body)
-	}
-	other := servertest.New(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
-	om := other.Create(`[]`, client.CreateOptions{Private: true})
-	for i := 0; i < 2; i++ {
-		servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 401, "Invalid admin token")
-	}
-	servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer wrong"), 429, "Too many failed authentication attempts")
-	servertest.WantError(t, other.Get("/admin/v1/mocks", "Authorization", "Bearer "+servertest.AdminToken), 429, "Too many failed authentication attempts")
-	if r := other.Get("/mock/"+om.ID, "serviceauthtoken", om.Token); r.Status != 200 {
-		t.Errorf("mock read after admin-token failures: %d %s", r.Status, r.Body)
-	}
-
 	h.Clock.Add(58 * time.Second)
 	if r := h.Get(p, "serviceauthtoken", priv.Token); r.Status != 200 {
 		t.Errorf("after the window freed: %d %s", r.Status, r.Body)
+	}
+}
+
+// One address has one budget of failures, whatever it guesses: wrong mock
+// tokens, passwords, admin tokens, API keys and personal access tokens
+// all count against it, and past it every kind of credential is refused.
+func TestFailedAuthenticationsShareOneLimit(t *testing.T) {
+	h := servertest.New(t, withTeams) // --auth-failure-limit 30
+	priv := h.Create(`[]`, client.CreateOptions{Private: true})
+	p := "/mock/" + priv.ID
+	for i := range 20 {
+		h.Clock.Add(time.Second) // failure i+1 at +(i+1) s
+		servertest.WantError(t, h.Get(p, "serviceauthtoken", fmt.Sprint("guess", i)), 401, "Invalid auth token")
+	}
+	signIn := func() servertest.Response {
+		t.Helper()
+		return h.Send("POST", "/admin/v1/auth/token", "application/json", `{"email":"nobody@example.com","password":"a wrong password"}`, "Authorization", "")
+	}
+	for range 10 {
+		h.Clock.Add(time.Second)
+		servertest.WantError(t, signIn(), 401, "Invalid email or password")
+	}
+	h.Clock.Add(time.Second) // now +31 s: the 31st failure
+	r := signIn()
+	servertest.WantError(t, r, 429, "Too many failed authentication attempts")
+	// The first failure (at +1 s) leaves the window at +61 s.
+	if ra := r.Header.Get("Retry-After"); ra != "30" {
+		t.Errorf("Retry-After = %q, want 30", ra)
+	}
+	for _, c := range []struct {
+		name string
+		r    servertest.Response
+	}{
+		{"the right mock token", h.Get(p, "serviceauthtoken", priv.Token)},
+		{"the right admin token", h.Get("/admin/v1/mocks", "Authorization", "Bearer "+servertest.AdminToken)},
+		{"a wrong admin token", h.Get("/admin/v1/mocks", "Authorization", "Bearer wrong")},
+		{"a wrong invitation", h.Get("/admin/v1/invitations/dcy_inv_wrong")},
+	} {
+		if c.r.Status != 429 || c.r.Header.Get("Retry-After") != "30" {
+			t.Errorf("%s: %d %s, Retry-After %q; want 429 and 30", c.name, c.r.Status, c.r.Body, c.r.Header.Get("Retry-After"))
+		}
+	}
+	h.Clock.Add(30 * time.Second) // the first failure has left the window
+	if r := h.Get(p, "serviceauthtoken", priv.Token); r.Status != 200 {
+		t.Errorf("after the first failure left the window: %d %s", r.Status, r.Body)
 	}
 }
 

@@ -148,6 +148,13 @@ type Config struct {
 	// ReadHeaderTimeout cuts a client that takes longer to send a
 	// request's head (default 10 s).
 	ReadHeaderTimeout time.Duration
+	// MinBodyRate is the floor of a request body's pace, in bytes a
+	// second on average from the server's first read of it, after
+	// BodyGrace (default 5 s) for its first bytes: a client that falls
+	// behind is cut with 408 (see body.go). 0: DefaultMinBodyRate;
+	// negative: no floor.
+	MinBodyRate int64
+	BodyGrace   time.Duration
 	// ShutdownTimeout bounds how long Close lets requests in flight
 	// finish before it cuts them (default 35 s).
 	ShutdownTimeout time.Duration
@@ -320,11 +327,15 @@ func New(cfg Config) *Server {
 	})
 	s.studio = s.newStudio()
 	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)
-	s.handler = closeUnread(s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.route(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	}))))
+	})))
+	if pace, ok := s.bodyPace(); ok {
+		h = paceBodies(h, pace, s.bodyCut)
+	}
+	s.handler = closeUnread(h)
 	return s
 }
 

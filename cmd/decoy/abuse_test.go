@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -95,6 +96,124 @@ func TestSlowHeadersAreCut(t *testing.T) {
 			fmt.Fprintf(c, "X-%d: y\r\n", i) // a header a second, never the end
 		}
 	}
+}
+
+// A client that trickles a body, a byte a second of the 60,000 it
+// declared, to the sign-in is cut once the 5 s a body's first bytes get
+// are over, with a 408 in JSON and its connection closed, rather than hold
+// the connection for minutes; meanwhile an upload that keeps a steady
+// pace above the floor (64 KiB/s) lasts longer than that and is stored.
+// The upper bound is loose on purpose: a busy machine may be seconds
+// late, and what matters is that the trickle is cut long before the
+// 2 min it held its connection for.
+func TestSlowBodiesAreCut(t *testing.T) {
+	t.Parallel()
+	const grace = 5 * time.Second // server.defaultBodyGrace
+	const cutWithin = 40 * time.Second
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+
+	const size, chunk, every = 2 << 20, 32 << 10, 125 * time.Millisecond // 256 KiB/s for 8 s
+	doc := "[" + strings.Repeat("0,", size/2-1) + "0]"
+	steady := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", p.url+"/admin/v1/mocks", &pacedReader{r: strings.NewReader(doc), chunk: chunk, every: every})
+		req.ContentLength = int64(len(doc))
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		req.Header.Set("Content-Type", "application/json")
+		begin := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			steady <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		steady <- fmt.Sprintf("%d after %v: %.80s", resp.StatusCode, time.Since(begin).Round(100*time.Millisecond), b)
+	}()
+
+	// The clock starts before the dial, so before the server's: the time
+	// measured is never shorter than the server's grace.
+	begin := time.Now()
+	c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(begin.Add(cutWithin))
+	io.WriteString(c, "POST /admin/v1/auth/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{")
+	type result struct {
+		status      int
+		ct, body    string
+		answered    time.Duration
+		closed      time.Duration
+		err, endErr error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var res result
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			res.err = err
+			done <- res
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		res.status, res.ct, res.body, res.answered = resp.StatusCode, resp.Header.Get("Content-Type"), string(b), time.Since(begin)
+		_, res.endErr = io.Copy(io.Discard, br) // until the server closes
+		res.closed = time.Since(begin)
+		done <- res
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var res result
+	for trickling := true; trickling; {
+		select {
+		case res = <-done:
+			trickling = false
+		case <-tick.C:
+			c.Write([]byte(" ")) // a byte a second; fails once the server has closed
+		}
+	}
+	switch {
+	case res.err != nil:
+		t.Fatalf("no answer to the trickle within %v: %v", cutWithin, res.err)
+	case res.status != 408 || res.ct != "application/json" || !strings.HasPrefix(res.body, `{"error":"Request body too slow: `):
+		t.Errorf("trickle answered %d %q %s, want 408 and a JSON error", res.status, res.ct, res.body)
+	case res.endErr != nil && !errors.Is(res.endErr, syscall.ECONNRESET):
+		t.Errorf("the trickle's connection was not closed within %v: %v", cutWithin, res.endErr)
+	case res.answered < grace:
+		t.Errorf("trickle cut after %v, before the %v grace", res.answered, grace)
+	}
+	t.Logf("trickle answered %d after %v, connection closed after %v", res.status, res.answered.Round(time.Millisecond), res.closed.Round(time.Millisecond))
+	if !p.waitLog("request body too slow") {
+		t.Errorf("the cut was not logged:\n%s", p.stderr)
+	}
+
+	got := <-steady
+	if !strings.HasPrefix(got, "201 ") {
+		t.Errorf("steady upload of %d bytes at 256 KiB/s: %s", len(doc), got)
+	}
+	t.Logf("steady upload: %s", got)
+}
+
+// pacedReader reads r in pieces of chunk bytes, one every so often from
+// its first read: a client on a slow but steady link.
+type pacedReader struct {
+	r     io.Reader
+	chunk int
+	every time.Duration
+	start time.Time
+	i     int
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	time.Sleep(time.Until(p.start.Add(time.Duration(p.i) * p.every)))
+	p.i++
+	return p.r.Read(b[:min(len(b), p.chunk)])
 }
 
 // Malformed paths and queries, oversized heads and hostile bodies get a

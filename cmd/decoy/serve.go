@@ -63,6 +63,7 @@ type Config struct {
 	ClientRateLimit  int64
 	MaxConns         int
 	MaxClientConns   int
+	MinBodyRate      boundSize
 	TrustedProxies   prefixFlag
 	PublicURL        string
 	LogFormat        string
@@ -115,6 +116,7 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	c := &m.Config
 	c.MaxDataBytes = 64 << 20
 	c.MaxCacheBytes = 1 << 30
+	c.MinBodyRate = server.DefaultMinBodyRate
 	c.CORSOrigins = listFlag{"*"}
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM file of the certificate (and its chain) to serve HTTPS and HTTP/2 with; read again when it changes")
@@ -138,6 +140,7 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
 	fs.IntVar(&c.MaxConns, "max-connections", 4096, "most connections open at once; 0 = no cap")
 	fs.IntVar(&c.MaxClientConns, "max-client-connections", 256, "most connections open at once from one client address (an IPv6 /64), trusted proxies excepted; 0 = no cap")
+	fs.Var(&c.MinBodyRate, "min-body-rate", "slowest a request body may come, in bytes a second on average after its first 5 s (or with KiB, MiB; KB, MB are powers of 1000); a slower client is cut with 408; 0 = no floor")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed for the client address")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -367,6 +370,7 @@ func (m *Main) Run(ctx context.Context) error {
 		TLSKey:              c.TLSKey,
 		MaxConns:            c.MaxConns,
 		MaxClientConns:      c.MaxClientConns,
+		MinBodyRate:         minBodyRate(int64(c.MinBodyRate)),
 		ShutdownTimeout:     c.ShutdownTimeout,
 		Logger:              m.log,
 	}
@@ -421,6 +425,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"client_rate_limit", c.ClientRateLimit,
 		"max_connections", c.MaxConns,
 		"max_client_connections", c.MaxClientConns,
+		"min_body_rate", formatSize(int64(c.MinBodyRate)),
 		"trusted_proxies", c.TrustedProxies.String(),
 		"public_url", c.PublicURL,
 		"shutdown_timeout", c.ShutdownTimeout.String(),
@@ -689,4 +694,13 @@ func (m *Main) Close() error {
 		<-m.logDone // flushed
 	}
 	return err
+}
+
+// minBodyRate is --min-body-rate as server.Config takes it: 0 there is
+// the default, and no floor is negative.
+func minBodyRate(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
