@@ -20,13 +20,13 @@ type people struct {
 	roles map[string]decoy.Role // by token
 }
 
-func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.User, error) {
+func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.AccessToken, *decoy.User, error) {
 	for tok := range p.roles {
 		if string(secret.Hash(tok)) == string(hash) {
-			return &decoy.User{ID: tok}, nil
+			return &decoy.AccessToken{ID: tok, UserID: tok, Hash: hash}, &decoy.User{ID: tok}, nil
 		}
 	}
-	return nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
+	return nil, nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
 }
 
 func (p *people) Memberships(_ context.Context, userID string) ([]decoy.Membership, error) {

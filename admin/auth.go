@@ -36,9 +36,9 @@ type caller struct {
 	admin bool
 	user  *decoy.User
 	key   *decoy.APIKey
-	// tokenHash is the hash of the personal access token a user's
-	// request came with, for DELETE /auth/token.
-	tokenHash []byte
+	// token is the personal access token a user's request came with, for
+	// DELETE /auth/token and the "current" mark of listings.
+	token *decoy.AccessToken
 }
 
 // actor is the caller as the audit log names it.
@@ -101,15 +101,14 @@ func (s *API) lookupCaller(ctx context.Context, token string) (*caller, error) {
 	now := s.cfg.Now()
 	switch {
 	case strings.HasPrefix(token, AccessTokenPrefix) && len(token) == len(AccessTokenPrefix)+secret.Length:
-		h := secret.Hash(token)
-		u, err := s.cfg.Teams.FindAccessToken(ctx, h, now)
+		t, u, err := s.cfg.Teams.FindAccessToken(ctx, secret.Hash(token), now)
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &caller{admin: u.ServerAdmin, user: u, tokenHash: h}, nil
+		return &caller{admin: u.ServerAdmin, user: u, token: t}, nil
 	case strings.HasPrefix(token, KeyPrefix) && len(token) == len(KeyPrefix)+secret.Length:
 		k, err := s.cfg.Teams.FindKey(ctx, secret.Hash(token))
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {

@@ -169,12 +169,12 @@ func (s *API) issueAccessToken(r *http.Request, u *decoy.User) (string, time.Tim
 // token it is sent with.
 func (s *API) deleteAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
-	if c.tokenHash == nil {
+	if c.token == nil {
 		return decoy.Errorf(decoy.EINVALID, "Send the personal access token to revoke as the bearer token")
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	if err := s.cfg.Teams.DeleteAccessToken(ctx, c.tokenHash); err != nil {
+	if _, err := s.cfg.Teams.DeleteAccessToken(ctx, c.token.Hash); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
