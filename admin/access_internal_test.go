@@ -29,6 +29,9 @@ func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*
 	return nil, nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
 }
 
+// TouchAccessTokens drops the last uses of tokens.
+func (p *people) TouchAccessTokens(context.Context, map[string]time.Time) error { return nil }
+
 func (p *people) Memberships(_ context.Context, userID string) ([]decoy.Membership, error) {
 	return []decoy.Membership{{Workspace: decoy.Workspace{ID: "w"}, Role: p.roles[userID]}}, nil
 }
