@@ -290,9 +290,6 @@ func (s *API) authorize(ctx context.Context, call *adminCall) (string, error) {
 	if rt.need == serverAdmin && !c.admin {
 		return "", forbidden(action, "server admin")
 	}
-	if rt.need == person && c.user == nil {
-		return "", answer.New(http.StatusForbidden, "Forbidden: "+action+" needs a user signed in with a password or a personal access token")
-	}
 	for name, notFound := range idParams {
 		if v, ok := call.params[name]; ok {
 			if call.params[name], ok = decoy.CanonicalID(v); !ok {
@@ -303,6 +300,9 @@ func (s *API) authorize(ctx context.Context, call *adminCall) (string, error) {
 	id = call.params[scope]
 	if s.cfg.Teams == nil && teamsOnly(rt.path) {
 		return "", answer.ErrNotFound // no teams here
+	}
+	if rt.need == person && c.user == nil {
+		return "", answer.New(http.StatusForbidden, "Forbidden: "+action+" needs a user signed in with a password or a personal access token")
 	}
 	switch rt.need {
 	case public, signedIn, serverAdmin, person:

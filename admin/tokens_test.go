@@ -325,3 +325,15 @@ func TestOpenAPIAccessTokens(t *testing.T) {
 		})
 	}
 }
+
+// A server without teams has no users, hence no tokens to list: the
+// routes are not found, as every route of teams.
+func TestAccessTokensWithoutTeams(t *testing.T) {
+	h := servertest.New(t)
+	for _, path := range []string{"/admin/v1/me/tokens", "/admin/v1/users/" + uuid.NewString() + "/tokens"} {
+		r := h.Do("GET", path, "Authorization", "Bearer "+servertest.AdminToken)
+		if r.Status != 404 {
+			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+}
