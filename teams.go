@@ -48,6 +48,10 @@ var (
 	// ErrEmailTaken: a user with this email (compared case-insensitively)
 	// exists (409).
 	ErrEmailTaken = &Error{Code: ECONFLICT, Message: "A user with this email exists"}
+	// ErrPasswordChanged: a personal access token asked for with a
+	// password that was changed since it was checked (401, as a wrong
+	// password): no token outlives the password it was given for.
+	ErrPasswordChanged = &Error{Code: EUNAUTHORIZED, Message: "Invalid email or password"}
 )
 
 // EFORBIDDEN is the code of a caller that sees a resource but lacks the role
@@ -149,12 +153,21 @@ type APIKey struct {
 }
 
 // AccessToken is a personal access token: it acts as its user until it
-// expires or is revoked. Only its SHA-256 Hash is stored.
+// expires, is revoked, or the user's password changes. Only its SHA-256
+// Hash is stored; ID, a random UUID, names it in listings and revocations.
 type AccessToken struct {
-	Hash      []byte
-	UserID    string
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	UserID     string     `json:"-"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Hash       []byte     `json:"-"`
+	// PasswordHash, when set, is the user's password hash the password
+	// the token is asked for with was checked against: the token is made
+	// only while it is still the user's (ErrPasswordChanged), so that a
+	// password change racing a sign-in leaves no token behind.
+	PasswordHash []byte `json:"-"`
 }
 
 // Invitation adds a person who has no user yet to a workspace: single use,
@@ -212,17 +225,35 @@ type TeamStore interface {
 	FindUserByEmail(ctx context.Context, email string) (*User, error)
 	ListUsers(ctx context.Context, cursor string, limit int) ([]*User, string, error)
 	// UpdateUser changes a user; a new PasswordHash ends the user's
-	// Studio sessions (SessionStore).
+	// Studio sessions (SessionStore) and revokes its personal access
+	// tokens, in the same transaction.
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
 	// DeleteUser removes the user, its memberships, its access tokens and
 	// its Studio sessions; ErrLastOwner when it is the last owner of a
 	// workspace.
 	DeleteUser(ctx context.Context, id string) error
 
+	// CreateAccessToken stores t, filling in its ID when empty.
+	// ENOTFOUND ("User not found") when the user is gone;
+	// ErrPasswordChanged when t.PasswordHash is set and is no longer the
+	// user's.
 	CreateAccessToken(ctx context.Context, t *AccessToken) error
-	// FindAccessToken finds an unexpired token by hash and its user.
-	FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*User, error)
-	DeleteAccessToken(ctx context.Context, hash []byte) error
+	// FindAccessToken finds an unexpired token by hash, and its user;
+	// ENOTFOUND ("Access token not found") when there is none.
+	FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*AccessToken, *User, error)
+	// DeleteAccessToken revokes the token of a hash and returns it;
+	// ENOTFOUND ("Access token not found").
+	DeleteAccessToken(ctx context.Context, hash []byte) (*AccessToken, error)
+	// ListAccessTokens lists a user's unexpired tokens, newest first (at
+	// most MaxAccessTokens); ENOTFOUND ("User not found").
+	ListAccessTokens(ctx context.Context, userID string, now time.Time) ([]*AccessToken, error)
+	// RevokeAccessToken revokes the user's token of an id and returns
+	// it; ENOTFOUND ("Access token not found") when the user has no such
+	// token.
+	RevokeAccessToken(ctx context.Context, userID, id string) (*AccessToken, error)
+	// TouchAccessTokens records tokens' last use by id, batched by the
+	// server as TouchKeys is; a time never goes back.
+	TouchAccessTokens(ctx context.Context, used map[string]time.Time) error
 
 	// CreateWorkspace stores a workspace with its "default" project and,
 	// when ownerID is not empty, that user as its owner, in one

@@ -31,6 +31,10 @@ const (
 	owner
 	// serverAdmin: the admin token, or a user who is a server admin.
 	serverAdmin
+	// person: a user, signed in by a personal access token or a Studio
+	// session; not the admin token, nor an API key, which own no
+	// personal access tokens.
+	person
 )
 
 // role is the workspace role a need asks for, for viewer, editor and owner.
@@ -81,12 +85,16 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "invitations/{secret}", need: public, handle: (*API).getInvitation},
 	{method: "POST", path: "invitations/{secret}/accept", need: public, handle: (*API).acceptInvitation},
 	{method: "GET", path: "me", need: signedIn, handle: (*API).me},
+	{method: "GET", path: "me/tokens", need: person, action: "listing your access tokens", handle: (*API).listMyTokens},
+	{method: "DELETE", path: "me/tokens/{token}", need: person, action: "revoking your access tokens", audit: "token.revoke", handle: (*API).revokeMyToken},
 
 	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*API).listUsers},
 	{method: "POST", path: "users", need: serverAdmin, action: "creating users", audit: "user.create", handle: (*API).createUser},
 	{method: "GET", path: "users/{user}", need: serverAdmin, action: "reading users", handle: (*API).getUser},
 	{method: "PATCH", path: "users/{user}", need: serverAdmin, action: "changing users", audit: "user.update", handle: (*API).patchUser},
 	{method: "DELETE", path: "users/{user}", need: serverAdmin, action: "deleting users", audit: "user.delete", handle: (*API).deleteUser},
+	{method: "GET", path: "users/{user}/tokens", need: serverAdmin, action: "listing users' access tokens", handle: (*API).listUserTokens},
+	{method: "DELETE", path: "users/{user}/tokens/{token}", need: serverAdmin, action: "revoking users' access tokens", audit: "token.revoke", handle: (*API).revokeUserToken},
 
 	{method: "GET", path: "workspaces", need: signedIn, handle: (*API).listWorkspaces},
 	{method: "POST", path: "workspaces", need: signedIn, audit: "workspace.create", handle: (*API).createWorkspace},
@@ -254,6 +262,7 @@ var idParams = map[string]error{
 	"ws":      errWorkspaceNotFound,
 	"user":    answer.New(http.StatusNotFound, "User not found"),
 	"key":     answer.New(http.StatusNotFound, "Key not found"),
+	"token":   answer.New(http.StatusNotFound, "Access token not found"),
 	"route":   errRouteNotFound,
 }
 
@@ -292,8 +301,11 @@ func (s *API) authorize(ctx context.Context, call *adminCall) (string, error) {
 	if s.cfg.Teams == nil && teamsOnly(rt.path) {
 		return "", answer.ErrNotFound // no teams here
 	}
+	if rt.need == person && c.user == nil {
+		return "", answer.New(http.StatusForbidden, "Forbidden: "+action+" needs a user signed in with a password or a personal access token")
+	}
 	switch rt.need {
-	case public, signedIn, serverAdmin:
+	case public, signedIn, serverAdmin, person:
 		return id, nil
 	}
 	if s.cfg.Teams == nil {

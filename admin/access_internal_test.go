@@ -20,14 +20,17 @@ type people struct {
 	roles map[string]decoy.Role // by token
 }
 
-func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.User, error) {
+func (p *people) FindAccessToken(_ context.Context, hash []byte, _ time.Time) (*decoy.AccessToken, *decoy.User, error) {
 	for tok := range p.roles {
 		if string(secret.Hash(tok)) == string(hash) {
-			return &decoy.User{ID: tok}, nil
+			return &decoy.AccessToken{ID: tok, UserID: tok, Hash: hash}, &decoy.User{ID: tok}, nil
 		}
 	}
-	return nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
+	return nil, nil, decoy.Errorf(decoy.ENOTFOUND, "not found")
 }
+
+// TouchAccessTokens drops the last uses of tokens.
+func (p *people) TouchAccessTokens(context.Context, map[string]time.Time) error { return nil }
 
 func (p *people) Memberships(_ context.Context, userID string) ([]decoy.Membership, error) {
 	return []decoy.Membership{{Workspace: decoy.Workspace{ID: "w"}, Role: p.roles[userID]}}, nil

@@ -147,7 +147,8 @@ type API struct {
 	cache *mockcache.Cache
 	log   *slog.Logger
 
-	// keyUses collects API keys' last use, written in batches (auth.go).
+	// keyUses collects the last use of API keys and personal access
+	// tokens, written in batches (auth.go).
 	keyUses keyUses
 	// writeMu serialises admin writes, so that a write and the cache update
 	// that follows it never interleave with another write.
@@ -243,8 +244,8 @@ func writeContext(r *http.Request) (context.Context, context.CancelFunc) {
 // writeTimeout bounds an admin write, which may store a large document.
 const writeTimeout = 30 * time.Second
 
-// Close writes what the API holds in memory for the store: API keys' last
-// uses, within writeTimeout.
+// Close writes what the API holds in memory for the store: the last uses of
+// API keys and personal access tokens, within writeTimeout.
 func (s *API) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()

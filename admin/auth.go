@@ -36,9 +36,9 @@ type caller struct {
 	admin bool
 	user  *decoy.User
 	key   *decoy.APIKey
-	// tokenHash is the hash of the personal access token a user's
-	// request came with, for DELETE /auth/token.
-	tokenHash []byte
+	// token is the personal access token a user's request came with, for
+	// DELETE /auth/token and the "current" mark of listings.
+	token *decoy.AccessToken
 }
 
 // actor is the caller as the audit log names it.
@@ -101,15 +101,15 @@ func (s *API) lookupCaller(ctx context.Context, token string) (*caller, error) {
 	now := s.cfg.Now()
 	switch {
 	case strings.HasPrefix(token, AccessTokenPrefix) && len(token) == len(AccessTokenPrefix)+secret.Length:
-		h := secret.Hash(token)
-		u, err := s.cfg.Teams.FindAccessToken(ctx, h, now)
+		t, u, err := s.cfg.Teams.FindAccessToken(ctx, secret.Hash(token), now)
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &caller{admin: u.ServerAdmin, user: u, tokenHash: h}, nil
+		s.tokenUsed(t.ID, now)
+		return &caller{admin: u.ServerAdmin, user: u, token: t}, nil
 	case strings.HasPrefix(token, KeyPrefix) && len(token) == len(KeyPrefix)+secret.Length:
 		k, err := s.cfg.Teams.FindKey(ctx, secret.Hash(token))
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
@@ -127,38 +127,49 @@ func (s *API) lookupCaller(ctx context.Context, token string) (*caller, error) {
 	return nil, nil
 }
 
-// keyUses collects the last use of each API key in memory; they are
-// written to the store in one batch at most every keyFlushInterval, and
-// at Close, so that a request never waits on a write.
+// keyUses collects the last use of each API key and personal access token
+// in memory; they are written to the store in one batch at most every
+// keyFlushInterval, and at Close, so that a request never waits on a write.
 type keyUses struct {
 	// flushMu is held by a flush from start to end, so that Close waits
 	// for one in flight.
-	flushMu  sync.Mutex
-	mu       sync.Mutex
+	flushMu sync.Mutex
+	mu      sync.Mutex
+	// used are API keys' last uses, tokens personal access tokens', by
+	// id.
 	used     map[string]time.Time
+	tokens   map[string]time.Time
 	flushed  time.Time
 	flushing bool
 }
 
 const (
 	keyFlushInterval = 10 * time.Second
-	// maxKeyUses bounds the keys waiting: past it, a flush starts and
-	// further uses wait for the next one (a last use is a hint).
+	// maxKeyUses bounds the keys and tokens waiting: past it, a flush
+	// starts and further uses wait for the next one (a last use is a
+	// hint).
 	maxKeyUses = 10000
 )
 
-// keyUsed notes that key id was used at now, and starts a flush in the
+// keyUsed notes that API key id was used at now, and starts a flush in the
 // background when one is due.
-func (s *API) keyUsed(id string, now time.Time) {
+func (s *API) keyUsed(id string, now time.Time) { s.noteUse(&s.keyUses.used, id, now) }
+
+// tokenUsed notes that personal access token id was used at now, as
+// keyUsed does.
+func (s *API) tokenUsed(id string, now time.Time) { s.noteUse(&s.keyUses.tokens, id, now) }
+
+// noteUse notes the use of id in *used, one of keyUses' maps.
+func (s *API) noteUse(used *map[string]time.Time, id string, now time.Time) {
 	k := &s.keyUses
 	k.mu.Lock()
-	if k.used == nil {
-		k.used = map[string]time.Time{}
+	if *used == nil {
+		*used = map[string]time.Time{}
 	}
-	if len(k.used) < maxKeyUses {
-		k.used[id] = now
+	if len(k.used)+len(k.tokens) < maxKeyUses {
+		(*used)[id] = now
 	}
-	due := !k.flushing && (now.Sub(k.flushed) >= keyFlushInterval || len(k.used) >= maxKeyUses)
+	due := !k.flushing && (now.Sub(k.flushed) >= keyFlushInterval || len(k.used)+len(k.tokens) >= maxKeyUses)
 	if due {
 		k.flushing = true
 	}
@@ -178,13 +189,18 @@ func (s *API) flushKeyUses(ctx context.Context) {
 	k.flushMu.Lock()
 	defer k.flushMu.Unlock()
 	k.mu.Lock()
-	used := k.used
-	k.used = nil
+	used, tokens := k.used, k.tokens
+	k.used, k.tokens = nil, nil
 	k.flushed = s.cfg.Now()
 	k.mu.Unlock()
 	if len(used) > 0 && s.cfg.Teams != nil {
 		if err := s.cfg.Teams.TouchKeys(ctx, used); err != nil {
 			s.log.Warn("could not record the last use of API keys", "keys", len(used), "err", err)
+		}
+	}
+	if len(tokens) > 0 && s.cfg.Teams != nil {
+		if err := s.cfg.Teams.TouchAccessTokens(ctx, tokens); err != nil {
+			s.log.Warn("could not record the last use of personal access tokens", "tokens", len(tokens), "err", err)
 		}
 	}
 	k.mu.Lock()

@@ -108,11 +108,19 @@ var errBadCredentials = answer.New(http.StatusUnauthorized, "Invalid email or pa
 // authentication limit, as a wrong token does.
 func (s *API) createAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
 	var in struct {
-		Email    string `json:"email"`
-		Password string `json:"password"`
+		Email    string  `json:"email"`
+		Password string  `json:"password"`
+		Name     *string `json:"name"`
 	}
-	if err := decodeBody(w, r, &in, "email and password"); err != nil {
+	if err := decodeBody(w, r, &in, "email, password and an optional name"); err != nil {
 		return err
+	}
+	name := defaultTokenName
+	if in.Name != nil {
+		if err := validLabel("name", *in.Name); err != nil {
+			return err
+		}
+		name = *in.Name
 	}
 	if s.cfg.Teams == nil {
 		return errBadCredentials
@@ -121,16 +129,24 @@ func (s *API) createAccessToken(w http.ResponseWriter, r *http.Request, _ string
 	if err != nil {
 		return err
 	}
-	token, expires, err := s.issueAccessToken(r, u)
+	token, t, err := s.issueAccessToken(r, u, name)
 	if err != nil {
 		return err
 	}
 	answer.JSON(w, http.StatusCreated, struct {
 		Token     string    `json:"token"`
 		ExpiresAt time.Time `json:"expires_at"`
-	}{token, expires})
+		ID        string    `json:"id"`
+		Name      string    `json:"name"`
+	}{token, t.ExpiresAt, t.ID, t.Name})
 	return nil
 }
+
+// Names of the personal access tokens that are given none.
+const (
+	defaultTokenName    = "token"
+	invitationTokenName = "invitation"
+)
 
 // checkPassword returns the user of an email and password, or refuses
 // them, counting the failure.
@@ -152,31 +168,103 @@ func (s *API) checkPassword(r *http.Request, email, pw string) (*decoy.User, err
 	return u, nil
 }
 
-// issueAccessToken gives a user a new personal access token.
-func (s *API) issueAccessToken(r *http.Request, u *decoy.User) (string, time.Time, error) {
+// issueAccessToken gives a user a new personal access token, unless its
+// password changed since u was read (decoy.ErrPasswordChanged).
+func (s *API) issueAccessToken(r *http.Request, u *decoy.User, name string) (string, *decoy.AccessToken, error) {
 	token := secret.New(AccessTokenPrefix)
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	t := &decoy.AccessToken{Hash: secret.Hash(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(AccessTokenLifetime)}
+	t := &decoy.AccessToken{Name: name, Hash: secret.Hash(token), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(AccessTokenLifetime),
+		PasswordHash: u.PasswordHash}
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	if err := s.cfg.Teams.CreateAccessToken(ctx, t); err != nil {
-		return "", time.Time{}, err
+		return "", nil, err
 	}
-	return token, t.ExpiresAt, nil
+	return token, t, nil
 }
 
 // deleteAccessToken is DELETE /auth/token: it revokes the personal access
 // token it is sent with.
 func (s *API) deleteAccessToken(w http.ResponseWriter, r *http.Request, _ string) error {
 	c := callOf(r).caller
-	if c.tokenHash == nil {
+	if c.token == nil {
 		return decoy.Errorf(decoy.EINVALID, "Send the personal access token to revoke as the bearer token")
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	if err := s.cfg.Teams.DeleteAccessToken(ctx, c.tokenHash); err != nil {
+	t, err := s.cfg.Teams.DeleteAccessToken(ctx, c.token.Hash)
+	if err != nil {
 		return err
 	}
+	call := callOf(r)
+	call.auditAction, call.auditTarget = "token.revoke", tokenTarget(t)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// tokenView is a personal access token as its listings show it: never its
+// secret nor its hash. Current marks the token the request came with.
+type tokenView struct {
+	*decoy.AccessToken
+	Current bool `json:"current"`
+}
+
+type tokenList struct {
+	Tokens []tokenView `json:"tokens"`
+}
+
+// tokenTarget is a token as the audit log names it.
+func tokenTarget(t *decoy.AccessToken) *decoy.AuditTarget {
+	return &decoy.AuditTarget{Kind: "token", ID: t.ID, Name: t.Name}
+}
+
+// listMyTokens is GET /me/tokens: the caller's personal access tokens.
+func (s *API) listMyTokens(w http.ResponseWriter, r *http.Request, _ string) error {
+	return s.listTokens(w, r, callOf(r).caller.user.ID)
+}
+
+// revokeMyToken is DELETE /me/tokens/{token}.
+func (s *API) revokeMyToken(w http.ResponseWriter, r *http.Request, _ string) error {
+	return s.revokeToken(w, r, callOf(r).caller.user.ID)
+}
+
+// listUserTokens is GET /users/{user}/tokens (server admins).
+func (s *API) listUserTokens(w http.ResponseWriter, r *http.Request, _ string) error {
+	return s.listTokens(w, r, callOf(r).params["user"])
+}
+
+// revokeUserToken is DELETE /users/{user}/tokens/{token} (server admins).
+func (s *API) revokeUserToken(w http.ResponseWriter, r *http.Request, _ string) error {
+	return s.revokeToken(w, r, callOf(r).params["user"])
+}
+
+// listTokens answers a user's unexpired personal access tokens, newest
+// first.
+func (s *API) listTokens(w http.ResponseWriter, r *http.Request, userID string) error {
+	ts, err := s.cfg.Teams.ListAccessTokens(r.Context(), userID, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	current := callOf(r).caller.token
+	out := tokenList{Tokens: make([]tokenView, 0, len(ts))}
+	for _, t := range ts {
+		out.Tokens = append(out.Tokens, tokenView{AccessToken: t, Current: current != nil && current.ID == t.ID})
+	}
+	answer.JSON(w, http.StatusOK, out)
+	return nil
+}
+
+// revokeToken revokes a user's personal access token: refused at once,
+// on every replica, as a revoked API key is.
+func (s *API) revokeToken(w http.ResponseWriter, r *http.Request, userID string) error {
+	call := callOf(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	t, err := s.cfg.Teams.RevokeAccessToken(ctx, userID, call.params["token"])
+	if err != nil {
+		return err
+	}
+	call.auditTarget = tokenTarget(t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -267,7 +355,7 @@ func (s *API) acceptInvitation(w http.ResponseWriter, r *http.Request, _ string)
 	if err != nil {
 		return err
 	}
-	token, expires, err := s.issueAccessToken(r, u)
+	token, t, err := s.issueAccessToken(r, u, invitationTokenName)
 	if err != nil {
 		return err
 	}
@@ -278,7 +366,7 @@ func (s *API) acceptInvitation(w http.ResponseWriter, r *http.Request, _ string)
 		User      *decoy.User `json:"user"`
 		Token     string      `json:"token"`
 		ExpiresAt time.Time   `json:"expires_at"`
-	}{u, token, expires})
+	}{u, token, t.ExpiresAt})
 	return nil
 }
 

@@ -191,6 +191,10 @@ func TestTeamsAccess(t *testing.T) {
 		{"GET", "/admin/v1/me", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
 		{"GET", "/admin/v1/workspaces", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
 		{"GET", "/admin/v1/mocks", "", [9]int{200, 200, 200, 200, 200, 200, 200, 200, 401}},
+		{"GET", "/admin/v1/me/tokens", "", [9]int{403, 200, 200, 200, 403, 403, 403, 200, 401}},
+		{"DELETE", "/admin/v1/me/tokens/" + uuid.NewString(), "", [9]int{403, 404, 404, 404, 403, 403, 403, 404, 401}},
+		{"GET", "/admin/v1/users/" + tm.users["viewer"] + "/tokens", "", [9]int{200, 403, 403, 403, 403, 403, 403, 403, 401}},
+		{"DELETE", "/admin/v1/users/" + tm.users["viewer"] + "/tokens/" + uuid.NewString(), "", [9]int{404, 403, 403, 403, 403, 403, 403, 403, 401}},
 	}
 	callers := []string{servertest.AdminToken, tm.owner, tm.editor, tm.viewer, tm.editorKey, tm.viewerKey, tm.projectKey, tm.out, ""}
 	names := []string{"admin", "owner", "editor", "viewer", "editor key", "viewer key", "project key", "outsider", "none"}

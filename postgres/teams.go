@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -217,7 +218,9 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 }
 
 // UpdateUser applies upd to a user; a new password ends its Studio
-// sessions.
+// sessions and revokes its access tokens. The update locks the user's row,
+// which CreateAccessToken locks too: a token asked for with the old
+// password is either revoked here or refused there.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (*decoy.User, error) {
 	sets := []string{"id = id"}
 	args := []any{id}
@@ -240,8 +243,12 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 		if err != nil || upd.PasswordHash == nil {
 			return err
 		}
-		// A new password signs the user out of the Studio.
-		_, err = tx.Exec(ctx, `DELETE FROM studio_sessions WHERE user_id = $1`, id)
+		// A new password signs the user out of the Studio, and revokes
+		// the tokens given for the old one.
+		if _, err := tx.Exec(ctx, `DELETE FROM studio_sessions WHERE user_id = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM access_tokens WHERE user_id = $1`, id)
 		return err
 	})
 	return u, err
@@ -277,16 +284,39 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 
 // Access tokens
 
-// CreateAccessToken stores a token. Expired tokens go, and the user's
-// oldest past decoy.MaxAccessTokens.
+const tokenColumns = `id, name, user_id, created_at, expires_at, last_used_at, hash`
+
+func scanToken(s scanner, extra ...any) (*decoy.AccessToken, error) {
+	var t decoy.AccessToken
+	if err := s.Scan(append([]any{&t.ID, &t.Name, &t.UserID, &t.CreatedAt, &t.ExpiresAt, &t.LastUsedAt, &t.Hash}, extra...)...); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, tokenNotFound()
+		}
+		return nil, err
+	}
+	t.CreatedAt, t.ExpiresAt, t.LastUsedAt = t.CreatedAt.UTC(), t.ExpiresAt.UTC(), utcPtr(t.LastUsedAt)
+	return &t, nil
+}
+
+// CreateAccessToken stores a token, unless the password it was asked for
+// with changed meanwhile. Expired tokens go, and the user's oldest past
+// decoy.MaxAccessTokens.
 func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error {
-	return db.write(ctx, func(tx pgx.Tx) error {
-		// The user's row is locked: its tokens are counted exactly.
-		var found string
-		if err := tx.QueryRow(ctx, `SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE`, t.UserID).Scan(&found); errors.Is(err, pgx.ErrNoRows) {
+	id := t.ID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	err := db.write(ctx, func(tx pgx.Tx) error {
+		// The user's row is locked: its tokens are counted exactly, and
+		// a password change (UpdateUser) is wholly before or after.
+		var current []byte
+		if err := tx.QueryRow(ctx, `SELECT password_hash FROM users WHERE id = $1 FOR NO KEY UPDATE`, t.UserID).Scan(&current); errors.Is(err, pgx.ErrNoRows) {
 			return userNotFound()
 		} else if err != nil {
 			return err
+		}
+		if t.PasswordHash != nil && !bytes.Equal(current, t.PasswordHash) {
+			return decoy.ErrPasswordChanged
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM access_tokens WHERE expires_at <= $1`, db.now()); err != nil {
 			return err
@@ -296,34 +326,84 @@ func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error
 				ORDER BY created_at DESC OFFSET $2)`, t.UserID, decoy.MaxAccessTokens-1); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO access_tokens (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-			t.Hash, t.UserID, stamp(t.CreatedAt), stamp(t.ExpiresAt))
+		_, err := tx.Exec(ctx, `INSERT INTO access_tokens (id, name, hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			id, t.Name, t.Hash, t.UserID, stamp(t.CreatedAt), stamp(t.ExpiresAt))
 		return err
 	})
+	if err == nil {
+		t.ID = id
+	}
+	return err
 }
 
-// FindAccessToken returns the user of an unexpired token.
-func (db *DB) FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*decoy.User, error) {
-	u, err := scanUser(db.pool.QueryRow(ctx, `
-		SELECT u.id, u.email, u.name, u.server_admin, u.password_hash, u.created_at
+// FindAccessToken returns an unexpired token and its user.
+func (db *DB) FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*decoy.AccessToken, *decoy.User, error) {
+	var u decoy.User
+	t, err := scanToken(db.pool.QueryRow(ctx, `
+		SELECT t.id, t.name, t.user_id, t.created_at, t.expires_at, t.last_used_at, t.hash,
+			u.id, u.email, u.name, u.server_admin, u.password_hash, u.created_at
 		FROM access_tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.hash = $1 AND t.expires_at > $2`, hash, stamp(now)))
-	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-		return nil, tokenNotFound()
+		WHERE t.hash = $1 AND t.expires_at > $2`, hash, stamp(now)),
+		&u.ID, &u.Email, &u.Name, &u.ServerAdmin, &u.PasswordHash, &u.CreatedAt)
+	if err != nil {
+		return nil, nil, classify(err)
 	}
-	return u, classify(err)
+	u.CreatedAt = u.CreatedAt.UTC()
+	return t, &u, nil
 }
 
 // DeleteAccessToken revokes a token.
-func (db *DB) DeleteAccessToken(ctx context.Context, hash []byte) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM access_tokens WHERE hash = $1`, hash)
+func (db *DB) DeleteAccessToken(ctx context.Context, hash []byte) (*decoy.AccessToken, error) {
+	t, err := scanToken(db.pool.QueryRow(ctx, `DELETE FROM access_tokens WHERE hash = $1 RETURNING `+tokenColumns, hash))
+	return t, classify(err)
+}
+
+// ListAccessTokens returns a user's unexpired tokens, newest first.
+func (db *DB) ListAccessTokens(ctx context.Context, userID string, now time.Time) (_ []*decoy.AccessToken, err error) {
+	defer func() { err = classify(err) }()
+	if ok, err := exists(ctx, db.pool, `SELECT 1 FROM users WHERE id = $1`, userID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, userNotFound()
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+tokenColumns+` FROM access_tokens WHERE user_id = $1 AND expires_at > $2
+		ORDER BY created_at DESC, id LIMIT $3`, userID, stamp(now), decoy.MaxAccessTokens)
 	if err != nil {
-		return classify(err)
+		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return tokenNotFound()
+	defer rows.Close()
+	var ts []*decoy.AccessToken
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
 	}
-	return nil
+	return ts, rows.Err()
+}
+
+// RevokeAccessToken revokes a user's token by id.
+func (db *DB) RevokeAccessToken(ctx context.Context, userID, id string) (*decoy.AccessToken, error) {
+	t, err := scanToken(db.pool.QueryRow(ctx, `DELETE FROM access_tokens WHERE user_id = $1 AND id = $2 RETURNING `+tokenColumns, userID, id))
+	return t, classify(err)
+}
+
+// TouchAccessTokens records tokens' last use in one statement; a time
+// never goes back.
+func (db *DB) TouchAccessTokens(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(used))
+	ats := make([]time.Time, 0, len(used))
+	for id, at := range used {
+		ids, ats = append(ids, id), append(ats, stamp(at))
+	}
+	_, err := db.pool.Exec(ctx, `
+		UPDATE access_tokens t SET last_used_at = GREATEST(t.last_used_at, u.at)
+		FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at) WHERE t.id = u.id`, ids, ats)
+	return classify(err)
 }
 
 // Workspaces

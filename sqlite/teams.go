@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -190,7 +191,7 @@ func (db *DB) ListUsers(ctx context.Context, cursor string, limit int) ([]*decoy
 }
 
 // UpdateUser applies upd to a user; a new password ends its Studio
-// sessions.
+// sessions and revokes its access tokens.
 func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (*decoy.User, error) {
 	sets := []string{"id = id"}
 	var args []any
@@ -209,8 +210,12 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 		if err != nil || upd.PasswordHash == nil {
 			return err
 		}
-		// A new password signs the user out of the Studio.
-		_, err = tx.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id = ?`, id)
+		// A new password signs the user out of the Studio, and revokes
+		// the tokens given for the old one.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM studio_sessions WHERE user_id = ?`, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE user_id = ?`, id)
 		return err
 	})
 	return u, err
@@ -243,14 +248,39 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 
 // Access tokens
 
-// CreateAccessToken stores a token. Expired tokens go, and the user's
-// oldest past decoy.MaxAccessTokens.
+const tokenColumns = `id, name, user_id, created_at, expires_at, last_used_at, hash`
+
+func scanToken(s scanner, extra ...any) (*decoy.AccessToken, error) {
+	var t decoy.AccessToken
+	var created, expires int64
+	var used sql.NullInt64
+	if err := s.Scan(append([]any{&t.ID, &t.Name, &t.UserID, &created, &expires, &used, &t.Hash}, extra...)...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, tokenNotFound()
+		}
+		return nil, err
+	}
+	t.CreatedAt, t.ExpiresAt, t.LastUsedAt = fromMillis(created), fromMillis(expires), timePtr(used)
+	return &t, nil
+}
+
+// CreateAccessToken stores a token, unless the password it was asked for
+// with changed meanwhile. Expired tokens go, and the user's oldest past
+// decoy.MaxAccessTokens.
 func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		if ok, err := exists(ctx, tx, `SELECT 1 FROM users WHERE id = ?`, t.UserID); err != nil {
-			return err
-		} else if !ok {
+	id := t.ID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var current []byte
+		if err := tx.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = ?`, t.UserID).Scan(&current); errors.Is(err, sql.ErrNoRows) {
 			return userNotFound()
+		} else if err != nil {
+			return err
+		}
+		if t.PasswordHash != nil && !bytes.Equal(current, t.PasswordHash) {
+			return decoy.ErrPasswordChanged
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE expires_at <= ?`, db.now()); err != nil {
 			return err
@@ -260,35 +290,94 @@ func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error
 				ORDER BY created_at DESC LIMIT -1 OFFSET ?)`, t.UserID, decoy.MaxAccessTokens-1); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
-			t.Hash, t.UserID, millis(t.CreatedAt), millis(t.ExpiresAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (id, name, hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, t.Name, t.Hash, t.UserID, millis(t.CreatedAt), millis(t.ExpiresAt))
 		return err
 	})
+	if err == nil {
+		t.ID = id
+	}
+	return err
 }
 
-// FindAccessToken returns the user of an unexpired token.
-func (db *DB) FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*decoy.User, error) {
-	u, err := scanUser(db.reads.QueryRowContext(ctx, `
-		SELECT u.id, u.email, u.name, u.server_admin, u.password_hash, u.created_at
+// FindAccessToken returns an unexpired token and its user.
+func (db *DB) FindAccessToken(ctx context.Context, hash []byte, now time.Time) (*decoy.AccessToken, *decoy.User, error) {
+	var u decoy.User
+	var created int64
+	t, err := scanToken(db.reads.QueryRowContext(ctx, `
+		SELECT t.id, t.name, t.user_id, t.created_at, t.expires_at, t.last_used_at, t.hash,
+			u.id, u.email, u.name, u.server_admin, u.password_hash, u.created_at
 		FROM access_tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.hash = ? AND t.expires_at > ?`, hash, millis(now)))
-	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
-		return nil, tokenNotFound()
+		WHERE t.hash = ? AND t.expires_at > ?`, hash, millis(now)),
+		&u.ID, &u.Email, &u.Name, &u.ServerAdmin, &u.PasswordHash, &created)
+	if err != nil {
+		return nil, nil, classify(err)
 	}
-	return u, classify(err)
+	u.CreatedAt = fromMillis(created)
+	return t, &u, nil
 }
 
 // DeleteAccessToken revokes a token.
-func (db *DB) DeleteAccessToken(ctx context.Context, hash []byte) error {
+func (db *DB) DeleteAccessToken(ctx context.Context, hash []byte) (*decoy.AccessToken, error) {
+	var t *decoy.AccessToken
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		t, err = scanToken(tx.QueryRowContext(ctx, `DELETE FROM access_tokens WHERE hash = ? RETURNING `+tokenColumns, hash))
+		return err
+	})
+	return t, err
+}
+
+// ListAccessTokens returns a user's unexpired tokens, newest first.
+func (db *DB) ListAccessTokens(ctx context.Context, userID string, now time.Time) (_ []*decoy.AccessToken, err error) {
+	defer func() { err = classify(err) }()
+	if ok, err := exists(ctx, db.reads, `SELECT 1 FROM users WHERE id = ?`, userID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, userNotFound()
+	}
+	rows, err := db.reads.QueryContext(ctx, `SELECT `+tokenColumns+` FROM access_tokens WHERE user_id = ? AND expires_at > ?
+		ORDER BY created_at DESC, id LIMIT ?`, userID, millis(now), decoy.MaxAccessTokens)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ts []*decoy.AccessToken
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, rows.Err()
+}
+
+// RevokeAccessToken revokes a user's token by id.
+func (db *DB) RevokeAccessToken(ctx context.Context, userID, id string) (*decoy.AccessToken, error) {
+	var t *decoy.AccessToken
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		t, err = scanToken(tx.QueryRowContext(ctx, `DELETE FROM access_tokens WHERE user_id = ? AND id = ? RETURNING `+tokenColumns, userID, id))
+		return err
+	})
+	return t, err
+}
+
+// TouchAccessTokens records tokens' last use in one transaction; a time
+// never goes back.
+func (db *DB) TouchAccessTokens(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE hash = ?`, hash)
+		stmt, err := tx.PrepareContext(ctx, `UPDATE access_tokens SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?`)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return tokenNotFound()
+		defer stmt.Close()
+		for id, at := range used {
+			if _, err := stmt.ExecContext(ctx, millis(at), id); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -27,6 +27,8 @@ func RunTeams(t *testing.T, open func(t *testing.T) TeamBackend) {
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("AccessTokens", func(t *testing.T) { testAccessTokens(t, open(t)) })
 	t.Run("AccessTokensBound", func(t *testing.T) { testAccessTokensBound(t, open(t)) })
+	t.Run("AccessTokensListed", func(t *testing.T) { testAccessTokensListed(t, open(t)) })
+	t.Run("AccessTokensEndWithPassword", func(t *testing.T) { testAccessTokensEndWithPassword(t, open(t)) })
 	t.Run("Workspaces", func(t *testing.T) { testWorkspaces(t, open(t)) })
 	t.Run("Members", func(t *testing.T) { testMembers(t, open(t)) })
 	t.Run("LastOwner", func(t *testing.T) { testLastOwner(t, open(t)) })
@@ -245,7 +247,7 @@ func testAccessTokens(t *testing.T, s TeamBackend) {
 	ctx := context.Background()
 	u := mustUser(t, s, "ann@example.com")
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	tok := &decoy.AccessToken{Hash: hash("pat1"), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(90 * 24 * time.Hour)}
+	tok := &decoy.AccessToken{Name: "laptop", Hash: hash("pat1"), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(90 * 24 * time.Hour)}
 	if err := s.CreateAccessToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
@@ -262,22 +264,26 @@ func testAccessTokens(t *testing.T, s TeamBackend) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.FindAccessToken(ctx, tt.hash, tt.at)
+			tok, got, err := s.FindAccessToken(ctx, tt.hash, tt.at)
 			if tt.ok {
-				if err != nil || got.ID != u.ID {
-					t.Errorf("FindAccessToken = %+v, %v", got, err)
+				if err != nil || got.ID != u.ID || got.Email != u.Email || tok.UserID != u.ID || tok.Name != "laptop" {
+					t.Errorf("FindAccessToken = %+v, %+v, %v", tok, got, err)
 				}
 				return
 			}
-			wantError(t, err, decoy.ENOTFOUND, "")
+			wantError(t, err, decoy.ENOTFOUND, "Access token not found")
 		})
 	}
-	if err := s.DeleteAccessToken(ctx, hash("pat1")); err != nil {
-		t.Fatal(err)
+	if tok.ID == "" {
+		t.Error("CreateAccessToken filled in no id")
 	}
-	_, err := s.FindAccessToken(ctx, hash("pat1"), now)
+	if deleted, err := s.DeleteAccessToken(ctx, hash("pat1")); err != nil || deleted.ID != tok.ID || deleted.Name != "laptop" {
+		t.Fatalf("DeleteAccessToken = %+v, %v", deleted, err)
+	}
+	_, _, err := s.FindAccessToken(ctx, hash("pat1"), now)
 	wantError(t, err, decoy.ENOTFOUND, "")
-	wantError(t, s.DeleteAccessToken(ctx, hash("pat1")), decoy.ENOTFOUND, "")
+	_, err = s.DeleteAccessToken(ctx, hash("pat1"))
+	wantError(t, err, decoy.ENOTFOUND, "Access token not found")
 	wantError(t, s.CreateAccessToken(ctx, &decoy.AccessToken{Hash: hash("x"), UserID: id(9), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}),
 		decoy.ENOTFOUND, "User not found")
 	// A deleted user's tokens go with it.
@@ -287,7 +293,7 @@ func testAccessTokens(t *testing.T, s TeamBackend) {
 	if err := s.DeleteUser(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.FindAccessToken(ctx, hash("pat3"), now)
+	_, _, err = s.FindAccessToken(ctx, hash("pat3"), now)
 	wantError(t, err, decoy.ENOTFOUND, "")
 }
 
@@ -302,13 +308,164 @@ func testAccessTokensBound(t *testing.T, s TeamBackend) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.FindAccessToken(ctx, hash("0"), start); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+	if _, _, err := s.FindAccessToken(ctx, hash("0"), start); decoy.ErrorCode(err) != decoy.ENOTFOUND {
 		t.Errorf("the oldest token past the bound: %v, want ENOTFOUND", err)
 	}
 	for _, i := range []int{1, decoy.MaxAccessTokens} {
-		if _, err := s.FindAccessToken(ctx, hash(fmt.Sprint(i)), start); err != nil {
+		if _, _, err := s.FindAccessToken(ctx, hash(fmt.Sprint(i)), start); err != nil {
 			t.Errorf("token %d: %v", i, err)
 		}
+	}
+}
+
+// A user lists its unexpired tokens, newest first, with their names and
+// last uses, and revokes one by id; another user's token is not found to
+// it.
+func testAccessTokensListed(t *testing.T, s TeamBackend) {
+	ctx := context.Background()
+	ann, bob := mustUser(t, s, "ann@example.com"), mustUser(t, s, "bob@example.com")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mint := func(u *decoy.User, name string, created time.Time, life time.Duration) *decoy.AccessToken {
+		t.Helper()
+		tok := &decoy.AccessToken{Name: name, Hash: hash(u.ID + name), UserID: u.ID, CreatedAt: created, ExpiresAt: created.Add(life)}
+		if err := s.CreateAccessToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	laptop := mint(ann, "laptop", now.Add(-time.Hour), 90*24*time.Hour)
+	ci := mint(ann, "ci", now.Add(-time.Minute), 90*24*time.Hour)
+	mint(ann, "gone", now.Add(-2*time.Hour), time.Hour) // expired
+	bobs := mint(bob, "bob's", now, time.Hour)
+
+	list := func(u *decoy.User) []*decoy.AccessToken {
+		t.Helper()
+		ts, err := s.ListAccessTokens(ctx, u.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	names := func(ts []*decoy.AccessToken) []string {
+		var n []string
+		for _, tok := range ts {
+			n = append(n, tok.Name)
+		}
+		return n
+	}
+	got := list(ann)
+	if !slices.Equal(names(got), []string{"ci", "laptop"}) {
+		t.Fatalf("ann's tokens: %v, want ci, laptop", names(got))
+	}
+	for i, want := range []*decoy.AccessToken{ci, laptop} {
+		g := got[i]
+		if _, ok := decoy.CanonicalID(g.ID); !ok || g.ID != want.ID || g.UserID != ann.ID || !g.CreatedAt.Equal(want.CreatedAt) ||
+			!g.ExpiresAt.Equal(want.ExpiresAt) || g.LastUsedAt != nil || string(g.Hash) != string(want.Hash) {
+			t.Errorf("listed %+v, want %+v", g, want)
+		}
+	}
+	_, err := s.ListAccessTokens(ctx, id(9), now)
+	wantError(t, err, decoy.ENOTFOUND, "User not found")
+
+	// Last use: batched, never going back; an unknown id is no error.
+	at := now.Add(-30 * time.Second)
+	if err := s.TouchAccessTokens(ctx, map[string]time.Time{ci.ID: at, bobs.ID: at.Add(time.Second), id(9): at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TouchAccessTokens(ctx, map[string]time.Time{ci.ID: at.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TouchAccessTokens(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	got = list(ann)
+	if got[0].LastUsedAt == nil || !got[0].LastUsedAt.Equal(at) || got[1].LastUsedAt != nil {
+		t.Errorf("last uses: %v, %v; want %v, never", got[0].LastUsedAt, got[1].LastUsedAt, at)
+	}
+	if tok, _, err := s.FindAccessToken(ctx, ci.Hash, now); err != nil || tok.LastUsedAt == nil || !tok.LastUsedAt.Equal(at) {
+		t.Errorf("FindAccessToken: %+v, %v", tok, err)
+	}
+
+	// Revoked by its user only, once, at once.
+	_, err = s.RevokeAccessToken(ctx, bob.ID, ci.ID)
+	wantError(t, err, decoy.ENOTFOUND, "Access token not found")
+	revoked, err := s.RevokeAccessToken(ctx, ann.ID, ci.ID)
+	if err != nil || revoked.ID != ci.ID || revoked.Name != "ci" {
+		t.Fatalf("RevokeAccessToken = %+v, %v", revoked, err)
+	}
+	_, _, err = s.FindAccessToken(ctx, ci.Hash, now)
+	wantError(t, err, decoy.ENOTFOUND, "")
+	_, err = s.RevokeAccessToken(ctx, ann.ID, ci.ID)
+	wantError(t, err, decoy.ENOTFOUND, "Access token not found")
+	if n := names(list(ann)); !slices.Equal(n, []string{"laptop"}) {
+		t.Errorf("after revoking ci: %v", n)
+	}
+	if n := names(list(bob)); !slices.Equal(n, []string{"bob's"}) {
+		t.Errorf("bob's tokens: %v", n)
+	}
+	// A user without tokens lists none.
+	if ts := list(mustUser(t, s, "cy@example.com")); len(ts) != 0 {
+		t.Errorf("a new user's tokens: %v", names(ts))
+	}
+}
+
+// A new password revokes the user's tokens, in the same change, and no
+// token is made for a password that was changed since it was checked; a
+// change of name keeps them.
+func testAccessTokensEndWithPassword(t *testing.T, s TeamBackend) {
+	ctx := context.Background()
+	ann, bob := mustUser(t, s, "ann@example.com"), mustUser(t, s, "bob@example.com")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mint := func(u *decoy.User, name string, checked []byte) error {
+		return s.CreateAccessToken(ctx, &decoy.AccessToken{Name: name, Hash: hash(u.ID + name), UserID: u.ID,
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour), PasswordHash: checked})
+	}
+	for _, m := range []struct {
+		u    *decoy.User
+		name string
+	}{{ann, "a1"}, {ann, "a2"}, {bob, "b1"}} {
+		if err := mint(m.u, m.name, m.u.PasswordHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := func(want ...string) {
+		t.Helper()
+		for _, m := range []struct {
+			u    *decoy.User
+			name string
+		}{{ann, "a1"}, {ann, "a2"}, {bob, "b1"}} {
+			_, _, err := s.FindAccessToken(ctx, hash(m.u.ID+m.name), now)
+			if slices.Contains(want, m.name) != (err == nil) {
+				t.Errorf("token %s: %v; want live: %v", m.name, err, slices.Contains(want, m.name))
+			}
+		}
+	}
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{Name: ptr("Ann B."), ServerAdmin: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	live("a1", "a2", "b1")
+	newHash := []byte("argon2id$new")
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{PasswordHash: &newHash}); err != nil {
+		t.Fatal(err)
+	}
+	live("b1")
+	if ts, err := s.ListAccessTokens(ctx, ann.ID, now); err != nil || len(ts) != 0 {
+		t.Errorf("ann's tokens after a new password: %d, %v", len(ts), err)
+	}
+	// A token asked for with the old password, checked before the change,
+	// is not made; with the new one, or unchecked, it is.
+	if err := mint(ann, "late", ann.PasswordHash); !errors.Is(err, decoy.ErrPasswordChanged) {
+		t.Errorf("a token for the old password: %v, want ErrPasswordChanged", err)
+	}
+	wantError(t, mint(ann, "late", ann.PasswordHash), decoy.EUNAUTHORIZED, "Invalid email or password")
+	if err := mint(ann, "new", newHash); err != nil {
+		t.Errorf("a token for the new password: %v", err)
+	}
+	if err := mint(ann, "unchecked", nil); err != nil {
+		t.Errorf("a token without a checked password: %v", err)
+	}
+	if ts, _ := s.ListAccessTokens(ctx, ann.ID, now); len(ts) != 2 {
+		t.Errorf("ann's tokens: %d, want 2", len(ts))
 	}
 }
 

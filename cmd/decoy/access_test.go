@@ -156,7 +156,8 @@ func accessMatrix(t *testing.T, p *proc) {
 	o := newOrg(t, p)
 	// A row's path and body may hold {fresh:…}, made anew for each
 	// caller: a mock, a project, a workspace the people are members
-	// of, a member, a key, a user, an invitation's secret, a name.
+	// of, a member, a key, a user, an invitation's secret, a name, a
+	// route, a personal access token of the viewer's.
 	fresh := func(kind string) string {
 		switch kind {
 		case "mock":
@@ -189,6 +190,9 @@ func accessMatrix(t *testing.T, p *proc) {
 			return o.unique("n")
 		case "route":
 			return o.route(o.project, o.mock)
+		case "token":
+			// A personal access token of the viewer's.
+			return field(t, api(t, p, "POST", "auth/token", "", `{"email":"viewer@example.com","password":"`+password+`","name":"`+o.unique("t")+`"}`), 201, "id")
 		}
 		t.Fatalf("fresh %s", kind)
 		return ""
@@ -287,6 +291,12 @@ func accessMatrix(t *testing.T, p *proc) {
 		// workspace (the outsider owns one).
 		{"POST", "generate", template, [8]int{200, 200, 200, 403, 200, 403, 200, 200}, false},
 		{"GET", "generate/functions", "", all(200), false},
+		// Personal access tokens: a user's own (the admin token and keys
+		// own none), any user's for server admins.
+		{"GET", "me/tokens", "", [8]int{403, 200, 200, 200, 403, 403, 403, 200}, false},
+		{"DELETE", "me/tokens/00000000-0000-4000-8000-000000000099", "", [8]int{403, 404, 404, 404, 403, 403, 403, 404}, false},
+		{"GET", "users/" + o.users["viewer"] + "/tokens", "", admins(200), false},
+		{"DELETE", "users/" + o.users["viewer"] + "/tokens/{fresh:token}", "", admins(204), false},
 		// Last: it signs the people out.
 		{"DELETE", "auth/token", "", [8]int{400, 204, 204, 204, 400, 400, 400, 204}, false},
 	}

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -111,7 +113,7 @@ func savedToken(server string) string {
 }
 
 func loginCommand() *cobra.Command {
-	var email string
+	var email, name string
 	var passwordStdin bool
 	cmd := &cobra.Command{
 		Use:   "login",
@@ -119,19 +121,25 @@ func loginCommand() *cobra.Command {
 		Long: `Ask for an email and a password (or read the password from standard input
 with --password-stdin), and store a personal access token (90 days) for
 the server in the user's config directory, mode 0600. Commands that get
-no --admin-token then use it.`,
+no --admin-token then use it. The token is named (--name) in "decoy token
+list", where it can be revoked; a new password revokes it too.`,
 		Example: `  decoy login
   decoy login --server https://decoy.example.com --email ann@example.com
-  decoy login --email ann@example.com --password-stdin < password.txt`,
+  decoy login --email ann@example.com --password-stdin < password.txt
+  decoy login --name "CI runner 3"`,
 		Args: exactArgs(0, "no argument"),
 	}
 	a := addAPIFlags(cmd, false)
 	cmd.Flags().StringVar(&email, "email", "", "email to sign in with (default: asked)")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
+	cmd.Flags().StringVar(&name, "name", "", `what the token is for, as "decoy token list" shows it (default "decoy login on <this host's name>")`)
 	cmd.Flags().MarkHidden("admin-token")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := a.resolve(cmd.Flags(), false); err != nil {
 			return err
+		}
+		if name == "" {
+			name = defaultLoginName()
 		}
 		stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 		in := bufio.NewReader(stdin)
@@ -161,7 +169,7 @@ no --admin-token then use it.`,
 		}
 		var tok storedToken
 		if err := client.New(a.server, "").Do(cmd.Context(), "POST", "/admin/v1/auth/token",
-			map[string]string{"email": email, "password": password}, &tok); err != nil {
+			map[string]string{"email": email, "password": password, "name": name}, &tok); err != nil {
 			return err
 		}
 		creds, err := loadCredentials()
@@ -177,6 +185,30 @@ no --admin-token then use it.`,
 		return nil
 	}
 	return cmd
+}
+
+// defaultLoginName names the token of a decoy login given no --name: the
+// host it was made on, so that a user who finds it in a listing knows
+// where it lives.
+func defaultLoginName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "decoy login"
+	}
+	return truncateName("decoy login on " + host)
+}
+
+// truncateName cuts a name to the longest the server takes, on a rune
+// boundary.
+func truncateName(s string) string {
+	if len(s) <= decoy.MaxNameLength {
+		return s
+	}
+	cut := decoy.MaxNameLength
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // readLine reads a line without its end.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// decoy user, workspace, project, member, key and audit call the teams
+// decoy user, workspace, project, member, key, token and audit call the teams
 // part of the admin API (§6.3) and print its answers: tables and
 // key/value views on a terminal, JSON otherwise.
 
@@ -39,8 +39,8 @@ type teamCommand struct {
 	done string
 }
 
-// teamCommands builds decoy user, workspace, project, member, key and
-// audit.
+// teamCommands builds decoy user, workspace, project, member, key, route,
+// token and audit.
 func teamCommands() []*cobra.Command {
 	groups := []struct{ use, short, example string }{
 		{"user", "Manage the server's users (server admins)", "  decoy user list\n  decoy user create --email ann@example.com --name Ann --password-stdin < password.txt"},
@@ -49,6 +49,7 @@ func teamCommands() []*cobra.Command {
 		{"member", "Manage who is in a workspace, and their roles", "  decoy member add --workspace WS --email bob@example.com --role editor\n  decoy member list --workspace WS"},
 		{"key", "Manage a workspace's API keys, for scripts and CI", "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key list --workspace WS"},
 		{"route", "Manage a project's routes: its answers at its API's own paths", "  decoy route create --project PROJECT --method GET --path /users --mock MOCK\n  decoy route list --project PROJECT"},
+		{"token", "List and revoke your personal access tokens", "  decoy token list\n  decoy token revoke TOKEN_ID"},
 	}
 	var cmds []*cobra.Command
 	for _, g := range groups {
@@ -307,6 +308,7 @@ func teamSpecs() map[string][]teamCommand {
 				}},
 		},
 		"route": routeCommands(),
+		"token": tokenCommands(),
 		"member": {
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's members", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
 				list: "members", cols: memberColumns, empty: "No members."},

@@ -202,4 +202,29 @@ await journey(async (browser) => {
     await page.getByRole('table').first().waitFor();
     await seen(page, 'audit-log');
   });
+
+  await step('account, with personal access tokens, and the revoke dialog', async () => {
+    const person = { email: 'paula@example.com', name: 'Paula Person', password: 'paula-password-0123' };
+    await call('POST', '/users', person);
+    for (const name of ['laptop', 'decoy login on build-agent-7']) {
+      const res = await fetch(`${base}/admin/v1/auth/token`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: person.email, password: person.password, name }),
+      });
+      assert.equal(res.status, 201, await res.text());
+    }
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email', { exact: true }).fill(person.email);
+    await page.getByLabel('Password', { exact: true }).fill(person.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('who').filter({ hasText: person.name }).waitFor();
+    await page.goto(`${base}/#/account`);
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await page.locator('table.tokens tbody tr').nth(1).waitFor();
+    await seen(page, 'account');
+    await page.getByRole('button', { name: /^Revoke laptop,/ }).click();
+    await page.getByRole('dialog', { name: 'Revoke this token?' }).waitFor();
+    await seen(page, 'revoke-token-dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
 });

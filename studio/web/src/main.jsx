@@ -16,6 +16,7 @@ import { Sidebar } from './sidebar.jsx';
 import { MembersPage } from './members.jsx';
 import { KeysPage } from './keys.jsx';
 import { AuditPage } from './audit.jsx';
+import { AccountPage } from './account.jsx';
 import { InvitationPage } from './invite.jsx';
 import { Logo } from './logo.jsx';
 import './style.css';
@@ -25,7 +26,8 @@ import './style.css';
 const knownTokens = new Map();
 
 // ---- routing: #/ (mocks), #/projects/{id}[/routes], #/new[/{project}],
-// #/mocks/{id}/{tab}, #/members, #/keys, #/audit, #/invite/{secret}
+// #/mocks/{id}/{tab}, #/members, #/keys, #/audit, #/account,
+// #/invite/{secret}
 
 const TEAM_PAGES = ['members', 'keys', 'audit'];
 
@@ -37,6 +39,7 @@ function parseRoute() {
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
   if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1], tab: parts[2] === 'routes' ? 'routes' : 'mocks' };
   if (TEAM_PAGES.includes(parts[0])) return { page: parts[0] };
+  if (parts[0] === 'account') return { page: 'account' };
   if (parts[0] === 'invite' && parts[1]) return { page: 'invite', secret: parts[1] };
   return { page: 'list', project: '' };
 }
@@ -932,6 +935,7 @@ function App() {
       {route.page === 'members' && <MembersPage />}
       {route.page === 'keys' && <KeysPage />}
       {route.page === 'audit' && <AuditPage />}
+      {route.page === 'account' && <AccountPage />}
       </div>
       {token && <TokenDialog token={token.token} mock={token.mock} onClose={() => setToken(null)} />}
       {confirmSignOut && (

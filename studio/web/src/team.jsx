@@ -216,7 +216,8 @@ export function RoleNote({ need, what, workspaceID }) {
 
 /**
  * MainNav is the header's navigation: the pages, those the caller's role
- * may use only, the workspace switcher, who is signed in, and signing out.
+ * may use only, the workspace switcher, who is signed in (a user's name
+ * links to its account), and signing out.
  */
 export function MainNav({ route, onSignOut }) {
   const team = useTeam();
@@ -231,7 +232,7 @@ export function MainNav({ route, onSignOut }) {
       {team.can('owner') && <a href="#/keys" aria-current={here('keys')}>API keys</a>}
       {team.workspace && <a href="#/audit" aria-current={here('audit')}>Audit log</a>}
       <span class="who" data-testid="who">
-        {team.caller.label}
+        {team.caller.user ? <a href="#/account" aria-current={here('account')} title="Your account and personal access tokens">{team.caller.label}</a> : team.caller.label}
         {team.role && team.role !== 'admin' && <span class="badge" data-testid="my-role">{team.role}</span>}
       </span>
       <button type="button" class="link" onClick={onSignOut}>Sign out</button>
