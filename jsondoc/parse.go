@@ -1,7 +1,9 @@
 // Package jsondoc holds a JSON document in the form Decoy queries it: the
 // stored bytes, validated once, the byte span of every element when the
 // document is an array, and per-path columns of the values each element holds,
-// built on first use and cached with the document.
+// built on first use and kept with the document, in its registry of
+// structures (budget.Set), while the bound of the cache that holds it has
+// room for them.
 //
 // Nothing here re-encodes: every value is a span of the stored bytes, so what
 // a query selects is written back byte for byte.
@@ -12,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/decoy-mock/decoy/budget"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects Parse accepts.
@@ -80,7 +84,7 @@ func Parse(raw []byte) (*Document, error) {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "document larger than 4 GiB"}
 	}
 	p := parser{b: raw}
-	d := &Document{raw: raw}
+	d := &Document{raw: raw, set: budget.Unbounded()}
 	p.ws()
 	var err error
 	if p.peek() == '[' {
@@ -97,6 +101,11 @@ func Parse(raw []byte) (*Document, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if c := cap(d.spans); c-len(d.spans) > c/8 {
+		// Room left by appending would be kept for the document's life
+		// (up to as much again).
+		d.spans = append(make([]span, 0, len(d.spans)), d.spans...)
 	}
 	return d, nil
 }
