@@ -35,8 +35,10 @@ type builtAnswers struct {
 
 	mu sync.Mutex
 	// seen holds the digests of query strings seen once since the last
-	// of builtMaxSeen; counted (seenBytes) in the set's own bytes.
-	seen map[uint64]struct{}
+	// of builtMaxSeen; counted (seenKeyBytes a key, for as many as it
+	// ever held: counted) in the set's own bytes.
+	seen    map[uint64]struct{}
+	counted int
 }
 
 // builtAnswer is one query's kept answer.
@@ -59,9 +61,9 @@ const (
 	// builtMaxSeen bounds the queries seen once and remembered, per
 	// document; past it, they are forgotten together.
 	builtMaxSeen = 64
-	// seenBytes is about what the queries seen once take: a small map of
-	// builtMaxSeen digests.
-	seenBytes = 2 << 10
+	// seenKeyBytes is about what a query seen once takes: a digest in a
+	// map (its slot, and its share of the map's growth).
+	seenKeyBytes = 32
 	// builtMinBudget is the bytes a document of less than four times that
 	// may keep, if it is at least that large.
 	builtMinBudget = 4 << 20
@@ -123,18 +125,22 @@ func (b *builtAnswers) seenBefore(set *budget.Set, key string) bool {
 	h := xxhash.Sum64String(key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.seen == nil {
-		// Made on the first query: most mocks are only ever read whole.
-		if !set.GrowBase(seenBytes) {
-			return false
-		}
-		b.seen = make(map[uint64]struct{}, builtMaxSeen)
-	}
 	if _, ok := b.seen[h]; ok {
 		return true
 	}
 	if len(b.seen) >= builtMaxSeen {
-		clear(b.seen)
+		clear(b.seen) // its room stays, counted
+	}
+	if len(b.seen) == b.counted {
+		if !set.GrowBase(seenKeyBytes) {
+			return false
+		}
+		b.counted++
+	}
+	if b.seen == nil {
+		// Made on the first query, small: most mocks are only ever read
+		// whole, or asked a query or two.
+		b.seen = map[uint64]struct{}{}
 	}
 	b.seen[h] = struct{}{}
 	return false
