@@ -102,17 +102,52 @@ func Parse(raw []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c := cap(d.spans); c-len(d.spans) > c/8 {
-		// Room left by appending would be kept for the document's life
-		// (up to as much again).
-		d.spans = append(make([]span, 0, len(d.spans)), d.spans...)
-	}
+	d.spans = p.spans.join()
 	return d, nil
 }
 
+// spanChunk is how many spans a parser collects before it starts another
+// chunk (512 KiB of them).
+const spanChunk = 64 << 10
+
+// spanChunks collects the spans of a top-level array in chunks, joined
+// once all are known: appending to one slice would copy it at each growth,
+// leave the old arrays as garbage (about four times the spans, until the
+// collector runs) and keep up to a quarter more than needed; chunks are
+// copied once, into an array of the right size.
+type spanChunks struct {
+	full [][]span
+	cur  []span
+}
+
+func (c *spanChunks) add(s span) {
+	if len(c.cur) >= spanChunk {
+		c.full = append(c.full, c.cur)
+		c.cur = make([]span, 0, spanChunk)
+	}
+	c.cur = append(c.cur, s) // the first chunk grows as small documents need
+}
+
+// join returns every span collected, in an array of their number.
+func (c *spanChunks) join() []span {
+	n := len(c.cur)
+	for _, f := range c.full {
+		n += len(f)
+	}
+	if len(c.full) == 0 && cap(c.cur)-n <= cap(c.cur)/8 {
+		return c.cur
+	}
+	all := make([]span, 0, n)
+	for _, f := range c.full {
+		all = append(all, f...)
+	}
+	return append(all, c.cur...)
+}
+
 type parser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	spans spanChunks // of the top-level array
 }
 
 func (p *parser) peek() byte {
@@ -250,7 +285,7 @@ func (p *parser) array(depth int, d *Document) error {
 			return err
 		}
 		if d != nil {
-			d.spans = append(d.spans, span{uint32(start), uint32(p.i)})
+			p.spans.add(span{uint32(start), uint32(p.i)})
 		}
 		p.ws()
 		switch p.peek() {
