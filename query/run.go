@@ -401,7 +401,11 @@ func getBitset(n int) bitset {
 
 func putBitset(b bitset) {
 	if b != nil {
-		bitsets.Put(&b)
+		// Boxed here, not by taking b's address: that moved b to the heap
+		// on every call, nil or not (an allocation per query).
+		p := new(bitset)
+		*p = b
+		bitsets.Put(p)
 	}
 }
 
