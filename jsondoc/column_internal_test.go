@@ -2,10 +2,13 @@ package jsondoc
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/decoy-mock/decoy/budget"
 )
 
 // Concurrent first queries on a path share one build of its column: each
@@ -19,7 +22,7 @@ func TestColumnBuiltOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	cols := make([]*Column, 32)
 	for i := range cols {
-		wg.Go(func() { cols[i] = doc.Column([]string{"a", "b"}) })
+		wg.Go(func() { cols[i] = doc.Column(NewPath([]string{"a", "b"})) })
 	}
 	wg.Wait()
 	if n := columnBuilds.Load() - before; n != 1 {
@@ -32,61 +35,57 @@ func TestColumnBuiltOnce(t *testing.T) {
 	}
 }
 
-type sized int64
-
-func (s sized) MemoryBytes() int64 { return int64(s) }
-
-// MemoryBytes counts the columns built over a document and what was built
-// from them (when it says its size), and OnGrow hears each growth; columns
-// dropped past maxColumns stop counting.
-func TestMemoryBytes(t *testing.T) {
+// What a column holds is what its build reserved: the registry of the
+// document counts it, with the overhead of its entry, and a column that
+// does not fit is not kept.
+func TestColumnCounted(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("[")
 	for i := range 1000 {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, `{"a":%d,"b":"x%d"}`, i, i)
+		fmt.Fprintf(&b, `{"a":%d,"b":"x%d","c":[%d,%d]}`, i, i, i, i)
 	}
 	b.WriteString("]")
-	d, err := Parse([]byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grew, grewBy := 0, int64(0)
-	d.OnGrow(func(n int64) { grew++; grewBy += n })
-	m0 := d.MemoryBytes()
-	if m0 < 8*1000 {
-		t.Errorf("MemoryBytes %d before any column, want at least the spans (8000)", m0)
-	}
-	col := d.Column([]string{"a"})
-	m1 := d.MemoryBytes()
-	if m1 < m0+1000*8 || grew != 1 || grewBy != m1-m0 { // packed: 8 bytes a record
-		t.Errorf("after a column: %d (was %d), grew %d times by %d", m1, m0, grew, grewBy)
-	}
-	col.Derived("order", func() any { return sized(50000) })
-	m2 := d.MemoryBytes()
-	if m2 < m1+50000 || grew != 2 || grewBy != m2-m0 {
-		t.Errorf("after a derived structure of 50000 bytes: %d (was %d), grew %d times by %d", m2, m1, grew, grewBy)
-	}
-	d.RecordSums()
-	if m := d.MemoryBytes(); m != m2+8*1000 || grew != 3 || grewBy != m-m0 {
-		t.Errorf("after the record digests: %d (was %d), grew %d times by %d", m, m2, grew, grewBy)
-	}
-	m2 = d.MemoryBytes()
-	col.Derived("opaque", func() any { return "no size" })
-	if m3 := d.MemoryBytes(); m3 != m2 || grew != 3 {
-		t.Errorf("a structure without a size changed MemoryBytes to %d (was %d) or grew (%d)", m3, m2, grew)
-	}
-	// Past maxColumns, "a" (the oldest) and its structures go.
-	for i := range maxColumns {
-		d.Column([]string{fmt.Sprintf("c%d", i)})
-	}
-	if _, ok := d.columns["a"]; ok {
-		t.Fatal("column a kept past maxColumns")
-	}
-	if m := d.MemoryBytes(); m > m0+8*1000+int64(maxColumns)*(m1-m0+2) {
-		t.Errorf("MemoryBytes %d with %d empty columns: a's 50000 bytes still counted?", m, maxColumns)
+	for _, path := range []string{"a", "c", "c.x", "z"} {
+		d, err := Parse([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := budget.NewPool(0)
+		set, _ := pool.NewSet(d.MemoryBytes(), nil)
+		d.SetStructures(set)
+		p := NewPath(strings.Split(path, "."))
+		c := d.Column(p)
+		if c.walk != nil {
+			t.Fatalf("%s: not kept without a bound", path)
+		}
+		if got, want := set.Bytes()-d.MemoryBytes(), c.bytes+budget.Overhead(d.columnKey(p)); got != want || pool.Used() != set.Bytes() {
+			t.Errorf("%s: the registry counts %d bytes for the column (pool %d, set %d), it holds %d", path, got, pool.Used(), set.Bytes(), want)
+		}
+		// Within a bound too small for it, it is not kept, and the
+		// column that walks gives the same values.
+		small := budget.NewPool(d.MemoryBytes() + c.bytes/2)
+		set, ok := small.NewSet(d.MemoryBytes(), nil)
+		if !ok {
+			t.Fatal("no room for the document")
+		}
+		d2, _ := Parse(d.Bytes())
+		d2.SetStructures(set)
+		w := d2.Column(p)
+		if c.bytes > 4096 && w.walk == nil {
+			t.Errorf("%s: a column of %d bytes kept within %d", path, c.bytes, small.Max())
+		}
+		if small.Used() > small.Max() {
+			t.Errorf("%s: %d bytes used, bound %d", path, small.Used(), small.Max())
+		}
+		for i := range d.Len() {
+			vals := c.AppendValues(nil, i)
+			if !slices.Equal(w.AppendValues(nil, i), vals) || len(vals) > 0 && w.Fanned(i) != c.Fanned(i) {
+				t.Fatalf("%s, element %d: walking %v %v, kept %v %v", path, i, w.AppendValues(nil, i), w.Fanned(i), c.AppendValues(nil, i), c.Fanned(i))
+			}
+		}
 	}
 }
 
@@ -111,31 +110,32 @@ func TestColumnForms(t *testing.T) {
 			return `{"b":1}`
 		})
 	}
+	const packed, general, empty = "packed", "general", "empty"
 	tests := []struct {
-		name  string
-		doc   string
-		path  []string
-		dense bool
+		name string
+		doc  string
+		path []string
+		form string
 	}{
-		{"every element", rec(90, func(i int) string { return fmt.Sprintf(`{"a":%d}`, i) }), []string{"a"}, true},
+		{"every element", rec(90, func(i int) string { return fmt.Sprintf(`{"a":%d}`, i) }), []string{"a"}, packed},
 		{"most elements", rec(90, func(i int) string {
 			if i%5 == 0 {
 				return `{"b":1}`
 			}
 			return fmt.Sprintf(`{"a":"s%d"}`, i)
-		}), []string{"a"}, true},
-		{"a third", firstK(30), []string{"a"}, true},
-		{"under a third", firstK(29), []string{"a"}, false},
-		{"few elements", firstK(9), []string{"a"}, false},
-		{"escaped strings", rec(90, func(i int) string { return fmt.Sprintf(`{"a":"x\\n%d"}`, i) }), []string{"a"}, true},
+		}), []string{"a"}, packed},
+		{"a third", firstK(30), []string{"a"}, packed},
+		{"under a third", firstK(29), []string{"a"}, general},
+		{"few elements", firstK(9), []string{"a"}, general},
+		{"escaped strings", rec(90, func(i int) string { return fmt.Sprintf(`{"a":"x\\n%d"}`, i) }), []string{"a"}, packed},
 		{"every kind", rec(90, func(i int) string {
 			return []string{`{"a":null}`, `{"a":true}`, `{"a":false}`, `{"a":-1.5e3}`, `{"a":"s"}`, `{"a":{"b":[1]}}`, `{"a":[]}`, `{}`}[i%8]
-		}), []string{"a"}, true},
-		{"no element", firstK(0), []string{"a"}, false},
-		{"one element without", `[{}]`, []string{"a"}, false},
-		{"not objects", rec(90, func(i int) string { return fmt.Sprint(i) }), []string{"a"}, false},
-		{"empty array", `[]`, []string{"a"}, true},
-		{"not an array", `{"a":1}`, []string{"a"}, true},
+		}), []string{"a"}, packed},
+		{"no element", firstK(0), []string{"a"}, empty},
+		{"one element without", `[{}]`, []string{"a"}, empty},
+		{"not objects", rec(90, func(i int) string { return fmt.Sprint(i) }), []string{"a"}, empty},
+		{"empty array", `[]`, []string{"a"}, empty},
+		{"not an array", `{"a":1}`, []string{"a"}, empty},
 		{"two values late", rec(90, func(i int) string {
 			if i == 70 {
 				return `{"a":[{"x":1},{"x":2}]}`
@@ -144,21 +144,21 @@ func TestColumnForms(t *testing.T) {
 				return `[1]`
 			}
 			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
-		}), []string{"a", "x"}, false},
+		}), []string{"a", "x"}, general},
 		{"two values last", rec(90, func(i int) string {
 			if i == 89 {
 				return `{"a":[{"x":1},{"x":2},{"x":3}]}`
 			}
 			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
-		}), []string{"a", "x"}, false},
-		{"two values first", rec(90, func(i int) string { return `{"a":[{"x":1},{"x":null}]}` }), []string{"a", "x"}, false},
-		{"fanned, one value each", rec(90, func(i int) string { return fmt.Sprintf(`{"a":[{"x":%d}]}`, i) }), []string{"a", "x"}, true},
+		}), []string{"a", "x"}, general},
+		{"two values first", rec(90, func(i int) string { return `{"a":[{"x":1},{"x":null}]}` }), []string{"a", "x"}, general},
+		{"fanned, one value each", rec(90, func(i int) string { return fmt.Sprintf(`{"a":[{"x":%d}]}`, i) }), []string{"a", "x"}, packed},
 		{"fanned, some without", rec(90, func(i int) string {
 			if i%10 == 0 {
 				return `{"a":[]}`
 			}
 			return fmt.Sprintf(`{"a":[{"x":%d}]}`, i)
-		}), []string{"a", "x"}, true},
+		}), []string{"a", "x"}, packed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,9 +166,16 @@ func TestColumnForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := d.buildColumn(tt.path)
-			if dense := c.off == nil; dense != tt.dense {
-				t.Errorf("packed %v, want %v", dense, tt.dense)
+			c := d.buildColumn(nil, tt.path)
+			form := general
+			switch {
+			case c.Empty():
+				form = empty
+			case c.off == nil:
+				form = packed
+			}
+			if form != tt.form {
+				t.Errorf("%s, want %s", form, tt.form)
 			}
 			n := len(d.spans)
 			if c.Len() != n {
@@ -196,24 +203,32 @@ func TestColumnForms(t *testing.T) {
 				if v, one := c.Value(i); one != (len(w.vals) == 1) || (one && v != w.vals[0]) {
 					t.Fatalf("element %d: Value %+v, %v; values %+v", i, v, one, w.vals)
 				}
-				if c.Fanned(i) != w.fanned {
+				if len(w.vals) > 0 && c.Fanned(i) != w.fanned {
 					t.Fatalf("element %d: fanned %v, want %v", i, c.Fanned(i), w.fanned)
 				}
 			}
 			const vsize = int64(unsafe.Sizeof(Value{}))
 			fixed := int64(unsafe.Sizeof(*c)) + 8*int64(len(c.fanned))
-			general := fixed + vsize*int64(values) + 4*int64(n+1)
+			generalSize := fixed + vsize*int64(values) + 4*int64(n+1)
 			denseSize := fixed + 8*int64(n)
-			want := general
-			if tt.dense {
-				want = denseSize
-				if values == found && denseSize > general {
-					t.Errorf("packed at %d bytes, the general form takes %d", denseSize, general)
+			want := generalSize
+			switch tt.form {
+			case empty:
+				want = fixed
+				if values > 0 {
+					t.Errorf("empty with %d values", values)
 				}
-			} else if values == found && denseSize < general {
-				t.Errorf("general at %d bytes, the packed form takes %d", general, denseSize)
+			case packed:
+				want = denseSize
+				if values == found && denseSize > generalSize {
+					t.Errorf("packed at %d bytes, the general form takes %d", denseSize, generalSize)
+				}
+			default:
+				if values == found && denseSize < generalSize {
+					t.Errorf("general at %d bytes, the packed form takes %d", generalSize, denseSize)
+				}
 			}
-			if got := c.bytes.Load(); got != want {
+			if got := c.bytes; got != want {
 				t.Errorf("counted %d bytes, holds %d (no spare room)", got, want)
 			}
 		})
@@ -229,7 +244,7 @@ func TestColumnValueTooLongToPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := d.buildColumn([]string{"a"})
+	c := d.buildColumn(nil, []string{"a"})
 	if c.off == nil {
 		t.Fatal("still packed")
 	}

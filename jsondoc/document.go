@@ -3,76 +3,59 @@ package jsondoc
 import (
 	"bytes"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy/budget"
 )
-
-// maxColumns bounds the columns cached per document: paths come from
-// untrusted query strings, so a document must not grow without bound.
-const maxColumns = 64
 
 // Document is a validated JSON document. It is safe for concurrent use.
 type Document struct {
 	raw     []byte
 	isArray bool
 	spans   []span // the elements of a top-level array
+
+	// set keeps what is built over the document (columns, record
+	// digests, and what the query engine derives from columns), each by
+	// its recency, within the memory bound of the cache that holds the
+	// document (budget.Unbounded until one does).
+	set *budget.Set
+	// prefix starts the names of what is built over an item view's
+	// records in its document's set, which it shares (see Items); "" for
+	// the document itself.
+	prefix string
 	// outer is set on an item view: where its array lies (see Items).
 	outer *outer
-	items itemViews
-
-	mu      sync.Mutex
-	columns map[string]*columnSlot
-	order   []string // column keys, oldest first, for eviction
-
-	sumsOnce sync.Once
-	sums     []uint64
-	sumsDone atomic.Bool
-
-	onGrow atomic.Pointer[func(int64)]
 }
 
-// Sizer is what a structure built from a column (Column.Derived) may
-// implement to be counted in its document's MemoryBytes.
-type Sizer interface {
-	// MemoryBytes is about how much memory the structure holds.
-	MemoryBytes() int64
+// Key names a structure of kind built over the document's records for
+// name (a path's text): an item view's names start with its prefix, so
+// that its structures and its document's share the document's set apart.
+func (d *Document) Key(kind, name string) budget.Key {
+	if d.prefix == "" {
+		return budget.Key{Kind: kind, Name: name}
+	}
+	return budget.Key{Kind: kind, Name: d.prefix + name}
 }
+
+// Structures returns the registry of what is built over the document:
+// anything built over it is kept there, counted against the bound of the
+// cache that holds the document, or not kept at all.
+func (d *Document) Structures() *budget.Set { return d.set }
+
+// SetStructures has what is built over the document kept in s from now on:
+// a cache calls it once, before it shares the document.
+func (d *Document) SetStructures(s *budget.Set) { d.set = s }
+
+// sumsKind names the record digests among the document's structures.
+const sumsKind = "sums"
 
 // MemoryBytes returns about how much memory the document holds besides its
-// bytes: its record spans and digests, and the columns built over it with
-// what was built from them. It grows as queries build columns, up to
-// maxColumns of them.
+// bytes: the document and its record spans. What is built over it is
+// counted in its Structures.
 func (d *Document) MemoryBytes() int64 {
-	n := int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
-	if d.sumsDone.Load() {
-		n += 8 * int64(len(d.spans))
-	}
-	n += d.itemsBytes()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for key, slot := range d.columns {
-		n += int64(len(key)) + 64
-		if c := slot.c.Load(); c != nil {
-			n += c.bytes.Load()
-		}
-	}
-	return n
-}
-
-// OnGrow sets f to be called, with no lock of the document held, each time
-// the document grows (by its record digests, a column, or a structure built
-// from one), with about how many bytes it grew by: a cache that bounds its
-// memory then knows to count again. Columns dropped past maxColumns are not
-// reported; MemoryBytes no longer counts them.
-func (d *Document) OnGrow(f func(bytes int64)) { d.onGrow.Store(&f) }
-
-func (d *Document) grew(n int64) {
-	if f := d.onGrow.Load(); f != nil {
-		(*f)(n)
-	}
+	return int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
 }
 
 // Bytes returns the stored document. The caller must not change it.
@@ -93,17 +76,21 @@ func (d *Document) Record(i int) []byte {
 // RecordSums returns the 64-bit xxhash of each element's stored text,
 // computed on first use and kept with the document: a digest of any
 // selection of elements then costs a word per element, not a pass over
-// their bytes. The caller must not change the result.
+// their bytes. It returns nil when they cannot be kept (the caller hashes
+// the records it needs). The caller must not change the result.
 func (d *Document) RecordSums() []uint64 {
-	d.sumsOnce.Do(func() {
-		d.sums = make([]uint64, len(d.spans))
-		for i, s := range d.spans {
-			d.sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
+	sums, _ := d.set.Load(d.Key(sumsKind, ""), func(b *budget.Build) any {
+		n := int64(len(d.spans))
+		if !b.Fits(8*n) || !b.Reserve(8*n) {
+			return nil
 		}
-		d.sumsDone.Store(true)
-		d.grew(8 * int64(len(d.sums)))
-	})
-	return d.sums
+		sums := make([]uint64, len(d.spans))
+		for i, s := range d.spans {
+			sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
+		}
+		return sums
+	}).([]uint64)
+	return sums
 }
 
 // RecordLen returns the length of the stored text of element i.
@@ -154,24 +141,41 @@ func (d *Document) AppendElements(dst []Value, v Value) []Value {
 	}
 }
 
+// Path is a path into the elements of a top-level array: its segments,
+// and its text, which names what is built for it among the document's
+// structures.
+type Path struct {
+	Key  string
+	Segs []string
+}
+
+// NewPath returns the path of segs.
+func NewPath(segs []string) Path { return Path{Key: strings.Join(segs, "."), Segs: segs} }
+
 // Column holds, for every element of a top-level array, the values that a
-// path reaches in it.
+// path reaches in it. A column kept with its document is built once and
+// shared; one that could not be kept walks each element when asked, and is
+// for one goroutine.
 type Column struct {
 	// Where no element has more than one value and at least a third have
 	// one, packed holds element i's value at i, in 8 bytes (see pack; 0
 	// where it has none), and off is nil. Otherwise element i's values are
-	// vals[off[i]:off[i+1]], 12 bytes each and 4 an element.
+	// vals[off[i]:off[i+1]], 12 bytes each and 4 an element. Where no
+	// element has a value, both are nil (empty).
 	packed []uint64
 	vals   []Value
 	off    []uint32
 	n      int
 	fanned []uint64 // bit i: element i's path went through an array fan-out
 
-	mu      sync.Mutex
-	derived map[string]*derived
+	// walk, on a column that was not kept, finds element last's values
+	// (walk.vals, walk.fanned) when asked.
+	walk *walker
+	path []string
+	last int
 
 	doc   *Document
-	bytes atomic.Int64 // the column's, and what was built from it
+	bytes int64 // what the column holds
 }
 
 // maxPackedLen is the longest value a packed column holds: 28 bits of
@@ -198,45 +202,27 @@ func unpack(p uint64) Value {
 	return Value{Start: start, End: start + uint32(p>>32)&(1<<28-1), Kind: Kind(p >> 60 & 7), Escaped: p>>63 != 0}
 }
 
-// derived is a structure built once from a column.
-type derived struct {
-	once sync.Once
-	v    any
-}
-
-// Derived returns what build makes of the column, building it on first use
-// and keeping it with the column, under key: sort orders and indexes that
-// live as long as the column does. Concurrent callers of one key wait for
-// one build.
-func (c *Column) Derived(key string, build func() any) any {
-	c.mu.Lock()
-	if c.derived == nil {
-		c.derived = make(map[string]*derived)
-	}
-	e := c.derived[key]
-	if e == nil {
-		e = &derived{}
-		c.derived[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.v = build()
-		if s, ok := e.v.(Sizer); ok {
-			n := s.MemoryBytes() + int64(len(key)) + 64
-			c.bytes.Add(n)
-			c.doc.grew(n)
-		}
-	})
-	return e.v
-}
-
 // Len returns the number of elements the column covers.
 func (c *Column) Len() int { return c.n }
+
+// Empty reports whether the path reaches no value in any element (known
+// only of a column that was kept: one that walks reports false).
+func (c *Column) Empty() bool { return c.walk == nil && c.packed == nil && c.off == nil }
 
 // Value returns the value the path reaches in element i when it reaches
 // exactly one, and whether it does.
 func (c *Column) Value(i int) (Value, bool) {
+	if c.walk != nil {
+		w := c.walkTo(i)
+		if len(w.vals) != 1 {
+			return Value{}, false
+		}
+		return w.vals[0], true
+	}
 	if c.off == nil {
+		if c.packed == nil {
+			return Value{}, false
+		}
 		p := c.packed[i]
 		return unpack(p), p != 0
 	}
@@ -249,65 +235,103 @@ func (c *Column) Value(i int) (Value, bool) {
 // AppendValues appends to dst the values the path reaches in element i
 // (none when the path is missing there).
 func (c *Column) AppendValues(dst []Value, i int) []Value {
+	if c.walk != nil {
+		return append(dst, c.walkTo(i).vals...)
+	}
 	if c.off == nil {
-		if p := c.packed[i]; p != 0 {
-			return append(dst, unpack(p))
+		if c.packed != nil {
+			if p := c.packed[i]; p != 0 {
+				return append(dst, unpack(p))
+			}
 		}
 		return dst
 	}
 	return append(dst, c.vals[c.off[i]:c.off[i+1]]...)
 }
 
-// Fanned reports whether the path fanned out over an array in element i.
+// Fanned reports whether the path fanned out over an array in element i,
+// where it reaches a value (a column that reaches nothing keeps no fan-out).
 func (c *Column) Fanned(i int) bool {
+	if c.walk != nil {
+		return c.walkTo(i).fanned
+	}
 	return c.fanned != nil && c.fanned[i/64]&(1<<(i%64)) != 0
 }
 
-// Column returns the column of path over the elements of a top-level array,
-// building it on first use. Path segments select object members by key; on
-// an array a segment of decimal digits selects that index and any other
-// segment fans out over the array's elements. An element that is not an
-// object reaches nothing.
-func (d *Document) Column(path []string) *Column {
-	key := strings.Join(path, ".")
-	d.mu.Lock()
-	slot, ok := d.columns[key]
-	if !ok {
-		if d.columns == nil {
-			d.columns = make(map[string]*columnSlot)
+// walkTo has the walker of a column that was not kept hold element i's
+// values.
+func (c *Column) walkTo(i int) *walker {
+	w := c.walk
+	if c.last != i {
+		c.last = i
+		w.fanned = false
+		w.vals = w.vals[:0]
+		if s := c.doc.spans[i]; c.doc.raw[s.start] == '{' {
+			w.walk(int(s.start), c.path)
 		}
-		if len(d.order) >= maxColumns {
-			delete(d.columns, d.order[0])
-			d.order = d.order[1:]
-		}
-		slot = &columnSlot{}
-		d.columns[key] = slot
-		d.order = append(d.order, key)
 	}
-	d.mu.Unlock()
-	// Concurrent first queries on a path wait for one build: each would
-	// otherwise hold a column of the whole document at once.
-	slot.once.Do(func() {
-		c := d.buildColumn(path)
-		slot.c.Store(c)
-		d.grew(c.bytes.Load() + int64(len(key)) + 64)
-	})
-	return slot.c.Load()
+	return w
 }
 
-// columnSlot holds a column built once.
-type columnSlot struct {
-	once sync.Once
-	c    atomic.Pointer[Column] // set once built
+// columnKey names the column of path p among the document's structures.
+func (d *Document) columnKey(p Path) budget.Key { return d.Key("column", p.Key) }
+
+// Column returns the column of path over the elements of a top-level array,
+// building it on first use and keeping it with the document when there is
+// room for it; when there is not, it returns a column that finds each
+// element's values as they are asked for, for the caller alone. Path
+// segments select object members by key; on an array a segment of decimal
+// digits selects that index and any other segment fans out over the
+// array's elements. An element that is not an object reaches nothing.
+func (d *Document) Column(p Path) *Column {
+	if c, ok := d.set.Load(d.columnKey(p), func(b *budget.Build) any { return d.keptColumn(b, p.Segs) }).(*Column); ok {
+		return c
+	}
+	return d.walkingColumn(p.Segs)
+}
+
+// ColumnIn is Column for a structure being built from the column (b): a
+// column kept stays kept until b is done.
+func (d *Document) ColumnIn(b *budget.Build, p Path) *Column {
+	if c, ok := b.Use(d.columnKey(p), func(b *budget.Build) any { return d.keptColumn(b, p.Segs) }).(*Column); ok {
+		return c
+	}
+	return d.walkingColumn(p.Segs)
+}
+
+// keptColumn builds the column of path within b, or returns nil (no
+// column) when it does not fit: the build stops at the first allocation
+// that does not (a packed column's, at the first value found).
+func (d *Document) keptColumn(b *budget.Build, path []string) any {
+	if c := d.buildColumn(b, path); c != nil {
+		return c
+	}
+	return nil
+}
+
+// walkingColumn returns a column of path that keeps no values.
+func (d *Document) walkingColumn(path []string) *Column {
+	return &Column{doc: d, n: len(d.spans), walk: &walker{b: d.raw}, path: path, last: -1}
 }
 
 // columnBuilds counts column builds, for tests.
 var columnBuilds atomic.Int64
 
-func (d *Document) buildColumn(path []string) *Column {
+// valueSize is the size of a Value in a column's general form.
+const valueSize = int64(unsafe.Sizeof(Value{}))
+
+// buildColumn builds the column of path, reserving in b (when set) what it
+// allocates before allocating it, and returns nil when a reservation
+// fails. An element costs 8 bytes packed, and 4 plus 12 a value in the
+// general form, which is the smaller under a third found; a column that
+// reaches nothing holds nothing per element.
+func (d *Document) buildColumn(b *budget.Build, path []string) *Column {
 	columnBuilds.Add(1)
 	n := len(d.spans)
-	c := &Column{doc: d, n: n, packed: make([]uint64, n)}
+	c := &Column{doc: d, n: n}
+	if !reserve(b, int64(unsafe.Sizeof(*c))) {
+		return nil
+	}
 	w := walker{b: d.raw}
 	found := 0 // elements with a value, while each has at most one
 	for i, s := range d.spans {
@@ -317,51 +341,112 @@ func (d *Document) buildColumn(path []string) *Column {
 			w.walk(int(s.start), path)
 		}
 		if c.off == nil && len(w.vals) == 1 {
-			if p, ok := pack(w.vals[0]); ok {
+			if p, ok := pack(w.vals[0]); !ok {
+				if !c.spread(b, i, found+1) {
+					return nil
+				}
+			} else {
+				if c.packed == nil {
+					if !reserve(b, 8*int64(n)) {
+						return nil
+					}
+					c.packed = make([]uint64, n)
+				}
 				c.packed[i] = p
 				found++
-			} else {
-				c.spread(i, found+1)
 			}
 		} else if c.off == nil && len(w.vals) > 1 {
-			c.spread(i, found+len(w.vals))
+			if !c.spread(b, i, found+len(w.vals)) {
+				return nil
+			}
 		}
 		if c.off != nil {
-			c.vals = append(c.vals, w.vals...)
+			if !c.appendValues(b, w.vals) {
+				return nil
+			}
 			c.off[i+1] = uint32(len(c.vals))
 		}
 		if w.fanned {
 			if c.fanned == nil {
-				c.fanned = make([]uint64, (n+63)/64)
+				words := (n + 63) / 64
+				if !reserve(b, 8*int64(words)) {
+					return nil
+				}
+				c.fanned = make([]uint64, words)
 			}
 			c.fanned[i/64] |= 1 << (i % 64)
 		}
 	}
-	// Sparse: an element costs 8 bytes packed, and 4 plus 12 a value in
-	// the general form, which is the smaller under a third found.
-	if c.off == nil && 3*found < n {
-		c.spread(n, found)
+	switch {
+	case c.off == nil && found == 0 && c.fanned != nil:
+		// Reaches nothing: where it fanned out does not matter.
+		free(b, 8*int64(len(c.fanned)))
+		c.fanned = nil
+	case c.off == nil && found > 0 && 3*found < n:
+		if !c.spread(b, n, found) {
+			return nil
+		}
 	}
 	if cap(c.vals) != len(c.vals) { // room left by appending would be kept for the column's life
+		if !reserve(b, valueSize*int64(len(c.vals))) {
+			return nil
+		}
+		old := cap(c.vals)
 		c.vals = append(make([]Value, 0, len(c.vals)), c.vals...)
+		free(b, valueSize*int64(old))
 	}
-	c.bytes.Store(int64(unsafe.Sizeof(*c)) + 8*int64(len(c.packed)) + int64(cap(c.vals))*int64(unsafe.Sizeof(Value{})) +
-		4*int64(len(c.off)) + 8*int64(len(c.fanned)))
+	c.bytes = int64(unsafe.Sizeof(*c)) + 8*int64(len(c.packed)) + int64(cap(c.vals))*valueSize +
+		4*int64(len(c.off)) + 8*int64(len(c.fanned))
 	return c
+}
+
+// reserve reserves n bytes in b, if any.
+func reserve(b *budget.Build, n int64) bool { return b == nil || b.Reserve(n) }
+
+// free gives n bytes back to b, if any.
+func free(b *budget.Build, n int64) {
+	if b != nil {
+		b.Free(n)
+	}
 }
 
 // spread turns a packed column built up to element upto into the general
 // form, with room for size values.
-func (c *Column) spread(upto, size int) {
+func (c *Column) spread(b *budget.Build, upto, size int) bool {
+	if !reserve(b, 4*int64(c.n+1)+valueSize*int64(size)) {
+		return false
+	}
 	c.off = make([]uint32, c.n+1)
 	c.vals = make([]Value, 0, size)
 	for i := range upto {
-		if p := c.packed[i]; p != 0 {
-			c.vals = append(c.vals, unpack(p))
+		if c.packed != nil {
+			if p := c.packed[i]; p != 0 {
+				c.vals = append(c.vals, unpack(p))
+			}
 		}
 		c.off[i+1] = uint32(len(c.vals))
 	}
-	c.packed = nil
+	if c.packed != nil {
+		free(b, 8*int64(len(c.packed)))
+		c.packed = nil
+	}
+	return true
+}
+
+// appendValues appends vs to the values of a column in the general form,
+// reserving a larger array before it grows.
+func (c *Column) appendValues(b *budget.Build, vs []Value) bool {
+	if need := len(c.vals) + len(vs); need > cap(c.vals) {
+		old := cap(c.vals)
+		size := max(2*old, need, 16)
+		if !reserve(b, valueSize*int64(size)) {
+			return false
+		}
+		c.vals = append(make([]Value, 0, size), c.vals...)
+		free(b, valueSize*int64(old))
+	}
+	c.vals = append(c.vals, vs...)
+	return true
 }
 
 // Root returns the top-level value.

@@ -3,8 +3,10 @@ package jsondoc
 import (
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy/budget"
 )
 
 // Items: a route may work on the array inside a document rather than on the
@@ -14,96 +16,105 @@ import (
 // array's are, and an answer made of its records is spliced back into the
 // document's own bytes (Outer), every byte around the array as stored.
 
-// maxItems bounds the item views kept per document: their paths come from
-// routes, not requests, so a few suffice; past it the oldest goes.
-const maxItems = 8
-
-// itemViews holds a document's item views, by path.
-type itemViews struct {
-	mu    sync.Mutex
-	views map[string]*Document
-	order []string // oldest first
-}
+// itemsKind names the item views among a document's structures.
+const itemsKind = "items"
 
 // Items returns the array that path reaches in the document as a Document
-// whose records are its elements, made once and kept with the document, or
-// false when path reaches no array. Path segments select object members by
-// key and, on an array, an element by a decimal index; a segment that would
-// fan out reaches nothing. An empty path is the document itself.
+// whose records are its elements, or false when path reaches no array.
+// Path segments select object members by key and, on an array, an
+// element by a decimal index; a segment that would fan out reaches
+// nothing. An empty path is the document itself.
+//
+// A view is kept among the document's structures, counted against the
+// cache's bound like a column; what is built over its records is kept in
+// the same set, under names of its own. One that cannot be kept is made for
+// the caller alone.
 func (d *Document) Items(path []string) (*Document, bool) {
 	if len(path) == 0 {
 		return d, d.isArray
 	}
-	key := strings.Join(path, ".")
-	d.items.mu.Lock()
-	v, ok := d.items.views[key]
-	d.items.mu.Unlock()
-	if ok {
-		return v, v != nil
+	built := d.set.Load(d.Key(itemsKind, strings.Join(path, ".")), func(b *budget.Build) any {
+		v, ok := d.itemView(path, b)
+		if !ok {
+			return noItems{} // reaches no array: known, and kept as such
+		}
+		if v == nil {
+			return nil // no room: not kept
+		}
+		return v
+	})
+	switch v := built.(type) {
+	case *Document:
+		return v, true
+	case noItems:
+		return nil, false
 	}
-	v = d.itemView(path)
-	d.items.mu.Lock()
-	if cur, ok := d.items.views[key]; ok { // made meanwhile: keep one
-		d.items.mu.Unlock()
-		return cur, cur != nil
-	}
-	if d.items.views == nil {
-		d.items.views = make(map[string]*Document)
-	}
-	if len(d.items.order) >= maxItems {
-		delete(d.items.views, d.items.order[0])
-		d.items.order = d.items.order[1:]
-	}
-	d.items.views[key] = v
-	d.items.order = append(d.items.order, key)
-	d.items.mu.Unlock()
-	if v != nil {
-		d.grew(v.MemoryBytes())
-	}
-	return v, v != nil
+	// Not kept: made for this read, within a turn of the pool's, as a
+	// query without its structures is.
+	done := d.set.Turn()
+	defer done()
+	v, ok := d.itemView(path, nil)
+	return v, ok
 }
 
-// itemView makes the view of the array path reaches, or nil.
-func (d *Document) itemView(path []string) *Document {
-	b := d.raw
-	i := skipWS(b, 0)
+// noItems is what Items keeps for a path that reaches no array.
+type noItems struct{}
+
+// itemView makes the view of the array path reaches, or false when it
+// reaches none; with b, its spans are reserved before they are made, and
+// the view is nil when they cannot be.
+func (d *Document) itemView(path []string, b *budget.Build) (*Document, bool) {
+	raw := d.raw
+	i := skipWS(raw, 0)
 	for _, seg := range path {
-		switch b[i] {
+		switch raw[i] {
 		case '{':
-			j, ok := member(b, i, seg)
+			j, ok := member(raw, i, seg)
 			if !ok {
-				return nil
+				return nil, false
 			}
 			i = j
 		case '[':
 			n, ok := index(seg)
 			if !ok {
-				return nil
+				return nil, false
 			}
-			j, ok := element(b, i, n)
+			j, ok := element(raw, i, n)
 			if !ok {
-				return nil
+				return nil, false
 			}
 			i = j
 		default:
-			return nil
+			return nil, false
 		}
 	}
-	if b[i] != '[' {
-		return nil
+	if raw[i] != '[' {
+		return nil, false
 	}
-	end := containerEnd(b, i)
-	v := &Document{raw: b, isArray: true, outer: &outer{start: uint32(i), end: uint32(end)}}
-	for j := skipWS(b, i+1); b[j] != ']'; {
-		e := valueEnd(b, j)
+	end := containerEnd(raw, i)
+	n := 0
+	for j := skipWS(raw, i+1); raw[j] != ']'; n++ {
+		if j = skipWS(raw, valueEnd(raw, j)); raw[j] == ',' {
+			j = skipWS(raw, j+1)
+		}
+	}
+	if b != nil && !b.Reserve(viewOverhead+int64(n)*int64(unsafe.Sizeof(span{}))) {
+		return nil, true
+	}
+	v := &Document{raw: raw, isArray: true, set: d.set, outer: &outer{start: uint32(i), end: uint32(end)},
+		prefix: d.prefix + itemsKind + ":" + strings.Join(path, ".") + "|", spans: make([]span, 0, n)}
+	for j := skipWS(raw, i+1); raw[j] != ']'; {
+		e := valueEnd(raw, j)
 		v.spans = append(v.spans, span{uint32(j), uint32(e)})
-		if j = skipWS(b, e); b[j] == ',' {
-			j = skipWS(b, j+1)
+		if j = skipWS(raw, e); raw[j] == ',' {
+			j = skipWS(raw, j+1)
 		}
 	}
-	v.onGrow.Store(d.onGrow.Load())
-	return v
+	return v, true
 }
+
+// viewOverhead is about what an item view holds besides its spans.
+const viewOverhead = int64(unsafe.Sizeof(Document{}) + unsafe.Sizeof(outer{}) + 64)
 
 // outer is where an item view's array lies in its document.
 type outer struct {
@@ -137,18 +148,4 @@ func (d *Document) Outer() (before, after []byte, ok bool) {
 		return nil, nil, false
 	}
 	return d.raw[:d.outer.start], d.raw[d.outer.end:], true
-}
-
-// itemsBytes is about what the item views hold, for MemoryBytes.
-func (d *Document) itemsBytes() int64 {
-	d.items.mu.Lock()
-	defer d.items.mu.Unlock()
-	var n int64
-	for key, v := range d.items.views {
-		n += int64(len(key)) + 64
-		if v != nil {
-			n += v.MemoryBytes()
-		}
-	}
-	return n
 }

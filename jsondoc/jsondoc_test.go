@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/decoy-mock/decoy/budget"
 	"github.com/decoy-mock/decoy/jsondoc"
 )
 
@@ -93,6 +95,9 @@ func TestResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same, with columns that walk the records (none kept).
+	walking, _ := jsondoc.Parse([]byte(doc))
+	walking.SetStructures(noRoom(t))
 	for _, tc := range []struct {
 		path   string
 		want   []string
@@ -107,32 +112,141 @@ func TestResolve(t *testing.T) {
 		{"dup", []string{`2`}, false},
 		{"a.x", nil, false},
 	} {
-		col := d.Column(strings.Split(tc.path, "."))
-		var got []string
-		for _, v := range col.AppendValues(nil, 0) {
-			got = append(got, string(d.Text(v)))
-		}
-		if !slices.Equal(got, tc.want) || col.Fanned(0) != tc.fanned {
-			t.Errorf("%s: got %q fanned=%v, want %q fanned=%v", tc.path, got, col.Fanned(0), tc.want, tc.fanned)
-		}
-		// Elements that are not objects reach nothing.
-		if len(col.AppendValues(nil, 1)) != 0 || len(col.AppendValues(nil, 2)) != 0 {
-			t.Errorf("%s: non-object elements reached %v %v", tc.path, col.AppendValues(nil, 1), col.AppendValues(nil, 2))
+		for _, d := range []*jsondoc.Document{d, walking} {
+			col := d.Column(jsondoc.NewPath(strings.Split(tc.path, ".")))
+			var got []string
+			for _, v := range col.AppendValues(nil, 0) {
+				got = append(got, string(d.Text(v)))
+			}
+			if !slices.Equal(got, tc.want) || len(got) > 0 && col.Fanned(0) != tc.fanned {
+				t.Errorf("%s: got %q fanned=%v, want %q fanned=%v", tc.path, got, col.Fanned(0), tc.want, tc.fanned)
+			}
+			// Elements that are not objects reach nothing.
+			if len(col.AppendValues(nil, 1)) != 0 || len(col.AppendValues(nil, 2)) != 0 {
+				t.Errorf("%s: non-object elements reached %v %v", tc.path, col.AppendValues(nil, 1), col.AppendValues(nil, 2))
+			}
 		}
 	}
 }
 
-func TestColumnCacheIsBounded(t *testing.T) {
-	d, _ := jsondoc.Parse([]byte(`[{"a":1}]`))
-	first := d.Column([]string{"a"})
-	if d.Column([]string{"a"}) != first {
-		t.Fatal("column not cached")
+// noRoom returns a registry that keeps nothing: its pool has no room for
+// what it would keep.
+func noRoom(t *testing.T) *budget.Set {
+	t.Helper()
+	set, ok := budget.NewPool(1).NewSet(2, nil)
+	if ok {
+		t.Fatal("a set of 2 bytes fit a pool of 1")
 	}
-	for i := 0; i < 200; i++ {
-		d.Column([]string{"p" + strings.Repeat("x", i)})
+	return set
+}
+
+// fields returns a document of n records, each with fields f0 to f63
+// holding the record's number.
+func fields(n int) *jsondoc.Document {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		for f := range 64 {
+			if f > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"f%d":%d`, f, i)
+		}
+		b.WriteByte('}')
 	}
-	if d.Column([]string{"a"}) == first {
-		t.Error("oldest column was not evicted after 200 other paths")
+	b.WriteByte(']')
+	d, err := jsondoc.Parse([]byte(b.String()))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// A document whose columns together pass the bound of its cache keeps
+// within it after every read: the columns least recently used leave (the
+// document being read keeps its own bytes), one used again and again
+// stays, and a column that is no longer kept is built again when asked,
+// with the same values.
+func TestColumnsWithinBound(t *testing.T) {
+	const n = 2000
+	d := fields(n)
+	column := int64(8*n + 200) // packed, and about its overhead
+	bound := d.MemoryBytes() + 10*column
+	pool := budget.NewPool(bound)
+	set, ok := pool.NewSet(d.MemoryBytes(), nil)
+	if !ok {
+		t.Fatal("no room for the document")
+	}
+	d.SetStructures(set)
+	path := func(f int) jsondoc.Path { return jsondoc.NewPath([]string{fmt.Sprintf("f%d", f)}) }
+	check := func(col *jsondoc.Column) {
+		t.Helper()
+		for _, i := range []int{0, n / 2, n - 1} {
+			if v, ok := col.Value(i); !ok || string(d.Text(v)) != fmt.Sprint(i) {
+				t.Fatalf("record %d: %q, %v", i, d.Text(v), ok)
+			}
+		}
+	}
+	hot := d.Column(path(0))
+	first := map[int]*jsondoc.Column{}
+	for f := 1; f < 64; f++ {
+		col := d.Column(path(f))
+		check(col)
+		first[f] = col
+		if used := pool.Used(); used > bound {
+			t.Fatalf("after column f%d: %d bytes used, bound %d", f, used, bound)
+		}
+		if d.Column(path(0)) != hot { // used with every other: stays
+			t.Fatalf("after column f%d: the column used most recently was dropped", f)
+		}
+	}
+	if sets, items := pool.Evicted(); sets != 0 || items < 50 {
+		t.Errorf("%d documents and %d columns dropped, want none and most columns", sets, items)
+	}
+	// The last ones are kept; the first, dropped, are built again.
+	if d.Column(path(63)) != first[63] {
+		t.Error("the column read last was not kept")
+	}
+	again := d.Column(path(1))
+	check(again)
+	if again == first[1] {
+		t.Error("the column read first and never since is still kept")
+	}
+	if used := pool.Used(); used > bound || used != set.Bytes() {
+		t.Errorf("%d bytes used (the set counts %d), bound %d", used, set.Bytes(), bound)
+	}
+}
+
+// A column that cannot fit at all is not kept, and nothing leaves for it:
+// the column that walks gives its values. The record digests, likewise.
+func TestColumnTooLargeForBound(t *testing.T) {
+	d := fields(500)
+	bound := d.MemoryBytes() + 8*500/2
+	pool := budget.NewPool(bound)
+	set, _ := pool.NewSet(d.MemoryBytes(), nil)
+	d.SetStructures(set)
+	small := d.Column(jsondoc.NewPath([]string{"nothing"})) // reaches nothing: fits
+	col := d.Column(jsondoc.NewPath([]string{"f7"}))
+	if d.Column(jsondoc.NewPath([]string{"f7"})) == col {
+		t.Error("a column larger than the bound was kept")
+	}
+	for i := range 500 {
+		if v, ok := col.Value(i); !ok || string(d.Text(v)) != fmt.Sprint(i) {
+			t.Fatalf("record %d: %q, %v", i, d.Text(v), ok)
+		}
+	}
+	if d.Column(jsondoc.NewPath([]string{"nothing"})) != small {
+		t.Error("a column that fits left for one that cannot")
+	}
+	if d.RecordSums() != nil {
+		t.Error("record digests kept past the bound")
+	}
+	if used := pool.Used(); used > bound {
+		t.Errorf("%d bytes used, bound %d", used, bound)
 	}
 }
 
@@ -249,7 +363,7 @@ func FuzzResolve(f *testing.F) {
 		if err != nil || !d.IsArray() || path == "" {
 			return
 		}
-		col := d.Column(strings.Split(path, "."))
+		col := d.Column(jsondoc.NewPath(strings.Split(path, ".")))
 		for i := 0; i < d.Len(); i++ {
 			for _, v := range col.AppendValues(nil, i) {
 				text := d.Text(v)

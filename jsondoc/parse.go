@@ -1,7 +1,9 @@
 // Package jsondoc holds a JSON document in the form Decoy queries it: the
 // stored bytes, validated once, the byte span of every element when the
 // document is an array, and per-path columns of the values each element holds,
-// built on first use and cached with the document.
+// built on first use and kept with the document, in its registry of
+// structures (budget.Set), while the bound of the cache that holds it has
+// room for them.
 //
 // Nothing here re-encodes: every value is a span of the stored bytes, so what
 // a query selects is written back byte for byte.
@@ -12,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/decoy-mock/decoy/budget"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects Parse accepts.
@@ -80,7 +84,7 @@ func Parse(raw []byte) (*Document, error) {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "document larger than 4 GiB"}
 	}
 	p := parser{b: raw}
-	d := &Document{raw: raw}
+	d := &Document{raw: raw, set: budget.Unbounded()}
 	p.ws()
 	var err error
 	if p.peek() == '[' {
@@ -98,12 +102,52 @@ func Parse(raw []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.spans = p.spans.join()
 	return d, nil
 }
 
+// spanChunk is how many spans a parser collects before it starts another
+// chunk (512 KiB of them).
+const spanChunk = 64 << 10
+
+// spanChunks collects the spans of a top-level array in chunks, joined
+// once all are known: appending to one slice would copy it at each growth,
+// leave the old arrays as garbage (about four times the spans, until the
+// collector runs) and keep up to a quarter more than needed; chunks are
+// copied once, into an array of the right size.
+type spanChunks struct {
+	full [][]span
+	cur  []span
+}
+
+func (c *spanChunks) add(s span) {
+	if len(c.cur) >= spanChunk {
+		c.full = append(c.full, c.cur)
+		c.cur = make([]span, 0, spanChunk)
+	}
+	c.cur = append(c.cur, s) // the first chunk grows as small documents need
+}
+
+// join returns every span collected, in an array of their number.
+func (c *spanChunks) join() []span {
+	n := len(c.cur)
+	for _, f := range c.full {
+		n += len(f)
+	}
+	if len(c.full) == 0 && cap(c.cur)-n <= cap(c.cur)/8 {
+		return c.cur
+	}
+	all := make([]span, 0, n)
+	for _, f := range c.full {
+		all = append(all, f...)
+	}
+	return append(all, c.cur...)
+}
+
 type parser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	spans spanChunks // of the top-level array
 }
 
 func (p *parser) peek() byte {
@@ -241,7 +285,7 @@ func (p *parser) array(depth int, d *Document) error {
 			return err
 		}
 		if d != nil {
-			d.spans = append(d.spans, span{uint32(start), uint32(p.i)})
+			p.spans.add(span{uint32(start), uint32(p.i)})
 		}
 		p.ws()
 		switch p.peek() {

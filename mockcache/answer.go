@@ -39,6 +39,7 @@ type Answer struct {
 	processed bool         // built from the selected records, not the stored bytes
 	res       query.Result // the selected records, when processed and not built
 	built     *builtAnswer
+	gz        []byte // the gzipped body, when kept
 }
 
 // Answer runs the query (nil: none) and decides the answer for a client
@@ -48,7 +49,7 @@ type Answer struct {
 func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch string) Answer {
 	a := Answer{Status: e.Mock.Status, e: e, processed: q != nil && q.Processing(), Total: -1}
 	size := len(e.Data)
-	keep := a.processed && key != "" && e.built != nil
+	keep := a.processed && key != "" && e.answers != nil
 	etag := e.Mock.ETag
 	var items []string
 	if q != nil {
@@ -57,7 +58,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	if doc, ok := e.Records(items); ok {
 		a.Total = doc.Len()
 		if keep {
-			if a.built = e.built.lookup(key); a.built != nil {
+			if a.built = e.answers.lookup(e.set, key); a.built != nil {
 				size, a.Total, etag = len(a.built.body), a.built.total, a.built.etag
 				keep = false // kept already
 			}
@@ -90,16 +91,19 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
 	}
 	if keep && !a.NotModified {
-		a.built = e.built.offer(key, size, a.Total, tag, func(b *bytes.Buffer) { a.res.WriteTo(b) }, e.grew)
+		a.built = e.answers.offer(e.set, key, size, a.Total, tag, func(b *bytes.Buffer) { a.res.WriteTo(b) })
 	}
 	switch {
 	case !a.Gzip:
 		a.Length = size
+		return a
 	case !a.processed:
-		a.Length = len(e.Gzip())
+		a.gz = e.Gzip()
 	case a.built != nil:
-		a.Length = len(a.built.gzipped(e.grew))
-	default:
+		a.gz = e.answers.gzipped(e.set, key, a.built)
+	}
+	a.Length = len(a.gz)
+	if a.gz == nil {
 		// Gzipped on the fly, as it is written: sent without
 		// Content-Length.
 		a.Length = -1
@@ -112,19 +116,15 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 // made as it is written. The bytes never change: they may be sent after
 // the call that wrote them returned (see transport.Gather).
 func (a *Answer) Bytes() []byte {
-	e := a.e
 	switch {
-	case !a.processed && a.Gzip:
-		return e.Gzip()
-	case !a.processed:
-		return e.Data
-	case a.built == nil:
-		return nil
 	case a.Gzip:
-		return a.built.gzipped(e.grew)
-	default:
+		return a.gz
+	case !a.processed:
+		return a.e.Data
+	case a.built != nil:
 		return a.built.body
 	}
+	return nil
 }
 
 // WriteBody writes the answer's body to w.
@@ -132,6 +132,10 @@ func (a *Answer) WriteBody(w io.Writer) {
 	switch b := a.Bytes(); {
 	case b != nil:
 		_, _ = w.Write(b)
+	case a.Gzip && !a.processed:
+		a.e.writeGzip(w)
+	case a.Gzip && a.built != nil:
+		gzipTo(w, func(zw io.Writer) { zw.Write(a.built.body) })
 	case a.Gzip:
 		gzipTo(w, func(zw io.Writer) { a.res.WriteTo(zw) })
 	default:

@@ -5,55 +5,54 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cespare/xxhash/v2"
+	"github.com/decoy-mock/decoy/budget"
 	"github.com/klauspost/compress/gzip"
 )
 
-// builtAnswers keeps, for one document, the bodies of the processed answers
-// that queries asked for more than once, and their gzipped copies, at any
-// size. Sending a large body from the document's records gathers thousands
-// of scattered spans on every request (the city filter at 100k records:
-// 8,432 records, 2 MiB); a kept body leaves as one contiguous slice, and
-// the query is not run again. A small one costs little to gather, but
-// compressing it for every client that accepts gzip (every browser) cost a
-// third of the request; its gzipped copy is made once.
+// builtAnswers decides, for one document, which processed answers are
+// kept: those that queries asked for more than once, with their gzipped
+// copies, at any size. Sending a large body from the document's records
+// gathers thousands of scattered spans on every request (the city filter
+// at 100k records: 8,432 records, 2 MiB); a kept body leaves as one
+// contiguous slice, and the query is not run again. A small one costs
+// little to gather, but compressing it for every client that accepts gzip
+// (every browser) cost a third of the request; its gzipped copy is made
+// once.
 //
 // A document never changes (a new version is a new entry, and settings
 // changed keep it: see Entry.WithMock), and a query's answer depends on the
 // document and the query string alone, so a kept body is right for as long
 // as the document lives. Answers are keyed by their query string; one with
-// a token in it is never kept (the caller passes no key). The bodies count
-// in the entry's footprint, so --max-cache-bytes bounds them with the rest,
-// and each document keeps at most builtMaxAnswers of them, holding at most
-// its budget (see newBuiltAnswers); the least recently sent leave first.
+// a token in it is never kept (the caller passes no key). They are kept
+// among what is built over the document (budget.Set), so --max-cache-bytes
+// bounds them with the rest and drops each by its own recency; besides,
+// each document keeps at most builtMaxAnswers of them, holding at most its
+// budget (see newBuiltAnswers), the least recently sent leaving first.
 type builtAnswers struct {
-	mu    sync.RWMutex
-	m     map[string]*builtAnswer
-	bytes int64 // of the bodies kept and their gzipped copies
-	clock atomic.Int64
 	// budget is the most bytes kept (see newBuiltAnswers).
-	budget int64
+	budget atomic.Int64
+
+	mu sync.Mutex
+	// seen holds the digests of query strings seen once since the last
+	// of builtMaxSeen; counted (seenKeyBytes a key, for as many as it
+	// ever held: counted) in the set's own bytes.
+	seen    map[uint64]struct{}
+	counted int
 }
 
-// builtAnswer is one query's answer: seen once, or built.
+// builtAnswer is one query's kept answer.
 type builtAnswer struct {
-	body  []byte // nil until built
+	body  []byte
 	total int
 	etag  string
-	used  atomic.Int64 // clock when last sent
 
 	// gz is body gzipped, made for the first client that accepts gzip, as
 	// write makes it on the fly (the same bytes: the compressor's output
-	// does not depend on how its input is cut); gzBytes is len(gz) once
-	// counted in owner.bytes (under owner.mu).
-	gzOnce  sync.Once
-	gz      []byte
-	gzBytes int64
-	// owner keeps it, under key.
-	owner *builtAnswers
-	key   string
-	// building is set by the request that builds the body of a query
-	// seen once; others meanwhile send theirs from the records.
-	building atomic.Bool
+	// does not depend on how its input is cut); nil when it could not be
+	// kept.
+	gzOnce sync.Once
+	gz     []byte
 }
 
 const (
@@ -62,11 +61,16 @@ const (
 	// builtMaxSeen bounds the queries seen once and remembered, per
 	// document; past it, they are forgotten together.
 	builtMaxSeen = 64
+	// seenKeyBytes is about what a query seen once takes: a digest in a
+	// map (its slot, and its share of the map's growth).
+	seenKeyBytes = 32
 	// builtMinBudget is the bytes a document of less than four times that
 	// may keep, if it is at least that large.
 	builtMinBudget = 4 << 20
 	// builtMaxKey is the longest query string kept.
 	builtMaxKey = 2 << 10
+	// kindAnswer names kept answers among what is built over a document.
+	kindAnswer = "answer"
 )
 
 // newBuiltAnswers returns the kept answers of a document of docSize bytes:
@@ -75,164 +79,111 @@ const (
 // gzipped copy may pass that, when it alone is kept.
 func newBuiltAnswers(docSize int) *builtAnswers {
 	n := int64(docSize)
-	return &builtAnswers{budget: max(n/4, min(n, builtMinBudget))}
+	b := &builtAnswers{}
+	b.budget.Store(max(n/4, min(n, builtMinBudget)))
+	return b
 }
 
 // lookup returns the kept answer of the query string key, or nil.
-func (b *builtAnswers) lookup(key string) *builtAnswer {
-	b.mu.RLock()
-	ba := b.m[key]
-	b.mu.RUnlock()
-	if ba == nil || ba.body == nil {
-		return nil
-	}
-	ba.used.Store(b.clock.Add(1))
+func (b *builtAnswers) lookup(set *budget.Set, key string) *builtAnswer {
+	ba, _ := set.Get(budget.Key{Kind: kindAnswer, Name: key}).(*builtAnswer)
 	return ba
 }
 
 // offer is told the answer the query string key gave, of size bytes: the
-// second time a large answer is offered, its body is built with write
-// (which must write size bytes) and kept, and returned; else offer returns
-// nil. grew is told the bytes kept grew by (not when they shrink: the
-// cache's count may stay above what is held, never below, until it next
-// counts).
-func (b *builtAnswers) offer(key string, size, total int, etag string, write func(*bytes.Buffer), grew func(int64)) *builtAnswer {
-	if int64(size) > b.budget || len(key) > builtMaxKey {
+// second time an answer is offered, its body is built with write (which
+// must write size bytes) and kept in set, and returned; else offer
+// returns nil.
+func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag string, write func(*bytes.Buffer)) *builtAnswer {
+	if int64(size) > b.budget.Load() || len(key) > builtMaxKey {
 		return nil
 	}
-	b.mu.RLock()
-	ba := b.m[key]
-	b.mu.RUnlock()
-	if ba == nil {
-		b.mu.Lock()
-		switch {
-		case b.m == nil:
-			// Small, and grown as queries come: most mocks are only
-			// ever asked a query or two, and a map made for
-			// builtMaxAnswers took 1.8 KiB of each.
-			b.m = map[string]*builtAnswer{}
-		case len(b.m) >= builtMaxSeen+builtMaxAnswers:
-			b.forgetSeenLocked()
+	if !b.seenBefore(set, key) {
+		return nil
+	}
+	k := budget.Key{Kind: kindAnswer, Name: key}
+	ba, _ := set.Load(k, func(bb *budget.Build) any {
+		if !bb.Reserve(int64(size)) {
+			return nil
 		}
-		if b.m[key] == nil {
-			b.m[key] = &builtAnswer{}
+		buf := bytes.NewBuffer(make([]byte, 0, size))
+		write(buf)
+		if buf.Len() != size {
+			return nil
 		}
-		b.mu.Unlock()
-		return nil
+		return &builtAnswer{body: buf.Bytes(), total: total, etag: etag}
+	}).(*builtAnswer)
+	if ba != nil {
+		b.trim(set, key, int64(size)+budget.Overhead(k))
 	}
-	if ba.body != nil || !ba.building.CompareAndSwap(false, true) {
-		return nil // kept since lookup, or being built
-	}
-	// Built outside the lock, by one request.
-	var buf bytes.Buffer
-	buf.Grow(size)
-	write(&buf)
-	if buf.Len() != size {
-		ba.building.Store(false)
-		return nil
-	}
+	return ba
+}
+
+// seenBefore reports whether the query string key was offered before,
+// and remembers it if not.
+func (b *builtAnswers) seenBefore(set *budget.Set, key string) bool {
+	h := xxhash.Sum64String(key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cur := b.m[key]; cur != ba {
-		return nil // forgotten meanwhile
+	if _, ok := b.seen[h]; ok {
+		return true
 	}
-	built := &builtAnswer{body: buf.Bytes(), total: total, etag: etag, owner: b, key: key}
-	b.keepLocked(key, built, int64(size), grew)
-	return built
+	if len(b.seen) >= builtMaxSeen {
+		clear(b.seen) // its room stays, counted
+	}
+	if len(b.seen) == b.counted {
+		if !set.GrowBase(seenKeyBytes) {
+			return false
+		}
+		b.counted++
+	}
+	if b.seen == nil {
+		// Made on the first query, small: most mocks are only ever read
+		// whole, or asked a query or two.
+		b.seen = map[uint64]struct{}{}
+	}
+	b.seen[h] = struct{}{}
+	return false
 }
 
-// keepLocked counts n more bytes kept for key's answer ba, first dropping
-// the least recently sent other answers until they fit, and puts ba under
-// key.
-func (b *builtAnswers) keepLocked(key string, ba *builtAnswer, n int64, grew func(int64)) {
-	freed := b.makeRoomLocked(n, key)
-	ba.used.Store(b.clock.Add(1))
-	b.m[key] = ba
-	b.bytes += n
-	if grew != nil && n > freed {
-		grew(n - freed)
-	}
+// trim drops the least recently sent answers other than key's, until the
+// others are fewer than builtMaxAnswers and, with the own bytes of key's,
+// hold at most the budget.
+func (b *builtAnswers) trim(set *budget.Set, key string, own int64) {
+	most := b.budget.Load()
+	set.Trim(func(k budget.Key) bool { return k.Kind == kindAnswer && k.Name != key },
+		func(count int, bytes int64) bool { return count < builtMaxAnswers && bytes+own <= most })
 }
 
-// gzipped returns the body gzipped, making it once; grew is told the bytes
-// it adds to what is kept.
-func (ba *builtAnswer) gzipped(grew func(int64)) []byte {
+// gzipped returns the body of ba, the answer kept for key, gzipped, made
+// once and counted in set with the answer; nil when it could not be kept
+// (the caller gzips the body as it writes it: the same bytes).
+func (b *builtAnswers) gzipped(set *budget.Set, key string, ba *builtAnswer) []byte {
 	ba.gzOnce.Do(func() {
-		var buf bytes.Buffer
-		buf.Grow(len(ba.body) / 4)
+		k := budget.Key{Kind: kindAnswer, Name: key}
+		w := growingBuffer{reserve: func(n int64) bool { return set.Grow(k, n) }, free: func(n int64) { set.Grow(k, -n) }}
 		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(&buf)
+		zw.Reset(&w)
 		_, _ = zw.Write(ba.body)
 		zw.Close()
 		zw.Reset(nil)
 		gzipWriters.Put(zw)
-		ba.gz = buf.Bytes()
-		b := ba.owner
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.m[ba.key] == ba { // still kept: count it
-			ba.gzBytes = int64(len(ba.gz))
-			b.keepLocked(ba.key, ba, ba.gzBytes, grew)
+		if w.failed || !w.trim() {
+			set.Grow(k, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
+			return
 		}
+		ba.gz = w.buf
+		b.trim(set, key, int64(len(ba.body)+cap(ba.gz))+budget.Overhead(k))
 	})
 	return ba.gz
 }
 
-// forgetSeenLocked drops the queries seen once, keeping the built answers.
-func (b *builtAnswers) forgetSeenLocked() {
-	kept := make(map[string]*builtAnswer, builtMaxAnswers)
-	for q, ba := range b.m {
-		if ba.body != nil {
-			kept[q] = ba
-		}
-	}
-	b.m = kept
-}
-
-// makeRoomLocked drops the least recently sent answers other than key's
-// until size more bytes fit the budget and the others are fewer than
-// builtMaxAnswers, and returns the bytes it freed.
-func (b *builtAnswers) makeRoomLocked(size int64, key string) int64 {
-	var freed int64
-	for {
-		n := 0
-		oldest, found := "", false
-		var oldestUsed int64
-		for k, ba := range b.m {
-			if ba.body == nil {
-				continue
-			}
-			if k == key {
-				continue // stays
-			}
-			n++
-			if u := ba.used.Load(); !found || u < oldestUsed {
-				oldest, oldestUsed, found = k, u, true
-			}
-		}
-		if !found || n < builtMaxAnswers && b.bytes+size <= b.budget {
-			return freed
-		}
-		gone := int64(len(b.m[oldest].body)) + b.m[oldest].gzBytes
-		delete(b.m, oldest)
-		b.bytes -= gone
-		freed += gone
-	}
-}
-
-// footprint is the bytes of the bodies kept.
-func (b *builtAnswers) footprint() int64 {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.bytes
-}
-
 // Kept returns the body kept for the query string key, or nil.
 func (e *Entry) Kept(key string) []byte {
-	if e.built == nil {
+	if e.answers == nil {
 		return nil
 	}
-	if ba := e.built.lookup(key); ba != nil {
+	if ba := e.answers.lookup(e.set, key); ba != nil {
 		return ba.body
 	}
 	return nil
@@ -241,9 +192,7 @@ func (e *Entry) Kept(key string) []byte {
 // SetKeepBudget changes how many bytes of kept answers the entry may hold
 // (see newBuiltAnswers for the default).
 func (e *Entry) SetKeepBudget(n int64) {
-	if e.built != nil {
-		e.built.mu.Lock()
-		e.built.budget = n
-		e.built.mu.Unlock()
+	if e.answers != nil {
+		e.answers.budget.Store(n)
 	}
 }

@@ -2,8 +2,10 @@
 // and held in memory or mapped from its file, the queries compiled from
 // recent query strings, the large answers that repeated queries asked for,
 // and the coherence of all that with the store when other replicas write
-// to it. It bounds the memory they hold and the documents it keeps mapped.
-// It knows bytes, not HTTP: the handlers turn its answers into responses.
+// to it. It bounds the memory they hold (each entry's is counted in a
+// budget.Set of one budget.Pool, before it is built) and the documents it
+// keeps mapped. It knows bytes, not HTTP: the handlers turn its answers
+// into responses.
 //
 // An entry's document is counted (see docfile): the cache holds a
 // reference while the entry is in it, and each reader one from Get until
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/budget"
 )
 
 // Cache keeps every mock that was read or written, parsed. Reads take an
@@ -57,24 +60,13 @@ type Cache struct {
 	// now is the clock of maxTrust.
 	now func() time.Time
 
-	// maxBytes bounds the footprint of the entries (0: no bound); see
-	// enforce.
-	maxBytes int64
+	// pool bounds what the entries hold, documents and what is built
+	// over them (Config.MaxBytes; 0: no bound, but counted).
+	pool *budget.Pool
 	// maxOpen bounds the entries whose documents are mapped (0: no
 	// bound); see closeLocked.
 	maxOpen int
-	// epoch advances each time an entry comes in and each time enforce
-	// runs; entries remember the epoch in which they were last read.
-	epoch atomic.Int64
-	// approx is the footprint enforce last counted, plus what came in or
-	// grew since (what left is not taken off): never less than the
-	// footprint, so that while it is within the bound, so are the
-	// entries. scanned is approx after the last count, which could not
-	// Get within the bound: until approx changes, counting again is
-	// useless.
-	approx, scanned atomic.Int64
-	enforceMu       sync.Mutex
-	// onEvict is called with how many entries enforce dropped.
+	// onEvict is called with how many entries the bounds dropped.
 	onEvict func(n int)
 }
 
@@ -117,7 +109,7 @@ func New(cfg Config) *Cache {
 	}
 	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), mapped: make(map[string]*Entry),
 		flights: make(map[flightKey]*flight), shared: cfg.Shared, now: cfg.Now,
-		maxBytes: cfg.MaxBytes, maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale}
+		pool: budget.NewPool(max(cfg.MaxBytes, 0)), maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale}
 }
 
 // Trusted reports whether cached entries can be served without asking the
@@ -139,14 +131,7 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	if e == nil {
 		return c.load(ctx, id)
 	}
-	if c.bounded() {
-		if ep := c.epoch.Load(); e.used.Load() != ep {
-			e.used.Store(ep)
-		}
-	}
-	if c.maxBytes > 0 {
-		c.enforceAfterRead(e)
-	}
+	e.set.Touch()
 	if !c.shared {
 		return e, nil
 	}
@@ -160,10 +145,6 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	}
 	return c.revalidate(ctx, e, gen)
 }
-
-// bounded reports whether entries may be dropped for a bound, and so
-// whether the cache must know when each was last read.
-func (c *Cache) bounded() bool { return c.maxBytes > 0 || c.maxOpen > 0 }
 
 // revalidate returns e when the store holds the same version of its mock,
 // e with new settings when only they changed, and the stored mock when its
@@ -195,12 +176,22 @@ func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, e
 	case e.sameData(m):
 		fresh := e.WithMock(m)
 		fresh.checked.Store(c.now().UnixNano())
+		// The strings of the new settings are counted before they come
+		// in, and given back if they do not.
+		grow := fresh.mockBytes() - e.mockBytes()
+		fits := e.set.GrowBase(max(grow, 0))
 		var drop []*Entry
+		put := false
 		c.mu.Lock()
 		if c.gen == gen && c.entries[m.ID] == e {
-			drop = c.putLocked(fresh, drop)
+			if fits {
+				drop, put = c.putLocked(fresh, drop), true
+			} else {
+				drop = c.deleteLocked(m.ID, drop, nil)
+			}
 		}
 		c.mu.Unlock()
+		settled(e.set, grow, fits, put)
 		release(drop)
 		return fresh, nil
 	}
@@ -287,18 +278,47 @@ func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error
 		// Stored under a JSON type but not JSON (written by hand?): serve
 		// it unchanged rather than not at all.
 		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
+		e.unbounded()
 	}
 	e.checked.Store(c.now().UnixNano())
-	c.track(e)
+	fits := c.admit(e)
 	var drop []*Entry
 	c.mu.Lock()
-	if c.gen == gen {
+	switch {
+	case c.gen != gen:
+		e.set.Close()
+	case fits:
 		drop = c.putLocked(e, drop)
 	}
 	c.mu.Unlock()
 	release(drop)
-	c.admitted(e)
 	return e, nil
+}
+
+// admit counts e in the cache's bound, making room for it, and reports
+// whether it fits. One that does not is served without being cached, and
+// keeps nothing built over it.
+func (c *Cache) admit(e *Entry) bool {
+	var set *budget.Set
+	id := e.Mock.ID
+	set, fits := c.pool.NewSet(e.base(), func() { c.evicted(id, set) })
+	e.attach(set)
+	return fits
+}
+
+// evicted drops the entry of mock id that holds set, which the bound
+// dropped to make room.
+func (c *Cache) evicted(id string, set *budget.Set) {
+	var drop []*Entry
+	c.mu.Lock()
+	if e := c.entries[id]; e != nil && e.set == set {
+		drop = c.deleteLocked(id, drop, nil)
+	}
+	c.mu.Unlock()
+	release(drop)
+	if len(drop) > 0 && c.onEvict != nil {
+		c.onEvict(len(drop))
+	}
 }
 
 // Peek returns the cached entry of a mock, or nil, without a reference:
@@ -323,12 +343,13 @@ func (c *Cache) Generation() uint64 {
 // instead, for the next read to load what the store holds. The cache takes
 // a reference of its own: the caller still releases the one it holds.
 func (c *Cache) PutAt(e *Entry, gen uint64) {
-	c.track(e)
-	defer c.admitted(e)
+	fits := c.admit(e)
 	var drop []*Entry
 	c.mu.Lock()
-	if c.gen != gen {
-		drop = c.deleteLocked(e.Mock.ID, drop)
+	if c.gen != gen || !fits {
+		// Too large for the bound: served from the store at each read.
+		drop = c.deleteLocked(e.Mock.ID, drop, nil)
+		e.set.Close()
 	} else {
 		e.checked.Store(c.now().UnixNano())
 		drop = c.putLocked(e, drop)
@@ -343,21 +364,46 @@ func (c *Cache) PutAt(e *Entry, gen uint64) {
 // (see PutAt); when it is not cached, the next read loads it.
 func (c *Cache) PutSettingsAt(m *decoy.Mock, gen uint64) {
 	var drop []*Entry
-	var fresh *Entry
 	c.mu.Lock()
-	if e := c.entries[m.ID]; e != nil && c.gen == gen {
+	e := c.entries[m.ID]
+	var fresh *Entry
+	if e != nil && c.gen == gen {
 		fresh = e.WithMock(m)
+	}
+	c.mu.Unlock()
+	// The strings of the new settings are counted before they come in,
+	// and given back if they do not.
+	var grow int64
+	if fresh != nil {
+		grow = fresh.mockBytes() - e.mockBytes()
+	}
+	fits := fresh != nil && e.set.GrowBase(max(grow, 0))
+	put := false
+	c.mu.Lock()
+	if fits && c.gen == gen && c.entries[m.ID] == e {
 		fresh.checked.Store(c.now().UnixNano())
-		c.track(fresh)
-		drop = c.putLocked(fresh, drop)
+		drop, put = c.putLocked(fresh, drop), true
 	} else {
-		drop = c.deleteLocked(m.ID, drop)
+		drop = c.deleteLocked(m.ID, drop, nil)
 	}
 	c.gen++
 	c.mu.Unlock()
-	release(drop)
 	if fresh != nil {
-		c.admitted(fresh)
+		settled(e.set, grow, fits, put)
+	}
+	release(drop)
+}
+
+// settled ends the count of new settings whose strings hold grow bytes more
+// than the old ones (fewer when negative) in set: what was counted before
+// they came in (fits) is given back if they did not (put), and what they
+// hold less is given back once they did.
+func settled(set *budget.Set, grow int64, fits, put bool) {
+	switch {
+	case put && grow < 0:
+		set.GrowBase(grow)
+	case fits && !put && grow > 0:
+		set.GrowBase(-grow)
 	}
 }
 
@@ -370,6 +416,7 @@ func (c *Cache) Flush() {
 	c.gen++
 	c.mu.Unlock()
 	for _, e := range old {
+		e.set.Close()
 		e.body.Release()
 	}
 }
@@ -378,7 +425,7 @@ func (c *Cache) Flush() {
 // or may not have changed the store.
 func (c *Cache) Remove(id string) {
 	c.mu.Lock()
-	drop := c.deleteLocked(id, nil)
+	drop := c.deleteLocked(id, nil, nil)
 	c.gen++
 	c.mu.Unlock()
 	release(drop)
@@ -388,12 +435,19 @@ func (c *Cache) Remove(id string) {
 // for the cache, and appends to drop what the caller must release once it
 // unlocked c.mu: the entry e replaced, and those the bound on open
 // documents closed. When e's document was released already (e was made
-// from an entry the cache dropped meanwhile), the mock is forgotten
+// from an entry the cache dropped meanwhile), or what it holds is no
+// longer counted (dropped for room meanwhile), the mock is forgotten
 // instead.
 func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
 	id := e.Mock.ID
-	drop = c.deleteLocked(id, drop)
+	drop = c.deleteLocked(id, drop, e.set)
+	if !e.set.Open() {
+		// Dropped for room since it was admitted (its eviction waits
+		// for c.mu, and will find nothing): not cached.
+		return drop
+	}
 	if !e.body.Acquire() {
+		e.set.Close()
 		return drop
 	}
 	c.entries[id] = e
@@ -406,19 +460,24 @@ func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
 	return drop
 }
 
-// deleteLocked takes mock id out of the cache, and appends its entry to
-// drop for the caller to release once it unlocked c.mu.
-func (c *Cache) deleteLocked(id string, drop []*Entry) []*Entry {
+// deleteLocked takes mock id out of the cache, gives what its entry held
+// back to the bound (unless the entry replacing it shares it: keep), and
+// appends the entry to drop for the caller to release once it unlocked
+// c.mu.
+func (c *Cache) deleteLocked(id string, drop []*Entry, keep *budget.Set) []*Entry {
 	if e := c.entries[id]; e != nil {
 		delete(c.entries, id)
 		delete(c.mapped, id)
+		if e.set != keep {
+			e.set.Close()
+		}
 		drop = append(drop, e)
 	}
 	return drop
 }
 
 // closeLocked drops the entries with mapped documents least recently read
-// (in epochs, see enforceLocked) until they are within 7/8 of maxOpen, so
+// (see budget.Set.Touch) until they are within 7/8 of maxOpen, so
 // that the next few come in without sorting them again. keep, the entry
 // coming in, stays. Readers of the dropped entries finish with their
 // documents, which go when the last of them is done.
@@ -430,10 +489,10 @@ func (c *Cache) closeLocked(keep *Entry, drop []*Entry) []*Entry {
 			list = append(list, e)
 		}
 	}
-	slices.SortFunc(list, func(a, b *Entry) int { return cmp.Compare(a.used.Load(), b.used.Load()) })
+	slices.SortFunc(list, func(a, b *Entry) int { return cmp.Compare(a.set.Stamp(), b.set.Stamp()) })
 	n := len(c.mapped) - goal
 	for _, e := range list[:n] {
-		drop = c.deleteLocked(e.Mock.ID, drop)
+		drop = c.deleteLocked(e.Mock.ID, drop, nil)
 	}
 	if c.onEvict != nil {
 		c.onEvict(n)
@@ -456,110 +515,10 @@ func (c *Cache) Len() (entries, mapped int) {
 	return len(c.entries), len(c.mapped)
 }
 
-// track readies an entry about to come into the cache: it starts a new
-// epoch, in which the entry counts as read, and has the entry and its
-// document report their growth.
-func (c *Cache) track(e *Entry) {
-	if !c.bounded() {
-		return
-	}
-	e.used.Store(c.epoch.Add(1))
-	if c.maxBytes <= 0 {
-		return
-	}
-	grew := func(n int64) { c.approx.Add(n) }
-	e.onGrow.Store(&grew)
-	done := c.enforceAfterRead
-	e.onRelease.Store(&done)
-	if e.Doc != nil {
-		e.Doc.OnGrow(grew)
-	}
-}
-
-// enforceAfterRead drops the least recently read entries, sparing e, when
-// the entries may be past the bound and no other count is under way.
-func (c *Cache) enforceAfterRead(e *Entry) {
-	if a := c.approx.Load(); a > c.maxBytes && a != c.scanned.Load() && c.enforceMu.TryLock() {
-		c.enforceLocked(e)
-		c.enforceMu.Unlock()
-	}
-}
-
-// admitted counts an entry come into the cache (or not, if a write
-// overtook it: it is then counted until the next count), and drops others
-// if the bound is passed.
-func (c *Cache) admitted(e *Entry) {
-	if c.maxBytes <= 0 {
-		return
-	}
-	c.approx.Add(e.Footprint())
-	c.enforceMu.Lock()
-	defer c.enforceMu.Unlock()
-	c.enforceLocked(e)
-}
-
-// enforceLocked counts the entries when they may be over maxBytes and, if
-// they are, drops the least recently read (in epochs: since which entry
-// came in or which count) until they are within 7/8 of it, so that the
-// next few entries come in without a count. keep, the entry being read,
-// stays, however large. It runs under enforceMu: when an entry comes in,
-// and on a read once what was built over the documents (columns, indexes,
-// gzipped copies) passed the bound.
-func (c *Cache) enforceLocked(keep *Entry) {
-	a0 := c.approx.Load()
-	if a0 <= c.maxBytes || a0 == c.scanned.Load() {
-		return
-	}
-	c.epoch.Add(1) // reads from now on are more recent than any counted here
-	type candidate struct {
-		e          *Entry
-		used, size int64
-	}
-	c.mu.RLock()
-	list := make([]candidate, 0, len(c.entries))
-	var total int64
-	for _, e := range c.entries {
-		size := e.Footprint()
-		total += size
-		list = append(list, candidate{e, e.used.Load(), size})
-	}
-	c.mu.RUnlock()
-	var dropped []*Entry
-	var freed int64
-	if total > c.maxBytes {
-		slices.SortFunc(list, func(a, b candidate) int { return cmp.Compare(a.used, b.used) })
-		goal := c.maxBytes - c.maxBytes/8
-		c.mu.Lock()
-		for _, x := range list {
-			if total-freed <= goal {
-				break
-			}
-			if x.e == keep || c.entries[x.e.Mock.ID] != x.e {
-				continue // being read, or replaced or removed meanwhile
-			}
-			dropped = c.deleteLocked(x.e.Mock.ID, dropped)
-			freed += x.size
-		}
-		c.mu.Unlock()
-	}
-	// What came in or grew during the count stays counted on top.
-	c.scanned.Store(c.approx.Add(total - freed - a0))
-	release(dropped)
-	if len(dropped) > 0 && c.onEvict != nil {
-		c.onEvict(len(dropped))
-	}
-}
-
-// Footprint returns the footprint of the entries.
-func (c *Cache) Footprint() int64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var n int64
-	for _, e := range c.entries {
-		n += e.Footprint()
-	}
-	return n
-}
+// Footprint returns what the cache counts against its bound: the entries'
+// documents and what is built over them, and what builds under way
+// reserved. With a bound, it never passes it.
+func (c *Cache) Footprint() int64 { return c.pool.Used() }
 
 // Listening is told that every change other replicas announce from now on
 // will be heard. Announcements made while not listening were missed: the
@@ -573,10 +532,6 @@ func (c *Cache) Listening() {
 // Listening, each read checks the store for a newer version.
 func (c *Cache) Lost() { c.listening.Store(false) }
 
-// SetMaxBytes changes the bound of the entries' footprint (0: none); it is
-// enforced as entries come in and grow.
-func (c *Cache) SetMaxBytes(n int64) {
-	c.enforceMu.Lock()
-	c.maxBytes = n
-	c.enforceMu.Unlock()
-}
+// SetMaxBytes changes the bound of what the cache holds (0: none), and
+// drops the entries and structures least recently read until it holds.
+func (c *Cache) SetMaxBytes(n int64) { c.pool.SetMax(n) }

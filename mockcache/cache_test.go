@@ -348,3 +348,126 @@ func TestBoundHeldAfterReads(t *testing.T) {
 		t.Errorf("idle cache holds %d bytes, over its bound of %d", fp, bound)
 	}
 }
+
+// fieldsDoc is n records with fields f0 to f63, each ordering the records
+// differently.
+func fieldsDoc(n int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		for f := range 64 {
+			if f > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"f%d":%d`, f, (i*(f+1)*7919)%n)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// answerOf reads mock id through c with the query string raw and returns
+// the body, and the cache's footprint while the read still holds its
+// entry and once it released it.
+func answerOf(t *testing.T, c *mockcache.Cache, id, raw string) (body string, during, after int64) {
+	t.Helper()
+	e, err := c.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := query.Compile(query.ParseParams(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.Answer(q, raw, false, "")
+	var b strings.Builder
+	a.WriteBody(&b)
+	during = c.Footprint()
+	e.Release()
+	return b.String(), during, c.Footprint()
+}
+
+// A document whose columns and sort orders together pass the bound keeps
+// the cache within it at every read, the mock being read included (it
+// loses its own structures least recently used), and every answer is the
+// one a cache with room for everything gives.
+func TestBoundHeldWhileRead(t *testing.T) {
+	const n = 1000
+	store := &fileStore{dir: t.TempDir()}
+	store.put(t, mockID(0), fieldsDoc(n))
+	roomy := mockcache.New(mockcache.Config{Store: store})
+	if _, during, _ := answerOf(t, roomy, mockID(0), ""); during <= 0 {
+		t.Fatal("no footprint")
+	}
+	// Room for the document and the structures of a few paths (a column
+	// and an order of 1000 records take about 12 KB, 24 KB more while
+	// the order is sorted).
+	bound := roomy.Footprint() + 128<<10
+	c := mockcache.New(mockcache.Config{Store: store, MaxBytes: bound})
+	for f := range 32 {
+		for _, raw := range []string{fmt.Sprintf("order_by=f%d&limit=3", f), fmt.Sprintf("filters=f%d%%3D%d", f, f), "order_by=f0&limit=1"} {
+			got, during, after := answerOf(t, c, mockID(0), raw)
+			if want, _, _ := answerOf(t, roomy, mockID(0), raw); got != want {
+				t.Fatalf("%s: %.200s, want %.200s", raw, got, want)
+			}
+			if during > bound || after > bound {
+				t.Fatalf("after %s: footprint %d while read, %d after, bound %d", raw, during, after, bound)
+			}
+		}
+	}
+	if e := c.Peek(mockID(0)); e == nil {
+		t.Error("the document itself left, though it fits")
+	}
+}
+
+// A query whose structures cannot fit at all beside its document is
+// answered as with room for them, and the cache keeps the document alone.
+func TestQueryTooLargeForBound(t *testing.T) {
+	store := &fileStore{dir: t.TempDir()}
+	store.put(t, mockID(0), fieldsDoc(3000))
+	roomy := mockcache.New(mockcache.Config{Store: store})
+	answerOf(t, roomy, mockID(0), "")
+	bound := roomy.Footprint() + 4<<10
+	c := mockcache.New(mockcache.Config{Store: store, MaxBytes: bound})
+	for _, raw := range []string{"order_by=f3&limit=1", "order_by=f7&order_direction=desc&offset=2990", "filters=f1%3D7&order_by=f2", ""} {
+		got, during, after := answerOf(t, c, mockID(0), raw)
+		if want, _, _ := answerOf(t, roomy, mockID(0), raw); got != want {
+			t.Fatalf("%s: %.200s, want %.200s", raw, got, want)
+		}
+		if during > bound || after > bound {
+			t.Fatalf("after %s: footprint %d while read, %d after, bound %d", raw, during, after, bound)
+		}
+	}
+	if c.Peek(mockID(0)) == nil {
+		t.Error("the document left")
+	}
+}
+
+// A document larger than the bound is served, whole or queried, and not
+// kept: the cache stays within its bound.
+func TestDocumentLargerThanBound(t *testing.T) {
+	store := &fileStore{dir: t.TempDir()}
+	doc := fieldsDoc(500)
+	store.put(t, mockID(0), doc)
+	store.put(t, mockID(1), mockDoc(1))
+	const bound = 64 << 10
+	c := mockcache.New(mockcache.Config{Store: store, MaxBytes: bound})
+	answerOf(t, c, mockID(1), "")
+	for _, raw := range []string{"", "order_by=f1&limit=2", "filters=f2%3D4"} {
+		got, during, after := answerOf(t, c, mockID(0), raw)
+		if raw == "" && got != doc {
+			t.Fatalf("whole document: %d bytes, want %d", len(got), len(doc))
+		}
+		if during > bound || after > bound {
+			t.Fatalf("after %q: footprint %d while read, %d after, bound %d", raw, during, after, bound)
+		}
+	}
+	if c.Peek(mockID(0)) != nil || c.Peek(mockID(1)) == nil {
+		t.Errorf("the large document cached %v, the small one %v", c.Peek(mockID(0)) != nil, c.Peek(mockID(1)) != nil)
+	}
+}

@@ -1,16 +1,15 @@
 package mockcache
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"mime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/budget"
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/klauspost/compress/gzip"
@@ -20,7 +19,7 @@ import (
 // Its data may be mapped from a file (see docfile): Data, Doc and what
 // they give (records, answers) must not be used once the reference that
 // Get gave is released. Entries with the same data (new settings) share
-// one document, and its references.
+// one document, and its references, and what is kept over it.
 type Entry struct {
 	Mock *decoy.Mock
 	// Data is the stored document.
@@ -31,12 +30,13 @@ type Entry struct {
 	Doc *jsondoc.Document
 
 	body *docfile.Doc
-	// built keeps large answers of queries over Doc, when Doc is an array.
-	built *builtAnswers
-
-	gzipOnce  sync.Once
-	gzipped   []byte
-	gzipBytes atomic.Int64 // len(gzipped), once made
+	// set keeps what is built over the data, counted against the
+	// cache's bound (budget.Unbounded until the cache admits the entry):
+	// Doc's structures, the gzipped copy, kept answers.
+	set *budget.Set
+	// answers decides which answers of queries over Doc are kept, when
+	// Doc is an array.
+	answers *builtAnswers
 	// oneAnswer is set on an entry made for one answer (see
 	// NewAnswerEntry).
 	oneAnswer bool
@@ -44,36 +44,43 @@ type Entry struct {
 	// checked is when the entry was last known to match the store (Unix
 	// nanoseconds), for replicas that share the store.
 	checked atomic.Int64
-	// used is the cache's epoch when the entry was last read (see
-	// Cache.enforceLocked).
-	used atomic.Int64
-	// onGrow is told when the entry grows (its gzipped copy, the answers
-	// built keeps).
-	onGrow atomic.Pointer[func(int64)]
-	// onRelease is told when a read of the entry ends: what the read
-	// built over it is then counted against the cache's bound.
-	onRelease atomic.Pointer[func(*Entry)]
 }
 
 // entryOverhead is about what an entry holds besides its data, the strings
 // of its settings and what is built over it: the entry, its mock, the
-// parsed document's fixed part, its kept answers' and the cache's map
-// slots. Counted, --max-cache-bytes bounds many small mocks too: measured,
-// each cached mock of 1 KiB held in memory added 1.8 KiB to the live heap.
+// parsed document's fixed part, its registry and the cache's map slots.
+// Counted, --max-cache-bytes bounds many small mocks too: measured, each
+// cached mock of 1 KiB held in memory added 1.8 KiB to the live heap.
 const entryOverhead = 640
 
-// Footprint is about how much memory the entry holds: its document, what
-// was built over it, its gzipped copy, and the fixed cost of an entry.
-func (e *Entry) Footprint() int64 {
-	n := e.body.MemoryBytes() + e.gzipBytes.Load() + entryOverhead +
-		int64(len(e.Mock.ID)+len(e.Mock.Name)+len(e.Mock.ETag)+len(e.Mock.ContentType)+len(e.Mock.TokenHash))
+// base is the memory the entry holds before anything is built over it:
+// its document, its record spans, the strings of its settings and the
+// fixed cost of an entry.
+func (e *Entry) base() int64 {
+	n := e.body.MemoryBytes() + entryOverhead + e.mockBytes()
 	if e.Doc != nil {
 		n += e.Doc.MemoryBytes()
 	}
-	if e.built != nil {
-		n += e.built.footprint()
-	}
 	return n
+}
+
+// mockBytes is what the strings of the entry's settings hold.
+func (e *Entry) mockBytes() int64 {
+	m := e.Mock
+	return int64(len(m.ID) + len(m.Name) + len(m.ETag) + len(m.ContentType) + len(m.TokenHash))
+}
+
+// Footprint is about how much memory the entry holds: its document, what
+// was built over it (columns, indexes, sort orders, record digests, kept
+// answers, its gzipped copy), and the fixed cost of an entry.
+func (e *Entry) Footprint() int64 { return e.set.Bytes() }
+
+// attach has what is built over the entry's data kept in set.
+func (e *Entry) attach(set *budget.Set) {
+	e.set = set
+	if e.Doc != nil {
+		e.Doc.SetStructures(set)
+	}
 }
 
 // NewEntry returns the entry of mock m with the document body, parsed when
@@ -98,10 +105,19 @@ func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 		}
 		e.Doc = doc
 		if doc.IsArray() {
-			e.built = newBuiltAnswers(len(data))
+			e.answers = newBuiltAnswers(len(data))
 		}
 	}
+	e.unbounded()
 	return e, nil
+}
+
+// unbounded has the entry keep what is built over it in a set of its own,
+// with no bound: until a cache admits it, or for its one answer.
+func (e *Entry) unbounded() {
+	set := budget.Unbounded()
+	set.GrowBase(e.base())
+	e.attach(set)
 }
 
 // NewAnswerEntry returns an entry made for one answer, of data generated
@@ -117,13 +133,11 @@ func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 	return e, err
 }
 
-// WithMock returns a copy of e with new settings and the same data.
+// WithMock returns a copy of e with new settings and the same data (and
+// what is kept over it).
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
-	ne := &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, built: e.built, ContentType: []string{m.ContentType}}
-	ne.used.Store(e.used.Load())
-	ne.onGrow.Store(e.onGrow.Load())
-	ne.onRelease.Store(e.onRelease.Load())
-	return ne
+	return &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, set: e.set, answers: e.answers,
+		oneAnswer: e.oneAnswer, ContentType: []string{m.ContentType}}
 }
 
 // sameMock reports whether m is the stored version of the mock e holds: the
@@ -141,16 +155,8 @@ func (e *Entry) sameData(m *decoy.Mock) bool {
 
 // Release gives back the reference to the entry's document that Get gave
 // (or that the document was made with): once the last is released a mapped
-// document is unmapped, and its data must not be used any more. If what the
-// read built (columns, indexes, kept answers, a gzipped copy) took the
-// cache past its bound, the least recently read entries leave now, not at
-// the next read.
-func (e *Entry) Release() {
-	if f := e.onRelease.Load(); f != nil {
-		(*f)(e)
-	}
-	e.body.Release()
-}
+// document is unmapped, and its data must not be used any more.
+func (e *Entry) Release() { e.body.Release() }
 
 // IsArray reports whether query parameters apply to the data.
 func (e *Entry) IsArray() bool { return e.Doc != nil && e.Doc.IsArray() }
@@ -165,30 +171,80 @@ func (e *Entry) Records(items []string) (*jsondoc.Document, bool) {
 	return e.Doc.Items(items)
 }
 
-// Gzip returns the stored data gzipped, computing it once.
+// gzipKey names the gzipped copy of the stored data among what is kept
+// over it.
+var gzipKey = budget.Key{Kind: "gzip"}
+
+// Gzip returns the stored data gzipped, made once and kept with the entry,
+// or nil when it cannot be kept (the caller gzips as it writes: see
+// writeGzip, which makes the same bytes).
 func (e *Entry) Gzip() []byte {
-	e.gzipOnce.Do(func() {
-		var b bytes.Buffer
-		if e.oneAnswer {
-			b.Grow(len(e.Data)/4 + 64)
-			gzipTo(&b, func(zw io.Writer) { zw.Write(e.Data) })
-		} else {
-			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
-			zw.Write(e.Data)
-			zw.Close()
+	gz, _ := e.set.Load(gzipKey, func(b *budget.Build) any {
+		w := growingBuffer{reserve: b.Reserve, free: b.Free}
+		e.writeGzip(&w)
+		if w.failed || !w.trim() {
+			return nil
 		}
-		e.gzipped = b.Bytes()
-		e.gzipBytes.Store(int64(len(e.gzipped)))
-		e.grew(int64(len(e.gzipped)))
-	})
-	return e.gzipped
+		return w.buf
+	}).([]byte)
+	return gz
 }
 
-// grew tells the cache, if it counts, that the entry grew by n bytes.
-func (e *Entry) grew(n int64) {
-	if f := e.onGrow.Load(); f != nil {
-		(*f)(n)
+// writeGzip writes the stored data gzipped to w: as a stored document's
+// copy is made, once and sent many times (DefaultCompression), or as an
+// answer's, for an entry made for one answer.
+func (e *Entry) writeGzip(w io.Writer) {
+	if e.oneAnswer {
+		gzipTo(w, func(zw io.Writer) { zw.Write(e.Data) })
+		return
 	}
+	zw, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	zw.Write(e.Data)
+	zw.Close()
+}
+
+// growingBuffer is a buffer that reserves memory before it grows, and
+// stops (failed) when a reservation does not fit.
+type growingBuffer struct {
+	buf     []byte
+	reserve func(int64) bool
+	free    func(int64)
+	failed  bool
+}
+
+// errNoRoom is what a growingBuffer's writes fail with once it could not
+// grow.
+var errNoRoom = errors.New("mockcache: no room within the cache's bound")
+
+func (g *growingBuffer) Write(p []byte) (int, error) {
+	if g.failed {
+		return 0, errNoRoom
+	}
+	if need := len(g.buf) + len(p); need > cap(g.buf) {
+		old := cap(g.buf)
+		size := max(2*old, need, 4<<10)
+		if !g.reserve(int64(size)) {
+			g.failed = true
+			return 0, errNoRoom
+		}
+		g.buf = append(make([]byte, 0, size), g.buf...)
+		g.free(int64(old))
+	}
+	g.buf = append(g.buf, p...)
+	return len(p), nil
+}
+
+// trim gives back the room left past the end of the buffer, copying it
+// when that room is more than an eighth of it.
+func (g *growingBuffer) trim() bool {
+	if c := cap(g.buf); c-len(g.buf) > c/8 {
+		if !g.reserve(int64(len(g.buf))) {
+			return false
+		}
+		g.buf = append(make([]byte, 0, len(g.buf)), g.buf...)
+		g.free(int64(c))
+	}
+	return true
 }
 
 // IsJSON reports whether a media type is JSON: application/json or a +json

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/route"
 )
 
@@ -60,7 +61,7 @@ type Binding struct {
 	// Fields are the field paths the route's parameters bind, in the
 	// order of its path: a parameter not named in Bind binds the field of
 	// its own name.
-	Fields [][]string
+	Fields []query.Field
 	// Items is the path of the array the route works on; nil: the data.
 	Items []string
 	// One is set for an item route that reads: it answers one record.
@@ -83,7 +84,7 @@ func bindingOf(r *decoy.Route) *Binding {
 		if f, ok := r.Bind[name]; ok {
 			field = f
 		}
-		b.Fields = append(b.Fields, strings.Split(field, "."))
+		b.Fields = append(b.Fields, query.NewField(strings.Split(field, ".")))
 	}
 	if r.Items != nil && *r.Items != "" {
 		b.Items = strings.Split(*r.Items, ".")

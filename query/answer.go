@@ -42,7 +42,8 @@ func (r Result) Found() bool { return len(r.Records) > 0 }
 
 // ETag returns the strong entity tag of the answer. It costs a word per
 // record rather than a pass over the bytes: it digests the sequence of the
-// records' own digests, cached with the document, hashed in blocks. The
+// records' own digests, kept with the document, hashed in blocks (when
+// they cannot be kept, each record is hashed now, to the same digest). The
 // same records give the same answer and the same tag, whatever query
 // selected them; a byte of a record changed changes its digest.
 func (r Result) ETag() string {
@@ -65,7 +66,13 @@ func (r Result) ETag() string {
 		}
 	}
 	for _, i := range r.Records {
-		binary.LittleEndian.PutUint64(block[n:], sums[i])
+		var sum uint64
+		if sums != nil {
+			sum = sums[i]
+		} else {
+			sum = xxhash.Sum64(r.doc.Record(int(i)))
+		}
+		binary.LittleEndian.PutUint64(block[n:], sum)
 		if n += 8; n == len(block) {
 			d.Write(block[:])
 			n = 0

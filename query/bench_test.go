@@ -52,7 +52,7 @@ func BenchmarkColumn(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		// A new document each time, so that nothing is cached.
 		fresh, _ := jsondoc.Parse(d.Bytes())
-		fresh.Column([]string{"address", "city"})
+		fresh.Column(jsondoc.NewPath([]string{"address", "city"}))
 	}
 }
 
@@ -88,10 +88,10 @@ func BenchmarkFirstQuery(b *testing.B) {
 				b.StopTimer()
 				d, _ := jsondoc.Parse(doc) // nothing cached
 				for _, c := range q.Filters {
-					d.Column(c.Path)
+					d.Column(jsondoc.NewPath(c.Path))
 				}
 				if q.OrderBy != nil {
-					d.Column(q.OrderBy)
+					d.Column(jsondoc.NewPath(q.OrderBy))
 				}
 				b.StartTimer()
 				q.Run(d)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/budget"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/query"
 )
@@ -99,7 +100,36 @@ func FuzzRunMatchesReference(f *testing.F) {
 		if got.Total != wantTotal || !slices.Equal(got.Records, want) {
 			t.Fatalf("doc %s\nquery %q\n got %v (total %d)\nwant %v (total %d)", doc, raw, got.Records, got.Total, want, wantTotal)
 		}
+		// The same without a structure kept: scans, a heap, a sort.
+		bare, _ := jsondoc.Parse(doc)
+		bare.SetStructures(noRoom(t))
+		if got := q.Run(bare); got.Total != wantTotal || !slices.Equal(got.Records, want) {
+			t.Fatalf("nothing kept: doc %s\nquery %q\n got %v (total %d)\nwant %v (total %d)", doc, raw, got.Records, got.Total, want, wantTotal)
+		}
 	})
+}
+
+// noRoom returns a registry that keeps nothing: its pool has no room for
+// what it would keep.
+func noRoom(t testing.TB) *budget.Set {
+	t.Helper()
+	set, ok := budget.NewPool(1).NewSet(2, nil)
+	if ok {
+		t.Fatal("a set of 2 bytes fit a pool of 1")
+	}
+	return set
+}
+
+// tight returns a registry for d with room for a few of the structures
+// queries build over it, not all.
+func tight(t testing.TB, d *jsondoc.Document, room int64) (*budget.Pool, *budget.Set) {
+	t.Helper()
+	pool := budget.NewPool(d.MemoryBytes() + room)
+	set, ok := pool.NewSet(d.MemoryBytes(), nil)
+	if !ok {
+		t.Fatal("no room for the document")
+	}
+	return pool, set
 }
 
 // reference evaluates q over decoded elements the slow, obvious way.
@@ -327,6 +357,13 @@ func TestRunMatchesReferenceOnLargeDocuments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same document with no structure kept, and with room for
+		// a few: a query that finds its structures missing does without.
+		bare, _ := jsondoc.Parse(doc)
+		bare.SetStructures(noRoom(t))
+		few, _ := jsondoc.Parse(doc)
+		pool, set := tight(t, few, int64(8*n))
+		few.SetStructures(set)
 		var elems []any
 		dec := json.NewDecoder(bytes.NewReader(doc))
 		dec.UseNumber()
@@ -356,9 +393,18 @@ func TestRunMatchesReferenceOnLargeDocuments(t *testing.T) {
 				t.Fatalf("%s: %v", raw, err)
 			}
 			want, wantTotal, _ := reference(elems, q)
-			got := q.Run(d)
-			if got.Total != wantTotal || !slices.Equal(got.Records, want) {
-				t.Fatalf("round %d, %d records, query %q\n got %v (total %d)\nwant %v (total %d)", round, n, raw, got.Records, got.Total, want, wantTotal)
+			docs := []*jsondoc.Document{d}
+			if round%3 == 0 { // a third of the rounds are enough for these
+				docs = append(docs, bare, few)
+			}
+			for _, d := range docs {
+				got := q.Run(d)
+				if got.Total != wantTotal || !slices.Equal(got.Records, want) {
+					t.Fatalf("round %d, %d records, query %q\n got %v (total %d)\nwant %v (total %d)", round, n, raw, got.Records, got.Total, want, wantTotal)
+				}
+			}
+			if pool.Used() > pool.Max() {
+				t.Fatalf("round %d: %d bytes kept, bound %d", round, pool.Used(), pool.Max())
 			}
 		}
 	}

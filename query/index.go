@@ -5,88 +5,132 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
+	"github.com/decoy-mock/decoy/budget"
 	"github.com/decoy-mock/decoy/jsondoc"
 )
 
-// The structures here are built once per column, on the first query that
-// needs them, and kept with the column (jsondoc.Column.Derived), so that
-// later queries on the same path cost what their answer costs, not what the
-// document costs.
+// The structures here are built once per path, on the first query that
+// needs them, and kept with the document (jsondoc.Document.Structures), so
+// that later queries on the same path cost what their answer costs, not
+// what the document costs. Each counts its memory before allocating it,
+// and is not kept when it does not fit the cache's bound: the query then
+// does without (see run.go), more slowly.
+
+// Kinds of the structures kept over a document, named by their path.
+const (
+	kindOrderAsc    = "order-asc"
+	kindOrderDesc   = "order-desc"
+	kindRanksAsc    = "ranks-asc"
+	kindRanksDesc   = "ranks-desc"
+	kindIndex       = "index"
+	kindIndexFolded = "index-folded"
+)
 
 // order is the stable sorted order of every record of a document by the
-// value a path reaches in it.
+// value a path reaches in it. A nil perm is the stored order: every record
+// reaches nothing (or the same value), or the records were stored sorted.
 type order struct {
 	perm []int32 // record ids, in order
 }
 
 // ranks is the inverse of an order: the position of each record in it.
 // Only a query that sorts a few matches needs it, so it is built apart.
-type ranks []int32
-
-// sortOrder returns the cached order of the records by col, ascending or
-// descending (the descending order is not the ascending one reversed: ties
-// keep their stored order in both, and null and missing stay last).
-func sortOrder(d *jsondoc.Document, col *jsondoc.Column, desc bool) *order {
-	return col.Derived(orderKey(desc), func() any {
-		o := &order{perm: make([]int32, d.Len())}
-		for i := range o.perm {
-			o.perm[i] = int32(i)
-		}
-		sortRecords(d, o.perm, col, desc)
-		return o
-	}).(*order)
+type ranks struct {
+	r []int32
 }
 
-// sortRanks returns the cached ranks of the records in ord, col's order.
-func sortRanks(ord *order, col *jsondoc.Column, desc bool) ranks {
-	key := "order-asc-rank" // constant: no string built on every read
+// sortOrder returns the kept order of the records by path p, ascending or
+// descending (the descending order is not the ascending one reversed: ties
+// keep their stored order in both, and null and missing stay last), or nil
+// when it cannot be kept.
+func sortOrder(d *jsondoc.Document, p jsondoc.Path, desc bool) *order {
+	o, _ := d.Structures().Load(orderKey(d, p, desc), func(b *budget.Build) any { return buildOrder(b, d, p, desc) }).(*order)
+	return o
+}
+
+func orderKey(d *jsondoc.Document, p jsondoc.Path, desc bool) budget.Key {
 	if desc {
-		key = "order-desc-rank"
+		return d.Key(kindOrderDesc, p.Key)
 	}
-	return col.Derived(key, func() any {
-		r := make(ranks, len(ord.perm))
+	return d.Key(kindOrderAsc, p.Key)
+}
+
+// sortKeySize is the size of a record's key while records are sorted.
+const sortKeySize = int64(unsafe.Sizeof(sortKey{}))
+
+// buildOrder builds the order of the records by p within b: while it
+// sorts, a key per record (and the decoded content of escaped strings) on
+// top of the order itself.
+func buildOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool) any {
+	n := int64(d.Len())
+	if !b.Fits((sortKeySize + 4) * n) {
+		return nil
+	}
+	col := d.ColumnIn(b, p)
+	if col.Empty() {
+		return &order{} // every record reaches nothing: the stored order
+	}
+	if !b.Reserve((sortKeySize + 4) * n) {
+		return nil
+	}
+	keys := make([]sortKey, n)
+	a := arena{b: b}
+	for i := range keys {
+		if !setKey(&keys[i], d, col, int32(i), &a) {
+			return nil
+		}
+	}
+	raw := d.Bytes()
+	slices.SortFunc(keys, func(x, y sortKey) int { return compareKeys(&x, &y, a.buf, a.buf, raw, desc) })
+	o := &order{perm: make([]int32, n)}
+	identity := true
+	for pos := range keys {
+		o.perm[pos] = keys[pos].id
+		identity = identity && int(keys[pos].id) == pos
+	}
+	keys = nil
+	b.Free(sortKeySize*n + int64(cap(a.buf)))
+	if identity {
+		o.perm = nil
+		b.Free(4 * n)
+	}
+	return o
+}
+
+// sortRanks returns the kept ranks of the records in the order by p, or
+// nil when they cannot be kept. The ranks of the stored order are nil.
+func sortRanks(d *jsondoc.Document, p jsondoc.Path, desc bool) *ranks {
+	key := d.Key(kindRanksAsc, p.Key)
+	if desc {
+		key.Kind = kindRanksDesc
+	}
+	r, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		ord, _ := b.Use(orderKey(d, p, desc), func(b *budget.Build) any { return buildOrder(b, d, p, desc) }).(*order)
+		if ord == nil {
+			return nil
+		}
+		if ord.perm == nil {
+			return &ranks{}
+		}
+		n := int64(len(ord.perm))
+		if !b.Fits(4*n) || !b.Reserve(4*n) {
+			return nil
+		}
+		r := &ranks{r: make([]int32, len(ord.perm))}
 		for pos, id := range ord.perm {
-			r[id] = int32(pos)
+			r.r[id] = int32(pos)
 		}
 		return r
-	}).(ranks)
-}
-
-func orderKey(desc bool) string {
-	if desc {
-		return "order-desc"
-	}
-	return "order-asc"
-}
-
-// MemoryBytes implements jsondoc.Sizer.
-func (o *order) MemoryBytes() int64 { return 48 + 4*int64(len(o.perm)) }
-
-// MemoryBytes implements jsondoc.Sizer.
-func (r ranks) MemoryBytes() int64 { return 24 + 4*int64(len(r)) }
-
-// MemoryBytes implements jsondoc.Sizer. It counts the bitsets of large
-// postings, built on first need, as built.
-func (ix *index) MemoryBytes() int64 {
-	n := int64(64)
-	for k, p := range ix.postings {
-		// A map entry is about a key header, a pointer and its share of
-		// the buckets.
-		n += int64(len(k)) + 48 + 64 + 4*int64(cap(p.ids))
-		if len(p.ids)*largePosting >= ix.n {
-			n += 8 * int64((ix.n+63)/64)
-		}
-	}
-	return n
+	}).(*ranks)
+	return r
 }
 
 // index maps each value a path reaches to the records that reach it, in
 // stored order: equality conditions look their records up instead of
-// scanning. Keys are typed: "s" and a string's content (case-folded in a
-// folded index), "n" and a number's key (jsondoc.Decimal.AppendKey), and "t",
-// "f", "z" for true, false and null. A top-level array reached by the path
-// contributes its scalar elements, as equality does.
+// scanning. Keys are typed (see appendValueKey). A top-level array reached
+// by the path contributes its scalar elements, as equality does.
 type index struct {
 	n        int // records in the document
 	postings map[string]*posting
@@ -105,6 +149,24 @@ type posting struct {
 // keeps a bitset: at most that many bitsets per index, however many values.
 const largePosting = 16
 
+// postingOverhead is about what a value costs an index besides its key
+// and records: its slot in the map (a key header, a pointer and its share
+// of the buckets) and its posting.
+const postingOverhead = 48 + 64
+
+// memoryBytes is about how much memory the index holds. It counts the
+// bitsets of large postings, built on first need, as built.
+func (ix *index) memoryBytes() int64 {
+	n := int64(64)
+	for k, p := range ix.postings {
+		n += int64(len(k)) + postingOverhead + 4*int64(cap(p.ids))
+		if len(p.ids)*largePosting >= ix.n {
+			n += 8 * int64((ix.n+63)/64)
+		}
+	}
+	return n
+}
+
 // membership returns the posting as a bitset when it is large, else nil.
 func (p *posting) membership(n int) bitset {
 	if len(p.ids)*largePosting < n {
@@ -117,93 +179,172 @@ func (p *posting) membership(n int) bitset {
 	return p.bits
 }
 
-// equalityIndex returns the cached index of col, folded for $eqi and $nei.
-func equalityIndex(d *jsondoc.Document, col *jsondoc.Column, fold bool) *index {
-	key := "index"
+// equalityIndex returns the kept index of p, folded for $eqi and $nei, or
+// nil when it cannot be kept.
+func equalityIndex(d *jsondoc.Document, p jsondoc.Path, fold bool) *index {
+	key := d.Key(kindIndex, p.Key)
 	if fold {
-		key = "index-folded"
+		key.Kind = kindIndexFolded
 	}
-	return col.Derived(key, func() any {
-		ix := &index{n: d.Len(), postings: make(map[string]*posting)}
-		var scratch, k []byte
-		var elems []jsondoc.Value
-		add := func(v jsondoc.Value, id int32) {
-			k = k[:0]
-			switch v.Kind {
-			case jsondoc.String:
-				s := d.StringContent(v, &scratch)
-				if fold {
-					k = appendFolded(append(k, 's'), s)
-				} else {
-					k = append(append(k, 's'), s...)
+	ix, _ := d.Structures().Load(key, func(b *budget.Build) any { return buildIndex(b, d, p, fold) }).(*index)
+	return ix
+}
+
+// meter counts a structure whose size grows as it is built, in b: its
+// estimate is reserved ahead, a chunk at a time.
+type meter struct {
+	b             *budget.Build
+	est, reserved int64
+}
+
+// meterChunk is how far ahead a meter reserves.
+const meterChunk = 64 << 10
+
+// ensure reserves what the estimate and extra bytes need.
+func (m *meter) ensure(extra int64) bool {
+	if need := m.est + extra; need > m.reserved {
+		n := max(need-m.reserved, meterChunk)
+		if !m.b.Reserve(n) {
+			return false
+		}
+		m.reserved += n
+	}
+	return true
+}
+
+// settle makes what is reserved the structure's size.
+func (m *meter) settle(size int64) bool {
+	switch {
+	case size > m.reserved:
+		return m.b.Reserve(size - m.reserved)
+	case size < m.reserved:
+		m.b.Free(m.reserved - size)
+	}
+	return true
+}
+
+// buildIndex builds the index of p within b, or returns nil when it does
+// not fit.
+func buildIndex(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, fold bool) any {
+	col := d.ColumnIn(b, p)
+	ix := &index{n: d.Len(), postings: make(map[string]*posting)}
+	m := meter{b: b, est: 64}
+	var scratch, k []byte
+	var elems []jsondoc.Value
+	add := func(v jsondoc.Value, id int32) bool {
+		var ok bool
+		if k, ok = appendValueKey(k[:0], d, v, fold, &scratch); !ok {
+			return true // objects and nested arrays equal nothing
+		}
+		p := ix.postings[string(k)]
+		if p == nil {
+			if !m.ensure(int64(len(k)) + postingOverhead) {
+				return false
+			}
+			m.est += int64(len(k)) + postingOverhead
+			p = new(posting)
+			ix.postings[string(k)] = p
+		}
+		if l := len(p.ids); l == 0 || p.ids[l-1] != id {
+			if old := cap(p.ids); l == old {
+				// Appending at most doubles the array.
+				if !m.ensure(4 * int64(max(old, 4))) {
+					return false
 				}
-			case jsondoc.Number:
-				n, _ := jsondoc.ParseNumber(d.Text(v))
-				k = n.AppendKey(append(k, 'n'))
-			case jsondoc.True:
-				k = append(k, 't')
-			case jsondoc.False:
-				k = append(k, 'f')
-			case jsondoc.Null:
-				k = append(k, 'z')
-			default:
-				return // objects and nested arrays equal nothing
-			}
-			p := ix.postings[string(k)]
-			if p == nil {
-				p = new(posting)
-				ix.postings[string(k)] = p
-			}
-			if l := len(p.ids); l == 0 || p.ids[l-1] != id {
+				p.ids = append(p.ids, id)
+				m.est += 4 * int64(cap(p.ids)-old)
+			} else {
 				p.ids = append(p.ids, id)
 			}
 		}
-		var vals []jsondoc.Value
-		for i := range col.Len() {
-			vals = col.AppendValues(vals[:0], i)
-			for _, v := range vals {
-				if v.Kind != jsondoc.Array {
-					add(v, int32(i))
-					continue
+		return true
+	}
+	var vals []jsondoc.Value
+	for i := range col.Len() {
+		vals = col.AppendValues(vals[:0], i)
+		for _, v := range vals {
+			if v.Kind != jsondoc.Array {
+				if !add(v, int32(i)) {
+					return nil
 				}
-				elems = d.AppendElements(elems[:0], v)
-				for _, e := range elems {
-					add(e, int32(i))
+				continue
+			}
+			elems = d.AppendElements(elems[:0], v)
+			for _, e := range elems {
+				if !add(e, int32(i)) {
+					return nil
 				}
 			}
 		}
-		return ix
-	}).(*index)
+	}
+	if !m.settle(ix.memoryBytes()) {
+		return nil
+	}
+	return ix
+}
+
+// appendValueKey appends to dst the index key of a scalar value: "s" and a
+// string's content (case-folded when fold), "n" and a number's key
+// (jsondoc.Decimal.AppendKey), and "t", "f", "z" for true, false and
+// null. Objects and arrays have none (false). Two values are equal for a
+// condition exactly when their keys are; the index and the scan without
+// one (see scan) both go by it.
+func appendValueKey(dst []byte, d *jsondoc.Document, v jsondoc.Value, fold bool, scratch *[]byte) ([]byte, bool) {
+	switch v.Kind {
+	case jsondoc.String:
+		s := d.StringContent(v, scratch)
+		if fold {
+			return appendFolded(append(dst, 's'), s), true
+		}
+		return append(append(dst, 's'), s...), true
+	case jsondoc.Number:
+		n, _ := jsondoc.ParseNumber(d.Text(v))
+		return n.AppendKey(append(dst, 'n')), true
+	case jsondoc.True:
+		return append(dst, 't'), true
+	case jsondoc.False:
+		return append(dst, 'f'), true
+	case jsondoc.Null:
+		return append(dst, 'z'), true
+	}
+	return dst, false
+}
+
+// conditionKeys returns the index keys of the values equal to c.Value: as
+// a string, as a number when it is one, and as a literal when it spells
+// one.
+func conditionKeys(c *Condition) []string {
+	fold := c.Op.folded()
+	var keys []string
+	if fold {
+		keys = append(keys, string(appendFolded([]byte{'s'}, []byte(c.Value))))
+	} else {
+		keys = append(keys, "s"+c.Value)
+	}
+	if c.isNum {
+		keys = append(keys, string(c.num.AppendKey([]byte{'n'})))
+	}
+	for _, lit := range [...]struct{ text, key string }{{"true", "t"}, {"false", "f"}, {"null", "z"}} {
+		if literalEqual(c.Value, lit.text, fold) {
+			keys = append(keys, lit.key)
+		}
+	}
+	return keys
 }
 
 // lookup returns the records that reach a value equal to c.Value, in stored
 // order, and the same as a bitset when it is large and cached (else nil).
 // Both may be shared: the caller must not change them.
 func (ix *index) lookup(c *Condition) ([]int32, bitset) {
-	fold := c.Op.folded()
-	var lists []*posting
-	var k []byte
-	if fold {
-		k = appendFolded([]byte{'s'}, []byte(c.Value))
-	} else {
-		k = append([]byte{'s'}, c.Value...)
-	}
-	if p := ix.postings[string(k)]; p != nil {
-		lists = append(lists, p)
-	}
-	if c.isNum {
-		if p := ix.postings[string(c.num.AppendKey([]byte{'n'}))]; p != nil {
-			lists = append(lists, p)
+	var lists [3]*posting
+	n := 0
+	for _, k := range c.keys {
+		if p := ix.postings[k]; p != nil {
+			lists[n] = p
+			n++
 		}
 	}
-	for _, lit := range [...]struct{ text, key string }{{"true", "t"}, {"false", "f"}, {"null", "z"}} {
-		if literalEqual(c.Value, lit.text, fold) {
-			if p := ix.postings[lit.key]; p != nil {
-				lists = append(lists, p)
-			}
-		}
-	}
-	switch len(lists) {
+	switch n {
 	case 0:
 		return nil, nil
 	case 1:
@@ -211,11 +352,57 @@ func (ix *index) lookup(c *Condition) ([]int32, bitset) {
 	}
 	// A value that is both a string and a number ("30"): rare, merged.
 	var all []int32
-	for _, l := range lists {
+	for _, l := range lists[:n] {
 		all = append(all, l.ids...)
 	}
 	slices.Sort(all)
 	return slices.Compact(all), nil
+}
+
+// scan sets in bits the records whose values of col include one equal to
+// c.Value, as the index of its path would list them, and returns how many
+// it set: a condition whose index cannot be kept.
+func scan(d *jsondoc.Document, col *jsondoc.Column, c *Condition, bits bitset) int {
+	fold := c.Op.folded()
+	var scratch, k []byte
+	var vals, elems []jsondoc.Value
+	equal := func(v jsondoc.Value) bool {
+		var ok bool
+		if k, ok = appendValueKey(k[:0], d, v, fold, &scratch); !ok {
+			return false
+		}
+		for _, key := range c.keys {
+			if string(k) == key {
+				return true
+			}
+		}
+		return false
+	}
+	count := 0
+	for i := range col.Len() {
+		vals = col.AppendValues(vals[:0], i)
+		match := false
+		for _, v := range vals {
+			if v.Kind != jsondoc.Array {
+				match = equal(v)
+			} else {
+				elems = d.AppendElements(elems[:0], v)
+				for _, e := range elems {
+					if match = equal(e); match {
+						break
+					}
+				}
+			}
+			if match {
+				break
+			}
+		}
+		if match {
+			bits[i>>6] |= 1 << (i & 63)
+			count++
+		}
+	}
+	return count
 }
 
 // appendFolded appends s with every rune replaced by the smallest rune of its

@@ -36,6 +36,10 @@ type Condition struct {
 
 	num   jsondoc.Decimal // Value as a number, when isNum
 	isNum bool
+	path  jsondoc.Path
+	// keys are the index keys of the values equal to Value (see
+	// appendValueKey): as a string, as a number, as a literal.
+	keys []string
 }
 
 // Query is a compiled set of read parameters.
@@ -52,6 +56,7 @@ type Query struct {
 	One bool
 
 	processing bool
+	orderPath  jsondoc.Path
 }
 
 // Processing reports whether the query selects or reorders records, so that
@@ -96,6 +101,7 @@ func Compile(p Params) (*Query, error) {
 	if p.OrderBy != "" {
 		// order_by never fails: a path that reaches nothing sorts as missing.
 		q.OrderBy = strings.Split(p.OrderBy, ".")
+		q.orderPath = jsondoc.NewPath(q.OrderBy)
 	}
 	var err error
 	if q.Offset, err = parseCount(p.Offset, "Offset", 0); err != nil {
@@ -139,7 +145,9 @@ func parseCondition(raw string) (Condition, error) {
 		c.Op = op
 	}
 	c.Path = segs
+	c.path = jsondoc.NewPath(segs)
 	c.num, c.isNum = jsondoc.ParseNumber([]byte(rhs))
+	c.keys = conditionKeys(&c)
 	return c, nil
 }
 

@@ -22,11 +22,21 @@ type Scope struct {
 	One bool
 }
 
-// Bound returns the $eq condition of a path parameter: the field at path
-// equals value, compared as a filter's value is (§1.3).
-func Bound(path []string, value string) Condition {
-	c := Condition{Path: path, Op: OpEq, Value: value}
+// Field is a field path that path parameters bind, compiled once.
+type Field struct {
+	segs []string
+	path jsondoc.Path
+}
+
+// NewField compiles a field path of the §1.3 syntax, split into segments.
+func NewField(segs []string) Field { return Field{segs: segs, path: jsondoc.NewPath(segs)} }
+
+// Bound returns the $eq condition of a path parameter: the field f equals
+// value, compared as a filter's value is (§1.3).
+func Bound(f Field, value string) Condition {
+	c := Condition{Path: f.segs, Op: OpEq, Value: value, path: f.path}
 	c.num, c.isNum = jsondoc.ParseNumber([]byte(value))
+	c.keys = conditionKeys(&c)
 	return c
 }
 

@@ -2,6 +2,8 @@ package query_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy/jsondoc"
@@ -20,8 +22,8 @@ func TestWithin(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := []string{"data"}
-	id := func(v string) query.Condition { return query.Bound([]string{"id"}, v) }
-	team := func(v string) query.Condition { return query.Bound([]string{"team"}, v) }
+	id := func(v string) query.Condition { return query.Bound(query.NewField([]string{"id"}), v) }
+	team := func(v string) query.Condition { return query.Bound(query.NewField([]string{"team"}), v) }
 	cases := []struct {
 		name  string
 		raw   string // the request's query string
@@ -92,7 +94,7 @@ func TestWithin(t *testing.T) {
 func TestWithinKeepsShared(t *testing.T) {
 	base, _ := query.Compile(query.ParseParams("filters=a%3D1"))
 	before := len(base.Filters)
-	_ = base.Within(query.Scope{Conditions: []query.Condition{query.Bound([]string{"b"}, "2")}})
+	_ = base.Within(query.Scope{Conditions: []query.Condition{query.Bound(query.NewField([]string{"b"}), "2")}})
 	if len(base.Filters) != before || base.Items != nil {
 		t.Fatal("Within changed the shared query")
 	}
@@ -105,7 +107,7 @@ func TestETagsOfShapes(t *testing.T) {
 	arr, _ := jsondoc.Parse([]byte(`[{"id":1}]`))
 	view, _ := doc.Items([]string{"data"})
 	all, _ := query.Compile(query.ParseParams("limit=5"))
-	one := all.Within(query.Scope{One: true, Conditions: []query.Condition{query.Bound([]string{"id"}, "1")}})
+	one := all.Within(query.Scope{One: true, Conditions: []query.Condition{query.Bound(query.NewField([]string{"id"}), "1")}})
 	tags := map[string]string{
 		"array":   all.Run(arr).ETag(),
 		"spliced": all.Run(view).ETag(),
@@ -137,6 +139,53 @@ func TestItemsPaths(t *testing.T) {
 		v, ok := doc.Items(tc.path)
 		if ok != (tc.n >= 0) || ok && v.Len() != tc.n {
 			t.Errorf("Items(%v) = %v, %v; want %d records", tc.path, v, ok, tc.n)
+		}
+	}
+}
+
+// An item view is counted against the cache's bound like any structure,
+// and its queries answer the same with room for everything, with room for
+// little, and with none (a view made for the one read).
+func TestItemsWithinBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"meta":{"n":2000},"data":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"g":%d}`, i, (i*7919)%97)
+	}
+	b.WriteString(`],"links":{}}`)
+	raw := []byte(b.String())
+	roomy, _ := jsondoc.Parse(raw)
+	q, _ := query.Compile(query.ParseParams("order_by=g&order_direction=desc&limit=5&filters=g%5B%24ne%5D%3D3"))
+	q = q.Within(query.Scope{Items: []string{"data"}})
+	one := query.Item(query.Scope{Items: []string{"data"}, Conditions: []query.Condition{query.Bound(query.NewField([]string{"id"}), "1234")}})
+	run := func(d *jsondoc.Document, q *query.Query) string {
+		view, ok := d.Items(q.Items)
+		if !ok {
+			t.Fatal("no items")
+		}
+		res := q.Run(view)
+		var out bytes.Buffer
+		res.WriteTo(&out)
+		return out.String() + " " + res.ETag()
+	}
+	want, wantOne := run(roomy, q), run(roomy, one)
+	for _, room := range []int64{64 << 10, 4 << 10, 0} {
+		d, _ := jsondoc.Parse(raw)
+		pool, set := tight(t, d, room)
+		d.SetStructures(set)
+		for range 3 {
+			if got := run(d, q); got != want {
+				t.Errorf("room %d: %s, want %s", room, got, want)
+			}
+			if got := run(d, one); got != wantOne {
+				t.Errorf("room %d: %s, want %s", room, got, wantOne)
+			}
+			if pool.Max() > 0 && pool.Used() > pool.Max() {
+				t.Errorf("room %d: %d bytes used, bound %d", room, pool.Used(), pool.Max())
+			}
 		}
 	}
 }

@@ -99,11 +99,13 @@ func BenchmarkLargeAnswer(b *testing.B) {
 }
 
 // usersServer starts a server with no rate limit or quota, holding a mock of
-// n benchmark users.
+// n benchmark users. Its cache has decoy serve's default bound (1 GiB), so
+// that what keeping within it costs a read is measured.
 func usersServer(b *testing.B, n int, configure ...func(*server.Config)) (*servertest.Harness, *client.Mock) {
 	h := servertest.New(b, append([]func(*server.Config){func(c *server.Config) {
 		c.DefaultRateLimit, c.DefaultMonthlyQuota = 0, 0
 		c.MaxDataBytes = 64 << 20
+		c.MaxCacheBytes = 1 << 30
 	}}, configure...)...)
 	m, err := h.Admin.CreateMock(context.Background(), bytes.NewReader(dataset.Users(n)), client.CreateOptions{})
 	if err != nil {

@@ -245,7 +245,7 @@ func New(cfg Config) *Server {
 	})
 	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "decoy_cache_bytes",
-		Help: "Memory held by the mocks kept ready to serve: their documents and the columns, indexes and gzipped copies built over them (an estimate).",
+		Help: "Memory held by the mocks kept ready to serve: their documents and what is built over them (columns, indexes, sort orders, digests, gzipped copies, kept answers), counted before it is allocated, within --max-cache-bytes.",
 	}, func() float64 { return float64(s.cache.Footprint()) }))
 	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "decoy_cache_mapped_documents",
