@@ -82,6 +82,10 @@ type Mock struct {
 	// TemplateMode is the mode of the mock's template (TemplateOnce,
 	// TemplateAlways), or "" when it has none. See TemplateStore.
 	TemplateMode string `json:"-"`
+
+	// LiveSeq is the number of the mock's last write through its routes
+	// since its current version (§12; 0: none). See LiveStore.
+	LiveSeq int64 `json:"-"`
 }
 
 // EffectiveRateLimit returns the mock's rate limit, or def when the mock uses
