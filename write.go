@@ -40,7 +40,7 @@ type Write struct {
 	Field string `json:"field"`
 	Key   string `json:"key"`
 	// Record is the new record, byte for byte (create, replace, update).
-	Record []byte `json:"record"`
+	Record []byte    `json:"record"`
 	At     time.Time `json:"at"`
 }
 
