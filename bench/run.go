@@ -31,6 +31,8 @@ type bench struct {
 	// generated holds the rows of the generated-data phase (see
 	// generated.go).
 	generated []result
+	// routes holds the rows of the routes phase (see routes.go).
+	routes []result
 	// tokens are the private mocks' tokens, by dataset label: nginx's load
 	// sends the same header as Decoy's.
 	tokens map[string]string
