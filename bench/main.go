@@ -45,7 +45,10 @@ type config struct {
 	Generated string `json:"generated,omitempty"`
 	// Routes runs the routes phase: "on", "off", or "only" (that phase
 	// alone).
-	Routes       string        `json:"routes,omitempty"`
+	Routes string `json:"routes,omitempty"`
+	// RoutesRounds is how many windows each read of the routes phase is
+	// measured in, the reads taking turns.
+	RoutesRounds int           `json:"routes_rounds,omitempty"`
 	OthersMax    size          `json:"others_max"`
 	Memory       []size        `json:"memory_sizes"`
 	MemoryEach   time.Duration `json:"memory_per_query_ns"`
@@ -144,6 +147,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&cfg.RotateRateLimit, "rotate-rate-limit", 100_000, "Decoy's --rate-limit (per mock and minute) in the many-mocks phase; its monthly quota is the default")
 	fs.StringVar(&cfg.Generated, "generated", "on", "the generated-data phase (100 records stored, and generated on every read): on, off, or only (that phase alone)")
 	fs.StringVar(&cfg.Routes, "routes", "on", "the routes phase (the same reads at /mock/{id}, in a project of 2 routes and in one of 10,000): on, off, or only (that phase alone)")
+	fs.IntVar(&cfg.RoutesRounds, "routes-rounds", 5, "in the routes phase, rounds in which the reads take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
 	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
@@ -216,6 +220,9 @@ func parseFlags(args []string) (*config, error) {
 		if cfg.Routes == "on" {
 			cfg.Routes = "off"
 		}
+	}
+	if cfg.RoutesRounds < 1 {
+		return nil, errors.New("-routes-rounds must be 1 or more")
 	}
 	if cfg.RotateMocks < 0 || cfg.RotateRecords < 1 || cfg.RotateRateLimit < 1 {
 		return nil, errors.New("-rotate-mocks must not be negative, -rotate-records and -rotate-rate-limit must be positive (a rate limit of 0 is none)")

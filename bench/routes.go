@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,19 +108,19 @@ func (b *bench) runRoutes(ctx context.Context) {
 		return
 	}
 	defer p.stop()
+	rounds := max(b.cfg.RoutesRounds, 1)
 	for _, c := range cs {
 		if ctx.Err() != nil {
 			return
 		}
+		// Every answer is checked before any load.
 		ans, err := rotationAnswers(ctx, addr, targets, c, b.cfg.Timeout, 0)
 		checks := make([]routeCheck, len(routeKinds))
 		if err == nil {
 			checks = checkRoutes(ans)
 		}
+		rows := make([]*result, len(routeKinds)) // nil: not loaded
 		for k := range routeKinds {
-			if ctx.Err() != nil {
-				return
-			}
 			q := routesQueryOf(k, c)
 			r := result{Size: sz, Server: "decoy", Query: q.ID, Status: "ok", Target: targets[k]}
 			if err := cmp.Or(err, checks[k].err); err != nil {
@@ -133,11 +134,75 @@ func (b *bench) runRoutes(ctx context.Context) {
 			if ans.encoding[k] != "" {
 				r.WireBytes = int64(len(ans.wire[k]))
 			}
-			b.measure(ctx, p, addr, []string{r.Target}, headerLines(c.headers("")), &r)
-			logResult(&r)
-			b.routes = append(b.routes, r)
+			rows[k] = &r
+		}
+		// The reads take turns, a window of each per round, so that what
+		// else runs on the machine weighs on each about alike.
+		windows := make([][]result, len(routeKinds))
+		for round := 0; round < rounds && ctx.Err() == nil; round++ {
+			if rounds > 1 {
+				logf("   %s client: round %d of %d", c.ID, round+1, rounds)
+			}
+			b.waitQuiet(ctx)
+			for k, r := range rows {
+				if r == nil || ctx.Err() != nil {
+					continue
+				}
+				w := *r
+				b.measureFor(ctx, p, addr, []string{r.Target}, headerLines(c.headers("")), &w, b.cfg.Duration/time.Duration(rounds))
+				windows[k] = append(windows[k], w)
+			}
+		}
+		for k := range rows {
+			if len(windows[k]) > 0 { // also when interrupted: what was measured is reported
+				r := mergeWindows(windows[k])
+				logResult(&r)
+				b.routes = append(b.routes, r)
+			}
 		}
 	}
+}
+
+// statusRank orders a row's statuses from the best to the worst.
+var statusRank = map[string]int{"ok": 0, "limited": 1, "errors": 2, "timeout": 3, "failed": 4}
+
+// mergeWindows is one row of the measurements of the same read in several
+// windows: their answers, bytes and latencies counted together over their
+// time, the CPU used in each weighed by its length, the highest peaks,
+// the worst status and every note.
+func mergeWindows(windows []result) result {
+	m := windows[0]
+	lr := &loadResult{}
+	var secs, server, load, others, iowait float64
+	var notes []string
+	for _, w := range windows {
+		if l := w.Load; l != nil {
+			lr.OK, lr.Limited, lr.Errors, lr.Timeouts = lr.OK+l.OK, lr.Limited+l.Limited, lr.Errors+l.Errors, lr.Timeouts+l.Timeouts
+			lr.Bytes, lr.InWindow, lr.Elapsed = lr.Bytes+l.Bytes, lr.InWindow+l.InWindow, lr.Elapsed+l.Elapsed
+			lr.FirstErr = cmp.Or(lr.FirstErr, l.FirstErr)
+			lr.hist.merge(&l.hist)
+			s := l.Elapsed.Seconds()
+			secs += s
+			server, load, others, iowait = server+w.ServerCPU*s, load+w.LoadCPU*s, others+w.OtherCPU*s, iowait+w.IOWait*s
+		}
+		m.PeakRSS, m.MaxRSS = max(m.PeakRSS, w.PeakRSS), max(m.MaxRSS, w.MaxRSS)
+		if statusRank[w.Status] > statusRank[m.Status] {
+			m.Status = w.Status
+		}
+		for _, n := range strings.Split(w.Note, "; ") {
+			if n != "" && !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	m.Note = strings.Join(notes, "; ")
+	if secs > 0 {
+		m.ServerCPU, m.LoadCPU, m.OtherCPU, m.IOWait = server/secs, load/secs, others/secs, iowait/secs
+	}
+	m.Load = lr
+	m.ReqPerSec = lr.rate()
+	m.P50, m.P99 = ms(lr.hist.quantile(0.50)), ms(lr.hist.quantile(0.99))
+	return m
 }
 
 // startRoutesDecoy starts the phase's Decoy on an empty data folder and
@@ -385,6 +450,15 @@ func routesTargetRows(r *report) []targetRow {
 	return rows
 }
 
+// roundsNote says how the phase's reads were measured.
+func roundsNote(cfg *config) string {
+	if cfg.RoutesRounds <= 1 {
+		return fmt.Sprintf("Each read is measured for %v after a warm-up of %v, one after the other.", cfg.Duration, cfg.Warmup)
+	}
+	return fmt.Sprintf("The reads take turns: in each of %d rounds, each read is measured for %v after a warm-up of %v, and its row counts its %d windows together (%v), so that what else runs on the machine weighs on every read about alike.",
+		cfg.RoutesRounds, cfg.Duration/time.Duration(cfg.RoutesRounds), cfg.Warmup, cfg.RoutesRounds, cfg.Duration)
+}
+
 // formatRatio3 prints a ratio of the phase with three decimals: its
 // targets sit at 0.95 and 0.9, and 0.949 printed 0.95 would read as met.
 func formatRatio3(v float64) string { return fmt.Sprintf("%.3f", v) }
@@ -417,8 +491,8 @@ func writeRoutes(w io.Writer, r *report) {
 		return
 	}
 	fmt.Fprintf(w, "## Routes: the same read at /mock/{id}, in a project of %d routes and in one of %s\n\n", routesSmall, commas(routesLarge))
-	fmt.Fprintf(w, "One Decoy, `--rate-limit 0 --monthly-quota 0 --max-routes %d`, holding %s users records twice: as a mock of the default project (slug `default`) with the routes `GET /users` and `GET /users/{id}`, made through the admin API; and as a mock of a second project with %s routes (%s at `/r{i}/things/{id}`, then the same two), made by one import of a Decoy export. Before the load each answer is fetched plain and as the client asks it: the routed reads of the query answer the bytes `/mock/{id}` answers (✓: also as the client got them), and each item read answers the record with id %d (✓: the same in both projects). Targets: a routed read at least %.2f× the req/s of the same read at `/mock/{id}`; in the project of %s routes at least %.1f× the same read in the project of %d (the item has no `/mock/{id}` twin).\n\n",
-		routesLarge, commas(routesRecords), commas(routesLarge), commas(routesLarge-routesSmall), routesItem, routedVsMock, commas(routesLarge), largeVsSmall, routesSmall)
+	fmt.Fprintf(w, "One Decoy, `--rate-limit 0 --monthly-quota 0 --max-routes %d`, holding %s users records twice: as a mock of the default project (slug `default`) with the routes `GET /users` and `GET /users/{id}`, made through the admin API; and as a mock of a second project with %s routes (%s at `/r{i}/things/{id}`, then the same two), made by one import of a Decoy export. %s Before the load each answer is fetched plain and as the client asks it: the routed reads of the query answer the bytes `/mock/{id}` answers (✓: also as the client got them), and each item read answers the record with id %d (✓: the same in both projects). Targets: a routed read at least %.2f× the req/s of the same read at `/mock/{id}`; in the project of %s routes at least %.1f× the same read in the project of %d (the item has no `/mock/{id}` twin).\n\n",
+		routesLarge, commas(routesRecords), commas(routesLarge), commas(routesLarge-routesSmall), roundsNote(r.Config), routesItem, routedVsMock, commas(routesLarge), largeVsSmall, routesSmall)
 	fmt.Fprintf(w, "| read | answer | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ | CPU µs/req ÷ | target | met |\n|---|---|--:|--:|--:|--:|---|--:|--:|:-:|\n")
 	var notes []string
 	for _, c := range rotateClients(r.Config) {

@@ -4,9 +4,11 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy/importer"
 )
@@ -201,6 +203,7 @@ func TestParsePhaseFlags(t *testing.T) {
 		{"routes off", []string{"-routes", "off"}, "on", "off", 3, ""},
 		{"routes alone, generated off", []string{"-routes", "only", "-generated", "off"}, "off", "only", 0, ""},
 		{"a bad value", []string{"-routes", "yes"}, "", "", 0, "-routes must be on, off or only"},
+		{"no rounds", []string{"-routes-rounds", "0"}, "", "", 0, "-routes-rounds must be 1 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := parseFlags(tc.args)
@@ -220,5 +223,44 @@ func TestParsePhaseFlags(t *testing.T) {
 				t.Errorf("alone, but the many-mocks phase (%d) or the memory one (%v) would run", cfg.RotateMocks, cfg.Memory)
 			}
 		})
+	}
+}
+
+// A read measured in windows is one row: answers and time added up, CPU
+// weighed by each window's length, the highest peak, the worst status.
+func TestMergeWindows(t *testing.T) {
+	window := func(ok, errs int64, secs, cpu, others float64, rss int64, status, note string, latency time.Duration) result {
+		l := &loadResult{OK: ok, Errors: errs, Bytes: ok * 100, InWindow: ok * 100, Elapsed: time.Duration(secs * float64(time.Second))}
+		for range ok {
+			l.hist.record(latency)
+		}
+		if errs > 0 {
+			l.FirstErr = "HTTP 500"
+		}
+		return result{Query: "routes-small", Target: "/p/default/users", Records: 10, BodyBytes: 100, Status: status, Note: note,
+			ServerCPU: cpu, OtherCPU: others, PeakRSS: rss, Load: l}
+	}
+	m := mergeWindows([]result{
+		window(2000, 0, 1, 0.5, 0.1, 60<<20, "ok", "sent 786 bytes", time.Millisecond),
+		window(1000, 2, 1, 0.9, 0.5, 70<<20, "errors", "sent 786 bytes; 2 errors", 3*time.Millisecond),
+		window(2000, 0, 2, 0.6, 0.0, 50<<20, "ok", "", 2*time.Millisecond),
+	})
+	if m.Load.OK != 5000 || m.Load.Errors != 2 || m.Load.Elapsed != 4*time.Second || m.Load.FirstErr != "HTTP 500" {
+		t.Errorf("load %+v, want 5,000 answers, 2 errors over 4 s", m.Load)
+	}
+	if math.Abs(m.ReqPerSec-1250) > 1e-9 {
+		t.Errorf("%v req/s, want 1,250", m.ReqPerSec)
+	}
+	if math.Abs(m.ServerCPU-0.65) > 1e-9 || math.Abs(m.OtherCPU-0.15) > 1e-9 {
+		t.Errorf("CPU %v, others %v; want 0.65 and 0.15 (weighed by time)", m.ServerCPU, m.OtherCPU)
+	}
+	if m.PeakRSS != 70<<20 || m.Status != "errors" || m.Note != "sent 786 bytes; 2 errors" {
+		t.Errorf("peak %d, status %s, note %q", m.PeakRSS, m.Status, m.Note)
+	}
+	if m.P50 < 1.99 || m.P50 > 2.01 || m.P99 < 2.99 || m.P99 > 3.02 {
+		t.Errorf("p50 %v, p99 %v ms; want 2 and 3", m.P50, m.P99)
+	}
+	if m.Target != "/p/default/users" || m.Records != 10 || m.BodyBytes != 100 {
+		t.Errorf("the read's own fields lost: %+v", m)
 	}
 }
