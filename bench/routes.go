@@ -137,14 +137,18 @@ func (b *bench) runRoutes(ctx context.Context) {
 			rows[k] = &r
 		}
 		// The reads take turns, a window of each per round, so that what
-		// else runs on the machine weighs on each about alike.
+		// else runs on the machine weighs on each about alike; and each
+		// round starts one read further on, so that each read comes first
+		// as often as the others, just after -wait-quiet found the
+		// machine quiet (which it seldom stays).
 		windows := make([][]result, len(routeKinds))
 		for round := 0; round < rounds && ctx.Err() == nil; round++ {
 			if rounds > 1 {
 				logf("   %s client: round %d of %d", c.ID, round+1, rounds)
 			}
 			b.waitQuiet(ctx)
-			for k, r := range rows {
+			for _, k := range roundOrder(round, len(rows)) {
+				r := rows[k]
 				if r == nil || ctx.Err() != nil {
 					continue
 				}
@@ -161,6 +165,16 @@ func (b *bench) runRoutes(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// roundOrder is the order n reads take in round: from read round mod n
+// on, around.
+func roundOrder(round, n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = (round + i) % n
+	}
+	return order
 }
 
 // statusRank orders a row's statuses from the best to the worst.
@@ -455,7 +469,7 @@ func roundsNote(cfg *config) string {
 	if cfg.RoutesRounds <= 1 {
 		return fmt.Sprintf("Each read is measured for %v after a warm-up of %v, one after the other.", cfg.Duration, cfg.Warmup)
 	}
-	return fmt.Sprintf("The reads take turns: in each of %d rounds, each read is measured for %v after a warm-up of %v, and its row counts its %d windows together (%v), so that what else runs on the machine weighs on every read about alike.",
+	return fmt.Sprintf("The reads take turns: in each of %d rounds, each read is measured for %v after a warm-up of %v, each round starting one read further on, and its row counts its %d windows together (%v), so that what else runs on the machine weighs on every read about alike.",
 		cfg.RoutesRounds, cfg.Duration/time.Duration(cfg.RoutesRounds), cfg.Warmup, cfg.RoutesRounds, cfg.Duration)
 }
 

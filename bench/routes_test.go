@@ -264,3 +264,23 @@ func TestMergeWindows(t *testing.T) {
 		t.Errorf("the read's own fields lost: %+v", m)
 	}
 }
+
+// Over as many rounds as reads, each read comes at each place once.
+func TestRoundOrder(t *testing.T) {
+	n := len(routeKinds)
+	first := map[int]int{}
+	for round := range n {
+		o := roundOrder(round, n)
+		sorted := slices.Sorted(slices.Values(o))
+		if !slices.Equal(sorted, []int{0, 1, 2, 3, 4}) {
+			t.Fatalf("round %d: %v, not every read once", round, o)
+		}
+		first[o[0]]++
+	}
+	if len(first) != n {
+		t.Errorf("first reads %v, want each once", first)
+	}
+	if o := roundOrder(6, 5); !slices.Equal(o, []int{1, 2, 3, 4, 0}) {
+		t.Errorf("round 6: %v", o)
+	}
+}
