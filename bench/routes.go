@@ -28,8 +28,8 @@ import (
 // routesLarge routes (as many others, and the same two) come in one
 // import. The same small query is read at /mock/{id} and through each
 // project's /users, and one record through each /users/{id}, by the same
-// load generator, one after the other: what a route costs, and what
-// 10,000 of them cost, are ratios within one run.
+// load generator, the reads taking turns in rounds: what a route costs,
+// and what 10,000 of them cost, are ratios within one run.
 
 const (
 	// routesRecords is the records of the phase's document.
@@ -48,8 +48,9 @@ const (
 	largeVsSmall = 0.9
 )
 
-// routeKinds are the reads of the phase, in the order they are measured
-// and reported. Each is read by every client of the phase.
+// routeKinds are the reads of the phase, in the order they are reported
+// (and measured in a round, from a read that changes each round). Each
+// is read by every client of the phase.
 var routeKinds = []struct{ id, title string }{
 	{"mock", "/mock/{id}" + routesQuery},
 	{"small", fmt.Sprintf("/p/default/users%s, a project of %d routes", routesQuery, routesSmall)},
