@@ -42,7 +42,13 @@ type config struct {
 	RotateRateLimit int64 `json:"rotate_rate_limit,omitempty"`
 	// Generated runs the generated-data phase: "on", "off", or "only"
 	// (that phase alone).
-	Generated    string        `json:"generated,omitempty"`
+	Generated string `json:"generated,omitempty"`
+	// Routes runs the routes phase: "on", "off", or "only" (that phase
+	// alone).
+	Routes string `json:"routes,omitempty"`
+	// RoutesRounds is how many windows each read of the routes phase is
+	// measured in, the reads taking turns.
+	RoutesRounds int           `json:"routes_rounds,omitempty"`
 	OthersMax    size          `json:"others_max"`
 	Memory       []size        `json:"memory_sizes"`
 	MemoryEach   time.Duration `json:"memory_per_query_ns"`
@@ -116,7 +122,10 @@ func run(args []string) error {
 	if cfg.Generated != "off" && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
 		b.runGenerated(ctx)
 	}
-	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil || len(b.generated) > 0 {
+	if cfg.Routes != "off" && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
+		b.runRoutes(ctx)
+	}
+	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil || len(b.generated) > 0 || len(b.routes) > 0 {
 		// Also when interrupted: what was measured is reported.
 		if err := writeReport(cfg, b.report()); err != nil {
 			return err
@@ -137,6 +146,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&cfg.RotateRecords, "rotate-records", 20, "records in each mock of the many-mocks phase")
 	fs.Int64Var(&cfg.RotateRateLimit, "rotate-rate-limit", 100_000, "Decoy's --rate-limit (per mock and minute) in the many-mocks phase; its monthly quota is the default")
 	fs.StringVar(&cfg.Generated, "generated", "on", "the generated-data phase (100 records stored, and generated on every read): on, off, or only (that phase alone)")
+	fs.StringVar(&cfg.Routes, "routes", "on", "the routes phase (the same reads at /mock/{id}, in a project of 2 routes and in one of 10,000): on, off, or only (that phase alone)")
+	fs.IntVar(&cfg.RoutesRounds, "routes-rounds", 5, "in the routes phase, rounds in which the reads take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
 	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
@@ -195,12 +206,23 @@ func parseFlags(args []string) (*config, error) {
 			cfg.Clients = append(cfg.Clients, s)
 		}
 	}
-	switch cfg.Generated {
-	case "on", "off":
-	case "only":
+	for _, f := range []struct{ name, v string }{{"generated", cfg.Generated}, {"routes", cfg.Routes}} {
+		if f.v != "on" && f.v != "off" && f.v != "only" {
+			return nil, fmt.Errorf("-%s must be on, off or only", f.name)
+		}
+	}
+	if cfg.Generated == "only" || cfg.Routes == "only" {
+		// The phases asked for alone, and nothing else.
 		cfg.Sizes, cfg.RotateMocks, cfg.Memory = nil, 0, nil
-	default:
-		return nil, errors.New("-generated must be on, off or only")
+		if cfg.Generated == "on" {
+			cfg.Generated = "off"
+		}
+		if cfg.Routes == "on" {
+			cfg.Routes = "off"
+		}
+	}
+	if cfg.RoutesRounds < 1 {
+		return nil, errors.New("-routes-rounds must be 1 or more")
 	}
 	if cfg.RotateMocks < 0 || cfg.RotateRecords < 1 || cfg.RotateRateLimit < 1 {
 		return nil, errors.New("-rotate-mocks must not be negative, -rotate-records and -rotate-rate-limit must be positive (a rate limit of 0 is none)")

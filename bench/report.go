@@ -29,8 +29,10 @@ type report struct {
 	Results  []result          `json:"results"`
 	Rotation []result          `json:"rotation,omitempty"`
 	// Generated: the generated-data phase (see generated.go).
-	Generated []result      `json:"generated,omitempty"`
-	Memory    *memoryResult `json:"memory,omitempty"`
+	Generated []result `json:"generated,omitempty"`
+	// Routes: the routes phase (see routes.go).
+	Routes []result      `json:"routes,omitempty"`
+	Memory *memoryResult `json:"memory,omitempty"`
 }
 
 type machine struct {
@@ -76,6 +78,7 @@ func (b *bench) report() *report {
 		Results:   b.results,
 		Rotation:  b.rotation,
 		Generated: b.generated,
+		Routes:    b.routes,
 		Memory:    b.memory,
 	}
 }
@@ -229,6 +232,7 @@ func writeMarkdown(w io.Writer, r *report) {
 	}
 	writeRotation(w, r)
 	writeGenerated(w, r)
+	writeRoutes(w, r)
 	writeGrowth(w, r)
 
 	p("## How the numbers were taken\n\n")

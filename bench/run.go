@@ -31,6 +31,8 @@ type bench struct {
 	// generated holds the rows of the generated-data phase (see
 	// generated.go).
 	generated []result
+	// routes holds the rows of the routes phase (see routes.go).
+	routes []result
 	// tokens are the private mocks' tokens, by dataset label: nginx's load
 	// sends the same header as Decoy's.
 	tokens map[string]string
@@ -299,9 +301,16 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 	b.measure(ctx, p, addr, []string{r.Target}, headerLines(c.headers(token)), r)
 }
 
-// measure puts the server under load and fills in r's numbers.
+// measure waits for the machine to be quiet (-wait-quiet), then puts the
+// server under load for -duration and fills in r's numbers.
 func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []string, header string, r *result) {
 	b.waitQuiet(ctx)
+	b.measureFor(ctx, p, addr, targets, header, r, b.cfg.Duration)
+}
+
+// measureFor puts the server under load for window, after the warm-up,
+// at once, and fills in r's numbers.
+func (b *bench) measureFor(ctx context.Context, p *proc, addr string, targets []string, header string, r *result, window time.Duration) {
 	peakReset := p.resetPeak()
 	sampler := sampleRSS(p)
 	pids := p.pids()
@@ -310,7 +319,7 @@ func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []str
 		use  cpuUse
 	)
 	lr := load{addr: addr, targets: targets, header: header, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
-		duration: b.cfg.Duration, timeout: b.cfg.Timeout,
+		duration: window, timeout: b.cfg.Timeout,
 		onOpen:  func() { cpu0 = takeCPU(pids) },
 		onClose: func() { use = cpu0.since() },
 	}.run(ctx)
