@@ -66,6 +66,9 @@ type Binding struct {
 	Items []string
 	// One is set for an item route that reads: it answers one record.
 	One bool
+	// Key tells the route's answers apart from other ways in to its mock
+	// among the answers kept for one query string.
+	Key string
 }
 
 // Binding returns what route r of the project adds to a read.
@@ -78,7 +81,7 @@ func bindingOf(r *decoy.Route) *Binding {
 	if err != nil {
 		return nil
 	}
-	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead}
+	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead, Key: "\x00" + r.ID}
 	for _, name := range t.Params() {
 		field := name
 		if f, ok := r.Bind[name]; ok {

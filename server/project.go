@@ -112,24 +112,30 @@ func noRoute(method, path string) error {
 
 // routeTarget is what a read through route m adds to the read of its mock
 // e: each path parameter an $eq condition on its bound field, the items
-// array, and for an item route its record alone (§11.4).
+// array, and for an item route its record alone (§11.4). The answers of an
+// item route are not kept (one record costs little to find); those of a
+// collection route are, under the route and its parameters.
 func routeTarget(e *mockcache.Entry, pr *mockcache.ProjectRoutes, m route.Match) target {
 	b := pr.Binding(m.Route)
-	t := target{e: e, scope: query.Scope{Items: b.Items, One: b.One}}
-	if len(m.Params) > 0 {
-		t.scope.Conditions = make([]query.Condition, len(m.Params))
-		key := make([]byte, 0, 64)
-		key = append(key, 0)
-		key = append(key, m.Route.ID...)
-		for k, p := range m.Params {
-			t.scope.Conditions[k] = query.Bound(b.Fields[k], p.Value)
-			key = strconv.AppendInt(append(key, 0), int64(len(p.Value)), 10)
-			key = append(append(key, ':'), p.Value...)
-		}
-		t.key = string(key)
-	} else {
-		t.key = "\x00" + m.Route.ID
+	t := target{e: e, scope: query.Scope{Items: b.Items, One: b.One}, key: b.Key, keep: true}
+	if len(m.Params) == 0 {
+		return t
 	}
+	t.scope.Conditions = make([]query.Condition, len(m.Params))
+	for k, p := range m.Params {
+		t.scope.Conditions[k] = query.Bound(b.Fields[k], p.Value)
+	}
+	if b.One {
+		t.keep = false
+		return t
+	}
+	key := make([]byte, 0, len(b.Key)+32)
+	key = append(key, b.Key...)
+	for _, p := range m.Params {
+		key = strconv.AppendInt(append(key, 0), int64(len(p.Value)), 10)
+		key = append(append(key, ':'), p.Value...)
+	}
+	t.key = string(key)
 	return t
 }
 

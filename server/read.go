@@ -38,6 +38,8 @@ type target struct {
 	// key tells apart, among the answers kept for one query string, those
 	// of different scopes ("" for /mock/{id}).
 	key string
+	// keep is false when no answer of the target is kept.
+	keep bool
 }
 
 // serveMock is GET /mock/{id} and GET /api/{id}. The checks run in the order
@@ -72,7 +74,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	// Its document is released, and unmapped if the cache dropped it
 	// meanwhile, once the answer is written (or the request fails).
 	defer e.Release()
-	return s.read(w, r, target{e: e})
+	return s.read(w, r, target{e: e, keep: true})
 }
 
 // read answers a read of the mock t reached: steps 3 to 7 of §1.1.
@@ -101,7 +103,10 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 	// generated now, in an entry of its own: from here on, it is served as
 	// stored data is. A template that fails is answered at step 6, as
 	// parameters that do.
-	key := r.URL.RawQuery + t.key
+	key := ""
+	if t.keep {
+		key = r.URL.RawQuery + t.key
+	}
 	var qerr error
 	if e.Mock.TemplateMode == decoy.TemplateAlways {
 		ge, err := s.generateNow(w, r, e)
