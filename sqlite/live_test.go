@@ -1,0 +1,43 @@
+package sqlite_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/sqlite"
+	"github.com/decoy-mock/decoy/storetest"
+)
+
+func TestLiveStore(t *testing.T) {
+	storetest.RunLive(t, func(t *testing.T, maxWrites int) storetest.LiveBackend {
+		db := open(t, t.TempDir())
+		db.MaxLiveWrites = maxWrites
+		t.Cleanup(func() { db.Close() })
+		return db
+	})
+}
+
+// BenchmarkAppendWrite appends writes of records of 260 bytes (those of a
+// 100,000-record collection of 26 MB), each durable before the next.
+func BenchmarkAppendWrite(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		b.Fatal(err)
+	}
+	record := []byte(`{"id":1,"name":"` + strings.Repeat("x", 240) + `"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		w := &decoy.Write{Seq: int64(i) + 1, Op: decoy.WriteUpdate, Field: "id", Key: "1", Record: record}
+		if err := db.AppendWrite(ctx, testMock.ID, w, 26_000_000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
