@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -84,9 +85,16 @@ func logFull(n int64) error {
 }
 
 // AppendWrite appends w to the mock's log when the live data is number
-// w.Seq-1, in one transaction under the write lock: the check and the
-// append cannot be separated by another writer, of this process (writeMu)
-// or another (SQLite's lock, taken at BEGIN IMMEDIATE).
+// w.Seq-1. The check and the append run in one transaction under the
+// write lock, so that no other writer, of this process (writeMu) or
+// another (SQLite's lock, taken at BEGIN IMMEDIATE), comes between them.
+//
+// Appends called while another commits share the next transaction (see
+// appends): each is checked and appended in the order of the calls, as
+// if alone, and the commit, whose sync is most of a write's cost, is paid
+// once for them all. A write refused (ECONFLICT, a limit, the bound)
+// changes nothing and leaves the others be; a failure of the transaction
+// fails every write of it, none of them stored.
 func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size int64) error {
 	if err := checkWrite(w, size); err != nil {
 		return err
@@ -95,36 +103,148 @@ func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size i
 	if !w.At.IsZero() {
 		at = w.At.UnixMilli()
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
-		r, err := readLiveRow(ctx, tx, id)
-		if err != nil {
-			return err
+	req := &appendReq{ctx: ctx, id: id, w: w, size: size, at: at, done: make(chan struct{})}
+	a := &db.appends
+	a.mu.Lock()
+	a.queue = append(a.queue, req)
+	lead := !a.leading
+	a.leading = true
+	a.mu.Unlock()
+	if !lead {
+		<-req.done
+		if !req.lead {
+			return req.err
 		}
-		if w.Seq != r.seq+1 {
-			return liveChanged(r.seq)
-		}
-		if n := r.seq - r.baseSeq; n >= db.maxLiveWrites() {
-			return logFull(n)
-		}
-		// Only a write that grows the live data is held to max_bytes;
-		// what it adds to the count is its size less what the live data
-		// counted before (nothing while it was the current version's).
-		if size > r.dataSize() {
-			counted := int64(0)
-			if r.live() {
-				counted = r.liveSize
+	}
+	// This call commits the queue: its own write and those queued since
+	// the last commit began.
+	a.mu.Lock()
+	batch := a.queue
+	a.queue = nil
+	a.mu.Unlock()
+	defer func() {
+		for _, r := range batch {
+			if r.err == nil && !r.stored { // a panic on the way
+				r.err = errors.New("sqlite: append abandoned")
 			}
-			if err := checkLimits(ctx, tx, r.workspaceID, 0, size-counted); err != nil {
-				return err
+			if r != req {
+				close(r.done)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO mock_writes (mock_id, seq, op, items, field, key, record, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, at); err != nil {
-			return err
+		// The next queued call commits what came meanwhile.
+		a.mu.Lock()
+		if len(a.queue) > 0 {
+			next := a.queue[0]
+			next.lead = true
+			close(next.done)
+		} else {
+			a.leading = false
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ? WHERE id = ?`, w.Seq, size, db.now(), id)
+		a.mu.Unlock()
+	}()
+	db.commitAppends(context.WithoutCancel(ctx), batch)
+	return req.err
+}
+
+// appends is the queue of AppendWrite's calls waiting for a commit.
+type appends struct {
+	mu      sync.Mutex
+	queue   []*appendReq
+	leading bool // a call is committing; the first queued leads next
+	commits int  // transactions committed, for tests
+}
+
+// appendReq is a call of AppendWrite: its write, and once done is
+// closed, its error or, when lead is set, its turn to commit the queue.
+type appendReq struct {
+	ctx    context.Context
+	id     string
+	w      *decoy.Write
+	size   int64
+	at     int64
+	err    error
+	stored bool // committed
+	lead   bool
+	done   chan struct{}
+}
+
+// commitAppends appends the writes of batch in one transaction, setting
+// each one's err.
+func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
+	fail := func(err error) {
+		for _, r := range batch {
+			if r.err == nil {
+				r.err = classify(err)
+			}
+		}
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	tx, err := db.writes.BeginTx(ctx, nil)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer tx.Rollback()
+	for _, r := range batch {
+		if r.err = r.ctx.Err(); r.err != nil {
+			continue // its caller gave up: not written
+		}
+		r.err = db.appendWrite(ctx, tx, r)
+		var de *decoy.Error
+		if r.err != nil && !errors.As(r.err, &de) {
+			// The transaction may hold part of it: none of the batch
+			// is stored. The writes refused before keep their answer.
+			err := r.err
+			r.err = nil
+			fail(err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(err)
+		return
+	}
+	for _, r := range batch {
+		r.stored = r.err == nil
+	}
+	db.appends.mu.Lock()
+	db.appends.commits++
+	db.appends.mu.Unlock()
+}
+
+// appendWrite appends r's write in tx, when its number follows the live
+// data's. A refusal is a *decoy.Error returned before any change.
+func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+	w := r.w
+	lr, err := readLiveRow(ctx, tx, r.id)
+	if err != nil {
 		return err
-	})
+	}
+	if w.Seq != lr.seq+1 {
+		return liveChanged(lr.seq)
+	}
+	if n := lr.seq - lr.baseSeq; n >= db.maxLiveWrites() {
+		return logFull(n)
+	}
+	// Only a write that grows the live data is held to max_bytes; what
+	// it adds to the count is its size less what the live data counted
+	// before (nothing while it was the current version's).
+	if r.size > lr.dataSize() {
+		counted := int64(0)
+		if lr.live() {
+			counted = lr.liveSize
+		}
+		if err := checkLimits(ctx, tx, lr.workspaceID, 0, r.size-counted); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO mock_writes (mock_id, seq, op, items, field, key, record, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ? WHERE id = ?`, w.Seq, r.size, db.now(), r.id)
+	return err
 }
 
 // Writes returns the writes after a number, read with the mock's base in

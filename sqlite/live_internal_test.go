@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
@@ -283,4 +284,50 @@ func liveKillChild(ctx context.Context, dir string) {
 		}
 	}
 	os.Exit(3) // never killed
+}
+
+// Appends made at once share commits, and each is answered as if alone:
+// those refused change nothing, and the others are stored.
+func TestAppendsShareCommits(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	const mocks, each = 16, 10
+	ids := make([]string, mocks)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		if _, err := db.CreateMock(ctx, &decoy.Mock{ID: ids[i], ContentType: "application/json", Status: 200}, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			for seq := int64(1); seq <= each; seq++ {
+				// A stale write first: refused, in whatever batch.
+				stale := &decoy.Write{Seq: seq - 1 + 100, Op: decoy.WriteDelete, Field: "id", Key: "0"}
+				if err := db.AppendWrite(ctx, id, stale, 0); decoy.ErrorCode(err) != decoy.ECONFLICT {
+					t.Errorf("a stale write: %v, want ECONFLICT", err)
+				}
+				w := &decoy.Write{Seq: seq, Op: decoy.WriteCreate, Field: "id", Key: fmt.Sprint(seq), Record: fmt.Appendf(nil, `{"id":%d}`, seq)}
+				if err := db.AppendWrite(ctx, id, w, 10*seq); err != nil {
+					t.Errorf("AppendWrite(%s, %d): %v", id, seq, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		ws, err := db.Writes(ctx, id, 0, 100)
+		if err != nil || len(ws) != each {
+			t.Errorf("%s: %d writes, %v", id, len(ws), err)
+		}
+	}
+	db.appends.mu.Lock()
+	commits := db.appends.commits
+	db.appends.mu.Unlock()
+	if commits >= mocks*each {
+		t.Errorf("%d commits for %d writes made at once", commits, mocks*each)
+	}
+	t.Logf("%d writes in %d commits", mocks*each, commits)
 }

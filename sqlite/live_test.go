@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
@@ -40,4 +42,34 @@ func BenchmarkAppendWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAppendWriteParallel appends as BenchmarkAppendWrite does, from
+// 16 writers at once, each to a mock of its own.
+func BenchmarkAppendWriteParallel(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var next atomic.Int64
+	record := []byte(`{"id":1,"name":"` + strings.Repeat("x", 240) + `"}`)
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", next.Add(1))
+		if _, err := db.CreateMock(ctx, &decoy.Mock{ID: id, ContentType: "application/json", Status: 200}, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+			b.Error(err)
+			return
+		}
+		for seq := int64(1); pb.Next(); seq++ {
+			w := &decoy.Write{Seq: seq, Op: decoy.WriteUpdate, Field: "id", Key: "1", Record: record}
+			if err := db.AppendWrite(ctx, id, w, 26_000_000); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

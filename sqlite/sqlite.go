@@ -72,6 +72,8 @@ type DB struct {
 	// MaxLiveWrites is how many writes a mock's log holds after its base
 	// (see live.go); decoy.DefaultMaxLiveWrites unless set before use.
 	MaxLiveWrites int
+	// appends queues the calls of AppendWrite for a commit (see live.go).
+	appends appends
 	// pending names the files of docs/ being placed outside the write
 	// lock, which the sweep of orphans must leave (see placePending).
 	pendingMu sync.Mutex
