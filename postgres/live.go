@@ -139,15 +139,18 @@ func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size i
 
 // Writes returns the writes after a number, read with the mock's base in
 // one statement (one snapshot), so that a compaction between them cannot
-// hide a gap.
+// hide a gap. The writes are a lateral subquery, so that the page is read
+// in the order of the primary key, never sorted from all of the log.
 func (db *DB) Writes(ctx context.Context, id string, after int64, limit int) ([]*decoy.Write, error) {
 	if limit < 1 {
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid limit")
 	}
 	rows, err := db.pool.Query(ctx, `
 		SELECT m.base_seq, w.seq, w.op, w.items, w.field, w.key, w.record, w.at
-		FROM mocks m LEFT JOIN mock_writes w ON w.mock_id = m.id AND w.seq > $1
-		WHERE m.id = $2 ORDER BY w.seq LIMIT $3`, after, id, limit)
+		FROM mocks m LEFT JOIN LATERAL (
+			SELECT * FROM mock_writes w WHERE w.mock_id = m.id AND w.seq > $1 ORDER BY w.seq LIMIT $3
+		) w ON true
+		WHERE m.id = $2 ORDER BY w.seq`, after, id, limit)
 	if err != nil {
 		return nil, classify(err)
 	}
