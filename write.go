@@ -115,7 +115,7 @@ type LiveStore interface {
 	LiveBase(ctx context.Context, id string) (data Data, seq int64, ok bool, err error)
 	// Compact makes data, the live data as it stands after write number
 	// seq, mock id's base, and drops the writes it holds; the writes after
-	// it stay. A compaction that another made since (a base of seq or
+	// it stay. data.Bytes holds the base (data.File is not taken over). A compaction that another made since (a base of seq or
 	// later exists), or of live data reset since, changes nothing.
 	// EINVALID when seq is past the live data's number.
 	Compact(ctx context.Context, id string, seq int64, data Data) error

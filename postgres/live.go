@@ -132,8 +132,21 @@ func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size i
 			id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, at, size, db.now()); err != nil {
 			return err
 		}
-		// Only a write that grows the live data is held to max_bytes.
-		return checkLimits(ctx, tx, r.workspaceID, false, size > r.dataSize())
+		// Only a write that grows the live data is held to max_bytes,
+		// and only a workspace with a limit is locked for it: writes
+		// to mocks of a workspace without one do not take turns on its
+		// row. A limit set meanwhile holds for the writes after it.
+		if size <= r.dataSize() {
+			return nil
+		}
+		var maxBytes *int64
+		if err := tx.QueryRow(ctx, `SELECT max_bytes FROM workspaces WHERE id = $1`, r.workspaceID).Scan(&maxBytes); err != nil {
+			return err
+		}
+		if maxBytes == nil {
+			return nil
+		}
+		return checkLimits(ctx, tx, r.workspaceID, false, true)
 	})
 }
 
@@ -231,6 +244,9 @@ func (db *DB) Compact(ctx context.Context, id string, seq int64, data decoy.Data
 			return errStale
 		}
 		return nil
+	}
+	if data.Bytes == nil && data.File != nil {
+		return errors.New("postgres: Compact takes the base's bytes")
 	}
 	r, err := scanLiveRow(db.pool.QueryRow(ctx, `SELECT `+liveColumns+` FROM mocks WHERE id = $1`, id))
 	if err == nil {

@@ -302,6 +302,7 @@ func (db *DB) Live(ctx context.Context, id string) (decoy.LiveState, error) {
 
 // LiveBase returns the base a compaction wrote, as its open file.
 func (db *DB) LiveBase(ctx context.Context, id string) (decoy.Data, int64, bool, error) {
+	var missing string
 	for {
 		r, err := readLiveRow(ctx, db.reads, id)
 		if err != nil {
@@ -311,8 +312,11 @@ func (db *DB) LiveBase(ctx context.Context, id string) (decoy.Data, int64, bool,
 			return decoy.Data{}, r.baseSeq, false, nil
 		}
 		f, err := db.openDoc(r.baseFile.String)
-		if docMissing(err) && ctx.Err() == nil {
-			continue // a compaction or a reset replaced it since: read again
+		if docMissing(err) && r.baseFile.String != missing {
+			// A compaction or a reset replaced it since its name was
+			// read: read the new name (a name missing twice is lost).
+			missing = r.baseFile.String
+			continue
 		}
 		if err != nil {
 			return decoy.Data{}, 0, false, err
@@ -340,6 +344,9 @@ func (db *DB) Compact(ctx context.Context, id string, seq int64, data decoy.Data
 			return errStale
 		}
 		return nil
+	}
+	if data.Bytes == nil && data.File != nil {
+		return errors.New("sqlite: Compact takes the base's bytes")
 	}
 	r, err := readLiveRow(ctx, db.reads, id)
 	if err == nil {

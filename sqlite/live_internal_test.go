@@ -331,3 +331,28 @@ func TestAppendsShareCommits(t *testing.T) {
 	}
 	t.Logf("%d writes in %d commits", mocks*each, commits)
 }
+
+// A base whose file is lost is an error, not a wait: LiveBase reads a
+// name again only when the file it named was replaced.
+func TestLiveBaseLost(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	defer db.Close()
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	appendCreates(t, db, m.ID, 0, 1)
+	if err := db.Compact(ctx, m.ID, 1, decoy.Data{Bytes: []byte(`[1]`)}); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	if err := db.reads.QueryRow(`SELECT base_file FROM mocks WHERE id = ?`, m.ID).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, DocsDir, name))
+	if _, _, _, err := db.LiveBase(ctx, m.ID); err == nil {
+		t.Error("LiveBase of a lost file: no error")
+	}
+}
