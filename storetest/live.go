@@ -920,7 +920,12 @@ func RunLiveChurn(t *testing.T, stores []LiveBackend) {
 	})
 	var last int64
 	for i := range 6 {
-		<-kick // a write came: reset it
+		select {
+		case <-kick: // a write came: reset it
+		case err := <-errs:
+			close(stop)
+			t.Fatal(err)
+		}
 		select {
 		case kick <- struct{}{}: // for the compactor
 		default:
