@@ -81,7 +81,10 @@ const DefaultMaxLiveWrites = 100_000
 // ECONFLICT it asks for the writes after n, applies them and tries again.
 // When Writes answers ECONFLICT, the writes it lacks were compacted or
 // reset away: it loads the base again (LiveBase, and FindMockData when the
-// base is the current version's data) and the writes after it.
+// base is the current version's data) and the writes after it. A base
+// that is the current version's, numbered past the LiveSeq FindMockData
+// gave with that data, means new data came between the two reads: read
+// again.
 //
 // A mock's live data counts toward its workspace's max_bytes (§12.2)
 // once writes or a base set it apart from its current version: at its
@@ -115,9 +118,10 @@ type LiveStore interface {
 	LiveBase(ctx context.Context, id string) (data Data, seq int64, ok bool, err error)
 	// Compact makes data, the live data as it stands after write number
 	// seq, mock id's base, and drops the writes it holds; the writes after
-	// it stay. data.Bytes holds the base (data.File is not taken over). A compaction that another made since (a base of seq or
-	// later exists), or of live data reset since, changes nothing.
-	// EINVALID when seq is past the live data's number.
+	// it stay. data.Bytes holds the base (data.File is not taken over).
+	// A compaction that another made since (a base of seq or later
+	// exists), or of live data reset since, changes nothing. EINVALID
+	// when seq is past the live data's number.
 	Compact(ctx context.Context, id string, seq int64, data Data) error
 	// ResetLive drops mock id's writes and base: its live data is its
 	// current version's again (§12.2 reset), under a number of its own,
