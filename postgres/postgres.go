@@ -434,9 +434,10 @@ func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.Moc
 }
 
 // DeleteMock deletes a mock; its data, its versions, its live data (writes
-// and base), its counts and its routes go with it (ON DELETE CASCADE). Its project's row is locked first,
-// as every write of routes locks it (see routes.go): the routes it takes
-// with it advance the project's routes_version.
+// and base), its counts and its routes go with it (ON DELETE CASCADE). Its
+// project's row is locked first, as every write of routes locks it (see
+// routes.go): the routes it takes with it advance the project's
+// routes_version.
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
 	return db.write(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM mocks WHERE id = $1) FOR NO KEY UPDATE`, id); err != nil {
