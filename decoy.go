@@ -83,8 +83,9 @@ type Mock struct {
 	// TemplateAlways), or "" when it has none. See TemplateStore.
 	TemplateMode string `json:"-"`
 
-	// LiveSeq is the number of the mock's last write through its routes
-	// since its current version (§12; 0: none). See LiveStore.
+	// LiveSeq is the number of the mock's live data (§12): of its last
+	// write through its routes, or of the last reset of its live data (0:
+	// neither yet). See LiveStore.
 	LiveSeq int64 `json:"-"`
 }
 

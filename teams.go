@@ -269,7 +269,7 @@ type TeamStore interface {
 	// mocks it removed, for the caches.
 	DeleteWorkspace(ctx context.Context, id string) ([]string, error)
 	// WorkspaceUsage is the number of mocks of a workspace and the bytes
-	// they hold, kept versions included.
+	// they hold, kept versions and live data included (see LiveStore).
 	WorkspaceUsage(ctx context.Context, id string) (mocks, bytes int64, err error)
 
 	ListMembers(ctx context.Context, workspaceID string) ([]*Member, error)

@@ -26,8 +26,9 @@ const (
 // to apply it again to the live data before it, on any replica, without
 // the request it came from.
 type Write struct {
-	// Seq numbers the mock's writes: 1 for the first after its current
-	// version's data, one more for each after.
+	// Seq numbers the mock's writes: one more than the number of the
+	// live data it was computed on (see LiveStore). Numbers never go back
+	// while the mock lives.
 	Seq int64 `json:"seq"`
 	// Op is one of the Write constants.
 	Op string `json:"op"`
@@ -46,43 +47,86 @@ type Write struct {
 
 // LiveState is where a mock's live data stands.
 type LiveState struct {
-	// Seq is the number of the mock's last write (0: none since its
-	// current version).
+	// Seq is the number of the live data: of the mock's last write, or of
+	// the last reset when none came after it (0: neither yet).
 	Seq int64
-	// BaseSeq is the number of the last write its base holds (0: the base
-	// is the current version's data).
+	// BaseSeq is the number of its base: the writes up to it are in the
+	// base and gone from the log; those after it, up to Seq, are in the
+	// log. It is Seq, and the base the current version's data, after a
+	// reset.
 	BaseSeq int64
-	// Size is the live data's size in bytes, as the writes left it.
+	// Size is the live data's size in bytes, as the writes left it (the
+	// current version's size when there are none).
 	Size int64
 }
 
+// DefaultMaxLiveWrites is how many writes a mock's log holds after its
+// base, unless configured otherwise: the server compacts long before, and
+// a write past it waits for a compaction (EUNAVAILABLE).
+const DefaultMaxLiveWrites = 100_000
+
 // LiveStore keeps mocks' live data: their logs of writes and their bases.
 // Both stores implement it; storetest holds them to one behaviour.
+//
+// The live data is numbered: each write takes the number after the live
+// data it was computed on, and a reset of the live data (ResetLive, or new
+// data: ReplaceMockData, a restore, a template run, an import) takes one
+// of its own, which no write holds, and changes the mock's Version.
+// Numbers never go back, so that a number names one state of the live
+// data: a write or a compaction computed on live data that a reset
+// replaced since is refused (ECONFLICT) or changes nothing, on any
+// replica, however many writes came after the reset.
+//
+// A writer holding the live data at number n appends its write as n+1; on
+// ECONFLICT it asks for the writes after n, applies them and tries again.
+// When Writes answers ECONFLICT, the writes it lacks were compacted or
+// reset away: it loads the base again (LiveBase, and FindMockData when the
+// base is the current version's data) and the writes after it. A base
+// that is the current version's, numbered past the LiveSeq FindMockData
+// gave with that data, means new data came between the two reads: read
+// again.
+//
+// A mock's live data counts toward its workspace's max_bytes (§12.2)
+// once writes or a base set it apart from its current version: at its
+// size, as one more document beside the kept versions, which its base,
+// written by the next compaction, will be. The log itself is not counted
+// (it is bounded, and compaction drops it), and so compaction never
+// changes the count; ResetLive and new data give the bytes back.
 type LiveStore interface {
 	// AppendWrite appends w to mock id's log as write number w.Seq, when
-	// the mock's last write is number w.Seq-1: else ECONFLICT (another
-	// writer, on this replica or another, wrote first: the caller catches
-	// up and tries again). size is the live data's size once w is
-	// applied; a write that grows a workspace past its max_bytes is
-	// LimitError("max_bytes"). The write is durable when AppendWrite
-	// returns. ENOTFOUND when the mock is gone.
+	// the mock's live data is number w.Seq-1: else ECONFLICT (another
+	// writer, on this replica or another, wrote first, or the live data
+	// was reset: the caller catches up and tries again). size is the live
+	// data's size once w is applied; a write that grows the live data and
+	// takes its workspace past its max_bytes is LimitError("max_bytes")
+	// (one that does not grow it passes, even over the limit). Past
+	// DefaultMaxLiveWrites (or the store's bound) writes since the base,
+	// EUNAVAILABLE until a compaction. The mock's UpdatedAt changes, its
+	// Version does not. The write is durable when AppendWrite returns.
+	// ENOTFOUND when the mock is gone; EINVALID for a write no store
+	// keeps (an unknown Op, a Seq below 1, a negative size).
 	AppendWrite(ctx context.Context, id string, w *Write, size int64) error
 	// Writes returns mock id's writes numbered after seq, in order, at
-	// most limit of them.
+	// most limit of them. ECONFLICT when writes after seq are gone (after
+	// is before the base: see LiveStore).
 	Writes(ctx context.Context, id string, after int64, limit int) ([]*Write, error)
 	// Live returns where mock id's live data stands.
 	Live(ctx context.Context, id string) (LiveState, error)
 	// LiveBase returns mock id's base, when a compaction wrote one (ok
-	// false: the base is the current version's data), and the number of
-	// the last write it holds.
+	// false: the base is the current version's data), and its number
+	// (LiveState.BaseSeq), in either case.
 	LiveBase(ctx context.Context, id string) (data Data, seq int64, ok bool, err error)
 	// Compact makes data, the live data as it stands after write number
 	// seq, mock id's base, and drops the writes it holds; the writes after
-	// it stay. A compaction that another made since (a base of seq or
-	// later exists) changes nothing.
+	// it stay. data.Bytes holds the base (data.File is not taken over).
+	// A compaction that another made since (a base of seq or later
+	// exists), or of live data reset since, changes nothing. EINVALID
+	// when seq is past the live data's number.
 	Compact(ctx context.Context, id string, seq int64, data Data) error
 	// ResetLive drops mock id's writes and base: its live data is its
-	// current version's again (§12.2 reset). Replacing a mock's data
+	// current version's again (§12.2 reset), under a number of its own,
+	// and its Version changes. A mock whose live data is its current
+	// version's already is returned unchanged. Replacing a mock's data
 	// (ReplaceMockData, a restore, a template run) does the same.
 	ResetLive(ctx context.Context, id string) (*Mock, error)
 }

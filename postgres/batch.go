@@ -93,7 +93,7 @@ func (db *DB) createMocks(ctx context.Context, tx pgx.Tx, mocks []decoy.NewMock,
 		if err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(data)), m.ETag, now); err != nil {
 			return nil, err
 		}
-		if err := writeChunks(ctx, tx, m.ID, 1, data); err != nil {
+		if err := writeChunks(ctx, tx, versionChunks, m.ID, 1, data); err != nil {
 			return nil, err
 		}
 		created = append(created, c)

@@ -27,14 +27,25 @@ const chunkSize = 1 << 20
 // chunkCount is how many chunks a document of size bytes takes.
 func chunkCount(size int) int { return (size + chunkSize - 1) / chunkSize }
 
-// writeChunks stores data as the chunks of version v of mock id's data,
-// which has none.
-func writeChunks(ctx context.Context, tx pgx.Tx, id string, v int64, data []byte) error {
+// chunkSet is a table of documents' chunks: mock_chunks, those of the
+// versions of mocks' data, numbered by version, and mock_base_chunks,
+// those of their live data's bases (see live.go), numbered by the seq of
+// the base.
+type chunkSet struct{ table, key string }
+
+var (
+	versionChunks = chunkSet{"mock_chunks", "version"}
+	baseChunks    = chunkSet{"mock_base_chunks", "seq"}
+)
+
+// writeChunks stores data as the chunks of document v of mock id in set
+// c, which has none.
+func writeChunks(ctx context.Context, tx pgx.Tx, c chunkSet, id string, v int64, data []byte) error {
 	n := chunkCount(len(data))
 	if n == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"mock_chunks"}, []string{"mock_id", "version", "n", "data"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{c.table}, []string{"mock_id", c.key, "n", "data"},
 		pgx.CopyFromSlice(n, func(i int) ([]any, error) {
 			return []any{id, v, int32(i), data[i*chunkSize : min((i+1)*chunkSize, len(data))]}, nil
 		}))
@@ -70,13 +81,13 @@ func spillFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// readDoc reads the chunks of version v of mock id's data, of size bytes,
-// in tx: into a file in db.SpillDir when there is one and the document is
-// large enough (see SpillMinSize), else, or when that file cannot be
-// written, into memory.
-func (db *DB) readDoc(ctx context.Context, tx pgx.Tx, id string, v, size int64) (decoy.Data, error) {
+// readDoc reads the chunks of document v of mock id in set c, of size
+// bytes, in tx: into a file in db.SpillDir when there is one and the
+// document is large enough (see SpillMinSize), else, or when that file
+// cannot be written, into memory.
+func (db *DB) readDoc(ctx context.Context, tx pgx.Tx, c chunkSet, id string, v, size int64) (decoy.Data, error) {
 	spill := db.SpillDir != "" && spillable && size >= db.SpillMinSize
-	data, err := db.readChunks(ctx, tx, id, v, size, spill)
+	data, err := db.readChunks(ctx, tx, c, id, v, size, spill)
 	var se *spillError
 	if spill && errors.As(err, &se) {
 		// A full disk or a folder gone must not fail reads: memory
@@ -84,16 +95,16 @@ func (db *DB) readDoc(ctx context.Context, tx pgx.Tx, id string, v, size int64) 
 		if db.SpillFailed != nil {
 			db.SpillFailed(se)
 		}
-		data, err = db.readChunks(ctx, tx, id, v, size, false)
+		data, err = db.readChunks(ctx, tx, c, id, v, size, false)
 	}
 	return data, err
 }
 
-// readChunks reads the chunks of version v of mock id's data in tx: into a
-// file in db.SpillDir (see spillFile) when spill is set, else into memory.
-// It checks that they add up to size, which the row of the mock or the
-// version gives. A failure to write the file is a *spillError.
-func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, id string, v, size int64, spill bool) (decoy.Data, error) {
+// readChunks reads the chunks of document v of mock id in set c, in tx:
+// into a file in db.SpillDir (see spillFile) when spill is set, else into
+// memory. It checks that they add up to size, which the row of the mock or
+// the version gives. A failure to write the file is a *spillError.
+func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, c chunkSet, id string, v, size int64, spill bool) (decoy.Data, error) {
 	var w io.Writer
 	var file *os.File
 	var buf *bytes.Buffer
@@ -113,7 +124,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, id string, v, size int6
 		}
 		return decoy.Data{}, err
 	}
-	rows, err := tx.Query(ctx, `SELECT data FROM mock_chunks WHERE mock_id = $1 AND version = $2 ORDER BY n`, id, v)
+	rows, err := tx.Query(ctx, `SELECT data FROM `+c.table+` WHERE mock_id = $1 AND `+c.key+` = $2 ORDER BY n`, id, v)
 	if err != nil {
 		return fail(err)
 	}
@@ -140,7 +151,7 @@ func (db *DB) readChunks(ctx context.Context, tx pgx.Tx, id string, v, size int6
 		return fail(err)
 	}
 	if total != size {
-		return fail(fmt.Errorf("postgres: mock %s, version %d: its chunks hold %d bytes, its row says %d", id, v, total, size))
+		return fail(fmt.Errorf("postgres: mock %s, %s %s %d: its chunks hold %d bytes, its row says %d", id, c.table, c.key, v, total, size))
 	}
 	if file == nil {
 		return decoy.Data{Bytes: buf.Bytes()}, nil

@@ -68,6 +68,9 @@ type DB struct {
 	// current one included (see versions.go); decoy.DefaultMaxVersions
 	// unless set before use.
 	MaxVersions int
+	// MaxLiveWrites is how many writes a mock's log holds after its base
+	// (see live.go); decoy.DefaultMaxLiveWrites unless set before use.
+	MaxLiveWrites int
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
@@ -230,7 +233,7 @@ func unreachable(err error) bool {
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, ''), workspace_id, project_id`
+	COALESCE(template_mode, ''), workspace_id, project_id, live_seq`
 
 type scanner interface{ Scan(...any) error }
 
@@ -263,7 +266,7 @@ func scanMockSeq(s scanner, seq *int64) (*decoy.Mock, error) { return scanMock(s
 func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var m decoy.Mock
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
+		&m.RateLimit, &m.MonthlyQuota, &m.Size, &m.ETag, &m.Version, &m.CreatedAt, &m.UpdatedAt, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID, &m.LiveSeq}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, notFound()
@@ -311,7 +314,7 @@ func (db *DB) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.D
 		if m, err = scanMock(tx.QueryRow(ctx, `SELECT `+mockColumns+`, data_version FROM mocks WHERE id = $1`, id), &v); err != nil {
 			return err
 		}
-		data, err = db.readDoc(ctx, tx, id, v, m.Size)
+		data, err = db.readDoc(ctx, tx, versionChunks, id, v, m.Size)
 		return err
 	})
 	if err != nil {
@@ -382,7 +385,8 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 
 // ReplaceMockData replaces a mock's data, as a new version: the chunks of
 // the data it replaces are kept, and those of the versions past
-// MaxVersions deleted, in the same transaction.
+// MaxVersions deleted, in the same transaction. The live data is reset
+// (see replaceData).
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
 	err := db.write(ctx, func(tx pgx.Tx) (err error) {
@@ -399,11 +403,15 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 }
 
 // replaceData gives mock id the data d as its next version, in the
-// transaction tx, and adds it to g: the data it replaces stays, as a
-// version, so the workspace's bytes grow.
+// transaction tx, resets its live data (see resetLive), and adds it to g:
+// the data it replaces stays, as a version, so the workspace's bytes grow
+// unless the live data dropped held as much.
 func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.MockData, g growth) (*decoy.Mock, error) {
-	workspaceID, _, err := lockMock(ctx, tx, id)
+	r, err := lockLive(ctx, tx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := resetLive(ctx, tx, id); err != nil {
 		return nil, err
 	}
 	var v int64
@@ -418,17 +426,18 @@ func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.Moc
 	if err := db.addVersion(ctx, tx, id, v, d.ContentType, int64(len(d.Data.Bytes)), d.ETag, now); err != nil {
 		return nil, err
 	}
-	if err := writeChunks(ctx, tx, id, v, d.Data.Bytes); err != nil {
+	if err := writeChunks(ctx, tx, versionChunks, id, v, d.Data.Bytes); err != nil {
 		return nil, err
 	}
-	g.add(workspaceID, false, true)
+	g.add(r.workspaceID, false, int64(len(d.Data.Bytes)) > r.liveSize)
 	return m, nil
 }
 
-// DeleteMock deletes a mock; its data, its versions, its counts and its
-// routes go with it (ON DELETE CASCADE). Its project's row is locked first,
-// as every write of routes locks it (see routes.go): the routes it takes
-// with it advance the project's routes_version.
+// DeleteMock deletes a mock; its data, its versions, its live data (writes
+// and base), its counts and its routes go with it (ON DELETE CASCADE). Its
+// project's row is locked first, as every write of routes locks it (see
+// routes.go): the routes it takes with it advance the project's
+// routes_version.
 func (db *DB) DeleteMock(ctx context.Context, id string) error {
 	return db.write(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM mocks WHERE id = $1) FOR NO KEY UPDATE`, id); err != nil {

@@ -573,10 +573,11 @@ func (db *DB) WorkspaceUsage(ctx context.Context, id string) (mocks, bytes int64
 
 // workspaceBytes is the bytes of data a workspace holds, what its max_bytes
 // limits: the sizes of its mocks' kept versions, the current data
-// included (§9).
+// included (§9), and of their live data apart from it (§12.2; see
+// decoy.LiveStore).
 func workspaceBytes(ctx context.Context, q querier, workspaceID string) (int64, error) {
-	return count(ctx, q, `SELECT COALESCE(sum(v.size), 0)::bigint FROM mock_versions v JOIN mocks m ON m.id = v.mock_id
-		WHERE m.workspace_id = $1`, workspaceID)
+	return count(ctx, q, `SELECT COALESCE((SELECT sum(v.size) FROM mock_versions v JOIN mocks m ON m.id = v.mock_id
+		WHERE m.workspace_id = $1), 0)::bigint + COALESCE((SELECT sum(live_size) FROM mocks WHERE workspace_id = $1), 0)::bigint`, workspaceID)
 }
 
 // checkLimits locks a workspace and refuses the transaction's write when
@@ -625,16 +626,6 @@ func placeMock(ctx context.Context, tx pgx.Tx, m *decoy.Mock) (workspaceID, proj
 		return "", "", projectNotFound()
 	}
 	return workspaceID, projectID, err
-}
-
-// lockMock locks a mock's row for a change of its data and returns its
-// workspace and the size of its data.
-func lockMock(ctx context.Context, tx pgx.Tx, id string) (workspaceID string, size int64, err error) {
-	err = tx.QueryRow(ctx, `SELECT workspace_id, size FROM mocks WHERE id = $1 FOR NO KEY UPDATE`, id).Scan(&workspaceID, &size)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", 0, notFound()
-	}
-	return workspaceID, size, err
 }
 
 // Members

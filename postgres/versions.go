@@ -110,7 +110,7 @@ func (db *DB) FindVersionData(ctx context.Context, id string, version int64) (*d
 			return err
 		}
 		v.Current = v.Version == current
-		data, err = db.readDoc(ctx, tx, id, v.Version, v.Size)
+		data, err = db.readDoc(ctx, tx, versionChunks, id, v.Version, v.Size)
 		return err
 	})
 	if err != nil {

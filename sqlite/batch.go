@@ -57,6 +57,18 @@ func (g growth) add(workspaceID string, mocks, bytes int64) {
 	g[workspaceID] = x
 }
 
+// addData adds to g what replacing the data of mock id, of workspace
+// workspaceID, with d adds: d, as a new version, less the bytes of the
+// live data the replacement drops.
+func (g growth) addData(ctx context.Context, q queryer, workspaceID, id string, d decoy.MockData) error {
+	r, err := readLiveRow(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	g.add(workspaceID, 0, int64(len(d.Data.Bytes))-r.liveSize)
+	return nil
+}
+
 // check refuses the growth when it takes a workspace past a limit (see
 // checkLimits). Writes are serialised: what it sees still holds at the
 // commit.

@@ -18,7 +18,7 @@ import (
 
 // DocsDir is the folder of the data directory that holds the documents,
 // one file per version of a mock's data, the current one and those kept
-// (see versions.go). A file is written and synced
+// (see versions.go), and the bases of their live data (see live.go). A file is written and synced
 // before the row naming it is committed, and removed after the commit that
 // stops naming it, so a crash leaves at most files that no row names:
 // they are removed in the background after Open (see sweepDocs).
@@ -30,11 +30,10 @@ func (db *DB) docPath(name string) string { return filepath.Join(db.dir, DocsDir
 // returns its name. The file data.File is moved there when it can be (same
 // file system), else the bytes are written.
 func (db *DB) placeDoc(id string, data decoy.Data) (string, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	name, err := docName(id)
+	if err != nil {
 		return "", err
 	}
-	name := id + "-" + hex.EncodeToString(rnd[:])
 	path := db.docPath(name)
 	if data.File != nil && os.Rename(data.File.Name(), path) == nil {
 		if err := data.File.Sync(); err != nil {
@@ -50,6 +49,16 @@ func (db *DB) placeDoc(id string, data decoy.Data) (string, error) {
 		return "", err
 	}
 	return name, nil
+}
+
+// docName is a new name for a document of mock id: its id first, which
+// the sweep reads back (see sweepNames), and 64 random bits.
+func docName(id string) (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	return id + "-" + hex.EncodeToString(rnd[:]), nil
 }
 
 func writeFile(path string, b []byte) error {
@@ -143,7 +152,10 @@ func (db *DB) sweepDocs(ctx context.Context) error {
 }
 
 // sweepNames removes the files of the docs folder among names that no
-// row names, of mocks or of their kept versions.
+// row names, of mocks (their current data and their live data's base) or
+// of their kept versions, but those being placed outside the write lock
+// (a compaction's base: see placePending), which the write naming them
+// will commit, or remove.
 func (db *DB) sweepNames(ctx context.Context, names []string) error {
 	// A file's name starts with its mock's id (see placeDoc): the rows are
 	// found by primary key.
@@ -160,7 +172,8 @@ func (db *DB) sweepNames(ctx context.Context, names []string) error {
 	defer db.writeMu.Unlock()
 	in := `(` + strings.Join(marks, ",") + `)`
 	rows, err := db.reads.QueryContext(ctx, `SELECT data_file FROM mocks WHERE id IN `+in+` AND data_file IS NOT NULL
-		UNION ALL SELECT data_file FROM mock_versions WHERE mock_id IN `+in+` AND data_file IS NOT NULL`, append(ids, ids...)...)
+		UNION ALL SELECT base_file FROM mocks WHERE id IN `+in+` AND base_file IS NOT NULL
+		UNION ALL SELECT data_file FROM mock_versions WHERE mock_id IN `+in+` AND data_file IS NOT NULL`, append(append(ids, ids...), ids...)...)
 	if err != nil {
 		return err
 	}
@@ -178,7 +191,7 @@ func (db *DB) sweepNames(ctx context.Context, names []string) error {
 		return err
 	}
 	for _, name := range names {
-		if !named[name] {
+		if !named[name] && !db.isPending(name) {
 			db.removeDoc(name)
 		}
 	}

@@ -323,7 +323,9 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 			if projectID != b.ProjectID {
 				return notFound()
 			}
-			g.add(workspaceID, 0, int64(len(r.Data.Data.Bytes)))
+			if err := g.addData(ctx, tx, workspaceID, r.ID, r.Data); err != nil {
+				return err
+			}
 		}
 		if err := g.check(ctx, tx); err != nil {
 			return err

@@ -69,6 +69,15 @@ type DB struct {
 	// current one included (see versions.go); decoy.DefaultMaxVersions
 	// unless set before use.
 	MaxVersions int
+	// MaxLiveWrites is how many writes a mock's log holds after its base
+	// (see live.go); decoy.DefaultMaxLiveWrites unless set before use.
+	MaxLiveWrites int
+	// appends queues the calls of AppendWrite for a commit (see live.go).
+	appends appends
+	// pending names the files of docs/ being placed outside the write
+	// lock, which the sweep of orphans must leave (see placePending).
+	pendingMu sync.Mutex
+	pending   map[string]bool
 	// reserved is set while the reserve file is in place (see
 	// ReserveFile), under writeMu.
 	reserved bool
@@ -262,7 +271,7 @@ func (db *DB) migrateStep(ctx context.Context, name string, step func(ctx contex
 
 const mockColumns = `id, name, private, token_hash, content_type, status, delay_ms,
 	rate_limit, monthly_quota, size, etag, version, created_at, updated_at,
-	COALESCE(template_mode, ''), workspace_id, project_id`
+	COALESCE(template_mode, ''), workspace_id, project_id, live_seq`
 
 type scanner interface{ Scan(...any) error }
 
@@ -297,7 +306,7 @@ func scanMock(s scanner, extra ...any) (*decoy.Mock, error) {
 	var rate, quota sql.NullInt64
 	var created, updated int64
 	dest := append([]any{&m.ID, &m.Name, &m.Private, &m.TokenHash, &m.ContentType, &m.Status, &m.DelayMS,
-		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID}, extra...)
+		&rate, &quota, &m.Size, &m.ETag, &m.Version, &created, &updated, &m.TemplateMode, &m.WorkspaceID, &m.ProjectID, &m.LiveSeq}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound()
@@ -421,6 +430,7 @@ func (db *DB) UpdateMock(ctx context.Context, id string, upd decoy.MockUpdate) (
 // ReplaceMockData replaces a mock's data with a new file, as a new
 // version: the old file is kept as the previous version, and the files of
 // the versions past MaxVersions are removed once the change is committed.
+// The live data is reset (see replaceData).
 func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
 	var m *decoy.Mock
 	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
@@ -429,7 +439,9 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 			return err
 		}
 		g := growth{}
-		g.add(workspaceID, 0, int64(len(d.Data.Bytes)))
+		if err := g.addData(ctx, tx, workspaceID, id, d); err != nil {
+			return err
+		}
 		if err := g.check(ctx, tx); err != nil {
 			return err
 		}
@@ -453,11 +465,19 @@ func mockPlace(ctx context.Context, q queryer, id string) (workspaceID, projectI
 }
 
 // replaceData gives mock id the data d, in a new file, as its next
-// version. The data it replaces stays as a version, so its workspace grows
-// by all of d: the caller checks the limits first (the versions the write
-// may prune are not counted off, so a workspace at its limit makes room by
-// deleting).
+// version, and resets its live data (see resetLive). The data it replaces
+// stays as a version, so its workspace grows by all of d, less the live
+// data dropped: the caller checks the limits first (see growth.addData;
+// the versions the write may prune are not counted off, so a workspace at
+// its limit makes room by deleting).
 func (db *DB) replaceData(ctx context.Context, tx *sql.Tx, w *docWrite, id string, d decoy.MockData) (*decoy.Mock, error) {
+	r, err := readLiveRow(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := resetLive(ctx, tx, w, id, r); err != nil {
+		return nil, err
+	}
 	file, err := db.placeDoc(id, d.Data)
 	if err != nil {
 		return nil, err

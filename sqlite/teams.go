@@ -581,10 +581,11 @@ func (db *DB) WorkspaceUsage(ctx context.Context, id string) (mocks, bytes int64
 
 // workspaceBytes is the bytes of data a workspace holds, what its max_bytes
 // limits: the sizes of its mocks' kept versions, the current data
-// included (§9).
+// included (§9), and of their live data apart from it (§12.2; see
+// decoy.LiveStore).
 func workspaceBytes(ctx context.Context, q queryer, workspaceID string) (int64, error) {
-	return count(ctx, q, `SELECT COALESCE(SUM(v.size), 0) FROM mock_versions v JOIN mocks m ON m.id = v.mock_id
-		WHERE m.workspace_id = ?`, workspaceID)
+	return count(ctx, q, `SELECT COALESCE((SELECT SUM(v.size) FROM mock_versions v JOIN mocks m ON m.id = v.mock_id
+		WHERE m.workspace_id = ?), 0) + COALESCE((SELECT SUM(live_size) FROM mocks WHERE workspace_id = ?), 0)`, workspaceID, workspaceID)
 }
 
 // checkLimits refuses to add mocks and bytes to a workspace past its

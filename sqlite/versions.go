@@ -147,8 +147,8 @@ func (db *DB) VersionBytes(ctx context.Context, id string) (int64, error) {
 	return total, nil
 }
 
-// deleteMock deletes a mock and its versions in one transaction, and
-// returns the files they named, for the caller to remove once it is
+// deleteMock deletes a mock, its versions and its live data in one
+// transaction, and returns the files they named, for the caller to remove once it is
 // committed. It returns sql.ErrNoRows when there is no mock.
 func (db *DB) deleteMock(ctx context.Context, id string) ([]string, error) {
 	tx, err := db.writes.BeginTx(ctx, nil)
@@ -175,12 +175,15 @@ func (db *DB) deleteMock(ctx context.Context, id string) ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var current sql.NullString
-	if err := tx.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file`, id).Scan(&current); err != nil {
+	// Its writes go by the foreign key's cascade.
+	var current, base sql.NullString
+	if err := tx.QueryRowContext(ctx, `DELETE FROM mocks WHERE id = ? RETURNING data_file, base_file`, id).Scan(&current, &base); err != nil {
 		return nil, err
 	}
-	if current.Valid {
-		files = append(files, current.String)
+	for _, f := range []sql.NullString{current, base} {
+		if f.Valid {
+			files = append(files, f.String)
+		}
 	}
 	return files, tx.Commit()
 }
