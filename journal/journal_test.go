@@ -177,6 +177,22 @@ func TestBatches(t *testing.T) {
 	}
 }
 
+// Entries that come one at a time within an interval are written
+// together.
+func TestInterval(t *testing.T) {
+	s := newStore()
+	j := journal.New(journal.Config{Store: s, Interval: time.Second})
+	run(t, j)
+	for i := range 5 {
+		j.RecordRequest("p", &request{path: fmt.Sprint("/", i)})
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, "all written", func() bool { return len(listed(t, j, "p")) == 5 })
+	if b := s.batches.Load(); b >= 5 {
+		t.Errorf("%d batches for 5 entries within an interval", b)
+	}
+}
+
 // When Run ends, what is queued is written.
 func TestRunWritesQueueAtEnd(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 1000})})
