@@ -1,9 +1,7 @@
 package admin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -171,23 +169,19 @@ func (s *API) streamRequests(w http.ResponseWriter, r *http.Request, projectID s
 	if write([]byte(": the request journal of project "+projectID+"\n\n")) != nil {
 		return nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b) // as answer.JSON writes entries
-	enc.SetEscapeHTML(false)
+	var b []byte
 	// Whatever ends the feed, the answer is under way: nothing more to say.
 	_ = j.Follow(ctx, projectID, after, f, func(entries []*decoy.JournalEntry) error {
-		b.Reset()
+		b = b[:0]
 		if entries == nil {
-			b.WriteString(": keep-alive\n\n")
+			b = append(b, ": keep-alive\n\n"...)
 		}
 		for _, e := range entries {
-			b.WriteString("id: " + e.ID + "\nevent: request\ndata: ")
-			if err := enc.Encode(e); err != nil { // one line, and its end
-				return err
-			}
-			b.WriteString("\n")
+			b = append(b, "id: "+e.ID+"\nevent: request\ndata: "...)
+			b = e.AppendJSON(b) // one line
+			b = append(b, "\n\n"...)
 		}
-		return write(b.Bytes())
+		return write(b)
 	})
 	return nil
 }

@@ -18,8 +18,23 @@ const JournalTTL = 7 * 24 * time.Hour
 // journalScan is the most entries a listing reads from Redis at once.
 const journalScan = 200
 
+// appendScript appends entries to a project's stream (KEYS[1]), trimmed
+// to about ARGV[1] entries, and sets its expiry (ARGV[2] seconds): each of
+// ARGV[3..] is an entry's JSON. It answers the entries' IDs. A batch of a
+// project is one command, so that the client does the work of one
+// command, not of one an entry.
+var appendScript = goredis.NewScript(`
+local ids = {}
+for i = 3, #ARGV do
+  ids[i - 2] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[i])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return ids
+`)
+
 // journalClient is what the journal needs of a Redis client.
 type journalClient interface {
+	goredis.Scripter
 	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 	XRevRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
 	XRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
@@ -30,8 +45,9 @@ type journalClient interface {
 // Journal keeps projects' request journals (§13.2) in Redis Streams, one
 // per project at prefix+"{project:"+id+"}:journal", so that the journal is
 // one across replicas. An entry is the field "e", the entry's JSON; its ID
-// is the stream's. Each batch is one pipeline: an XADD ... MAXLEN ~ size
-// per entry and an EXPIRE of JournalTTL per stream.
+// is the stream's. Each batch is one pipeline of a script per project
+// (appendScript): an XADD ... MAXLEN ~ size per entry, and an EXPIRE of
+// JournalTTL.
 //
 // "MAXLEN ~" trims whole nodes of the stream, which may then hold up to a
 // node (100 entries) more than size; listings and counts see the newest
@@ -56,30 +72,75 @@ func (j *Journal) key(projectID string) string {
 
 // Append writes a batch of entries in one pipeline and sets their IDs.
 func (j *Journal) Append(ctx context.Context, batch map[string][]*decoy.JournalEntry) error {
-	var adds []*goredis.StringCmd
-	var added []*decoy.JournalEntry
-	_, err := j.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for project, entries := range batch {
-			key := j.key(project)
-			for _, e := range entries {
-				v := *e
-				v.ID = ""
-				b, err := json.Marshal(&v)
-				if err != nil {
-					return err
-				}
-				adds = append(adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: key, MaxLen: j.size, Approx: true, Values: []any{"e", b}}))
-				added = append(added, e)
-			}
-			p.Expire(ctx, key, JournalTTL)
-		}
-		return nil
-	})
-	if err != nil {
-		return unavailable("append to the request journal", err)
+	type write struct {
+		key     string
+		entries []*decoy.JournalEntry
+		args    []any
+		cmd     *goredis.Cmd
 	}
-	for i, cmd := range adds {
-		added[i].ID = cmd.Val()
+	size, ttl := strconv.FormatInt(j.size, 10), strconv.Itoa(int(JournalTTL/time.Second))
+	writes := make([]write, 0, len(batch))
+	n := 0
+	for _, entries := range batch {
+		n += len(entries)
+	}
+	buf := make([]byte, 0, n*1024) // the batch's JSON: each entry a slice of it
+	for project, entries := range batch {
+		if len(entries) == 0 {
+			continue
+		}
+		w := write{key: j.key(project), entries: entries, args: make([]any, 2, 2+len(entries))}
+		w.args[0], w.args[1] = size, ttl
+		for _, e := range entries {
+			start := len(buf)
+			buf = e.AppendJSON(buf)
+			w.args = append(w.args, buf[start:len(buf):len(buf)])
+		}
+		writes = append(writes, w)
+	}
+	pipeline := func(ws []*write) {
+		_, _ = j.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, w := range ws {
+				w.cmd = appendScript.EvalSha(ctx, p, []string{w.key}, w.args...)
+			}
+			return nil
+		})
+	}
+	all := make([]*write, len(writes))
+	for i := range writes {
+		all[i] = &writes[i]
+	}
+	pipeline(all)
+	// A Redis that does not know the script yet (a new or flushed one, a
+	// node of a cluster): loaded, and those writes sent again; none of
+	// their entries was written.
+	var missing []*write
+	for _, w := range all {
+		if goredis.HasErrorPrefix(w.cmd.Err(), "NOSCRIPT") {
+			missing = append(missing, w)
+		}
+	}
+	if len(missing) > 0 {
+		if err := appendScript.Load(ctx, j.c).Err(); err != nil {
+			return unavailable("append to the request journal", err)
+		}
+		pipeline(missing)
+	}
+	var failed error
+	for _, w := range all {
+		ids, err := w.cmd.StringSlice()
+		if err != nil {
+			failed = err
+			continue
+		}
+		for i, e := range w.entries {
+			if i < len(ids) {
+				e.ID = ids[i]
+			}
+		}
+	}
+	if failed != nil {
+		return unavailable("append to the request journal", failed)
 	}
 	return nil
 }
