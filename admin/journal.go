@@ -149,6 +149,13 @@ func (s *API) streamRequests(w http.ResponseWriter, r *http.Request, projectID s
 		return err
 	}
 	defer end()
+	if after == "" {
+		// Where the feed starts is settled before its head is sent: a
+		// client that has the head sees every request recorded after.
+		if after, err = j.Newest(ctx, projectID); err != nil {
+			return err
+		}
+	}
 
 	rc := http.NewResponseController(w)
 	// The request is in: the feed is not bound by the time a request

@@ -184,7 +184,6 @@ func TestJournalStream(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	missing, _ := feed(t, tm, "?status=404", "", tm.viewerKey)
-	time.Sleep(100 * time.Millisecond) // the feeds found where they start
 	tm.Get(path + "?n=1")
 	tm.Get(path + "/nothing")
 	first, second := nextEntry(t, all), nextEntry(t, all)

@@ -238,9 +238,22 @@ func (j *Journal) Clear(ctx context.Context, projectID string) error {
 	return j.cfg.Store.Clear(ctx, projectID)
 }
 
+// Newest returns the ID of a project's newest entry, or "0-0" when it has
+// none: after it, Follow gives what is written from now on.
+func (j *Journal) Newest(ctx context.Context, projectID string) (string, error) {
+	newest, _, err := j.cfg.Store.List(ctx, projectID, decoy.JournalFilter{}, "", 1)
+	if err != nil {
+		return "", err
+	}
+	if len(newest) == 0 {
+		return "0-0", nil
+	}
+	return newest[0].ID, nil
+}
+
 // Follow calls send with a project's entries that pass f (f.Since aside),
 // oldest first, as they are written: those newer than after (an entry's
-// ID; "" for those written from now on). It calls send with none when
+// ID, as Newest gives). It calls send with none when
 // KeepAlive passed without any, so that the caller can show it is alive.
 // It returns when ctx ends (nil) or send fails (its error). A store that
 // fails is asked again at the next Poll.
@@ -299,16 +312,6 @@ func (j *Journal) Follow(ctx context.Context, projectID, after string, f decoy.J
 // more is set when it read a full page, and the next may follow at once;
 // err is send's.
 func (j *Journal) next(ctx context.Context, projectID string, after *string, f decoy.JournalFilter, send func([]*decoy.JournalEntry) error) (more bool, err error) {
-	if *after == "" {
-		newest, _, err := j.cfg.Store.List(ctx, projectID, decoy.JournalFilter{}, "", 1)
-		if err != nil {
-			return false, nil // asked again at the next poll
-		}
-		*after = "0-0"
-		if len(newest) > 0 {
-			*after = newest[0].ID
-		}
-	}
 	entries, err := j.cfg.Store.After(ctx, projectID, *after, followPage)
 	if err != nil || len(entries) == 0 {
 		return false, nil

@@ -216,8 +216,16 @@ type follower struct {
 	done   chan error
 }
 
+// follow follows a project's journal after the entry after ("": the
+// newest now).
 func follow(t *testing.T, j *journal.Journal, project, after string, f decoy.JournalFilter) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
+	if after == "" {
+		var err error
+		if after, err = j.Newest(ctx, project); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fl := &follower{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		fl.done <- j.Follow(ctx, project, after, f, func(es []*decoy.JournalEntry) error {
@@ -252,7 +260,6 @@ func TestFollow(t *testing.T) {
 	posts := follow(t, j, "p", "", decoy.JournalFilter{Method: "POST"})
 	resumed := follow(t, j, "p", "0-0", decoy.JournalFilter{})
 	other := follow(t, j, "q", "", decoy.JournalFilter{})
-	time.Sleep(50 * time.Millisecond) // the followers found where they start
 	j.Record("p", &decoy.JournalEntry{Path: "/1", Method: "GET"})
 	j.Record("p", &decoy.JournalEntry{Path: "/2", Method: "POST"})
 	waitFor(t, "the new entries followed", func() bool { return all.got() == "[/1 /2]" })
@@ -288,7 +295,7 @@ func TestFollowPolls(t *testing.T) {
 func TestFollowSendFails(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 100}), KeepAlive: 10 * time.Millisecond})
 	broken := errors.New("client gone")
-	err := j.Follow(context.Background(), "p", "", decoy.JournalFilter{}, func([]*decoy.JournalEntry) error { return broken })
+	err := j.Follow(context.Background(), "p", "0-0", decoy.JournalFilter{}, func([]*decoy.JournalEntry) error { return broken })
 	if !errors.Is(err, broken) {
 		t.Errorf("Follow returned %v", err)
 	}
