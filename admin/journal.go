@@ -45,6 +45,17 @@ func (s *API) journal() (*journal.Journal, error) {
 	return s.cfg.Journal, nil
 }
 
+// filtered returns the request journal and the filters a request to it
+// asks for (journalFilter).
+func (s *API) filtered(r *http.Request) (*journal.Journal, decoy.JournalFilter, error) {
+	j, err := s.journal()
+	if err != nil {
+		return nil, decoy.JournalFilter{}, err
+	}
+	f, err := journalFilter(r)
+	return j, f, err
+}
+
 // journalFilter reads the filters of a request to the journal: method,
 // path (exact, or a prefix ending in '*'), status and since.
 func journalFilter(r *http.Request) (decoy.JournalFilter, error) {
@@ -69,11 +80,7 @@ func journalFilter(r *http.Request) (decoy.JournalFilter, error) {
 
 // listRequests is GET /projects/{project}/requests.
 func (s *API) listRequests(w http.ResponseWriter, r *http.Request, projectID string) error {
-	j, err := s.journal()
-	if err != nil {
-		return err
-	}
-	f, err := journalFilter(r)
+	j, f, err := s.filtered(r)
 	if err != nil {
 		return err
 	}
@@ -94,11 +101,7 @@ func (s *API) listRequests(w http.ResponseWriter, r *http.Request, projectID str
 
 // countRequests is GET /projects/{project}/requests/count.
 func (s *API) countRequests(w http.ResponseWriter, r *http.Request, projectID string) error {
-	j, err := s.journal()
-	if err != nil {
-		return err
-	}
-	f, err := journalFilter(r)
+	j, f, err := s.filtered(r)
 	if err != nil {
 		return err
 	}
@@ -132,11 +135,7 @@ func (s *API) clearRequests(w http.ResponseWriter, r *http.Request, projectID st
 // feed alive. The feed ends when the client goes away or the server
 // stops.
 func (s *API) streamRequests(w http.ResponseWriter, r *http.Request, projectID string) error {
-	j, err := s.journal()
-	if err != nil {
-		return err
-	}
-	f, err := journalFilter(r)
+	j, f, err := s.filtered(r)
 	if err != nil {
 		return err
 	}
