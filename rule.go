@@ -3,6 +3,8 @@ package decoy
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -106,6 +108,64 @@ type JournalFilter struct {
 	Path   string
 	Status int
 	Since  time.Time
+}
+
+// Matches reports whether e passes f: the same method (in any letter
+// case), the same path or one under a prefix ending in '*', the same
+// status, at Since or later.
+func (f JournalFilter) Matches(e *JournalEntry) bool {
+	switch {
+	case f.Method != "" && !strings.EqualFold(f.Method, e.Method),
+		f.Status != 0 && f.Status != e.Status,
+		!f.Since.IsZero() && e.At.Before(f.Since):
+		return false
+	case f.Path == "":
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(f.Path, "*"); ok {
+		return strings.HasPrefix(e.Path, prefix)
+	}
+	return e.Path == f.Path
+}
+
+// JournalStore keeps the entries of projects' journals, at most a bound
+// of them per project, the oldest leaving first: in the memory of one
+// server, or in a store that replicas share. An entry's ID, given by the
+// store, orders the entries of a project (see ParseJournalID).
+type JournalStore interface {
+	// Append adds entries, by project and oldest first, and sets their
+	// IDs. EUNAVAILABLE when the store cannot take them.
+	Append(ctx context.Context, batch map[string][]*JournalEntry) error
+	// List returns up to limit entries of a project that pass f, newest
+	// first, from after cursor ("" for the first page), and the cursor
+	// of the next page ("" on the last). EINVALID for a cursor the store
+	// did not give.
+	List(ctx context.Context, projectID string, f JournalFilter, cursor string, limit int) ([]*JournalEntry, string, error)
+	// Count counts a project's entries that pass f.
+	Count(ctx context.Context, projectID string, f JournalFilter) (int64, error)
+	// After returns up to limit entries of a project newer than the
+	// entry id, oldest first ("0-0": from the oldest). EINVALID for an id
+	// that is not one.
+	After(ctx context.Context, projectID, id string, limit int) ([]*JournalEntry, error)
+	// Clear empties a project's journal.
+	Clear(ctx context.Context, projectID string) error
+}
+
+// ParseJournalID reads an entry ID, "<milliseconds>-<sequence>" as Redis
+// Streams write theirs.
+func ParseJournalID(id string) (ms, seq uint64, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	var err error
+	if ms, err = strconv.ParseUint(a, 10, 64); err != nil {
+		return 0, 0, false
+	}
+	if seq, err = strconv.ParseUint(b, 10, 64); err != nil {
+		return 0, 0, false
+	}
+	return ms, seq, true
 }
 
 // Journal keeps projects' journals.

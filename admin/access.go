@@ -124,6 +124,11 @@ var adminRoutes = []adminRoute{
 	{method: "PATCH", path: "routes/{route}", need: editor, action: "changing routes", audit: "route.update", handle: (*API).patchRoute},
 	{method: "DELETE", path: "routes/{route}", need: editor, action: "deleting routes", audit: "route.delete", handle: (*API).deleteRoute},
 
+	{method: "GET", path: "projects/{project}/requests", need: viewer, handle: (*API).listRequests},
+	{method: "DELETE", path: "projects/{project}/requests", need: editor, action: "clearing the request journal", audit: "journal.clear", handle: (*API).clearRequests},
+	{method: "GET", path: "projects/{project}/requests/count", need: viewer, handle: (*API).countRequests},
+	{method: "GET", path: "projects/{project}/requests/stream", need: viewer, handle: (*API).streamRequests},
+
 	{method: "GET", path: "mocks", need: signedIn, handle: (*API).listMocks},
 	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*API).createMock},
 	{method: "GET", path: "mocks/{mock}", need: viewer, handle: (*API).getMock},

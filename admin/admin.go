@@ -21,6 +21,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/generate"
+	"github.com/decoy-mock/decoy/journal"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/usage"
@@ -72,6 +73,9 @@ type Config struct {
 	// Usage, when set, keeps each mock's reads per minute and day, for
 	// the usage history.
 	Usage *usage.Recorder
+	// Journal, when set, is the request journal (§13.2); nil: its calls
+	// answer 501.
+	Journal *journal.Journal
 
 	// DefaultRateLimit and DefaultMonthlyQuota are the limits of a mock
 	// that sets none (0: unlimited).
@@ -156,6 +160,8 @@ type API struct {
 	// imports lets one import at a time per workspace, and maxImports on
 	// the server, hold a file and the mocks made of it in memory.
 	imports *importSlots
+	// streams are the live feeds of the request journal (journal.go).
+	streams *streams
 }
 
 // New returns the admin API for cfg.
@@ -189,7 +195,7 @@ func New(cfg Config) *API {
 	if cfg.ReadLimitChanged == nil {
 		cfg.ReadLimitChanged = func(string) {}
 	}
-	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger, imports: newImportSlots()}
+	return &API{cfg: cfg, cache: cfg.Cache, log: cfg.Logger, imports: newImportSlots(), streams: newStreams()}
 }
 
 // Serve answers a request under /admin/v1, through adminRoutes, or returns

@@ -1,7 +1,8 @@
 // Package redis implements the parts of Decoy that replicas share through
 // Redis: the sliding-window rate limiter (Limiter), a monthly quota counter
-// that answers from Redis in front of the durable store (Quota), and cache
-// invalidation over publish/subscribe (Invalidator).
+// that answers from Redis in front of the durable store (Quota), cache
+// invalidation over publish/subscribe (Invalidator), and projects' request
+// journals in streams (Journal).
 //
 // # Keys
 //
@@ -11,11 +12,13 @@
 //	<prefix>{<key>}:seq                   string: the last event id of <key>
 //	<prefix>{mock:<id>}:quota:<YYYY-MM>   string: a mock's count for a month (UTC)
 //	<prefix>invalidate                    channel: ids of changed mocks
+//	<prefix>{project:<id>}:journal        stream: a project's request journal
 //
 // The server's rate-limit keys are "mock:<id>", so the keys of one mock share
 // the hash tag "{mock:<id>}": every Lua script touches a single hash slot,
 // and the package works unchanged on Redis Cluster. Rate-limit keys expire a
-// window after their last event, quota counts 40 days after the first.
+// window after their last event, quota counts 40 days after the first,
+// journals JournalTTL after their last entry.
 // The prefix should hold no "{", which would make it the hash tag of every
 // key.
 //

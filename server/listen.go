@@ -93,6 +93,9 @@ func (s *Server) Open() error {
 	} else {
 		l = transport.JSONErrors(l, MaxHeaderBytes)
 	}
+	// The live feeds of the request journal end as the server starts to
+	// stop, rather than hold it for the shutdown timeout.
+	s.http.RegisterOnShutdown(s.admin.EndStreams)
 	s.serving = make(chan error, 1)
 	go func() { s.serving <- s.http.Serve(l) }()
 	return nil

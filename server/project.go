@@ -73,6 +73,8 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	n := noteOf(w)
+	n.project = pr.Project.ID
 	if isPreflight(r) {
 		allowed := pr.Table.Allowed(path)
 		if allowed == 0 {
@@ -89,6 +91,7 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 		return answer.New(http.StatusMethodNotAllowed, "Method not allowed", "Allow", m.Allowed.String())
 	}
 	rt := m.Route
+	n.route = rt.ID
 	if rt.Action != decoy.ActionRead {
 		return answer.New(http.StatusNotImplemented, "This route "+rt.Action+"s records: writes through routes are not served yet")
 	}
@@ -101,6 +104,7 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	n.mock = e.Mock.ID
 	defer e.Release()
 	return s.read(w, r, routeTarget(e, pr, m))
 }

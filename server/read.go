@@ -71,6 +71,8 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	n := noteOf(w)
+	n.project, n.mock = e.Mock.ProjectID, id
 	// Its document is released, and unmapped if the cache dropped it
 	// meanwhile, once the answer is written (or the request fails).
 	defer e.Release()

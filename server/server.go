@@ -24,6 +24,7 @@ import (
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/fallback"
 	"github.com/decoy-mock/decoy/generate"
+	"github.com/decoy-mock/decoy/journal"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
@@ -117,6 +118,9 @@ type Config struct {
 	// refused reads for its charts.
 	Sessions decoy.SessionStore
 	Usage    *usage.Recorder
+	// Journal, when set, records the requests projects answer (§13.2),
+	// served by the admin API; nil: no journal (--journal-size 0).
+	Journal *journal.Journal
 	// Versions, when set, serves the versions of mocks' data that Store
 	// keeps (§9), under /admin/v1/mocks/{id}/versions: the same store.
 	Versions decoy.VersionStore
@@ -254,6 +258,7 @@ func New(cfg Config) *Server {
 	if !s.cache.Trusted() {
 		s.metrics.cacheTrusted.Set(0)
 	}
+	registerJournalMetrics(cfg.Registry, cfg.Journal)
 	if cfg.LocalLimiter != nil {
 		newLimiter := func(shared decoy.Limiter, use string) *fallback.Limiter {
 			return fallback.NewLimiter(fallback.Config{Shared: shared, Local: cfg.LocalLimiter, Use: use, Logger: s.log, Now: cfg.Now,
@@ -312,6 +317,7 @@ func New(cfg Config) *Server {
 		Templates:           cfg.Templates,
 		TemplateCache:       &s.templates,
 		Usage:               cfg.Usage,
+		Journal:             cfg.Journal,
 		DefaultRateLimit:    cfg.DefaultRateLimit,
 		DefaultMonthlyQuota: cfg.DefaultMonthlyQuota,
 		MaxDataBytes:        cfg.MaxDataBytes,
@@ -472,11 +478,13 @@ func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
-// recorder remembers the status and size of a response for logs and metrics.
+// recorder remembers the status and size of a response for logs and
+// metrics, and what the journal records of its request (journal.go).
 type recorder struct {
 	http.ResponseWriter
-	status int
-	bytes  int64
+	status  int
+	bytes   int64
+	journal journalRequest
 }
 
 func (rec *recorder) WriteHeader(status int) {
@@ -564,6 +572,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		defer s.copyBody(rec, r)()
 		// Deferred, so that a request aborted by panic(http.ErrAbortHandler)
 		// is logged and counted too.
 		defer s.logRequest(rec, r, start)
@@ -571,13 +580,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// logRequest writes the access-log line of a request and records its
-// metrics.
+// logRequest writes the access-log line of a request, records its
+// metrics, and hands it to the journal.
 func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 	if rec.status == 0 {
 		rec.status = 499 // the client went away before an answer
 	}
-	s.record(r.Context(), s.sectionOf(r), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, time.Since(start), r)
+	elapsed := time.Since(start)
+	s.record(r.Context(), s.sectionOf(r), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, elapsed, r)
+	s.recordJournal(rec, r, elapsed)
 }
 
 // record counts an answer in the metrics and writes its access-log line

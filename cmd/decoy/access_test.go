@@ -269,6 +269,12 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"PATCH", "routes/" + r1, `{"path":"/{fresh:name}"}`, editors(200), false},
 		{"PATCH", "routes/" + r2, `{"path":"/{fresh:name}"}`, wsEditors(200), false},
 		{"DELETE", "routes/{fresh:route}", "", editors(204), false},
+		{"GET", "projects/" + p1 + "/requests", "", viewers, false},
+		{"GET", "projects/" + p2 + "/requests?status=200", "", wsViewers, false},
+		{"GET", "projects/" + p1 + "/requests/count", "", viewers, false},
+		{"GET", "projects/" + p2 + "/requests/count", "", wsViewers, false},
+		{"DELETE", "projects/" + p1 + "/requests", "", editors(204), false},
+		{"DELETE", "projects/" + p2 + "/requests", "", wsEditors(204), false},
 		{"GET", "mocks", "", all(200), false},
 		{"POST", "mocks?project_id=" + p1, `[1]`, editors(201), false},
 		{"GET", "mocks/" + m, "", viewers, false},
@@ -299,6 +305,21 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"DELETE", "users/" + o.users["viewer"] + "/tokens/{fresh:token}", "", admins(204), false},
 		// Last: it signs the people out.
 		{"DELETE", "auth/token", "", [8]int{400, 204, 204, 204, 400, 400, 400, 204}, false},
+	}
+	// The journal's live feed does not end: its status alone.
+	for _, r := range []struct {
+		path string
+		want [8]int
+	}{{"projects/" + p1 + "/requests/stream", viewers}, {"projects/" + p2 + "/requests/stream", wsViewers}} {
+		for i, kind := range callerKinds {
+			want := u401
+			if i < 8 {
+				want = r.want[i]
+			}
+			if got := streamStatus(t, p, r.path, o.tokens[kind]); got != want {
+				t.Errorf("GET %s as %s: %d, want %d", r.path, kind, got, want)
+			}
+		}
 	}
 	for _, r := range rows {
 		for i, kind := range callerKinds {
@@ -399,11 +420,33 @@ func noTenantCrossing(t *testing.T, p *proc) {
 		{"GET", "routes/" + acmeRoute, ""}, {"PATCH", "routes/" + acmeRoute, `{"path":"/x"}`}, {"DELETE", "routes/" + acmeRoute, ""},
 		{"GET", "projects/" + o.project2 + "/routes", ""}, {"POST", "projects/" + o.project2 + "/routes", `{"method":"GET","path":"/x","mock_id":"` + o.mock2 + `"}`},
 		{"PATCH", "projects/" + o.project2, `{"slug":"taken-over"}`},
+		{"GET", "projects/" + o.project2 + "/requests", ""}, {"GET", "projects/" + o.project2 + "/requests/count", ""},
+		{"DELETE", "projects/" + o.project2 + "/requests", ""},
 	} {
 		for _, caller := range []string{"outsider", "project key"} {
 			if a := api(t, p, w.method, w.path, o.tokens[caller], w.body); a.status != 404 || strings.Contains(a.body, "acme-data") {
 				t.Errorf("%s %s %s: %d %s", caller, w.method, w.path, a.status, a.body)
 			}
+		}
+	}
+	// Nor the requests another workspace's project answered (§13.2): the
+	// journal of project2 holds a read of mock2, which they do not see.
+	if a := get(t, p.url+"/mock/"+o.mock2); a.status != 200 {
+		t.Fatalf("read of mock2: %d", a.status)
+	}
+	for _, caller := range []string{"outsider", "project key"} {
+		if got := streamStatus(t, p, "projects/"+o.project2+"/requests/stream", o.tokens[caller]); got != 404 {
+			t.Errorf("%s GET the journal's feed of project2: %d", caller, got)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		a := api(t, p, "GET", "projects/"+o.project2+"/requests", o.tokens["editor key"], "")
+		if a.status == 200 && strings.Contains(a.body, o.mock2) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the workspace's own key reads the journal of project2: %d %s", a.status, a.body)
+			break
 		}
 	}
 	otherSlug := field(t, api(t, p, "GET", "projects/"+o.otherProject, adminToken, ""), 200, "slug")

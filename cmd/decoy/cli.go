@@ -81,7 +81,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		}
 	}
 	add("server", serveCommand(), healthcheckCommand(), versionCommand())
-	add("mocks", mockCommand(), generateCommand(), importCommand(), exportCommand())
+	add("mocks", mockCommand(), generateCommand(), importCommand(), exportCommand(), requestsCommand())
 	add("teams", loginCommand(), logoutCommand())
 	add("teams", teamCommands()...)
 	root.InitDefaultHelpCmd()

@@ -7,6 +7,7 @@
 //	decoy user|workspace|project|member|key|audit ...  manage teams (§6)
 //	decoy import FILE [flags]    make mocks of an OpenAPI, json-server or Decoy export file
 //	decoy export --out F [flags] write a project's mocks to a .tar.gz or a folder
+//	decoy requests --project P   print a project's request journal, or follow it
 //	decoy healthcheck            check that the server answers (the image's HEALTHCHECK)
 //	decoy completion SHELL       print a shell completion script
 //	decoy version                print the version

@@ -19,6 +19,7 @@ import (
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/importer"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/journal"
 	"github.com/decoy-mock/decoy/postgres"
 	"github.com/decoy-mock/decoy/redis"
 	"github.com/decoy-mock/decoy/secret"
@@ -37,6 +38,10 @@ const adminTokenPrefix = "dcy_admin_"
 // maxVersions is the most --max-versions takes: each mock may keep that
 // many copies of its data, each up to --max-data-bytes.
 const maxVersions = 1000
+
+// maxJournalSize is the most --journal-size takes: a listing of a
+// project's journal may read that many entries.
+const maxJournalSize = 100_000
 
 // Config is the configuration of decoy serve, from flags and DECOY_*
 // variables.
@@ -73,6 +78,7 @@ type Config struct {
 	OpenWorkspaces   bool
 	RoutesDomain     string
 	MaxRoutes        int
+	JournalSize      int
 }
 
 // Main is the decoy serve program: ParseFlags, then Run, then Close. An
@@ -89,6 +95,7 @@ type Main struct {
 	redis   goredis.UniversalClient
 	quota   *redis.Quota
 	usage   *readusage.Recorder
+	journal *journal.Journal
 	server  *server.Server
 	// stop ends the background work (listening for other replicas'
 	// changes, flushing quota counts); done is closed when it has ended.
@@ -149,6 +156,7 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.OpenWorkspaces, "open-workspaces", false, "let any signed-in user create workspaces (else only server admins)")
 	fs.StringVar(&c.RoutesDomain, "routes-domain", "", "a domain D under which SLUG.D serves project SLUG's routes at their own paths, as SLUG.localhost always does (point *.D at the server)")
 	fs.IntVar(&c.MaxRoutes, "max-routes", decoy.DefaultMaxRoutes, "most routes a project holds (1 or more)")
+	fs.IntVar(&c.JournalSize, "journal-size", decoy.DefaultJournalSize, fmt.Sprintf("requests kept in each project's request journal, the oldest leaving first (up to %d); 0 = no journal", maxJournalSize))
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
 }
 
@@ -200,6 +208,8 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--token-header %q is not a valid header name", c.TokenHeader)
 	case c.MaxRoutes < 1:
 		return fmt.Errorf("--max-routes must be 1 or more")
+	case c.JournalSize < 0 || c.JournalSize > maxJournalSize:
+		return fmt.Errorf("--journal-size must be from 0 (no journal) to %d", maxJournalSize)
 	case c.RoutesDomain != "" && !validDomain(c.RoutesDomain):
 		return fmt.Errorf("--routes-domain %q is not a domain name (such as mocks.example.com)", c.RoutesDomain)
 	}
@@ -390,6 +400,16 @@ func (m *Main) Run(ctx context.Context) error {
 			cfg.Invalidator = redis.NewInvalidator(m.redis, c.RedisKeyPrefix)
 		}
 	}
+	if c.JournalSize > 0 {
+		// One journal across replicas in Redis when there is one, else
+		// this process's memory.
+		var store decoy.JournalStore = journal.NewRing(journal.RingConfig{Size: c.JournalSize})
+		if m.redis != nil {
+			store = redis.NewJournal(m.redis, c.RedisKeyPrefix, c.JournalSize)
+		}
+		m.journal = journal.New(journal.Config{Store: store, Logger: m.log})
+		cfg.Journal = m.journal
+	}
 	m.server = server.New(cfg)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -401,6 +421,10 @@ func (m *Main) Run(ctx context.Context) error {
 	wg.Go(func() { m.server.Listen(bg) })
 	// Flushes usage counts every few seconds, and once more when stopped.
 	wg.Go(func() { m.usage.Run(bg) })
+	if j := m.journal; j != nil {
+		// Writes the journal's entries, and what is queued when stopped.
+		wg.Go(func() { j.Run(bg) })
+	}
 	go func() { wg.Wait(); close(m.done) }()
 	m.log.Info("config",
 		"version", Version(),
@@ -434,6 +458,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"open_workspaces", c.OpenWorkspaces,
 		"routes_domain", c.RoutesDomain,
 		"max_routes", c.MaxRoutes,
+		"journal_size", c.JournalSize,
 	)
 
 	seeded, err := m.seed(ctx)

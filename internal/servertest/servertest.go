@@ -22,6 +22,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
 	"github.com/decoy-mock/decoy/inmem"
+	"github.com/decoy-mock/decoy/journal"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
@@ -218,6 +219,42 @@ func (h *Harness) Metric(sample string) string {
 		}
 	}
 	return ""
+}
+
+// WithJournal gives the server a request journal of size entries a
+// project in memory, written for as long as the test runs; Journals
+// returns it.
+func WithJournal(t testing.TB, size int) func(*server.Config) {
+	return func(c *server.Config) {
+		c.Journal = journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: size, Now: c.Now})})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { c.Journal.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+}
+
+// Journal waits until the request journal of project lists want entries
+// (at most 5 s) and returns them, newest first.
+func (h *Harness) Journal(project string, want int) []*decoy.JournalEntry {
+	h.T.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var page struct {
+			Requests []*decoy.JournalEntry `json:"requests"`
+		}
+		r := h.Send("GET", "/admin/v1/projects/"+project+"/requests?limit=1000", "", "")
+		if r.Status != http.StatusOK || json.Unmarshal([]byte(r.Body), &page) != nil {
+			h.T.Fatalf("GET the journal of %s: %d %s", project, r.Status, r.Body)
+		}
+		if len(page.Requests) >= want || time.Now().After(deadline) {
+			if len(page.Requests) != want {
+				h.T.Fatalf("the journal of %s lists %d entries, want %d", project, len(page.Requests), want)
+			}
+			return page.Requests
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // NewStudio starts a server with the Studio on and usage recorded.

@@ -108,6 +108,23 @@ await journey(async (browser) => {
     await page.getByRole('dialog').waitFor({ state: 'detached' });
   });
 
+  await step('project-requests, a request\'s details and the clear dialog', async () => {
+    await page.goto(`${base}/#/projects/${defaultProject.id}/requests`);
+    await page.locator('table.requests tbody tr').first().waitFor();
+    await page.getByTestId('live').filter({ hasText: 'Live' }).waitFor();
+    await seen(page, 'project-requests');
+    await page.getByRole('button', { name: /^Details of GET \/mock\// }).first().click();
+    await page.getByRole('dialog').getByTestId('request-headers').waitFor();
+    await seen(page, 'request-dialog');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Clear the requests?' }).waitFor();
+    await seen(page, 'clear-requests-dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
   await step('new-mock, then the one-time token dialog', async () => {
     await page.goto(`${base}/#/new`);
     await page.getByRole('heading', { name: 'New mock' }).waitFor();

@@ -268,3 +268,44 @@ export function maxDataBytes() {
   }
   return maxData;
 }
+
+/**
+ * follow reads a live feed of the admin API (Server-Sent Events, through
+ * fetch, which sends the CSRF header that EventSource cannot) and calls
+ * onOpen() once it is open and onEvent(name, data, id) for each event,
+ * until the feed ends (it resolves) or signal aborts it. lastID, when set, is sent as
+ * Last-Event-ID: the feed resumes after it.
+ */
+export async function follow(path, { lastID, signal, onOpen, onEvent }) {
+  const headers = { 'X-CSRF-Token': csrf, Accept: 'text/event-stream' };
+  if (lastID) headers['Last-Event-ID'] = lastID;
+  const res = await fetch('/admin/v1' + path, { headers, credentials: 'same-origin', cache: 'no-store', signal });
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (!res.ok) throw await errorOf(res);
+  if (onOpen) onOpen();
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replace(/\r\n?/g, '\n');
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = 'message', data = '', id = '';
+      for (const line of block.split('\n')) {
+        const colon = line.indexOf(':');
+        if (colon <= 0) continue; // a comment (keep-alive), or a bare field
+        const field = line.slice(0, colon), v = line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'event') name = v;
+        else if (field === 'data') data += (data ? '\n' : '') + v;
+        else if (field === 'id') id = v;
+      }
+      if (data) onEvent(name, data, id);
+    }
+  }
+}

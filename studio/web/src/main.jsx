@@ -25,7 +25,7 @@ import './style.css';
 // one just created or rotated. Memory only: gone when the page is.
 const knownTokens = new Map();
 
-// ---- routing: #/ (mocks), #/projects/{id}[/routes], #/new[/{project}],
+// ---- routing: #/ (mocks), #/projects/{id}[/routes|/requests], #/new[/{project}],
 // #/mocks/{id}/{tab}, #/members, #/keys, #/audit, #/account,
 // #/invite/{secret}
 
@@ -37,7 +37,7 @@ function parseRoute() {
   if (parts[0] === 'generate') return { page: 'generate', id: parts[1] };
   if (parts[0] === 'transfer') return { page: 'transfer' };
   if (parts[0] === 'mocks' && parts[1]) return { page: 'mock', id: parts[1], tab: parts[2] || 'data' };
-  if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1], tab: parts[2] === 'routes' ? 'routes' : 'mocks' };
+  if (parts[0] === 'projects' && parts[1]) return { page: 'list', project: parts[1], tab: ['routes', 'requests'].includes(parts[2]) ? parts[2] : 'mocks' };
   if (TEAM_PAGES.includes(parts[0])) return { page: parts[0] };
   if (parts[0] === 'account') return { page: 'account' };
   if (parts[0] === 'invite' && parts[1]) return { page: 'invite', secret: parts[1] };

@@ -1,10 +1,12 @@
 // The mocks of the chosen workspace, project by project: the project list,
 // a new project, the mocks of one project or of all, searched on the
 // server (GET /admin/v1/mocks?workspace_id=&project_id=&q=), and a
-// project's page: its base URL and slug, its mocks and its routes.
+// project's page: its base URL and slug, its mocks, its routes and the
+// requests it answered.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { RoutesTab } from './routes.jsx';
+import { RequestsTab } from './requests.jsx';
 import { items, useTeam } from './team.jsx';
 import { CopyButton, ErrorNote, Time, formatBytes, formatNumber, go } from './ui.jsx';
 
@@ -120,7 +122,8 @@ export function MocksPage() {
 
 /**
  * ProjectPage is a project of the chosen workspace: its name, base URL and
- * slug (editors change it), and the tab chosen: its mocks, or its routes.
+ * slug (editors change it), and the tab chosen: its mocks, its routes, or
+ * the requests it answered.
  */
 export function ProjectPage({ projectID, tab }) {
   const team = useTeam();
@@ -133,7 +136,7 @@ export function ProjectPage({ projectID, tab }) {
     <main id="main">
       <div class="title-row">
         <h1>{project ? project.name : missing ? 'Project not found' : 'Project'}</h1>
-        {project && editable && tab !== 'routes' && <a class="button primary" href={`#/new/${project.id}`}>New mock</a>}
+        {project && editable && tab === 'mocks' && <a class="button primary" href={`#/new/${project.id}`}>New mock</a>}
       </div>
       <ErrorNote error={error} />
       {!projects && !error && <p aria-busy="true">Loading…</p>}
@@ -142,10 +145,13 @@ export function ProjectPage({ projectID, tab }) {
         <>
           <ProjectAddress project={project} editable={editable} onChanged={reload} />
           <nav class="tabs" aria-label="Project sections">
-            <a href={`#/projects/${project.id}`} aria-current={tab !== 'routes' ? 'page' : undefined}>Mocks</a>
+            <a href={`#/projects/${project.id}`} aria-current={tab === 'mocks' ? 'page' : undefined}>Mocks</a>
             <a href={`#/projects/${project.id}/routes`} aria-current={tab === 'routes' ? 'page' : undefined}>Routes</a>
+            <a href={`#/projects/${project.id}/requests`} aria-current={tab === 'requests' ? 'page' : undefined}>Requests</a>
           </nav>
-          {tab === 'routes' ? <RoutesTab project={project} editable={editable} /> : <MockList projectID={project.id} projects={projects} />}
+          {tab === 'routes' && <RoutesTab project={project} editable={editable} />}
+          {tab === 'requests' && <RequestsTab project={project} editable={editable} />}
+          {tab === 'mocks' && <MockList projectID={project.id} projects={projects} />}
         </>
       )}
     </main>
