@@ -237,7 +237,7 @@ func TestJournalBoundEndToEnd(t *testing.T) {
 }
 
 // metric reads a sample of p's /metrics, 0 when absent.
-func metric(t *testing.T, p *proc, sample string) float64 {
+func journalMetric(t *testing.T, p *proc, sample string) float64 {
 	t.Helper()
 	for line := range strings.SplitSeq(get(t, p.url+"/metrics").body, "\n") {
 		if v, ok := strings.CutPrefix(line, sample+" "); ok {
@@ -287,7 +287,7 @@ func TestJournalRedisFrozen(t *testing.T) {
 	// time are counted by then.
 	deadline := time.Now().Add(10 * time.Second)
 	dropped := func() float64 {
-		return metric(t, p, `decoy_journal_dropped_total{reason="store"}`) + metric(t, p, `decoy_journal_dropped_total{reason="queue"}`)
+		return journalMetric(t, p, `decoy_journal_dropped_total{reason="store"}`) + journalMetric(t, p, `decoy_journal_dropped_total{reason="queue"}`)
 	}
 	for dropped() == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
