@@ -1,6 +1,7 @@
 package decoy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -121,4 +122,36 @@ type Journal interface {
 	Count(ctx context.Context, projectID string, f JournalFilter) (int64, error)
 	// Clear empties a project's journal.
 	Clear(ctx context.Context, projectID string) error
+}
+
+// EncodeRules is the JSON of rules as a store keeps them: [] for none;
+// bodies and templates compact, their characters as sent (no HTML
+// escaping), so that a body is answered as it was given.
+func EncodeRules(rules []Rule) ([]byte, error) {
+	if rules == nil {
+		rules = []Rule{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rules); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// DecodeRules reads rules a store kept (EncodeRules); none is an empty
+// slice, never nil.
+func DecodeRules(data []byte) ([]Rule, error) {
+	rules := []Rule{}
+	if len(data) == 0 {
+		return rules, nil
+	}
+	if err := json.Unmarshal(data, &rules); err != nil {
+		return nil, err
+	}
+	if rules == nil {
+		rules = []Rule{}
+	}
+	return rules, nil
 }
