@@ -1,7 +1,8 @@
 // Package redis implements the parts of Decoy that replicas share through
 // Redis: the sliding-window rate limiter (Limiter), a monthly quota counter
-// that answers from Redis in front of the durable store (Quota), and cache
-// invalidation over publish/subscribe (Invalidator).
+// that answers from Redis in front of the durable store (Quota), cache
+// invalidation over publish/subscribe (Invalidator), and the counts of
+// routes' rules with times (RuleCounter).
 //
 // # Keys
 //
@@ -11,6 +12,7 @@
 //	<prefix>{<key>}:seq                   string: the last event id of <key>
 //	<prefix>{mock:<id>}:quota:<YYYY-MM>   string: a mock's count for a month (UTC)
 //	<prefix>invalidate                    channel: ids of changed mocks
+//	<prefix>{route:<id>}:rules            hash: a route's rule counts, by rule index
 //
 // The server's rate-limit keys are "mock:<id>", so the keys of one mock share
 // the hash tag "{mock:<id>}": every Lua script touches a single hash slot,
