@@ -37,20 +37,57 @@ func (cs Conditions) Paths() [][]string {
 	return paths
 }
 
+// Scratch holds what Holds works with, for a caller that asks many
+// conditions of one record in a row (the rules of a route, of one
+// request): its buffers, and the values each path reached in the record,
+// so that the conditions of several rules on one path (header.x-mode, say)
+// walk the record once between them. For one goroutine at a time.
+type Scratch struct {
+	m matcher
+	// doc and rec are the record the values were reached in; keys[:n]
+	// name the paths (jsondoc.Path.Key) whose values are vals[:n]. The
+	// arrays past n are kept for reuse.
+	doc  *jsondoc.Document
+	rec  int
+	n    int
+	keys []string
+	vals [][]jsondoc.Value
+}
+
+// values returns the values p reaches in record i of d.
+func (s *Scratch) values(d *jsondoc.Document, i int, p jsondoc.Path) []jsondoc.Value {
+	if s.doc != d || s.rec != i {
+		s.doc, s.rec, s.n = d, i, 0
+	}
+	for k := range s.n {
+		if s.keys[k] == p.Key {
+			return s.vals[k]
+		}
+	}
+	if s.n == len(s.vals) {
+		s.keys, s.vals = append(s.keys, ""), append(s.vals, nil)
+	}
+	s.keys[s.n], s.vals[s.n] = p.Key, d.AppendValues(s.vals[s.n][:0], i, p)
+	s.n++
+	return s.vals[s.n-1]
+}
+
 // Holds reports whether every condition holds for record i of the array
 // document d: the values its path reaches there include one equal to its
-// value ($eq, $eqi), or include none ($ne, $nei).
-func (cs Conditions) Holds(d *jsondoc.Document, i int) bool {
+// value ($eq, $eqi), or include none ($ne, $nei). s, when not nil, is
+// scratch space to reuse, and remembers what each path reached in the
+// record for the next call about it.
+func (cs Conditions) Holds(d *jsondoc.Document, i int, s *Scratch) bool {
 	if len(cs) == 0 {
 		return true
 	}
-	var buf [4]jsondoc.Value
-	var m matcher
+	if s == nil {
+		s = new(Scratch)
+	}
 	for k := range cs {
 		c := &cs[k]
-		m.c, m.fold = c, c.Op.folded()
-		vals := d.AppendValues(buf[:0], i, c.path)
-		if m.anyEqual(d, vals) == c.Op.negated() {
+		s.m.c, s.m.fold = c, c.Op.folded()
+		if s.m.anyEqual(d, s.values(d, i, c.path)) == c.Op.negated() {
 			return false
 		}
 	}

@@ -62,7 +62,7 @@ func TestConditionsHold(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.when, err)
 		}
-		if got := cs.Holds(d, 0); got != tc.want {
+		if got := cs.Holds(d, 0, nil); got != tc.want {
 			t.Errorf("%q holds: %v, want %v", tc.when, got, tc.want)
 		}
 		q, err := query.Compile(query.Params{Filters: tc.when})
@@ -125,8 +125,9 @@ func FuzzConditionsMatchReference(f *testing.F) {
 		if !ok {
 			return
 		}
+		var scratch query.Scratch
 		for i := range d.Len() {
-			if got := cs.Holds(d, i); got != slices.Contains(want, int32(i)) {
+			if got := cs.Holds(d, i, &scratch); got != slices.Contains(want, int32(i)) {
 				t.Fatalf("doc %s\nwhen %q\nrecord %d: holds %v, the reference keeps %v", doc, when, i, got, want)
 			}
 		}
