@@ -153,5 +153,14 @@ func DecodeRules(data []byte) ([]Rule, error) {
 	if rules == nil {
 		rules = []Rule{}
 	}
+	for i := range rules {
+		// A null body or template is none (json.RawMessage keeps "null").
+		if string(rules[i].Body) == "null" {
+			rules[i].Body = nil
+		}
+		if string(rules[i].Template) == "null" {
+			rules[i].Template = nil
+		}
+	}
 	return rules, nil
 }

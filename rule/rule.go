@@ -189,7 +189,8 @@ type Request struct {
 
 // Eval asks a Set's rules about one request. It builds the request's
 // document on the first need of it and keeps it for the next rule. Not
-// safe for concurrent use.
+// safe for concurrent use. An Eval may be used again for another request
+// (Reset), keeping its buffers.
 type Eval struct {
 	set *Set
 	req *Request
@@ -198,10 +199,21 @@ type Eval struct {
 	full bool
 	body []byte
 	read bool // body read
+	// buf holds the document's bytes; scratch is what the conditions are
+	// asked with, from rule to rule.
+	buf     []byte
+	scratch query.Scratch
 }
 
 // Eval returns an Eval of s's rules over req.
 func (s *Set) Eval(req *Request) Eval { return Eval{set: s, req: req} }
+
+// Reset makes e an Eval of s's rules over req, keeping the buffers it
+// grew. What e made for the request before (its document) is no longer
+// to be used.
+func (e *Eval) Reset(s *Set, req *Request) {
+	*e = Eval{set: s, req: req, buf: e.buf[:0], scratch: e.scratch}
+}
 
 // Next returns the first rule from index from on whose conditions hold
 // for the request, or -1 when none does.
@@ -217,20 +229,26 @@ func (e *Eval) Next(from int) int {
 		if e.doc == nil {
 			e.build(&e.set.reach)
 		}
-		if c.when.Holds(e.doc, 0) {
+		if c.when.Holds(e.doc, 0, &e.scratch) {
 			return i
 		}
 	}
 	return -1
 }
 
-// Lookup reads path in the whole request (generate.Request): the JSON text
-// of the first value it reaches, or false.
-func (e *Eval) Lookup(path []string) ([]byte, bool) {
+// Prepare makes the whole request's document now (reading the body), so
+// that a template run for the request later reads nothing.
+func (e *Eval) Prepare() {
 	if !e.full {
 		e.build(&everything)
 		e.full = true
 	}
+}
+
+// Lookup reads path in the whole request (generate.Request): the JSON text
+// of the first value it reaches, or false.
+func (e *Eval) Lookup(path []string) ([]byte, bool) {
+	e.Prepare()
 	vals := e.doc.AppendValues(nil, 0, jsondoc.Path{Segs: path})
 	if len(vals) == 0 {
 		return nil, false
@@ -253,7 +271,10 @@ func (e *Eval) Body() []byte {
 // build makes the request's document with the parts r reads.
 func (e *Eval) build(r *reach) {
 	req := e.req
-	b := make([]byte, 0, 128)
+	b := e.buf[:0]
+	if e.doc != nil {
+		b = nil // the bytes of the document made before are its for good
+	}
 	b = append(b, "[{"...)
 	member := func(name string) {
 		if len(b) > 2 {
@@ -293,6 +314,7 @@ func (e *Eval) build(r *reach) {
 		}
 	}
 	b = append(b, "}]"...)
+	e.buf = b
 	doc, err := jsondoc.Parse(b)
 	if err != nil {
 		// Only a body nested as deep as a document may be, one level

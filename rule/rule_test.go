@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -372,4 +373,44 @@ func valid(texts ...string) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkEval asks a request 20 rules none of which holds: on one
+// header, and on the method, a query parameter, two headers and the body
+// (server's BenchmarkRules has the same).
+func BenchmarkEval(b *testing.B) {
+	header := make([]decoy.Rule, 20)
+	mixed := make([]decoy.Rule, 20)
+	for i := range header {
+		header[i] = decoy.Rule{When: "header.x-scenario=case-" + strconv.Itoa(i)}
+		n := strconv.Itoa(i)
+		switch i % 4 {
+		case 0:
+			mixed[i].When = "method=POST&query.page=" + n
+		case 1:
+			mixed[i].When = "header.x-scenario=case-" + n + "&header.accept-encoding[$eqi]=none"
+		case 2:
+			mixed[i].When = "query.order_by[$ne]=age&query.x=" + n
+		default:
+			mixed[i].When = "body.kind=k" + n
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		rules []decoy.Rule
+	}{{"header", header}, {"mixed", mixed}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := rule.Compile(c.rules)
+			req := &rule.Request{Method: "GET", RawQuery: "order_by=age&limit=10", Host: "bench",
+				Header: map[string][]string{"X-Scenario": {"none"}, "Accept-Encoding": {"gzip, deflate, br"}}}
+			b.ReportAllocs()
+			var e rule.Eval
+			for b.Loop() {
+				e.Reset(s, req) // as the server does, from a pool
+				if e.Next(0) != -1 {
+					b.Fatal("a rule holds")
+				}
+			}
+		})
+	}
 }
