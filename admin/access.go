@@ -123,6 +123,7 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "routes/{route}", need: viewer, handle: (*API).getRoute},
 	{method: "PATCH", path: "routes/{route}", need: editor, action: "changing routes", audit: "route.update", handle: (*API).patchRoute},
 	{method: "DELETE", path: "routes/{route}", need: editor, action: "deleting routes", audit: "route.delete", handle: (*API).deleteRoute},
+	{method: "POST", path: "routes/{route}/rules/reset", need: editor, action: "resetting rules' counts", audit: "route.rules_reset", handle: (*API).resetRouteRules},
 
 	{method: "GET", path: "mocks", need: signedIn, handle: (*API).listMocks},
 	{method: "POST", path: "mocks", need: signedIn, audit: "mock.create", handle: (*API).createMock},

@@ -79,6 +79,10 @@ type Config struct {
 	RoutesDomain string
 	// MaxRoutes bounds the routes of a project (0: decoy.DefaultMaxRoutes).
 	MaxRoutes int
+	// RuleCounter counts the requests routes' rules with times hold for
+	// (§13.1), across replicas when they share it. Nil: a rule with
+	// times never holds.
+	RuleCounter decoy.RuleCounter
 	// OpenWorkspaces lets any signed-in user create workspaces.
 	OpenWorkspaces bool
 
@@ -307,6 +311,7 @@ func New(cfg Config) *Server {
 		Routes:              cfg.Routes,
 		Projects:            s.projects,
 		MaxRoutes:           cfg.MaxRoutes,
+		RuleCounter:         cfg.RuleCounter,
 		OpenWorkspaces:      cfg.OpenWorkspaces,
 		Versions:            cfg.Versions,
 		Templates:           cfg.Templates,
@@ -477,6 +482,9 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// rule is the label of the route's rule that answered (§13.1), set by
+	// noteRule; "" when none did.
+	rule string
 }
 
 func (rec *recorder) WriteHeader(status int) {
