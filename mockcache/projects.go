@@ -9,6 +9,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/route"
+	"github.com/decoy-mock/decoy/rule"
 )
 
 // Projects keeps the routes of the projects that requests reached (§11),
@@ -66,6 +67,8 @@ type Binding struct {
 	Items []string
 	// One is set for an item route that reads: it answers one record.
 	One bool
+	// Rules are the route's rules (§13.1), compiled; nil: none.
+	Rules *rule.Set
 }
 
 // Binding returns what route r of the project adds to a read.
@@ -78,7 +81,7 @@ func bindingOf(r *decoy.Route) *Binding {
 	if err != nil {
 		return nil
 	}
-	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead}
+	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead, Rules: rule.Compile(r.Rules)}
 	for _, name := range t.Params() {
 		field := name
 		if f, ok := r.Bind[name]; ok {
