@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -116,8 +117,18 @@ func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readSta
 		return s.readNormally(w, r, rd, &reserved, nil)
 	}
 	noteRule(w, c.Label())
+	if r.Header.Get(RuleHeader) != "" {
+		w.Header()[RuleHeader] = one(url.PathEscape(c.Label()))
+	}
 	return s.answerRule(w, r, rd, ev, c, reserved)
 }
+
+// RuleHeader, sent with a request (any value), asks its answer to say in
+// the same header which rule of the route answered: its label (name, else
+// place from 1), percent-encoded as a path segment is. An answer without
+// it is the route's normal one. Answers are as the rules make them unless
+// asked (the Studio's "try a request" panel asks).
+const RuleHeader = "Decoy-Rule"
 
 // ruleTimeout bounds each call of the rule counter: a stalled database or
 // Redis must not hold an answer.

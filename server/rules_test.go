@@ -122,8 +122,16 @@ func TestRuleAnswers(t *testing.T) {
 		r.Header.Get("X-RateLimit-Limit") != "1000" || r.Header.Get("X-Quota-Limit") != "50000" || r.Header.Get("Content-Length") != "37" {
 		t.Errorf("slow: %d %v %q", r.Status, r.Header, r.Body)
 	}
-	if r := h.Get("/p/default/users/1?as=vip"); r.Status != 200 || r.Body != `[1,2.50,"x"]` {
-		t.Errorf("vip: %d %q", r.Status, r.Body)
+	if r := h.Get("/p/default/users/1?as=vip"); r.Status != 200 || r.Body != `[1,2.50,"x"]` || r.Header.Get("Decoy-Rule") != "" {
+		t.Errorf("vip: %d %q %v", r.Status, r.Body, r.Header)
+	}
+	// Asked, an answer says which rule made it; the normal answer says
+	// nothing.
+	if r := h.Get("/p/default/users/2", "X-Mode", "slow", "Decoy-Rule", "?"); r.Header.Get("Decoy-Rule") != "slow" {
+		t.Errorf("asked which rule: %v", r.Header)
+	}
+	if r := h.Get("/p/default/users/2", "Decoy-Rule", "?"); r.Status != 200 || r.Header.Get("Decoy-Rule") != "" {
+		t.Errorf("asked which rule of a normal answer: %d %v", r.Status, r.Header)
 	}
 	if r := h.Get("/p/default/users/2?as=vip"); r.Status != 200 || r.Body != `{"id":2,"name":"Linus","team":"b"}` {
 		t.Errorf("no rule holds: %d %q", r.Status, r.Body)
@@ -144,8 +152,8 @@ func TestRuleAnswers(t *testing.T) {
 		t.Errorf("the normal answer's 304: %d", r.Status)
 	}
 	// Counted as reads: each took a slot of the rate limit.
-	if u := h.Get("/p/default/users/1?tea=1"); u.Header.Get("X-RateLimit-Remaining") != "991" {
-		t.Errorf("rate limit remaining %s after 9 reads", u.Header.Get("X-RateLimit-Remaining"))
+	if u := h.Get("/p/default/users/1?tea=1"); u.Header.Get("X-RateLimit-Remaining") != "989" {
+		t.Errorf("rate limit remaining %s after 11 reads", u.Header.Get("X-RateLimit-Remaining"))
 	}
 }
 
