@@ -24,6 +24,10 @@ const (
 // MaxRules is the most rules a route holds.
 const MaxRules = 100
 
+// MaxRulesBytes bounds the rules of a route as stored (EncodeRules): a
+// project's routes are held in memory whole, their rules with them.
+const MaxRulesBytes = 64 << 10
+
 // Rule is one of a route's conditional answers.
 type Rule struct {
 	// Name names the rule in the journal and in errors; may be empty.

@@ -36,7 +36,9 @@ const (
 var notSettable = []string{"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 
 // Check checks a route's rules as the admin API takes them (§13.1 of the
-// contract), and tidies them: a body or template of null is none. params
+// contract): at most decoy.MaxRules of them, of at most
+// decoy.MaxRulesBytes as stored; and tidies them: a body or template of
+// null is none. params
 // are the parameters of the route's path, which conditions and templates
 // may read as path.<param>; templates are compiled within lim, as
 // PUT …/template compiles one. The first problem found is an EINVALID
@@ -47,10 +49,17 @@ var notSettable = []string{"connection", "content-length", "keep-alive", "proxy-
 // not set a status, headers, a body or a template (they would be
 // ignored); "malformed" sends a head (the status and headers) and part of
 // the body, so it takes them all.
-func Check(rules []decoy.Rule, params []string, lim generate.Limits) error {
+func Check(rules []decoy.Rule, params []string, lim generate.Limits) (err error) {
 	if len(rules) > decoy.MaxRules {
 		return decoy.Errorf(decoy.EINVALID, "Invalid rules: a route has at most %d rules", decoy.MaxRules)
 	}
+	defer func() {
+		if err == nil {
+			if b, _ := decoy.EncodeRules(rules); len(b) > decoy.MaxRulesBytes {
+				err = decoy.Errorf(decoy.EINVALID, "Invalid rules: a route's rules are at most %d KiB of JSON (%d KiB here)", decoy.MaxRulesBytes>>10, (len(b)+1023)>>10)
+			}
+		}
+	}()
 	for i := range rules {
 		r := &rules[i]
 		if isNull(r.Body) {

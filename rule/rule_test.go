@@ -272,6 +272,10 @@ func TestCheck(t *testing.T) {
 	if err := rule.Check(make([]decoy.Rule, decoy.MaxRules+1), nil, generate.Limits{}); decoy.ErrorMessage(err) != "Invalid rules: a route has at most 100 rules" {
 		t.Errorf("too many: %v", err)
 	}
+	big := []decoy.Rule{{Body: json.RawMessage(`"` + strings.Repeat("x", decoy.MaxRulesBytes) + `"`)}}
+	if err := rule.Check(big, nil, generate.Limits{}); decoy.ErrorMessage(err) != "Invalid rules: a route's rules are at most 64 KiB of JSON (65 KiB here)" {
+		t.Errorf("too large: %v", err)
+	}
 }
 
 // FuzzRequestConditions asks conditions of arbitrary requests. It never
