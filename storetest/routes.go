@@ -994,8 +994,7 @@ func testRouteRules(t *testing.T, s RouteBackend) {
 	if v := routesVersion(t, s, p.ID); v <= version {
 		t.Errorf("routes version %d after a change of rules, was %d", v, version)
 	}
-	upd, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &rules})
-	if err != nil {
+	if _, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &rules}); err != nil {
 		t.Fatal(err)
 	}
 	upd, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Path: ptr("/people/{id}")})
