@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -475,4 +476,40 @@ func grepLines(text, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Requests at once on a route with rules: each is asked the rules with an
+// Eval of its own (pooled), a template compiled once is shared, and a rule
+// with times holds exactly that many times.
+func TestRulesConcurrent(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	m := h.Create(users, client.CreateOptions{RateLimit: servertest.Ptr(int64(10000))})
+	withRules(t, h, "GET", "/users/{id}", m.ID, `[{"when":"header.x-n=odd","times":7,"status":503},
+		{"when":"header.x-n=odd","template":{"id":"{{ request.path.id }}","n":"{{ request.header.x-n }}"}},{}]`)
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			n := "even"
+			if i%2 == 1 {
+				n = "odd"
+			}
+			r := h.Get("/p/default/users/"+strconv.Itoa(i%3+1), "X-N", n)
+			key := strconv.Itoa(r.Status)
+			if r.Status == 200 && strings.HasPrefix(r.Body, `{"id":"`) {
+				key = "template"
+				if want := `{"id":"` + strconv.Itoa(i%3+1) + `","n":"odd"}`; r.Body != want {
+					t.Errorf("template: %s, want %s", r.Body, want)
+				}
+			}
+			mu.Lock()
+			counts[key]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if counts["503"] != 7 || counts["template"] != 13 || counts["200"] != 20 {
+		t.Errorf("answers %v, want 7 × 503, 13 templates and 20 normal", counts)
+	}
 }
