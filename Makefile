@@ -8,11 +8,11 @@ FUZZTIME    ?= 30s
 # Every fuzz target, as package:Target.
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
-	./query:FuzzCompile ./query:FuzzRunMatchesReference \
+	./query:FuzzCompile ./query:FuzzRunMatchesReference ./query:FuzzConditionsMatchReference \
 	./server:FuzzQuery ./server:FuzzHandler ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport \
-	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON
+	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

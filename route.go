@@ -50,6 +50,9 @@ type Route struct {
 	// Items is the dot path of the array inside the mock's data that the
 	// route works on; nil: the whole data.
 	Items *string `json:"items"`
+	// Rules are the route's conditional answers (§13.1), tried in order;
+	// never nil once stored (none shows as []).
+	Rules []Rule `json:"rules"`
 	// RequestSchema is the JSON Schema that bodies written through the
 	// route must validate against (§12.3), kept from the OpenAPI operation
 	// an import made the route from; nil: none.
@@ -86,6 +89,8 @@ type RouteUpdate struct {
 	Action *string
 	Bind   *map[string]string
 	Items  *ItemsUpdate
+	// Rules, when set, replaces the route's rules.
+	Rules *[]Rule
 }
 
 // ItemsUpdate is the new items path of a route; a nil Value clears it.
@@ -124,8 +129,9 @@ type RouteStore interface {
 	SetProjectSlug(ctx context.Context, projectID, slug string) (*Project, error)
 
 	// CreateRoute stores r (ID, CreatedAt and UpdatedAt filled in when
-	// empty; r itself is not changed) when its project holds fewer than
-	// maxRoutes routes (else EINVALID "A project has at most N routes").
+	// empty, nil Rules stored as none; r itself is not changed) when its
+	// project holds fewer than maxRoutes routes (else EINVALID "A project
+	// has at most N routes").
 	// ErrMockNotInProject when its mock is not in its project (or does not
 	// exist), RouteExists when the project has a route of the same Shape,
 	// ENOTFOUND "Project not found", ECONFLICT when a route has the ID
@@ -172,10 +178,12 @@ type ImportBatch struct {
 	// when one is gone or in another project).
 	Replace []MockReplacement
 	// Routes are created when their ID is empty, and otherwise replace the
-	// route with that ID (its method, path, mock, action, bind, items and
-	// request schema), keeping its id and CreatedAt (ErrRouteNotFound when
+	// route with that ID (its method, path, mock, action, bind, items,
+	// rules and request schema), keeping its id and CreatedAt (ErrRouteNotFound when
 	// the project has no route of that ID; EINVALID when an ID is given
-	// twice). Their ProjectID is the batch's (EINVALID when it is
+	// twice); a route given with nil Rules keeps the rules of the route
+	// it replaces (an OpenAPI import knows nothing of them), and a new one
+	// gets none. Their ProjectID is the batch's (EINVALID when it is
 	// another, as for the mocks of Create). They may name the mocks of
 	// Create and Replace. The checks are CreateRoute's, against the
 	// routes as they are once the batch is written (routes of the batch

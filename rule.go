@@ -1,6 +1,7 @@
 package decoy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -24,6 +25,10 @@ const (
 
 // MaxRules is the most rules a route holds.
 const MaxRules = 100
+
+// MaxRulesBytes bounds the rules of a route as stored (EncodeRules): a
+// project's routes are held in memory whole, their rules with them.
+const MaxRulesBytes = 64 << 10
 
 // Rule is one of a route's conditional answers.
 type Rule struct {
@@ -181,4 +186,45 @@ type Journal interface {
 	Count(ctx context.Context, projectID string, f JournalFilter) (int64, error)
 	// Clear empties a project's journal.
 	Clear(ctx context.Context, projectID string) error
+}
+
+// EncodeRules is the JSON of rules as a store keeps them: [] for none;
+// bodies and templates compact, their characters as sent (no HTML
+// escaping), so that a body is answered as it was given.
+func EncodeRules(rules []Rule) ([]byte, error) {
+	if rules == nil {
+		rules = []Rule{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rules); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// DecodeRules reads rules a store kept (EncodeRules); none is an empty
+// slice, never nil.
+func DecodeRules(data []byte) ([]Rule, error) {
+	rules := []Rule{}
+	if len(data) == 0 {
+		return rules, nil
+	}
+	if err := json.Unmarshal(data, &rules); err != nil {
+		return nil, err
+	}
+	if rules == nil {
+		rules = []Rule{}
+	}
+	for i := range rules {
+		// A null body or template is none (json.RawMessage keeps "null").
+		if string(rules[i].Body) == "null" {
+			rules[i].Body = nil
+		}
+		if string(rules[i].Template) == "null" {
+			rules[i].Template = nil
+		}
+	}
+	return rules, nil
 }

@@ -123,6 +123,7 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "routes/{route}", need: viewer, handle: (*API).getRoute},
 	{method: "PATCH", path: "routes/{route}", need: editor, action: "changing routes", audit: "route.update", handle: (*API).patchRoute},
 	{method: "DELETE", path: "routes/{route}", need: editor, action: "deleting routes", audit: "route.delete", handle: (*API).deleteRoute},
+	{method: "POST", path: "routes/{route}/rules/reset", need: editor, action: "resetting rules' counts", audit: "route.rules_reset", handle: (*API).resetRouteRules},
 
 	{method: "GET", path: "projects/{project}/requests", need: viewer, handle: (*API).listRequests},
 	{method: "DELETE", path: "projects/{project}/requests", need: editor, action: "clearing the request journal", audit: "journal.clear", handle: (*API).clearRequests},

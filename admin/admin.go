@@ -63,6 +63,11 @@ type Config struct {
 	Routes    decoy.RouteStore
 	Projects  *mockcache.Projects
 	MaxRoutes int
+	// RuleCounter counts the requests routes' rules with times held for
+	// (§13.1): the admin API starts them again (POST
+	// /routes/{id}/rules/reset, and every change to a route's rules). Nil:
+	// the reset answers 501.
+	RuleCounter decoy.RuleCounter
 	// Versions, when set, keeps the versions of mocks' data (§9).
 	Versions decoy.VersionStore
 	// Templates, when set, keeps mocks' templates (§7); nil: the template

@@ -24,6 +24,8 @@ import (
 	"github.com/decoy-mock/decoy/importer"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/route"
+	"github.com/decoy-mock/decoy/rule"
 	"github.com/google/uuid"
 )
 
@@ -154,6 +156,23 @@ func (g *importGeneration) check(t *decoy.Template) error {
 	})
 }
 
+// checkRules checks the rules an imported route gives, as a route's are
+// checked (§13.1): its templates compiled in the import's generation.
+func (g *importGeneration) checkRules(ir *importer.Route) error {
+	if len(ir.Rules) == 0 {
+		return nil
+	}
+	t, err := route.Parse(ir.Path)
+	if err != nil {
+		return err
+	}
+	check := func(lim generate.Limits) error { return rule.Check(ir.Rules, t.Params(), lim) }
+	if err := runRuleCheck(ir.Rules, check, g.run); err != nil {
+		return decoy.Errorf(decoy.ErrorCode(err), "Route %s %s: %s", ir.Method, ir.Path, decoy.ErrorMessage(err))
+	}
+	return nil
+}
+
 // errNoImports answers an import to a server whose store cannot write an
 // import's mocks and routes in one transaction.
 var errNoImports = answer.New(http.StatusNotImplemented, "This server's store cannot import mocks")
@@ -237,6 +256,11 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		}
 	}()
 	skipped := append([]importer.Skipped{}, res.Skipped...)
+	for i := range res.Routes {
+		if err := gen.checkRules(&res.Routes[i]); err != nil {
+			return err
+		}
+	}
 	for _, in := range res.Mocks {
 		im, err := newImportedMock(in, project, keepIDs, gen.check)
 		if err != nil {
@@ -279,7 +303,18 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 			m.Size, m.ETag, m.ContentType = im.mock.Size, im.mock.ETag, im.mock.ContentType
 			out.Updated = append(out.Updated, s.view(r, m, ""))
 		}
-		out.Routes = append(out.Routes, plan.batch.Routes...)
+		for _, rt := range plan.batch.Routes {
+			// As the import would leave it: a route given no rules keeps
+			// the rules of the route it replaces, a new one has none.
+			shown := *rt
+			if shown.Rules == nil {
+				shown.Rules = []decoy.Rule{}
+				if old := plan.existing[rt.ID]; old != nil {
+					shown.Rules = old.Rules
+				}
+			}
+			out.Routes = append(out.Routes, &shown)
+		}
 		answer.JSON(w, http.StatusOK, out)
 		return nil
 	}
@@ -318,7 +353,9 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 // each mock of the file the id of the existing mock it gives new data
 // ("" when it creates one), with the mocks it creates in the batch's order.
 type importPlan struct {
-	batch    decoy.ImportBatch
+	batch decoy.ImportBatch
+	// existing are the project's routes before the import, by id.
+	existing map[string]*decoy.Route
 	replaces []string
 	created  []*importedMock
 	replaced []*importedMock
@@ -334,10 +371,12 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 		return nil, err
 	}
 	byShape := make(map[string]*decoy.Route, len(existing))
+	byID := make(map[string]*decoy.Route, len(existing))
 	for _, rt := range existing {
 		byShape[rt.Shape()] = rt
+		byID[rt.ID] = rt
 	}
-	plan := &importPlan{batch: decoy.ImportBatch{ProjectID: project, MaxRoutes: s.maxRoutes()}, replaces: make([]string, len(mocks))}
+	plan := &importPlan{batch: decoy.ImportBatch{ProjectID: project, MaxRoutes: s.maxRoutes()}, replaces: make([]string, len(mocks)), existing: byID}
 	taken := map[string]bool{}
 	for _, ir := range res.Routes {
 		rt := &decoy.Route{Method: ir.Method, Path: ir.Path}
@@ -360,7 +399,7 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 	}
 	for _, ir := range res.Routes {
 		rt := &decoy.Route{ProjectID: project, Method: ir.Method, Path: ir.Path, MockID: mocks[ir.Mock].mock.ID, Action: ir.Action,
-			Bind: ir.Bind, Items: ir.Items, RequestSchema: ir.RequestSchema}
+			Bind: ir.Bind, Items: ir.Items, RequestSchema: ir.RequestSchema, Rules: ir.Rules}
 		if rt.Bind == nil {
 			rt.Bind = map[string]string{}
 		}
@@ -388,6 +427,13 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 		return append(slices.Clip(written.Created), written.Replaced...), nil
 	})
 	s.routesChanged(ctx, plan.batch.ProjectID)
+	if err == nil {
+		for i, rt := range plan.batch.Routes {
+			if rt.ID != "" && rt.Rules != nil {
+				s.resetRules(ctx, written.Routes[i].ID) // rules given anew: counted anew
+			}
+		}
+	}
 	return written, err
 }
 
@@ -525,7 +571,7 @@ func (s *API) exportRoutes(ctx context.Context, ew *importer.ExportWriter, proje
 	}
 	for _, rt := range routes {
 		ew.AddRoute(importer.ManifestRoute{Method: rt.Method, Path: rt.Path, MockID: rt.MockID, Action: rt.Action, Bind: rt.Bind,
-			Items: rt.Items, RequestSchema: rt.RequestSchema})
+			Items: rt.Items, RequestSchema: rt.RequestSchema, Rules: rt.Rules})
 	}
 	return nil
 }

@@ -17,10 +17,11 @@ import (
 // other replicas, as a mock's change is.
 
 // routeFields names the fields of a route a request may send.
-const routeFields = "method, path, mock_id and optionally action, bind and items"
+const routeFields = "method, path, mock_id and optionally action, bind, items and rules"
 
 // routeIn is a route as a request sends it. Items is raw so that a PATCH
-// can tell null (clear it) from absent (keep it).
+// can tell null (clear it) from absent (keep it); Rules so that each rule
+// is read strictly, naming the rule that is wrong (decodeRules).
 type routeIn struct {
 	Method *string            `json:"method"`
 	Path   *string            `json:"path"`
@@ -28,6 +29,7 @@ type routeIn struct {
 	Action *string            `json:"action"`
 	Bind   *map[string]string `json:"bind"`
 	Items  json.RawMessage    `json:"items"`
+	Rules  json.RawMessage    `json:"rules"`
 }
 
 // items reads the items field: set reports whether it was sent, and a nil
@@ -78,7 +80,7 @@ func (s *API) createRoute(w http.ResponseWriter, r *http.Request, projectID stri
 		return err
 	}
 	var in routeIn
-	if err := decodeBody(w, r, &in, routeFields); err != nil {
+	if err := decodeBodyUpTo(w, r, &in, routeFields, maxRouteBytes); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -94,6 +96,9 @@ func (s *API) createRoute(w http.ResponseWriter, r *http.Request, projectID stri
 		return err
 	}
 	if err := s.checkRoute(rt); err != nil {
+		return err
+	}
+	if err := s.checkRules(r.Context(), rt); err != nil {
 		return err
 	}
 	s.writeMu.Lock()
@@ -125,6 +130,11 @@ func (in *routeIn) applyTo(rt *decoy.Route) error {
 	}
 	if set {
 		rt.Items = items
+	}
+	if in.Rules != nil {
+		if rt.Rules, err = decodeRules(in.Rules); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -167,7 +177,7 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 	}
 	call := callOf(r)
 	var in routeIn
-	if err := decodeBody(w, r, &in, routeFields); err != nil {
+	if err := decodeBodyUpTo(w, r, &in, routeFields, maxRouteBytes); err != nil {
 		return err
 	}
 	old := call.projectRoute
@@ -192,6 +202,11 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 	if err := s.checkRoute(&next); err != nil {
 		return err
 	}
+	// The rules are checked against the route as it will be: a new path
+	// may lose a parameter they read.
+	if err := s.checkRules(r.Context(), &next); err != nil {
+		return err
+	}
 	upd := decoy.RouteUpdate{Method: in.Method, Path: in.Path}
 	if in.MockID != nil {
 		upd.MockID = &next.MockID
@@ -205,6 +220,9 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 	if in.Items != nil {
 		upd.Items = &decoy.ItemsUpdate{Value: next.Items}
 	}
+	if in.Rules != nil {
+		upd.Rules = &next.Rules
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
@@ -214,6 +232,9 @@ func (s *API) patchRoute(w http.ResponseWriter, r *http.Request, id string) erro
 		return err
 	}
 	s.routesChanged(ctx, updated.ProjectID)
+	if upd.Rules != nil {
+		s.resetRules(ctx, id) // new rules are counted from nothing
+	}
 	call.auditTarget = routeTarget(updated)
 	answer.JSON(w, http.StatusOK, updated)
 	return nil
@@ -234,6 +255,7 @@ func (s *API) deleteRoute(w http.ResponseWriter, r *http.Request, id string) err
 		return err
 	}
 	s.routesChanged(ctx, call.projectRoute.ProjectID)
+	s.resetRules(ctx, id) // the counts go with the route
 	call.auditTarget = routeTarget(call.projectRoute)
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -223,6 +223,11 @@ func (s *API) SeedRoutes(ctx context.Context, project string, routes []*decoy.Ro
 	var batch []*decoy.Route
 	for _, rt := range routes {
 		rt.ProjectID = project
+		if rt.Rules != nil {
+			if err := s.checkRules(ctx, rt); err != nil {
+				return false, decoy.Errorf(decoy.ErrorCode(err), "Route %s %s: %s", rt.Method, rt.Path, decoy.ErrorMessage(err))
+			}
+		}
 		if old := byShape[rt.Shape()]; old != nil {
 			if sameRoute(old, rt) {
 				continue
@@ -238,11 +243,25 @@ func (s *API) SeedRoutes(ctx context.Context, project string, routes []*decoy.Ro
 		return false, err
 	}
 	s.routesChanged(ctx, project)
+	for _, rt := range batch {
+		if rt.ID != "" && rt.Rules != nil {
+			s.resetRules(ctx, rt.ID)
+		}
+	}
 	return true, nil
 }
 
-// sameRoute reports whether two routes of one shape do the same.
+// sameRoute reports whether two routes of one shape do the same: b's
+// rules, when it gives none (nil), are a's.
 func sameRoute(a, b *decoy.Route) bool {
 	return a.Path == b.Path && a.MockID == b.MockID && a.Action == b.Action && maps.Equal(a.Bind, b.Bind) &&
-		(a.Items == nil) == (b.Items == nil) && (a.Items == nil || *a.Items == *b.Items) && bytes.Equal(a.RequestSchema, b.RequestSchema)
+		(a.Items == nil) == (b.Items == nil) && (a.Items == nil || *a.Items == *b.Items) && bytes.Equal(a.RequestSchema, b.RequestSchema) &&
+		(b.Rules == nil || sameRules(a.Rules, b.Rules))
+}
+
+// sameRules reports whether two lists of rules are the same, as stored.
+func sameRules(a, b []decoy.Rule) bool {
+	ja, errA := decoy.EncodeRules(a)
+	jb, errB := decoy.EncodeRules(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

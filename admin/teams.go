@@ -27,11 +27,16 @@ import (
 // decodeBody decodes the JSON object of a request into v, refusing unknown
 // fields; fields lists the ones accepted, for the error.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields string) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPatchBytes))
+	return decodeBodyUpTo(w, r, v, fields, maxPatchBytes)
+}
+
+// decodeBodyUpTo is decodeBody for a body of at most limit bytes.
+func decodeBodyUpTo(w http.ResponseWriter, r *http.Request, v any, fields string, limit int64) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return decoy.Errorf(decoy.ETOOLARGE, "The body is at most %d bytes", maxPatchBytes)
+		return decoy.Errorf(decoy.ETOOLARGE, "The body is at most %d bytes", limit)
 	case err != nil:
 		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}

@@ -72,6 +72,9 @@ type expr struct {
 	// choices, for a call of choice, are its arguments written out,
 	// drawn as choice's run draws them.
 	choices []written
+	// request, for request.<path>, is the path it reads in the request a
+	// rule's template answers.
+	request []string
 }
 
 // written is a value as JSON, and as text inside a JSON string.
@@ -88,6 +91,15 @@ func (x *expr) eval(g *gen) (value, error) {
 // string.
 func (x *expr) appendText(g *gen, b []byte) ([]byte, error) {
 	switch {
+	case x.request != nil:
+		raw, ok := g.lookup(x.request)
+		switch {
+		case !ok:
+			return b, nil
+		case raw[0] == '"':
+			return appendStringContent(b, unquote(raw)), nil
+		}
+		return appendStringContent(b, string(raw)), nil
 	case x.lit != nil:
 	case x.choices != nil:
 		return append(b, x.choices[g.intRange(0, int64(len(x.choices)-1))].text...), nil
@@ -103,6 +115,15 @@ func (x *expr) appendText(g *gen, b []byte) ([]byte, error) {
 // appendJSON appends the expression's value as a JSON value.
 func (x *expr) appendJSON(g *gen, b []byte) ([]byte, error) {
 	switch {
+	case x.request != nil:
+		raw, ok := g.lookup(x.request)
+		switch {
+		case !ok:
+			return append(b, "null"...), nil
+		case raw[0] == '"':
+			return appendString(b, unquote(raw)), nil // invalid UTF-8 made U+FFFD, as any string the template writes
+		}
+		return append(b, raw...), nil
 	case x.lit != nil:
 	case x.choices != nil:
 		return append(b, x.choices[g.intRange(0, int64(len(x.choices)-1))].json...), nil
@@ -138,6 +159,17 @@ func parseExpr(s string, inRepeat bool) (*expr, int, error) {
 			return nil, 0, err
 		}
 		i += n
+		if tok.kind == 'r' { // request.<path>: alone
+			if name != "" || len(args) > 0 {
+				return nil, 0, errors.New("request." + tok.s + " is read alone, without a function or arguments")
+			}
+			name = "request"
+			args = append(args, tok)
+			continue
+		}
+		if name == "request" {
+			return nil, 0, errors.New("request." + args[0].s + " is read alone, without a function or arguments")
+		}
 		if tok.kind == 0 { // a name
 			if name != "" || len(args) > 0 {
 				return nil, 0, fmt.Errorf("unexpected %q: arguments are literals (numbers, \"strings\", true, false, null)", tok.s)
@@ -146,6 +178,9 @@ func parseExpr(s string, inRepeat bool) (*expr, int, error) {
 			continue
 		}
 		args = append(args, tok)
+	}
+	if name == "request" {
+		return &expr{request: strings.Split(args[0].s, ".")}, i, nil
 	}
 	if name == "" {
 		switch len(args) {
@@ -220,6 +255,21 @@ func scanToken(s string) (value, int, error) {
 			j++
 		}
 		switch w := s[:j]; w {
+		case "request":
+			// request.<path>: segments of letters, digits, '_' and '-'
+			// (header names), split by '.'.
+			if j == len(s) || s[j] != '.' {
+				return value{}, 0, errors.New(`request is read as request.<path>: request.path.id, request.header.x-user`)
+			}
+			k := j + 1
+			for k < len(s) && (s[k] == '_' || s[k] == '-' || s[k] == '.' || (s[k]|0x20 >= 'a' && s[k]|0x20 <= 'z') || (s[k] >= '0' && s[k] <= '9')) {
+				k++
+			}
+			path := s[j+1 : k]
+			if path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, "..") {
+				return value{}, 0, fmt.Errorf("request.%s: a path has no empty segment", path)
+			}
+			return value{kind: 'r', s: path}, k, nil
 		case "true", "false":
 			return boolean(w == "true"), j, nil
 		case "null":
@@ -280,4 +330,22 @@ func appendStringContent(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, s[start:]...)
+}
+
+// lookup reads a path in the request a rule's template answers.
+func (g *gen) lookup(path []string) ([]byte, bool) {
+	if g.req == nil {
+		return nil, false
+	}
+	raw, ok := g.req.Lookup(path)
+	return raw, ok && len(raw) > 0
+}
+
+// unquote returns the content of a JSON string, decoded.
+func unquote(raw []byte) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return ""
+	}
+	return s
 }

@@ -40,6 +40,9 @@ const maxDepth = 64
 // changed once made.
 type Template struct {
 	root node
+	// reads are the request paths a rule's template reads (see
+	// ParseRequestTemplate).
+	reads [][]string
 	// size is the template's length, and outSize the length of its last
 	// output: the output buffer starts at the larger, so that a run
 	// allocates about its output once rather than growing to it.
@@ -90,10 +93,37 @@ func (t *Template) Run(seed uint64, lim Limits) ([]byte, error) {
 	return out, err
 }
 
+// Request is the request a rule's template runs for (§13.1): what
+// {{ request.<path> }} reads.
+type Request interface {
+	// Lookup returns the JSON text of the value path reaches in the
+	// request seen as one JSON object ({"method":…, "path":{…},
+	// "query":{…}, "header":{…}, "body":…}; path split on '.'), the first
+	// when it reaches several, or false when it reaches none.
+	Lookup(path []string) ([]byte, bool)
+}
+
+// RequestReads returns the request paths the template reads, each split
+// on '.' ("path.id" is ["path", "id"]), in the order they appear; none
+// for a template that is not a rule's. The caller must not change them.
+func (t *Template) RequestReads() [][]string { return t.reads }
+
+// RunRequest is Run for a rule's template, whose request expressions read
+// req. A value the request lacks is null where an expression is a whole
+// string, and nothing within text.
+func (t *Template) RunRequest(seed uint64, lim Limits, req Request) ([]byte, error) {
+	return t.appendRun(make([]byte, 0, max(t.size, 512)), seed, lim, req)
+}
+
 // AppendRun is Run, appending the output to dst.
 func (t *Template) AppendRun(dst []byte, seed uint64, lim Limits) (out []byte, err error) {
+	return t.appendRun(dst, seed, lim, nil)
+}
+
+func (t *Template) appendRun(dst []byte, seed uint64, lim Limits, req Request) (out []byte, err error) {
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	g := &gen{
+		req:   req,
 		buf:   dst,
 		start: len(dst),
 		max:   lim.MaxBytes,
@@ -170,6 +200,8 @@ type gen struct {
 	index int
 	// depth is the nesting of schema $refs being generated.
 	depth int
+	// req is the request a rule's template answers; nil for others.
+	req Request
 }
 
 // check fails when the output passed its bound, or the run its deadline

@@ -126,7 +126,8 @@ func TestSchemaOutputsValidate(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{usersTemplate, `{"$repeat":[1,3],"$item":"{{ choice 1 \"a\" }} {{ index }}"}`,
 		`"{{ date \"2020-01-01\" }}"`, `{"type":"array","items":{"$ref":"#"}}`, `{"type":"string","pattern":"a{2,}"}`,
-		`{"properties":{"a":{"type":"integer","multipleOf":3}}}`, `"{{"`, `{"$repeat":99999999,"$item":[]}`} {
+		`{"properties":{"a":{"type":"integer","multipleOf":3}}}`, `"{{"`,
+		`{"id":"{{ request.path.id }}","t":"x {{ request.body.a }} {{ request.query.n }}","b":"{{ request.body }}"}`, `{"$repeat":99999999,"$item":[]}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -139,6 +140,17 @@ func FuzzParse(f *testing.F) {
 			if err == nil && !jsonValid(out) {
 				t.Fatalf("%s (%s) gave invalid JSON: %s", src, ct, out)
 			}
+		}
+		// As a rule's template, reading a request whose values are of
+		// every kind (one with invalid UTF-8).
+		tp, err := generate.ParseRequestTemplate([]byte(src), generate.Limits{Deadline: time.Now().Add(time.Second)})
+		if err != nil {
+			return
+		}
+		req := request{"method": `"GET"`, "path.id": "\"a\\\"\xff\"", "body": `{"a":[1,null,true]}`, "body.a": `[1,null,true]`, "query.n": `-1.5e3`}
+		out, err := tp.RunRequest(1, generate.Limits{MaxBytes: 1 << 16, Deadline: time.Now().Add(time.Second)}, req)
+		if err == nil && !jsonValid(out) {
+			t.Fatalf("%s (as a rule's template) gave invalid JSON: %s", src, out)
 		}
 	})
 }

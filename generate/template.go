@@ -18,7 +18,22 @@ import (
 // from T, and a string holding {{ expression }} is filled in (see
 // Functions). It stops at lim's Deadline, or once its Done is closed.
 func ParseTemplate(body []byte, lim Limits) (*Template, error) {
-	c := &compiler{bound: newBound(lim)}
+	return parseTemplate(body, lim, false)
+}
+
+// ParseRequestTemplate compiles the template of a rule (§13.1 of the
+// contract): a JSON template, as ParseTemplate compiles one, whose
+// expressions may also read the request the rule answers:
+// {{ request.method }}, {{ request.path.id }}, {{ request.query.page }},
+// {{ request.header.x-user }}, {{ request.body.customer.name }} (see
+// Request). Template.RequestReads lists what it reads; RunRequest runs it
+// for a request.
+func ParseRequestTemplate(body []byte, lim Limits) (*Template, error) {
+	return parseTemplate(body, lim, true)
+}
+
+func parseTemplate(body []byte, lim Limits, request bool) (*Template, error) {
+	c := &compiler{bound: newBound(lim), request: request}
 	if err := c.bound.check(); err != nil {
 		return nil, err
 	}
@@ -33,7 +48,7 @@ func ParseTemplate(body []byte, lim Limits) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Template{root: root, size: len(body)}, nil
+	return &Template{root: root, size: len(body), reads: c.reads}, nil
 }
 
 // jsonValue is a JSON value with its objects' members in order: the key
@@ -135,7 +150,13 @@ func decodeValue(dec *json.Decoder, depth int, b *bound) (jsonValue, error) {
 const decodeStep = 8
 
 // compiler turns a template's JSON into nodes.
-type compiler struct{ bound bound }
+type compiler struct {
+	bound bound
+	// request is set for a rule's template, which may read the request
+	// (ParseRequestTemplate); reads are the paths it reads.
+	request bool
+	reads   [][]string
+}
 
 // compile compiles v, found at path; inRepeat says whether index has a
 // meaning there.
@@ -145,7 +166,7 @@ func (c *compiler) compile(v jsonValue, path string, depth int, inRepeat bool) (
 	}
 	switch v.kind {
 	case 's':
-		return compileString(v.str, path, inRepeat)
+		return c.compileString(v.str, path, inRepeat)
 	case 'l':
 		return literal(v.raw), nil
 	case 'a':
@@ -351,7 +372,7 @@ func (r *repeatNode) gen(g *gen) error {
 // compileString compiles a template string: a literal, one expression
 // (which gives its own JSON type), or text with expressions in it (a
 // string).
-func compileString(s, path string, inRepeat bool) (node, error) {
+func (c *compiler) compileString(s, path string, inRepeat bool) (node, error) {
 	if !strings.Contains(s, "{{") {
 		return literal(appendString(nil, s)), nil
 	}
@@ -369,6 +390,13 @@ func compileString(s, path string, inRepeat bool) (node, error) {
 			parts = append(parts, textPart{lit: appendStringContent(nil, rest[:i])})
 		}
 		x, n, err := parseExpr(rest[i+2:], inRepeat)
+		if err == nil && x.request != nil {
+			if !c.request {
+				err = errors.New("request is only known to the template of a rule, which answers a request")
+			} else {
+				c.reads = append(c.reads, x.request)
+			}
+		}
 		if err != nil {
 			return nil, decoy.Errorf(decoy.EINVALID, "%s: %s", path, err.Error())
 		}

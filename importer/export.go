@@ -68,6 +68,10 @@ type ManifestRoute struct {
 	// RequestSchema is the JSON Schema bodies written through the route
 	// validate against (§12.3); absent when it has none.
 	RequestSchema json.RawMessage `json:"request_schema,omitempty"`
+	// Rules are the route's rules (§13.1), [] for none; absent in exports
+	// written before rules, whose import leaves a route's rules as they
+	// are.
+	Rules []decoy.Rule `json:"rules"`
 }
 
 // ManifestRouteOf is the manifest entry of a route an import read, whose
@@ -75,7 +79,7 @@ type ManifestRoute struct {
 func ManifestRouteOf(r Route, mockID string) ManifestRoute {
 	return ManifestRoute{
 		Method: r.Method, Path: r.Path, MockID: mockID, Action: r.Action, Bind: r.Bind, Items: r.Items,
-		RequestSchema: r.RequestSchema,
+		RequestSchema: r.RequestSchema, Rules: r.Rules,
 	}
 }
 
@@ -579,8 +583,12 @@ func (r *Result) manifestRoutes(routes []ManifestRoute) error {
 			}
 			schema = b.Bytes()
 		}
+		if len(mr.Rules) > decoy.MaxRules {
+			return invalid("a route has at most %d rules", decoy.MaxRules)
+		}
 		r.Routes = append(r.Routes, Route{
 			Method: mr.Method, Path: mr.Path, Mock: mock, Action: action, Bind: bind, Items: mr.Items, RequestSchema: schema,
+			Rules: mr.Rules,
 		})
 	}
 	return nil

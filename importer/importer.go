@@ -71,6 +71,10 @@ type Route struct {
 	// body schema, as one document in which every $ref resolves, with
 	// readOnly members no longer required. Nil when there is none.
 	RequestSchema []byte
+	// Rules are the route's rules (§13.1), as an export lists them,
+	// unchecked (the admin API checks them as it checks a route's); nil
+	// when the file gives none, so that a route it replaces keeps its own.
+	Rules []decoy.Rule
 }
 
 // Result is what an import makes of a file.

@@ -273,6 +273,20 @@ func (c *Column) walkTo(i int) *walker {
 	return w
 }
 
+// AppendValues appends to dst the values path p reaches in element i of a
+// top-level array, as element i's values in the column of p: none when the
+// element is not an object. It walks the element now and keeps nothing: a
+// document of one record (a request seen as JSON, say) is asked about once.
+func (d *Document) AppendValues(dst []Value, i int, p Path) []Value {
+	s := d.spans[i]
+	if d.raw[s.start] != '{' {
+		return dst
+	}
+	w := walker{b: d.raw, vals: dst}
+	w.walk(int(s.start), p.Segs)
+	return w.vals
+}
+
 // columnKey names the column of path p among the document's structures.
 func (d *Document) columnKey(p Path) budget.Key { return d.Key("column", p.Key) }
 

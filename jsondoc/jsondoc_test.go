@@ -461,3 +461,53 @@ func checkNumber(t *testing.T, text []byte) {
 		t.Fatalf("%q is not equal to itself", text)
 	}
 }
+
+// TestAppendQuoted: a string quoted by AppendQuoted parses, and its
+// content reads back as the string, byte for byte (invalid UTF-8 too).
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"b\s`, "tab\tnl\ncr\r", "\x00\x01\x1f\x7f", "café", "bad \xff\xfe utf-8", "</script>"} {
+		raw := jsondoc.AppendQuoted([]byte("["), s)
+		d, err := jsondoc.Parse(append(raw, ']'))
+		if err != nil {
+			t.Fatalf("%q quoted as %s: %v", s, raw, err)
+		}
+		var scratch []byte
+		if got := string(d.StringContent(valueOf(d), &scratch)); got != s {
+			t.Errorf("%q reads back as %q", s, got)
+		}
+	}
+}
+
+// valueOf returns the first element of an array document as a value.
+func valueOf(d *jsondoc.Document) jsondoc.Value {
+	return d.AppendElements(nil, d.Root())[0]
+}
+
+// TestAppendValues: the values a path reaches in one element, without a
+// column.
+func TestAppendValues(t *testing.T) {
+	d, err := jsondoc.Parse([]byte(`[{"a":{"b":[1,{"c":2},{"c":[3]}]},"k":"v"},[{"a":1}],"x"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		i    int
+		path string
+		want []string
+	}{
+		{0, "k", []string{`"v"`}},
+		{0, "a.b.c", []string{`2`, `[3]`}},
+		{0, "a.b.0", []string{`1`}},
+		{0, "a.x", nil},
+		{1, "a", nil},
+		{2, "a", nil},
+	} {
+		var got []string
+		for _, v := range d.AppendValues(nil, tc.i, jsondoc.NewPath(strings.Split(tc.path, "."))) {
+			got = append(got, string(d.Text(v)))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("element %d, %s: %q, want %q", tc.i, tc.path, got, tc.want)
+		}
+	}
+}

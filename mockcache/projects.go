@@ -9,6 +9,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/route"
+	"github.com/decoy-mock/decoy/rule"
 )
 
 // Projects keeps the routes of the projects that requests reached (§11),
@@ -69,6 +70,8 @@ type Binding struct {
 	// Key tells the route's answers apart from other ways in to its mock
 	// among the answers kept for one query string.
 	Key string
+	// Rules are the route's rules (§13.1), compiled; nil: none.
+	Rules *rule.Set
 }
 
 // Binding returns what route r of the project adds to a read.
@@ -81,7 +84,7 @@ func bindingOf(r *decoy.Route) *Binding {
 	if err != nil {
 		return nil
 	}
-	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead, Key: "\x00" + r.ID}
+	b := &Binding{One: t.Item() && r.Action == decoy.ActionRead, Key: "\x00" + r.ID, Rules: rule.Compile(r.Rules)}
 	for _, name := range t.Params() {
 		field := name
 		if f, ok := r.Bind[name]; ok {

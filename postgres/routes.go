@@ -37,12 +37,12 @@ func lockProject(ctx context.Context, tx pgx.Tx, id string) error {
 	return err
 }
 
-const routeColumns = `id, project_id, method, path, mock_id, action, bind, items, request_schema, created_at, updated_at`
+const routeColumns = `id, project_id, method, path, mock_id, action, bind, items, rules, request_schema, created_at, updated_at`
 
 func scanRoute(s scanner) (*decoy.Route, error) {
 	var r decoy.Route
-	var bind string
-	if err := s.Scan(&r.ID, &r.ProjectID, &r.Method, &r.Path, &r.MockID, &r.Action, &bind, &r.Items, &r.RequestSchema, &r.CreatedAt, &r.UpdatedAt); err != nil {
+	var bind, rules string
+	if err := s.Scan(&r.ID, &r.ProjectID, &r.Method, &r.Path, &r.MockID, &r.Action, &bind, &r.Items, &rules, &r.RequestSchema, &r.CreatedAt, &r.UpdatedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, decoy.ErrRouteNotFound
 		}
@@ -53,6 +53,10 @@ func scanRoute(s scanner) (*decoy.Route, error) {
 	}
 	if r.Bind == nil {
 		r.Bind = map[string]string{}
+	}
+	var err error
+	if r.Rules, err = decoy.DecodeRules([]byte(rules)); err != nil {
+		return nil, fmt.Errorf("route %s: rules: %w", r.ID, err)
 	}
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return &r, nil
@@ -179,6 +183,9 @@ func (db *DB) UpdateRoute(ctx context.Context, id string, upd decoy.RouteUpdate)
 		if upd.Items != nil {
 			nr.Items = upd.Items.Value
 		}
+		if upd.Rules != nil {
+			nr.Rules = *upd.Rules
+		}
 		if nr.Bind == nil {
 			nr.Bind = map[string]string{}
 		}
@@ -261,17 +268,21 @@ func (db *DB) storeRoutes(ctx context.Context, tx pgx.Tx, projectID string, ws [
 		if err != nil {
 			return nil, err
 		}
+		rules, err := decoy.EncodeRules(r.Rules)
+		if err != nil {
+			return nil, err
+		}
 		if w.old == nil {
 			out[i], err = scanRoute(tx.QueryRow(ctx, `
-				INSERT INTO routes (id, project_id, method, path, shape, mock_id, action, bind, items, request_schema, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+routeColumns,
-				r.ID, projectID, r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), r.Items, r.RequestSchema,
+				INSERT INTO routes (id, project_id, method, path, shape, mock_id, action, bind, items, rules, request_schema, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+routeColumns,
+				r.ID, projectID, r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), r.Items, string(rules), r.RequestSchema,
 				r.CreatedAt, r.UpdatedAt))
 		} else {
 			out[i], err = scanRoute(tx.QueryRow(ctx, `
-				UPDATE routes SET method = $1, path = $2, shape = $3, mock_id = $4, action = $5, bind = $6, items = $7, request_schema = $8, updated_at = $9
-				WHERE id = $10 RETURNING `+routeColumns,
-				r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), r.Items, r.RequestSchema, r.UpdatedAt, r.ID))
+				UPDATE routes SET method = $1, path = $2, shape = $3, mock_id = $4, action = $5, bind = $6, items = $7, rules = $8, request_schema = $9, updated_at = $10
+				WHERE id = $11 RETURNING `+routeColumns,
+				r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), r.Items, string(rules), r.RequestSchema, r.UpdatedAt, r.ID))
 		}
 		if err != nil {
 			return nil, err
@@ -419,6 +430,9 @@ func importRoutes(ctx context.Context, q querier, b decoy.ImportBatch, now time.
 			return nil, err
 		}
 		nr.CreatedAt, nr.UpdatedAt = old.CreatedAt, now
+		if r.Rules == nil {
+			nr.Rules = old.Rules // an import that knows nothing of rules keeps them
+		}
 		ws[i] = routeWrite{r: nr, old: old}
 	}
 	return ws, nil

@@ -92,3 +92,30 @@ func TestRouteStore(t *testing.T) {
 		return open(t, u)
 	})
 }
+
+func TestRuleCounter(t *testing.T) {
+	baseURL(t)
+	storetest.RunRuleCounter(t, func(t *testing.T) (decoy.RuleCounter, func(t *testing.T) string) {
+		_, u := newSchema(t)
+		db := open(t, u)
+		return db, func(t *testing.T) string { return storetest.NewRoute(t, db) }
+	})
+}
+
+// A route deleted takes its counts with it; a take for it counts nothing.
+func TestRuleCounterRouteGone(t *testing.T) {
+	baseURL(t)
+	_, u := newSchema(t)
+	db := open(t, u)
+	ctx := context.Background()
+	route := storetest.NewRoute(t, db)
+	if ok, err := db.TakeRule(ctx, route, 0, 1); !ok || err != nil {
+		t.Fatalf("take: %v, %v", ok, err)
+	}
+	if err := db.DeleteRoute(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.TakeRule(ctx, route, 0, 5); ok || err != nil {
+		t.Errorf("take for a deleted route: %v, %v", ok, err)
+	}
+}

@@ -363,46 +363,64 @@ func (ix *index) lookup(c *Condition) ([]int32, bitset) {
 // c.Value, as the index of its path would list them, and returns how many
 // it set: a condition whose index cannot be kept.
 func scan(d *jsondoc.Document, col *jsondoc.Column, c *Condition, bits bitset) int {
-	fold := c.Op.folded()
-	var scratch, k []byte
-	var vals, elems []jsondoc.Value
-	equal := func(v jsondoc.Value) bool {
-		var ok bool
-		if k, ok = appendValueKey(k[:0], d, v, fold, &scratch); !ok {
-			return false
-		}
-		for _, key := range c.keys {
-			if string(k) == key {
-				return true
-			}
-		}
-		return false
-	}
+	m := matcher{c: c, fold: c.Op.folded()}
+	var vals []jsondoc.Value
 	count := 0
 	for i := range col.Len() {
 		vals = col.AppendValues(vals[:0], i)
-		match := false
-		for _, v := range vals {
-			if v.Kind != jsondoc.Array {
-				match = equal(v)
-			} else {
-				elems = d.AppendElements(elems[:0], v)
-				for _, e := range elems {
-					if match = equal(e); match {
-						break
-					}
-				}
-			}
-			if match {
-				break
-			}
-		}
-		if match {
+		if m.anyEqual(d, vals) {
 			bits[i>>6] |= 1 << (i & 63)
 			count++
 		}
 	}
 	return count
+}
+
+// matcher tells whether the values a condition's path reaches in a record
+// include one equal to the condition's value, exactly as the index of the
+// path would list the record: by the index keys of the values (see
+// appendValueKey), a top-level array by its scalar elements. scan runs it
+// over every record of a column, Conditions.Holds over one record. Its
+// buffers are reused from one record to the next.
+type matcher struct {
+	c            *Condition
+	fold         bool
+	scratch, key []byte
+	elems        []jsondoc.Value
+}
+
+// anyEqual reports whether one of vals, values of d, is equal to the
+// condition's value.
+func (m *matcher) anyEqual(d *jsondoc.Document, vals []jsondoc.Value) bool {
+	for _, v := range vals {
+		if v.Kind != jsondoc.Array {
+			if m.equal(d, v) {
+				return true
+			}
+			continue
+		}
+		m.elems = d.AppendElements(m.elems[:0], v)
+		for _, e := range m.elems {
+			if m.equal(d, e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// equal reports whether the scalar v is equal to the condition's value.
+func (m *matcher) equal(d *jsondoc.Document, v jsondoc.Value) bool {
+	var ok bool
+	if m.key, ok = appendValueKey(m.key[:0], d, v, m.fold, &m.scratch); !ok {
+		return false // objects and nested arrays equal nothing
+	}
+	for _, key := range m.c.keys {
+		if string(m.key) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // appendFolded appends s with every rune replaced by the smallest rune of its

@@ -77,18 +77,9 @@ func Compile(p Params) (*Query, error) {
 	q := &Query{Limit: -1}
 	q.processing = p.Filters != "" || p.OrderBy != "" || p.Offset != "" || p.Limit != ""
 	if p.Filters != "" {
-		for _, raw := range strings.Split(p.Filters, "&") {
-			if raw == "" {
-				continue // "a=1&" or "a=1&&b=2": nothing between the separators
-			}
-			if len(q.Filters) == MaxConditions {
-				return nil, decoy.Errorf(decoy.EINVALID, "Too many filter conditions: at most %d", MaxConditions)
-			}
-			c, err := parseCondition(raw)
-			if err != nil {
-				return nil, err
-			}
-			q.Filters = append(q.Filters, c)
+		var err error
+		if q.Filters, err = parseFilters(p.Filters); err != nil {
+			return nil, err
 		}
 	}
 	switch d := p.OrderDirection; {
@@ -111,6 +102,27 @@ func Compile(p Params) (*Query, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// parseFilters parses the decoded value of filters: conditions split on
+// '&' (an empty one between separators is nothing), at most
+// MaxConditions of them.
+func parseFilters(filters string) ([]Condition, error) {
+	var cs []Condition
+	for _, raw := range strings.Split(filters, "&") {
+		if raw == "" {
+			continue // "a=1&" or "a=1&&b=2": nothing between the separators
+		}
+		if len(cs) == MaxConditions {
+			return nil, decoy.Errorf(decoy.EINVALID, "Too many filter conditions: at most %d", MaxConditions)
+		}
+		c, err := parseCondition(raw)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // parseCondition parses one condition: path=value or path[$op]=value. Both

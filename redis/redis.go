@@ -1,8 +1,9 @@
 // Package redis implements the parts of Decoy that replicas share through
 // Redis: the sliding-window rate limiter (Limiter), a monthly quota counter
 // that answers from Redis in front of the durable store (Quota), cache
-// invalidation over publish/subscribe (Invalidator), and projects' request
-// journals in streams (Journal).
+// invalidation over publish/subscribe (Invalidator), projects' request
+// journals in streams (Journal), and the counts of routes' rules with
+// times (RuleCounter).
 //
 // # Keys
 //
@@ -13,6 +14,7 @@
 //	<prefix>{mock:<id>}:quota:<YYYY-MM>   string: a mock's count for a month (UTC)
 //	<prefix>invalidate                    channel: ids of changed mocks
 //	<prefix>{project:<id>}:journal        stream: a project's request journal
+//	<prefix>{route:<id>}:rules            hash: a route's rule counts, by rule index
 //
 // The server's rate-limit keys are "mock:<id>", so the keys of one mock share
 // the hash tag "{mock:<id>}": every Lua script touches a single hash slot,

@@ -31,7 +31,7 @@ type journalNote struct {
 // noteOf returns the note of the request w answers, which the read path
 // fills in as it finds what the request reached.
 func noteOf(w http.ResponseWriter) *journalNote {
-	if rec, ok := w.(*recorder); ok {
+	if rec := recorderOf(w); rec != nil {
 		return &rec.journal.note
 	}
 	return new(journalNote) // not observed: not recorded

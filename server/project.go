@@ -92,8 +92,9 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	rt := m.Route
 	n.route = rt.ID
-	if rt.Action != decoy.ActionRead {
-		return answer.New(http.StatusNotImplemented, "This route "+rt.Action+"s records: writes through routes are not served yet")
+	if rt.Action != decoy.ActionRead && pr.Binding(rt).Rules == nil {
+		// A route that writes answers through its rules only (§13.1).
+		return errWriteNotServed(rt.Action)
 	}
 	e, err := s.cache.Get(ctx, rt.MockID)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
@@ -109,6 +110,11 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	return s.read(w, r, routeTarget(e, pr, m))
 }
 
+// errWriteNotServed answers a route that writes (§12): not served yet.
+func errWriteNotServed(action string) error {
+	return answer.New(http.StatusNotImplemented, "This route "+action+"s records: writes through routes are not served yet")
+}
+
 // noRoute is the 404 of a path no route of the project matches.
 func noRoute(method, path string) error {
 	return answer.New(http.StatusNotFound, "No route for "+method+" "+path)
@@ -122,6 +128,12 @@ func noRoute(method, path string) error {
 func routeTarget(e *mockcache.Entry, pr *mockcache.ProjectRoutes, m route.Match) target {
 	b := pr.Binding(m.Route)
 	t := target{e: e, scope: query.Scope{Items: b.Items, One: b.One}, key: b.Key, keep: true}
+	if b.Rules != nil {
+		t.rules, t.routeID, t.params = b.Rules, m.Route.ID, m.Params
+	}
+	if m.Route.Action != decoy.ActionRead {
+		t.write = m.Route.Action
+	}
 	if len(m.Params) == 0 {
 		return t
 	}

@@ -13,19 +13,23 @@ import (
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
+	"github.com/decoy-mock/decoy/route"
+	"github.com/decoy-mock/decoy/rule"
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/transport"
 )
 
 // exposedHeaders are the response headers a browser app may read.
-const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed"
+const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed, Decoy-Rule"
 
 // A read reaches a mock by its id (/mock/{id}) or through a project's route
 // (§11, project.go). Finding the mock is the entry's own first stage; from
 // there every read goes through the same stages, in the contract's order
 // (§1.1 from step 3 on): authenticate, limitRate, the answer (over data
 // generated now, for a mock whose template runs on every read), reserve
-// the quota, the parameters' verdict, wait out the delay, write.
+// the quota, the parameters' verdict, wait out the delay, write. A route's
+// rules (§13.1, rules.go) answer instead when one holds, after the quota
+// step.
 
 // target is what a request reached: a mock, and what its route adds to the
 // request's query. Nothing after the finding stage knows which way the
@@ -38,6 +42,14 @@ type target struct {
 	// key tells apart, among the answers kept for one query string, those
 	// of different scopes ("" for /mock/{id}).
 	key string
+	// rules are the route's rules (§13.1), nil when it has none (and for
+	// /mock/{id}); routeID and params are what they count by and read.
+	rules   *rule.Set
+	routeID string
+	params  []route.Param
+	// write is the action of a route that writes (§12, not served yet:
+	// its normal answer is a 501); "" for a read.
+	write string
 	// keep is false when no answer of the target is kept.
 	keep bool
 }
@@ -79,28 +91,139 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request) error {
 	return s.read(w, r, target{e: e, keep: true})
 }
 
-// read answers a read of the mock t reached: steps 3 to 7 of §1.1.
+// read answers a read of the mock t reached: steps 3 to 7 of §1.1, with
+// the rules of t's route (§13.1) tried after the quota step.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
-	e, id := t.e, t.e.Mock.ID
+	e := t.e
 	ctx := r.Context()
-	cq := s.queries.Get(r.URL.RawQuery)
+	rd := readState{t: t, cq: s.queries.Get(r.URL.RawQuery)}
 
 	// 3. Authentication, for private mocks only.
 	if e.Mock.Private {
-		if err := s.authenticate(r, e, cq.Params); err != nil {
+		if err := s.authenticate(r, e, rd.cq.Params); err != nil {
 			return err
 		}
 	}
 
 	// 4. Rate limit.
-	quotaLimit := e.Mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
-	now := s.cfg.Now()
-	month := decoy.Month(now)
-	rate, err := s.limitRate(ctx, w.Header(), e.Mock, quotaLimit, now)
-	if err != nil {
+	rd.quotaLimit = e.Mock.EffectiveMonthlyQuota(s.cfg.DefaultMonthlyQuota)
+	rd.now = s.cfg.Now()
+	rd.month = decoy.Month(rd.now)
+	var err error
+	if rd.rate, err = s.limitRate(ctx, w.Header(), e.Mock, rd.quotaLimit, rd.now); err != nil {
 		return err
 	}
 
+	// Rules (rules.go): the first that holds answers, after the quota
+	// step. Which one holds is worked out now, without I/O (a rule's
+	// count is taken after that step), so that the quota step knows the
+	// answer is a rule's.
+	if t.rules != nil {
+		ev, first, release := s.matchRules(r, &rd)
+		defer release()
+		if first >= 0 {
+			return s.answerRules(w, r, &rd, ev, first)
+		}
+	}
+	return s.readNormally(w, r, &rd, nil, nil)
+}
+
+// readState is what the stages of a read share once the mock is found.
+type readState struct {
+	t          target
+	cq         *mockcache.Compiled
+	rate       *decoy.RateResult // nil: the mock has no rate limit
+	quotaLimit int64
+	month      string
+	now        time.Time
+}
+
+// readNormally gives the route's normal answer from the rate limit on:
+// the answer (over data generated now, for a mock whose template runs on
+// every read), the quota (step 5), the parameters' verdict (6), the delay
+// and the answer (7).
+//
+// pre, when set, is the quota a rule that was to answer reserved (step 5
+// done): it is given back when the answer is not a served one. over, when
+// set, is a rule that answers with the route's normal body: its status,
+// headers and delay replace the mock's, and the answer is never a 304.
+func (s *Server) readNormally(w http.ResponseWriter, r *http.Request, rd *readState, pre *reservation, over *rule.Compiled) error {
+	e, id := rd.t.e, rd.t.e.Mock.ID
+	ctx := r.Context()
+	na, err := s.normalAnswer(w, r, rd, over != nil)
+	if err != nil {
+		if pre != nil {
+			s.release(ctx, *pre)
+		}
+		return err
+	}
+	defer na.release()
+	a, qerr := na.a, na.err
+
+	// 5. Monthly quota. Only answers that return the data count, so a
+	// request about to fail its parameters, HEAD and a 304 only look; any
+	// other reserves a served response.
+	reserve := qerr == nil && r.Method != http.MethodHead && !a.NotModified
+	var reserved reservation
+	if pre != nil {
+		if reserved = *pre; !reserve {
+			s.release(ctx, reserved)
+			reserved = reservation{}
+		}
+	} else if reserved, err = s.reserve(ctx, w.Header(), e.Mock, rd.rate, rd.quotaLimit, rd.month, rd.now, reserve); err != nil {
+		return err
+	}
+
+	if over != nil {
+		setRuleHeaders(w.Header(), over.Rule.Headers)
+	}
+	// 6. Query parameters (and, for an item route, its record).
+	if qerr != nil {
+		if over != nil && over.Rule.Status != nil {
+			_, msg, header := answer.Of(qerr)
+			return &answer.Error{Status: *over.Rule.Status, Msg: msg, Header: header}
+		}
+		return qerr
+	}
+
+	// 7. Delay, then the answer.
+	delay := e.Mock.DelayMS
+	if over != nil {
+		delay = ruleDelay(over.Rule, e.Mock)
+		if st := over.Rule.Status; st != nil {
+			a.Status = *st
+		}
+	}
+	if delay > 0 {
+		s.wait(ctx, time.Duration(delay)*time.Millisecond, reserved)
+	}
+	s.cfg.Usage.Served(id, rd.now)
+	s.write(w, r, na.e, a)
+	return nil
+}
+
+// normal is a read's normal answer, worked out: the answer, or the error
+// of the request's parameters (or of a template that failed) to give
+// instead. e is the entry it is made from: the mock's, or one of data
+// generated now, which release releases.
+type normal struct {
+	e       *mockcache.Entry
+	a       mockcache.Answer
+	err     error
+	release func()
+}
+
+// normalAnswer works out the normal answer of a read, writing nothing but
+// the Decoy-Seed header of generated data. It fails only for the server's
+// sake (too busy to generate), having given back the rate-limit slot.
+// Without conditional, If-None-Match is not looked at (no 304).
+func (s *Server) normalAnswer(w http.ResponseWriter, r *http.Request, rd *readState, unconditional bool) (normal, error) {
+	t, e := &rd.t, rd.t.e
+	na := normal{e: e, release: noRelease}
+	if t.write != "" {
+		na.err = errWriteNotServed(t.write)
+		return na, nil
+	}
 	// A mock whose template runs on every read answers over data
 	// generated now, in an entry of its own: from here on, it is served as
 	// stored data is. A template that fails is answered at step 6, as
@@ -109,62 +232,42 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 	if t.keep {
 		key = r.URL.RawQuery + t.key
 	}
-	var qerr error
 	if e.Mock.TemplateMode == decoy.TemplateAlways {
 		ge, err := s.generateNow(w, r, e)
 		if refused(err) { // the server's load, not the client's doing
-			s.undoRate(ctx, id, rate)
-			return err
+			s.undoRate(r.Context(), e.Mock.ID, rd.rate)
+			return na, err
 		}
 		if err != nil {
-			qerr = err
-		} else {
-			defer ge.Release()
-			e = ge
+			na.err = err
+			return na, nil
 		}
+		na.e, na.release = ge, ge.Release
 		key = "" // an answer of one seed is not kept
 	}
-	if cq.Params.AuthToken != "" {
+	if rd.cq.Params.AuthToken != "" {
 		key = "" // never kept
 	}
-
-	// The answer is worked out before the quota step, so that one that will
-	// be a 304 never reserves quota; after the rate limit, so that refused
-	// requests stay cheap.
-	var a mockcache.Answer
-	if qerr == nil {
-		var q *query.Query
-		q, qerr = t.query(e, cq)
-		if qerr == nil {
-			a = e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), r.Header.Get("If-None-Match"))
-			if a.NotFound {
-				qerr = errRecordNotFound
-			}
-		}
-	}
-
-	// 5. Monthly quota. Only answers that return the data count, so a
-	// request about to fail its parameters, HEAD and a 304 only look; any
-	// other reserves a served response.
-	reserve := qerr == nil && r.Method != http.MethodHead && !a.NotModified
-	reserved, err := s.reserve(ctx, w.Header(), e.Mock, rate, quotaLimit, month, now, reserve)
+	// The answer is worked out before the quota step, so that one that
+	// will be a 304 never reserves quota; after the rate limit, so that
+	// refused requests stay cheap.
+	q, err := t.query(na.e, rd.cq)
 	if err != nil {
-		return err
+		na.err = err
+		return na, nil
 	}
-
-	// 6. Query parameters (and, for an item route, its record).
-	if qerr != nil {
-		return qerr
+	inm := r.Header.Get("If-None-Match")
+	if unconditional {
+		inm = ""
 	}
-
-	// 7. Delay, then the answer.
-	if d := e.Mock.DelayMS; d > 0 {
-		s.wait(ctx, time.Duration(d)*time.Millisecond, reserved)
+	na.a = na.e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), inm)
+	if na.a.NotFound {
+		na.err = errRecordNotFound
 	}
-	s.cfg.Usage.Served(id, now)
-	s.write(w, r, e, a)
-	return nil
+	return na, nil
 }
+
+func noRelease() {}
 
 // errRecordNotFound answers an item route that finds no record (§11.4).
 var errRecordNotFound = answer.New(http.StatusNotFound, "Not found")

@@ -80,6 +80,10 @@ type Config struct {
 	RoutesDomain string
 	// MaxRoutes bounds the routes of a project (0: decoy.DefaultMaxRoutes).
 	MaxRoutes int
+	// RuleCounter counts the requests routes' rules with times hold for
+	// (§13.1), across replicas when they share it. Nil: a rule with
+	// times never holds.
+	RuleCounter decoy.RuleCounter
 	// OpenWorkspaces lets any signed-in user create workspaces.
 	OpenWorkspaces bool
 
@@ -312,6 +316,7 @@ func New(cfg Config) *Server {
 		Routes:              cfg.Routes,
 		Projects:            s.projects,
 		MaxRoutes:           cfg.MaxRoutes,
+		RuleCounter:         cfg.RuleCounter,
 		OpenWorkspaces:      cfg.OpenWorkspaces,
 		Versions:            cfg.Versions,
 		Templates:           cfg.Templates,

@@ -19,14 +19,14 @@ import (
 
 var _ decoy.RouteStore = (*DB)(nil)
 
-const routeColumns = `id, project_id, method, path, mock_id, action, bind, items, request_schema, created_at, updated_at`
+const routeColumns = `id, project_id, method, path, mock_id, action, bind, items, rules, request_schema, created_at, updated_at`
 
 func scanRoute(s scanner) (*decoy.Route, error) {
 	var r decoy.Route
-	var bind string
+	var bind, rules string
 	var items sql.NullString
 	var created, updated int64
-	if err := s.Scan(&r.ID, &r.ProjectID, &r.Method, &r.Path, &r.MockID, &r.Action, &bind, &items, &r.RequestSchema, &created, &updated); err != nil {
+	if err := s.Scan(&r.ID, &r.ProjectID, &r.Method, &r.Path, &r.MockID, &r.Action, &bind, &items, &rules, &r.RequestSchema, &created, &updated); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, decoy.ErrRouteNotFound
 		}
@@ -37,6 +37,10 @@ func scanRoute(s scanner) (*decoy.Route, error) {
 	}
 	if r.Bind == nil {
 		r.Bind = map[string]string{}
+	}
+	var err error
+	if r.Rules, err = decoy.DecodeRules([]byte(rules)); err != nil {
+		return nil, fmt.Errorf("route %s: rules: %w", r.ID, err)
 	}
 	if items.Valid {
 		r.Items = &items.String
@@ -146,6 +150,9 @@ func (db *DB) UpdateRoute(ctx context.Context, id string, upd decoy.RouteUpdate)
 		if upd.Items != nil {
 			nr.Items = upd.Items.Value
 		}
+		if upd.Rules != nil {
+			nr.Rules = *upd.Rules
+		}
 		if nr.Bind == nil {
 			nr.Bind = map[string]string{}
 		}
@@ -231,17 +238,21 @@ func (db *DB) storeRoutes(ctx context.Context, tx *sql.Tx, projectID string, ws 
 		if r.Items != nil {
 			items = *r.Items
 		}
+		rules, err := decoy.EncodeRules(r.Rules)
+		if err != nil {
+			return nil, err
+		}
 		if w.old == nil {
 			out[i], err = scanRoute(tx.QueryRowContext(ctx, `
-				INSERT INTO routes (id, project_id, method, path, shape, mock_id, action, bind, items, request_schema, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+routeColumns,
-				r.ID, projectID, r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), items, r.RequestSchema,
+				INSERT INTO routes (id, project_id, method, path, shape, mock_id, action, bind, items, rules, request_schema, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+routeColumns,
+				r.ID, projectID, r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), items, string(rules), r.RequestSchema,
 				millis(r.CreatedAt), millis(r.UpdatedAt)))
 		} else {
 			out[i], err = scanRoute(tx.QueryRowContext(ctx, `
-				UPDATE routes SET method = ?, path = ?, shape = ?, mock_id = ?, action = ?, bind = ?, items = ?, request_schema = ?, updated_at = ?
+				UPDATE routes SET method = ?, path = ?, shape = ?, mock_id = ?, action = ?, bind = ?, items = ?, rules = ?, request_schema = ?, updated_at = ?
 				WHERE id = ? RETURNING `+routeColumns,
-				r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), items, r.RequestSchema, millis(r.UpdatedAt), r.ID))
+				r.Method, r.Path, decoy.PathShape(r.Path), r.MockID, r.Action, string(bind), items, string(rules), r.RequestSchema, millis(r.UpdatedAt), r.ID))
 		}
 		if err != nil {
 			return nil, err
@@ -399,6 +410,9 @@ func importRoutes(ctx context.Context, q queryer, b decoy.ImportBatch, now time.
 			return nil, err
 		}
 		nr.CreatedAt, nr.UpdatedAt = old.CreatedAt, now
+		if r.Rules == nil {
+			nr.Rules = old.Rules // an import that knows nothing of rules keeps them
+		}
 		ws[i] = routeWrite{r: nr, old: old}
 	}
 	return ws, nil

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -41,6 +42,7 @@ func RunRoutes(t *testing.T, open func(t *testing.T) RouteBackend) {
 	t.Run("WriteImportAllOrNothing", func(t *testing.T) { testWriteImportAllOrNothing(t, open(t)) })
 	t.Run("WriteImportInPlace", func(t *testing.T) { testWriteImportInPlace(t, open(t)) })
 	t.Run("WriteImportAgainstResult", func(t *testing.T) { testWriteImportAgainstResult(t, open(t)) })
+	t.Run("RouteRules", func(t *testing.T) { testRouteRules(t, open(t)) })
 }
 
 func projectWithSlug(t *testing.T, s RouteBackend, workspaceID, name, slug string) (*decoy.Project, error) {
@@ -936,4 +938,92 @@ func testWriteImportAgainstResult(t *testing.T, s RouteBackend) {
 	}
 	_, err = s.WriteImport(ctx, decoy.ImportBatch{ProjectID: p.ID, MaxRoutes: 3, Routes: []*decoy.Route{get("", "/d", m.ID)}})
 	wantError(t, err, decoy.EINVALID, "A project has at most 3 routes")
+}
+
+// A route keeps its rules (§13.1) as they were given, bodies and
+// templates byte for byte (compact), and none as an empty list; an update
+// replaces them only when it names them, and advances the routes'
+// version; an import keeps the rules of a route it replaces unless it
+// gives some.
+func testRouteRules(t *testing.T, s RouteBackend) {
+	ctx := context.Background()
+	w := mustWorkspace(t, s, "acme", "")
+	p := mustProject(t, s, w.ID, "api")
+	users := createIn(t, s, 1, p.ID, "users", `[]`)
+	status, times := 503, int64(2)
+	rules := []decoy.Rule{
+		{Name: "down", When: "header.x-mode=down&method=GET", Status: &status, Times: &times,
+			Headers: map[string]string{"Retry-After": "1"}, DelayMS: 250, Body: json.RawMessage(`{"error":"<down> & out","n":[1,2.50,{}]}`)},
+		{Name: "who", Template: json.RawMessage(`{"id":"{{ request.path.id }}"}`)},
+		{Fault: decoy.FaultReset, When: "query.fail=1"},
+		{},
+	}
+	r, err := s.CreateRoute(ctx, &decoy.Route{ProjectID: p.ID, Method: "GET", Path: "/users/{id}", MockID: users.ID, Action: decoy.ActionRead, Rules: rules}, decoy.DefaultMaxRoutes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(what string, got []decoy.Rule, want []decoy.Rule) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if got == nil || string(g) != string(w) {
+			t.Errorf("%s: rules %s, want %s", what, g, w)
+		}
+	}
+	same("created", r.Rules, rules)
+	if string(r.Rules[0].Body) != `{"error":"<down> & out","n":[1,2.50,{}]}` {
+		t.Errorf("a body stored as %s", r.Rules[0].Body)
+	}
+	found, err := s.FindRoute(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("found", found.Rules, rules)
+	same("listed", listRoutes(t, s, p.ID)[0].Rules, rules)
+
+	plain := mustRoute(t, s, get(p.ID, "/users", users.ID))
+	same("none", plain.Rules, []decoy.Rule{})
+
+	// Named, replaced; not named, kept.
+	version := routesVersion(t, s, p.ID)
+	upd, err := s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &[]decoy.Rule{rules[3]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("updated", upd.Rules, []decoy.Rule{{}})
+	if v := routesVersion(t, s, p.ID); v <= version {
+		t.Errorf("routes version %d after a change of rules, was %d", v, version)
+	}
+	if _, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	upd, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Path: ptr("/people/{id}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("kept by another update", upd.Rules, rules)
+	upd, err = s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &[]decoy.Rule{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("cleared", upd.Rules, []decoy.Rule{})
+
+	// An import that gives no rules keeps them; one that gives some sets
+	// them; a new route of an import has none unless given.
+	if _, err := s.UpdateRoute(ctx, r.ID, decoy.RouteUpdate{Rules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	again := *upd
+	again.Rules, again.CreatedAt, again.UpdatedAt = nil, time.Time{}, time.Time{}
+	given := *plain
+	given.Rules, given.CreatedAt, given.UpdatedAt = rules[1:2], time.Time{}, time.Time{}
+	got, err := s.WriteImport(ctx, decoy.ImportBatch{ProjectID: p.ID, MaxRoutes: decoy.DefaultMaxRoutes, Routes: []*decoy.Route{
+		&again, &given, {Method: "POST", Path: "/users", MockID: users.ID, Action: decoy.ActionCreate},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("kept by an import", got.Routes[0].Rules, rules)
+	same("set by an import", got.Routes[1].Rules, rules[1:2])
+	same("new by an import", got.Routes[2].Rules, []decoy.Rule{})
 }

@@ -27,6 +27,9 @@ import (
 // TestDocsRoutes runs docs/routes.md, the "Mock your API" guide.
 func TestDocsRoutes(t *testing.T) { runDoc(t, "docs/routes.md") }
 
+// TestDocsRules runs docs/rules.md, the guide to rules and faults.
+func TestDocsRules(t *testing.T) { runDoc(t, "docs/rules.md") }
+
 // docBlock is a fenced block of a page.
 type docBlock struct {
 	lang string

@@ -324,7 +324,7 @@ func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error
 	routes := make([]*decoy.Route, len(res.Routes))
 	for i, r := range res.Routes {
 		routes[i] = &decoy.Route{Method: r.Method, Path: r.Path, MockID: res.Mocks[r.Mock].ID, Action: r.Action, Bind: r.Bind,
-			Items: r.Items, RequestSchema: r.RequestSchema}
+			Items: r.Items, RequestSchema: r.RequestSchema, Rules: r.Rules}
 	}
 	changed, err := m.server.Admin().SeedRoutes(ctx, decoy.DefaultProjectID, routes)
 	if err != nil {

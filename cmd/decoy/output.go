@@ -192,6 +192,8 @@ func (o *output) value(key string, raw json.RawMessage) string {
 		return "-"
 	}
 	switch {
+	case key == "rules" && strings.HasPrefix(s, "["):
+		return rulesValue(raw)
 	case strings.HasPrefix(s, `"`):
 		var str string
 		json.Unmarshal(raw, &str)
@@ -229,6 +231,23 @@ func (o *output) value(key string, raw json.RawMessage) string {
 		return groupDigits(n)
 	}
 	return s
+}
+
+// rulesValue is how a route's rules (§13.1) read for people: how many,
+// and each one's name, else its place (from 1); -o json shows them whole.
+func rulesValue(raw json.RawMessage) string {
+	var rules []struct{ Name string }
+	if json.Unmarshal(raw, &rules) != nil || len(rules) == 0 {
+		return "none"
+	}
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.Name
+		if r.Name == "" {
+			names[i] = "#" + strconv.Itoa(i+1)
+		}
+	}
+	return count(len(rules), "rule") + ": " + strings.Join(names, ", ")
 }
 
 // party is who acted, or what was acted on, in the audit log and versions.

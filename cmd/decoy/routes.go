@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -20,15 +24,16 @@ func routeCommands() []teamCommand {
 				"each parameter is an equality condition on the record field it binds (--bind name=field; by default the field of its own name).",
 			example: "  decoy route create --project PROJECT --method GET --path /users --mock MOCK\n" +
 				"  decoy route create --project PROJECT --method GET --path /users/{id} --mock MOCK\n" +
-				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data",
+				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data\n" +
+				"  decoy route create --project PROJECT --method GET --path /orders --mock MOCK --rules rules.json",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
 				fields := routeFlags(fs)
-				return func([]string, *bufio.Reader) (call, error) {
+				return func(_ []string, in *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
 					}
-					body, err := fields(false)
+					body, err := fields(false, in)
 					if err != nil {
 						return call{}, err
 					}
@@ -49,36 +54,43 @@ func routeCommands() []teamCommand {
 		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},
 			func(p []string) call { return call{"GET", "routes/" + url.PathEscape(p[0]), nil} }),
 		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route id",
-			long:    "Change what a route's flags name; the others stay. --items '' makes the route work on the whole data again.",
-			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data",
+			long: "Change what a route's flags name; the others stay. --items '' makes the route work on the whole data again. " +
+				"--rules FILE replaces the route's rules with the JSON array in FILE (- for standard input; [] removes them) and starts their counts again.",
+			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 				fields := routeFlags(fs)
-				return func(pos []string, _ *bufio.Reader) (call, error) {
-					body, err := fields(true)
+				return func(pos []string, in *bufio.Reader) (call, error) {
+					body, err := fields(true, in)
 					if err != nil {
 						return call{}, err
 					}
 					if len(body) == 0 {
-						return call{}, usagef("nothing to change: give --method, --path, --mock, --action, --bind or --items")
+						return call{}, usagef("nothing to change: give --method, --path, --mock, --action, --bind, --items or --rules")
 					}
 					return call{"PATCH", "routes/" + url.PathEscape(pos[0]), body}, nil
 				}
 			}},
 		simple(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route id", example: "  decoy route delete ROUTE", done: "Deleted."},
 			func(p []string) call { return call{"DELETE", "routes/" + url.PathEscape(p[0]), nil} }),
+		simple(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route id",
+			long:    "A rule with times holds for that many matching requests, counted across replicas; this starts every count of the route's rules again, so that, say, a rule that fails the first two requests fails the next two.",
+			example: "  decoy route rules-reset ROUTE"},
+			func(p []string) call { return call{"POST", "routes/" + url.PathEscape(p[0]) + "/rules/reset", nil} }),
 	}
 }
 
 // routeFlags adds the flags of a route's fields, and gives the body they
-// make: on an update only what was set, on a create what is needed.
-func routeFlags(fs *pflag.FlagSet) func(update bool) (map[string]any, error) {
+// make: on an update only what was set, on a create what is needed. in is
+// standard input, which --rules - reads.
+func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[string]any, error) {
 	method := fs.String("method", "", "GET, POST, PUT, PATCH or DELETE")
 	path := fs.String("path", "", "the path template, e.g. /users/{id}")
 	mock := fs.String("mock", "", "id of the mock the route answers with")
 	action := fs.String("action", "", "read, create, replace, update or delete (default: from the method and path)")
 	bind := fs.StringArray("bind", nil, "param=field: the record field a path parameter is compared with (repeatable)")
 	items := fs.String("items", "", "dot path of the array inside the mock's data the route works on, e.g. data")
-	return func(update bool) (map[string]any, error) {
+	rules := fs.String("rules", "", "a JSON file of the route's rules, an array (- for standard input)")
+	return func(update bool, in *bufio.Reader) (map[string]any, error) {
 		body := map[string]any{}
 		set := func(name, key, v string) {
 			if fs.Changed(name) || (!update && v != "") {
@@ -117,6 +129,36 @@ func routeFlags(fs *pflag.FlagSet) func(update bool) (map[string]any, error) {
 				body["items"] = *items
 			}
 		}
+		if fs.Changed("rules") {
+			r, err := readRules(*rules, in)
+			if err != nil {
+				return nil, err
+			}
+			body["rules"] = r
+		}
 		return body, nil
 	}
+}
+
+// readRules reads a file of rules (- for standard input): a JSON array,
+// sent as it is for the server to check.
+func readRules(file string, in io.Reader) (json.RawMessage, error) {
+	var b []byte
+	var err error
+	switch file {
+	case "":
+		return nil, usagef("--rules wants a file (- for standard input)")
+	case "-":
+		b, err = io.ReadAll(in)
+	default:
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) || len(b) == 0 || b[0] != '[' {
+		return nil, usagef("--rules %s: the file must hold a JSON array of rules", file)
+	}
+	return json.RawMessage(b), nil
 }

@@ -346,6 +346,7 @@ func (m *Main) Run(ctx context.Context) error {
 			rates.Restore(decoy.RateKey(id), times)
 		}
 	}
+	var rules string // where rules with times are counted
 	cfg := server.Config{
 		Store:               m.store,
 		Quota:               m.store,
@@ -410,6 +411,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.journal = journal.New(journal.Config{Store: store, Logger: m.log})
 		cfg.Journal = m.journal
 	}
+	cfg.RuleCounter, rules = m.ruleCounter()
 	m.server = server.New(cfg)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -459,6 +461,7 @@ func (m *Main) Run(ctx context.Context) error {
 		"routes_domain", c.RoutesDomain,
 		"max_routes", c.MaxRoutes,
 		"journal_size", c.JournalSize,
+		"rule_counts", rules,
 	)
 
 	seeded, err := m.seed(ctx)
@@ -542,6 +545,23 @@ func (m *Main) openStore(ctx context.Context) (store, error) {
 	}
 	db.MaxVersions = c.MaxVersions
 	return db, nil
+}
+
+// ruleCounter returns where the counts of rules with times (§13.1) are
+// kept, and its name for the log: in Redis, shared by the replicas, when
+// --redis-url is set; else in PostgreSQL (--database-url), shared by the
+// replicas of the database; else in this process's memory, the one that
+// owns the embedded store. Counts are test state: in Redis and PostgreSQL
+// they survive the restart of a replica, in memory they start again with
+// the process, as a reset starts them.
+func (m *Main) ruleCounter() (decoy.RuleCounter, string) {
+	switch {
+	case m.redis != nil:
+		return redis.NewRuleCounter(m.redis, m.Config.RedisKeyPrefix), "redis"
+	case m.Config.DatabaseURL != "":
+		return m.store.(pgStore).DB, "postgres"
+	}
+	return inmem.NewRuleCounter(), "memory"
 }
 
 // uploadDir returns the folder uploads are streamed to. With SQLite it is

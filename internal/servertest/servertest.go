@@ -96,6 +96,7 @@ func New(t testing.TB, configure ...func(*server.Config)) *Harness {
 		Quota:               store,
 		Templates:           store,
 		Routes:              store,
+		RuleCounter:         inmem.NewRuleCounter(),
 		QuotaInMemory:       true,
 		Limiter:             limiter,
 		AuthFailures:        failures,

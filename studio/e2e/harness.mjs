@@ -42,6 +42,8 @@ export const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toF
 // accounted for instead of failing the journey.
 const problems = [];
 const expected = [];
+// status is the answer's status, or 'network' for a request that got no
+// answer (a connection reset or closed: a rule's fault).
 export function expectFailedRequest(urlPart, status) {
   expected.push({ urlPart, status, seen: false });
 }
@@ -54,7 +56,8 @@ export function watch(page, label) {
     const text = msg.text();
     const url = msg.location().url || '';
     const m = /status of (\d+)/.exec(text);
-    const hit = m && expected.find((e) => !e.seen && url.includes(e.urlPart) && Number(m[1]) === e.status);
+    const code = m ? Number(m[1]) : /net::ERR_/.test(text) ? 'network' : null;
+    const hit = code !== null && expected.find((e) => !e.seen && url.includes(e.urlPart) && code === e.status);
     if (hit) {
       hit.seen = true;
       return;

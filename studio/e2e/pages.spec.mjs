@@ -49,7 +49,13 @@ await journey(async (browser) => {
     project = await call('POST', `/workspaces/${ws.id}/projects`, { name: 'billing' });
     defaultProject = (await call('GET', `/workspaces/${ws.id}/projects`)).projects.find((p) => p.name === 'default');
     await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/users', mock_id: users.id });
-    await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/users/{id}', mock_id: users.id });
+    await call('POST', `/projects/${defaultProject.id}/routes`, {
+      method: 'GET', path: '/users/{id}', mock_id: users.id, rules: [
+        { name: 'maintenance', when: 'header.x-scenario=maintenance', status: 503, headers: { 'Retry-After': '120' }, body: { error: 'Down for maintenance' } },
+        { name: 'hello', when: 'query.hello=1', template: { hello: '{{ request.path.id }}', name: '{{ name }}' } },
+        { name: 'flaky', when: 'query.flaky=1', times: 2, status: 500 },
+      ],
+    });
     await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'GET', path: '/people/{handle}/city', mock_id: users.id, bind: { handle: 'username' } });
     await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'POST', path: '/users', mock_id: users.id });
     await call('POST', `/projects/${defaultProject.id}/routes`, { method: 'DELETE', path: '/users/{id}', mock_id: users.id });
@@ -92,10 +98,22 @@ await journey(async (browser) => {
     await seen(page, 'project');
   });
 
-  await step('project-routes, the route form and the delete dialog', async () => {
+  await step('project-routes, the route form, the rules dialog with an answer tried, and the delete dialog', async () => {
     await page.goto(`${base}/#/projects/${defaultProject.id}/routes`);
     await page.locator('tr[data-route="GET /users/{id}"]').getByTestId('route-example').waitFor();
     await seen(page, 'project-routes');
+    await page.getByRole('button', { name: 'Rules 3 of GET /users/{id}' }).click();
+    const rules = page.getByRole('dialog', { name: 'Rules of GET /users/{id}' });
+    await rules.locator('li.rule[data-rule="3"]').waitFor();
+    await rules.getByLabel('Query').fill('hello=1');
+    await rules.getByRole('button', { name: 'Send', exact: true }).click();
+    await rules.getByTestId('try-rule').filter({ hasText: 'rule “hello”' }).waitFor();
+    await seen(page, 'rules-dialog');
+    await rules.getByRole('button', { name: 'JSON' }).click();
+    await rules.getByLabel('Rules (JSON)').waitFor();
+    await seen(page, 'rules-dialog-json');
+    await rules.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Edit GET /people/{handle}/city' }).click();
     await page.getByRole('dialog', { name: 'Edit GET /people/{handle}/city' }).waitFor();
     await seen(page, 'route-dialog');

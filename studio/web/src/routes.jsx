@@ -1,7 +1,8 @@
 // The Routes tab of a project (§11.2): the paths of its API the project
-// answers at, under its base URL, each with the mock it answers with and a
-// curl command to copy; editors add, edit and delete routes (a deletion
-// asks first). The curl of a route with parameters is filled in with
+// answers at, under its base URL, each with the mock it answers with, its
+// rules (§13.1, rules.jsx: edited, and tried with a request) and a curl
+// command to copy; editors add, edit and delete routes (a deletion asks
+// first). The curl of a route with parameters is filled in with
 // values from its mock's records, so that it runs as it is.
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -9,6 +10,7 @@ import * as api from './api.js';
 import { ACTIONS, METHODS, TOKEN_VARIABLE, defaultAction, exampleValues, params, routeCurl } from './paths.js';
 import { ConfirmDialog, CopyButton, Dialog, ErrorNote } from './ui.jsx';
 import { RoleNote, items } from './team.jsx';
+import { RulesDialog } from './rules.jsx';
 import './routes.css';
 
 // Mocks larger than this are not read for example values: the page would
@@ -52,6 +54,7 @@ export function RoutesTab({ project, editable }) {
   const [note, setNote] = useState('');
   const [editing, setEditing] = useState(null); // 'new' or a route
   const [deleting, setDeleting] = useState(null);
+  const [ruling, setRuling] = useState(null); // the route whose rules are open
 
   const load = () =>
     Promise.all([api.admin('GET', `/projects/${project.id}/routes`), api.listMocks({ project_id: project.id })]).then(
@@ -131,7 +134,7 @@ export function RoutesTab({ project, editable }) {
           <thead>
             <tr>
               <th scope="col">Method</th><th scope="col">Path</th><th scope="col">Action</th><th scope="col">Mock</th>
-              <th scope="col">curl</th>{editable && <th scope="col"><span class="sr-only">Actions</span></th>}
+              <th scope="col">Rules</th><th scope="col">curl</th>{editable && <th scope="col"><span class="sr-only">Actions</span></th>}
             </tr>
           </thead>
           <tbody>
@@ -155,6 +158,12 @@ export function RoutesTab({ project, editable }) {
                     </div>
                   </td>
                   <td data-label="Mock">{m ? <a href={`#/mocks/${m.id}`}>{m.name || m.id}</a> : <span class="mono small">{r.mock_id}</span>}</td>
+                  <td data-label="Rules">
+                    <button type="button" class="rules-button" onClick={() => { setNote(''); setRuling(r); }}>
+                      Rules <span class="count" data-testid="rule-count">{(r.rules || []).length}</span>
+                      <span class="sr-only"> of {routeName(r)}</span>
+                    </button>
+                  </td>
                   <td data-label="curl">
                     <div class="route-curl">
                       <div class="curl">
@@ -187,6 +196,14 @@ export function RoutesTab({ project, editable }) {
         <RouteDialog project={project} mocks={mocks || []} route={editing === 'new' ? null : editing}
           onClose={() => setEditing(null)} onSaved={saved} />
       )}
+      {ruling && (() => {
+        const sample = samples[ruling.mock_id];
+        const values = sample && sample.data !== null ? exampleValues(ruling, sample.data) || {} : {};
+        return (
+          <RulesDialog route={ruling} base={base} mock={mockOf(ruling.mock_id)} values={values} editable={editable}
+            onClose={() => setRuling(null)} onSaved={(r) => { setRoutes((rs) => rs.map((x) => (x.id === r.id ? r : x))); }} />
+        );
+      })()}
       {deleting && (
         <ConfirmDialog title="Delete this route?" confirm="Delete" danger onClose={() => setDeleting(null)}
           onConfirm={async () => {

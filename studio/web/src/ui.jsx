@@ -119,9 +119,10 @@ export function ErrorNote({ error }) {
 /**
  * Dialog is a modal <dialog>: focus stays inside, Escape closes it. A
  * oneTime dialog shows a secret once: Escape closes it only after its copy
- * button was used, and otherwise says how to close it.
+ * button was used, and otherwise says how to close it. A wide one holds a
+ * larger form.
  */
-export function Dialog({ title, onClose, children, labelledBy = 'dialog-title', oneTime = false }) {
+export function Dialog({ title, onClose, children, labelledBy = 'dialog-title', oneTime = false, wide = false }) {
   const ref = useRef(null);
   const [warned, setWarned] = useState(false);
   useEffect(() => {
@@ -165,7 +166,7 @@ export function Dialog({ title, onClose, children, labelledBy = 'dialog-title', 
     };
   }, []);
   return (
-    <dialog ref={ref} aria-labelledby={labelledBy} class="dialog">
+    <dialog ref={ref} aria-labelledby={labelledBy} class={wide ? 'dialog wide' : 'dialog'}>
       <h2 id={labelledBy}>{title}</h2>
       {children}
       {warned && (
