@@ -400,6 +400,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	case "project":
 		return s.serveProject(w, r)
 	case "admin":
+		if s.adminCORS(w, r) {
+			return nil // a preflight
+		}
 		return s.admin.Serve(w, r)
 	case "healthz":
 		answer.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
