@@ -107,6 +107,7 @@ type Config struct {
 	// besides loopback ones, when Addr is a loopback address.
 	AllowedHosts []string
 	// TokenHeader is an extra header name that carries mock tokens.
+	// Authorization is read as Bearer always is, and with no scheme too.
 	TokenHeader string
 	// PublicURL is the base URL mock URLs are given under; empty: derived
 	// from each admin request.
@@ -274,7 +275,7 @@ func New(cfg Config) *Server {
 			return 0
 		}))
 	}
-	if cfg.TokenHeader != "" {
+	if cfg.TokenHeader != "" && !isAuthorization(cfg.TokenHeader) { // Authorization: see bearerToken
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
 	if cfg.Routes != nil {

@@ -135,7 +135,7 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Seed, "seed", "", "folder of *.json files loaded at start as open mocks, with ids stable across restarts; or a folder written by decoy export (ids and settings from its decoy.json)")
 	fs.Var(&c.CORSOrigins, "cors-origins", "allowed CORS origins, comma-separated; * for any")
 	fs.Var(&c.AllowedHosts, "allowed-hosts", "extra Host names, comma-separated, that the Studio and the admin API accept when listening on a loopback address (others are refused, against DNS rebinding)")
-	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens")
+	fs.StringVar(&c.TokenHeader, "token-header", "", "an extra header name accepted for mock tokens (Authorization: Bearer is always read)")
 	fs.Int64Var(&c.AuthFailureLimit, "auth-failure-limit", 30, "failed authentication attempts per client address and minute; 0 = unlimited")
 	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
 	fs.IntVar(&c.MaxConns, "max-connections", 4096, "most connections open at once; 0 = no cap")

@@ -1,7 +1,8 @@
 // A web app on another origin, as a browser runs it: a page served by a
 // second local server (another port is another origin) reads Decoy's JSON
-// error for an unknown path, rather than a CORS failure, and calls the
-// admin API with a bearer token. See harness.mjs for what runs it.
+// error for an unknown path, rather than a CORS failure, reads a private
+// mock with its token as a bearer token, and calls the admin API with a
+// bearer token. See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, step } from './harness.mjs';
@@ -48,6 +49,18 @@ try {
       expectFailedRequest('/mock/00000000-0000-4000-8000-000000000000', 404);
       const r = await fetchFromPage(page, `${base}/mock/00000000-0000-4000-8000-000000000000`);
       assert.deepEqual(r, { status: 404, body: { error: 'Mock api not found' } });
+    });
+
+    await step('a private mock, its token sent as Authorization: Bearer (a preflighted request)', async () => {
+      const res = await fetch(`${base}/admin/v1/mocks?private=true&name=cors-private`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+        body: '[{"id":1}]',
+      });
+      const mock = await res.json();
+      assert.equal(res.status, 201, JSON.stringify(mock));
+      const r = await fetchFromPage(page, `${base}/mock/${mock.id}`, { Authorization: `Bearer ${mock.token}` });
+      assert.deepEqual(r, { status: 200, body: [{ id: 1 }] });
     });
 
     await step('the admin API, with a bearer token (a preflighted request)', async () => {
