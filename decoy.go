@@ -226,6 +226,11 @@ type Store interface {
 	// returns ECONFLICT and keeps the stored one.
 	SetAdminTokenHash(ctx context.Context, hash []byte) error
 
+	// ResetAdminTokenHash stores the hash of a new generated admin token
+	// in place of the one stored, or as the first (decoy admin-token
+	// reset, for a token that was lost).
+	ResetAdminTokenHash(ctx context.Context, hash []byte) error
+
 	// Ping reports whether the store can serve requests. An ENOSPACE
 	// error says in its message, as a clause ("the data directory's file
 	// system is full"), what has no room: /readyz shows it.

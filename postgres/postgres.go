@@ -480,6 +480,14 @@ func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) error {
 	return nil
 }
 
+// ResetAdminTokenHash stores hash in place of the stored admin token hash.
+func (db *DB) ResetAdminTokenHash(ctx context.Context, hash []byte) error {
+	_, err := db.pool.Exec(ctx, `
+		INSERT INTO settings (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, adminTokenKey, hash)
+	return classify(err)
+}
+
 // ReserveQuota counts one served response of a mock, or one read of a
 // workspace's mocks (id is then the workspace's, counted in
 // workspace_reads), when fewer than limit were counted (limit 0 or less:

@@ -14,13 +14,15 @@ import (
 // the admin API's included, goes through it. An *answer.Error answers as
 // it says; a decoy.Error with the status of its code and its message; any
 // other error is internal: logged, and answered with a generic message. A
-// request whose body was cut for its pace answers 408 (see body.go).
+// request whose body was cut for its pace answers 408 (see body.go). Every
+// error answer but the Studio's carries CORS headers (see cors.go).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if slow := tooSlow(r); slow != nil {
 		err = slow // the body's read failed for its pace, whatever the handler made of it
 	}
 	status, msg, header := answer.Of(err)
 	h := w.Header()
+	s.setErrorCORS(h, r)
 	for k, v := range header {
 		h[k] = v
 	}

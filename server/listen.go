@@ -79,7 +79,7 @@ func (s *Server) Open() error {
 		ErrorLog:          log.New(errorLog{s.log}, "", 0),
 		ConnContext:       transport.ConnContext,
 	}
-	limits := transport.ConnLimits{Total: s.cfg.MaxConns, PerClient: s.cfg.MaxClientConns, Exempt: s.trusted}
+	limits := transport.ConnLimits{Total: s.cfg.MaxConns, PerClient: s.cfg.MaxClientConns, Exempt: s.trusted, Header: s.connHeader()}
 	if cert != nil {
 		limits.TLS = cert.TLSConfig()
 	}
@@ -89,9 +89,9 @@ func (s *Server) Open() error {
 		// setting it up writes to it.
 		s.http.TLSConfig = limits.TLS.Clone()
 		// The handshake gets the time a request's head gets.
-		l = transport.TLS(l, limits.TLS, headerTimeout, MaxHeaderBytes)
+		l = transport.TLS(l, limits.TLS, headerTimeout, MaxHeaderBytes, limits.Header...)
 	} else {
-		l = transport.JSONErrors(l, MaxHeaderBytes)
+		l = transport.JSONErrors(l, MaxHeaderBytes, limits.Header...)
 	}
 	// The live feeds of the request journal end as the server starts to
 	// stop, rather than hold it for the shutdown timeout.

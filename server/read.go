@@ -562,12 +562,16 @@ func (s *Server) tooManyFailures(retry time.Duration) error {
 }
 
 // token returns the mock token of a request: the first non-empty token
-// header, else the auth_token parameter.
+// header, else a bearer token (bearerToken), else the auth_token
+// parameter.
 func (s *Server) token(r *http.Request, p query.Params) string {
 	for _, name := range s.tokenHeaders {
 		if v := r.Header.Get(name); v != "" {
 			return v
 		}
+	}
+	if v := s.bearerToken(r); v != "" {
+		return v
 	}
 	return p.AuthToken
 }
@@ -627,7 +631,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, methods strin
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", methods)
-		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", generate.SeedHeader}, s.tokenHeaders...), ", "))
+		h.Set("Access-Control-Allow-Headers", strings.Join(append([]string{"If-None-Match", generate.SeedHeader, "Authorization"}, s.tokenHeaders...), ", "))
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -307,7 +307,7 @@ func TestRuleValidation(t *testing.T) {
 // rawExchange sends a request on a new connection (over TLS when conf is
 // set) and reads until the server closes it: what came, and how the read
 // ended.
-func rawExchange(t *testing.T, addr, target string, conf *tls.Config) ([]byte, error) {
+func faultExchange(t *testing.T, addr, target string, conf *tls.Config) ([]byte, error) {
 	t.Helper()
 	var c net.Conn
 	var err error
@@ -369,11 +369,11 @@ func TestRuleFaults(t *testing.T) {
 			if h.Admin.HTTP == nil {
 				h.Admin.HTTP = http.DefaultClient
 			}
-			got, err := rawExchange(t, addr, "/p/default/users?f=reset", tc.conf)
+			got, err := faultExchange(t, addr, "/p/default/users?f=reset", tc.conf)
 			if len(got) != 0 || !errors.Is(err, syscall.ECONNRESET) {
 				t.Errorf("reset: read %q, %v; want nothing and ECONNRESET", got, err)
 			}
-			got, err = rawExchange(t, addr, "/p/default/users?f=empty", tc.conf)
+			got, err = faultExchange(t, addr, "/p/default/users?f=empty", tc.conf)
 			if len(got) != 0 || err != nil {
 				t.Errorf("empty: read %q, %v; want nothing and EOF", got, err)
 			}
@@ -381,7 +381,7 @@ func TestRuleFaults(t *testing.T) {
 				{"malformed", "202", users},
 				{"cut", "200", `{"list":[1,2,3,4,5,6,7,8,9]}`},
 			} {
-				got, err = rawExchange(t, addr, "/p/default/users?f="+c.query, tc.conf)
+				got, err = faultExchange(t, addr, "/p/default/users?f="+c.query, tc.conf)
 				if err != nil {
 					t.Errorf("%s: %v", c.query, err)
 				}

@@ -112,6 +112,7 @@ type Config struct {
 	// besides loopback ones, when Addr is a loopback address.
 	AllowedHosts []string
 	// TokenHeader is an extra header name that carries mock tokens.
+	// Authorization is read as Bearer always is, and with no scheme too.
 	TokenHeader string
 	// PublicURL is the base URL mock URLs are given under; empty: derived
 	// from each admin request.
@@ -283,7 +284,7 @@ func New(cfg Config) *Server {
 			return 0
 		}))
 	}
-	if cfg.TokenHeader != "" {
+	if cfg.TokenHeader != "" && !isAuthorization(cfg.TokenHeader) { // Authorization: see bearerToken
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
 	if cfg.Routes != nil {
@@ -411,6 +412,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 	case "project":
 		return s.serveProject(w, r)
 	case "admin":
+		if s.adminCORS(w, r) {
+			return nil // a preflight
+		}
 		return s.admin.Serve(w, r)
 	case "healthz":
 		answer.JSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -558,3 +558,14 @@ func (db *DB) SetAdminTokenHash(ctx context.Context, hash []byte) (err error) {
 	}
 	return nil
 }
+
+// ResetAdminTokenHash stores hash in place of the stored admin token hash.
+func (db *DB) ResetAdminTokenHash(ctx context.Context, hash []byte) (err error) {
+	defer func() { err = classify(err) }()
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	_, err = db.writes.ExecContext(ctx, `
+		INSERT INTO settings (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, adminTokenKey, hash)
+	return err
+}

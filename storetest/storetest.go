@@ -321,6 +321,13 @@ func testAdminToken(t *testing.T, s Backend) {
 	if got, _ := s.AdminTokenHash(ctx); string(got) != "first" {
 		t.Errorf("hash = %q, want %q", got, "first")
 	}
+	// A reset replaces it, for a token that was lost.
+	if err := s.ResetAdminTokenHash(ctx, []byte("third")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.AdminTokenHash(ctx); string(got) != "third" {
+		t.Errorf("hash after a reset = %q, want %q", got, "third")
+	}
 }
 
 func testQuota(t *testing.T, s Backend) {

@@ -22,6 +22,9 @@ type ConnLimits struct {
 	// TLS: a connection over a cap is then answered after a handshake, so
 	// that its client reads the 503 rather than a TLS error.
 	TLS *tls.Config
+	// Header are header lines ("Name: value") the 503 carries besides its
+	// own, as JSONErrors's answers do: the server's CORS policy.
+	Header []string
 }
 
 // LimitConnections caps the connections ln hands out. A connection over a
@@ -137,7 +140,7 @@ func (l *connLimiter) refuse(c net.Conn) {
 			}
 			w = tc
 		}
-		_, _ = w.Write(Reply(http.StatusServiceUnavailable, "Too many connections; try again later", "Retry-After: 1"))
+		_, _ = w.Write(Reply(http.StatusServiceUnavailable, "Too many connections; try again later", append([]string{"Retry-After: 1"}, l.Header...)...))
 	}()
 }
 

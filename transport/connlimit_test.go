@@ -36,7 +36,8 @@ func TestLimitConnections(t *testing.T) {
 			}
 			exempt := func(netip.Addr) bool { return tc.exempt }
 			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
-			go srv.Serve(transport.LimitConnections(ln, transport.ConnLimits{Total: tc.total, PerClient: tc.perClient, Exempt: exempt}))
+			go srv.Serve(transport.LimitConnections(ln, transport.ConnLimits{Total: tc.total, PerClient: tc.perClient, Exempt: exempt,
+				Header: []string{"Access-Control-Allow-Origin: *"}}))
 			t.Cleanup(func() { srv.Close() })
 
 			var conns []net.Conn
@@ -66,6 +67,9 @@ func TestLimitConnections(t *testing.T) {
 				if resp.StatusCode == 503 && resp.Header.Get("Content-Type") != "application/json" {
 					t.Errorf("refusal Content-Type %q", resp.Header.Get("Content-Type"))
 				}
+				if resp.StatusCode == 503 && (resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Retry-After") != "1") {
+					t.Errorf("refusal lacks its header lines: %v", resp.Header)
+				}
 				return resp.StatusCode
 			}
 			if got := third(); (got == 503) != tc.refusedThird {
@@ -94,7 +98,7 @@ func TestLimitConnectionsTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	config := cert.TLSConfig()
-	limited := transport.LimitConnections(ln, transport.ConnLimits{Total: 1, TLS: config})
+	limited := transport.LimitConnections(ln, transport.ConnLimits{Total: 1, TLS: config, Header: []string{corsHeader}})
 	srv := &http.Server{
 		Handler:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
 		TLSConfig: config.Clone(),
@@ -129,7 +133,8 @@ func TestLimitConnectionsTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Retry-After") != "1" || !strings.Contains(string(body), "Too many connections") {
+		if resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Retry-After") != "1" ||
+			resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(string(body), "Too many connections") {
 			t.Errorf("over the cap: %d %v %s", resp.StatusCode, resp.Header, body)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/decoy-mock/decoy"
@@ -18,18 +19,23 @@ import (
 // Decoy's JSON error body. Every other write passes through unchanged.
 //
 // maxHeaderBytes is the http.Server's MaxHeaderBytes, named in the 431
-// answer. Wrap the listener net/http serves: under TLS, the connections
-// that carry HTTP/1.x (see TLS).
-func JSONErrors(ln net.Listener, maxHeaderBytes int) net.Listener {
+// answer. header are header lines ("Name: value") that each of those
+// answers carries besides its own (see Reply): the server's CORS policy,
+// so that a browser app reads the JSON error as it reads a handler's.
+// Nothing here parses the request, so they cannot depend on it (on its
+// Origin, say). Wrap the listener net/http serves: under TLS, the
+// connections that carry HTTP/1.x (see TLS).
+func JSONErrors(ln net.Listener, maxHeaderBytes int, header ...string) net.Listener {
 	if maxHeaderBytes <= 0 {
 		maxHeaderBytes = http.DefaultMaxHeaderBytes
 	}
-	return &jsonErrorsListener{Listener: ln, maxHeader: maxHeaderBytes}
+	return &jsonErrorsListener{Listener: ln, maxHeader: maxHeaderBytes, header: slices.Clone(header)}
 }
 
 type jsonErrorsListener struct {
 	net.Listener
 	maxHeader int
+	header    []string
 }
 
 // Accept implements net.Listener.
@@ -38,7 +44,7 @@ func (l *jsonErrorsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &errorConn{Conn: c, maxHeader: l.maxHeader}, nil
+	return &errorConn{Conn: c, maxHeader: l.maxHeader, header: l.header}, nil
 }
 
 // errorConn rewrites net/http's fixed error answers as they are written.
@@ -47,6 +53,8 @@ func (l *jsonErrorsListener) Accept() (net.Conn, error) {
 type errorConn struct {
 	net.Conn
 	maxHeader int
+	// header are the extra header lines of a rewritten answer.
+	header []string
 	// gather is the answer being gathered (see Gather), nil when none.
 	gather *gathering
 }
@@ -56,7 +64,7 @@ func (c *errorConn) Write(p []byte) (int, error) {
 	if c.gather != nil {
 		return c.gatherWrite(p)
 	}
-	if reply, ok := Rewrite(p, c.maxHeader); ok {
+	if reply, ok := Rewrite(p, c.maxHeader, c.header...); ok {
 		if _, err := c.Conn.Write(reply); err != nil {
 			return 0, err
 		}
@@ -124,13 +132,14 @@ const (
 const genericMalformed = "Malformed request: the request line or a header cannot be parsed (is every % in the URL followed by two hex digits?)"
 
 // Rewrite returns the JSON answer that replaces p when p is one of
-// net/http's plain-text error answers, whole; else it returns false.
-func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
+// net/http's plain-text error answers, whole; else it returns false. The
+// answer carries the header lines given (see Reply).
+func Rewrite(p []byte, maxHeaderBytes int, header ...string) ([]byte, bool) {
 	if len(p) > maxErrorAnswer || !bytes.HasPrefix(p, []byte("HTTP/1.")) {
 		return nil, false
 	}
 	if isExpectationFailed(p) {
-		return Reply(http.StatusExpectationFailed, "Unsupported Expect header: only 100-continue is supported"), true
+		return Reply(http.StatusExpectationFailed, "Unsupported Expect header: only 100-continue is supported", header...), true
 	}
 	// "HTTP/1.1 NNN Text[: detail]" errorHeaders body
 	line, body, ok := bytes.Cut(p, []byte(errorHeaders))
@@ -151,7 +160,7 @@ func Rewrite(p []byte, maxHeaderBytes int) ([]byte, bool) {
 	default:
 		return nil, false
 	}
-	return Reply(status, errorMessage(status, detail, maxHeaderBytes)), true
+	return Reply(status, errorMessage(status, detail, maxHeaderBytes), header...), true
 }
 
 // isExpectationFailed reports whether p is net/http's answer to an

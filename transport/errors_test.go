@@ -14,9 +14,10 @@ import (
 	"github.com/decoy-mock/decoy/transport"
 )
 
-// serve starts an http.Server behind JSONErrors whose handler answers in
-// plain text, and returns its address.
-func serve(t *testing.T) string {
+// serve starts an http.Server behind JSONErrors, with the extra header
+// lines given, whose handler answers in plain text, and returns its
+// address.
+func serve(t *testing.T, header ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,7 +34,7 @@ func serve(t *testing.T) string {
 		}),
 		MaxHeaderBytes: 4 << 10,
 	}
-	go srv.Serve(transport.JSONErrors(ln, 4<<10))
+	go srv.Serve(transport.JSONErrors(ln, 4<<10, header...))
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }
@@ -102,6 +103,44 @@ func TestJSONErrors(t *testing.T) {
 			t.Errorf("rewritten: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
 	})
+}
+
+// The answers written in net/http's stead carry the header lines the
+// listener was given (the server's CORS policy), whatever the request,
+// which is never parsed here; a handler's own answers are left alone.
+func TestJSONErrorsCarryHeader(t *testing.T) {
+	addr := serve(t, "Access-Control-Allow-Origin: *", "Access-Control-Expose-Headers: Retry-After")
+	for _, tc := range []struct {
+		name, request string
+		status        int
+	}{
+		{"400 bad escape", "GET /nope%zz HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n\r\n", 400},
+		{"400 missing Host", "GET / HTTP/1.1\r\nOrigin: https://app.example\r\n\r\n", 400},
+		{"431", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 431},
+		{"505", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+		{"417", "GET / HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n", 417},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := exchange(t, addr, tc.request)
+			if resp.StatusCode != tc.status || !json.Valid([]byte(body)) {
+				t.Fatalf("got %d %q, want %d with a JSON error", resp.StatusCode, body, tc.status)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+				t.Errorf("Access-Control-Allow-Origin = %q, want *", got)
+			}
+			if got := resp.Header.Get("Access-Control-Expose-Headers"); got != "Retry-After" {
+				t.Errorf("Access-Control-Expose-Headers = %q", got)
+			}
+		})
+	}
+	resp, _ := exchange(t, addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("a handler's answer got Access-Control-Allow-Origin %q", got)
+	}
+	out, ok := transport.Rewrite([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"), 4<<10, "Vary: Origin")
+	if !ok || !bytes.Contains(out, []byte("\r\nVary: Origin\r\n")) {
+		t.Errorf("Rewrite with a header line gave %q", out)
+	}
 }
 
 // net/http's answers, as written, are recognised whole; near misses are

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,9 @@ import (
 //
 // config must offer "h2" and "http/1.1" (see Certificate.TLSConfig); the
 // http.Server is given a copy of it, so that Serve sets up HTTP/2.
-func TLS(ln net.Listener, config *tls.Config, timeout time.Duration, maxHeaderBytes int) net.Listener {
+// maxHeaderBytes and header are JSONErrors's: every answer written here
+// carries header.
+func TLS(ln net.Listener, config *tls.Config, timeout time.Duration, maxHeaderBytes int, header ...string) net.Listener {
 	if maxHeaderBytes <= 0 {
 		maxHeaderBytes = http.DefaultMaxHeaderBytes
 	}
@@ -40,6 +43,7 @@ func TLS(ln net.Listener, config *tls.Config, timeout time.Duration, maxHeaderBy
 		config:    config,
 		timeout:   timeout,
 		maxHeader: maxHeaderBytes,
+		header:    slices.Clone(header),
 		ready:     make(chan net.Conn),
 		errs:      make(chan error),
 		ctx:       ctx,
@@ -52,6 +56,7 @@ type tlsListener struct {
 	config    *tls.Config
 	timeout   time.Duration
 	maxHeader int
+	header    []string
 
 	// start starts the loop that accepts connections and hands each to a
 	// handshake; ready carries the connections whose handshake is over,
@@ -103,7 +108,7 @@ func (l *tlsListener) acceptLoop() {
 
 func (l *tlsListener) handshake(raw net.Conn) {
 	// net/http writes its answer to plain HTTP on the raw connection.
-	raw = &errorConn{Conn: raw, maxHeader: l.maxHeader}
+	raw = &errorConn{Conn: raw, maxHeader: l.maxHeader, header: l.header}
 	tc := tls.Server(raw, l.config)
 	if l.timeout > 0 {
 		_ = raw.SetDeadline(time.Now().Add(l.timeout))
@@ -115,14 +120,14 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	}
 	if re, ok := err.(tls.RecordHeaderError); ok && re.Conn != nil && plainHTTP(re.RecordHeader) {
 		_ = re.Conn.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = re.Conn.Write(Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://"))
+		_, _ = re.Conn.Write(Reply(http.StatusBadRequest, "This port serves HTTPS: send the request with https://", l.header...))
 		re.Conn.Close()
 	}
 	// net/http sets the deadlines of each request from here on.
 	_ = raw.SetDeadline(time.Time{})
 	var c net.Conn = tc
 	if err == nil && tc.ConnectionState().NegotiatedProtocol != "h2" {
-		c = &tlsErrorConn{errorConn: errorConn{Conn: tc, maxHeader: l.maxHeader}, tls: tc}
+		c = &tlsErrorConn{errorConn: errorConn{Conn: tc, maxHeader: l.maxHeader, header: l.header}, tls: tc}
 	}
 	select {
 	case l.ready <- c:

@@ -71,7 +71,7 @@ func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 
 // serveTLS serves cert over TLS as Decoy does, with a handler that tells
 // the protocol and whether the request knows it came over TLS, and returns
-// the address.
+// the address. The answers written in net/http's stead carry corsHeader.
 func serveTLS(t *testing.T, cert *transport.Certificate, timeout time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -88,10 +88,13 @@ func serveTLS(t *testing.T, cert *transport.Certificate, timeout time.Duration) 
 		// Failed handshakes are logged by net/http; not here.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go srv.Serve(transport.TLS(ln, config, timeout, 4<<10))
+	go srv.Serve(transport.TLS(ln, config, timeout, 4<<10, corsHeader))
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }
+
+// corsHeader is the header line that serveTLS gives its listener.
+const corsHeader = "Access-Control-Allow-Origin: *"
 
 // loadPair writes a new pair to a temporary folder and loads it.
 func loadPair(t *testing.T) (*testcert.Pair, *transport.Certificate) {
@@ -143,7 +146,7 @@ func TestTLSProtocols(t *testing.T) {
 }
 
 // readJSONError reads one answer from c and returns its status and error
-// message, checking that it is a JSON error.
+// message, checking that it is a JSON error that carries corsHeader.
 func readJSONError(t *testing.T, c net.Conn) (int, string) {
 	t.Helper()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -156,6 +159,9 @@ func readJSONError(t *testing.T, c net.Conn) (int, string) {
 	var e struct{ Error string }
 	if err := json.Unmarshal(body, &e); err != nil || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("not a JSON error: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+		t.Errorf("Access-Control-Allow-Origin = %q, want *", got)
 	}
 	return resp.StatusCode, e.Error
 }

@@ -9,5 +9,6 @@
 // answers rewritten. What is written here: the rewrite of net/http's fixed
 // error answers, recognised on their way out, and the answers a handler
 // gathers (see Gather), which leave in one write rather than net/http's
-// several.
+// several. The answers written here carry header lines the server gives
+// (its CORS policy): with no request parsed, they cannot depend on one.
 package transport

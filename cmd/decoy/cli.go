@@ -80,7 +80,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("server", serveCommand(), healthcheckCommand(), versionCommand())
+	add("server", serveCommand(), adminTokenCommand(), healthcheckCommand(), versionCommand())
 	add("mocks", mockCommand(), generateCommand(), importCommand(), exportCommand(), requestsCommand())
 	add("teams", loginCommand(), logoutCommand())
 	add("teams", teamCommands()...)

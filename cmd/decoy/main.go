@@ -1,6 +1,7 @@
 // Command decoy is the Decoy mock-data server and its command-line client.
 //
 //	decoy serve [flags]          run the server
+//	decoy admin-token reset      replace a lost generated admin token
 //	decoy mock COMMAND [flags]   manage mocks through the admin API
 //	decoy generate FILE          print the data a template generates
 //	decoy login, logout          sign in with email and password

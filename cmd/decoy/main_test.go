@@ -280,6 +280,9 @@ func TestTokensEndToEnd(t *testing.T) {
 	if a := get(t, u, "decoyauthtoken", m.Token); a.status != 200 {
 		t.Errorf("header token: %d", a.status)
 	}
+	if a := get(t, u, "Authorization", "Bearer "+m.Token); a.status != 200 {
+		t.Errorf("bearer token: %d %s", a.status, a.body)
+	}
 	rotated, err := p.admin().RotateToken(context.Background(), m.ID)
 	if err != nil {
 		t.Fatal(err)
