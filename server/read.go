@@ -47,9 +47,13 @@ type target struct {
 	rules   *rule.Set
 	routeID string
 	params  []route.Param
-	// write is the action of a route that writes (§12, not served yet:
-	// its normal answer is a 501); "" for a read.
-	write string
+	// write is the action of a route that writes (§12, write.go); ""
+	// for a read. binding is what the route adds to its writes, prefix
+	// the path the request reached the project under ("/p/{slug}", or ""
+	// on its own host).
+	write   string
+	binding *mockcache.Binding
+	prefix  string
 	// keep is false when no answer of the target is kept.
 	keep bool
 }
@@ -124,6 +128,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 		if first >= 0 {
 			return s.answerRules(w, r, &rd, ev, first)
 		}
+	}
+	if t.write != "" {
+		return s.writeRecords(w, r, &rd)
 	}
 	return s.readNormally(w, r, &rd, nil, nil)
 }
