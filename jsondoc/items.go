@@ -133,8 +133,8 @@ type outer struct {
 	// objects, on the view of an edited array, tells whether every
 	// element is an object (see Objects).
 	objects *bool
-	sumOnce    sync.Once
-	sum        uint64
+	sumOnce sync.Once
+	sum     uint64
 }
 
 // OuterSum returns, for an item view, the 64-bit xxhash of the document's
