@@ -27,6 +27,8 @@ type Document struct {
 	prefix string
 	// outer is set on an item view: where its array lies (see Items).
 	outer *outer
+	// live is set on a document an Editor made (see edit.go).
+	live *live
 }
 
 // Key names a structure of kind built over the document's records for
@@ -46,7 +48,12 @@ func (d *Document) Structures() *budget.Set { return d.set }
 
 // SetStructures has what is built over the document kept in s from now on:
 // a cache calls it once, before it shares the document.
-func (d *Document) SetStructures(s *budget.Set) { d.set = s }
+func (d *Document) SetStructures(s *budget.Set) {
+	d.set = s
+	if d.live != nil && d.live.view != d {
+		d.live.view.set = s
+	}
+}
 
 // sumsKind names the record digests among the document's structures.
 const sumsKind = "sums"
@@ -55,10 +62,19 @@ const sumsKind = "sums"
 // bytes: the document and its record spans. What is built over it is
 // counted in its Structures.
 func (d *Document) MemoryBytes() int64 {
-	return int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
+	n := int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
+	if l := d.live; l != nil {
+		n += int64(unsafe.Sizeof(*l)) + int64(cap(l.seps))*int64(unsafe.Sizeof(span{})) + int64(cap(l.whole))
+		if l.view != d {
+			n += viewOverhead + int64(cap(l.view.spans))*int64(unsafe.Sizeof(span{}))
+		}
+	}
+	return n
 }
 
-// Bytes returns the stored document. The caller must not change it.
+// Bytes returns the bytes the document's values and records are spans of:
+// the stored document, or, for an edited one, the arena its elements are in
+// (its text is Whole). The caller must not change them.
 func (d *Document) Bytes() []byte { return d.raw }
 
 // IsArray reports whether the top-level value is an array.

@@ -1,0 +1,361 @@
+package jsondoc
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/decoy-mock/decoy/budget"
+)
+
+// Edits (§12 of the contract): writes change the elements of one array of a
+// document (the document itself, or the array at an item path), every other
+// byte staying as stored. An Editor makes the changed document without
+// re-parsing it and without rewriting its bytes: the stored bytes are
+// copied once into an arena, the first time a document is edited, and each
+// new element is appended to that arena, which the documents of later
+// states share (each sees the arena up to its own length). An edited
+// document's records are spans of the arena, as a parsed document's are of
+// its bytes; its whole text (Whole) is assembled when a read needs it.
+//
+// The array is held as a list of elements, each with the separator before
+// it (the whitespace after '[' for the first; a ',' and the whitespace
+// around it for the others), and the text between the last element and
+// ']' (trail). So:
+//   - an appended element comes after the last one, with the separator
+//     before the last (the first's whitespace after a ',' when it is the
+//     only one; none in an empty array);
+//   - a replaced element keeps its place and separator;
+//   - a removed element goes with its separator; the first goes with the
+//     separator of the next, whose place it takes; the only one leaves
+//     "[]".
+
+// live is what an edited document holds besides its spans: where its array
+// lies, the separators of its elements, and the arena its new elements are
+// in.
+type live struct {
+	// path is the item path of the array ("" key: the document itself).
+	path []string
+	key  string
+	// view is the array as a document (the document itself when key is
+	// "").
+	view *Document
+	// head is the text up to '[' included, trail the text between the
+	// last element (or '[') and ']', tail the text from ']' to the end.
+	head, trail, tail span
+	seps              []span
+	arena             *arena
+	// objects is set when every element is an object.
+	objects bool
+	size    int64
+
+	wholeOnce sync.Once
+	whole     []byte
+
+	parsedOnce sync.Once
+	parsed     *Document
+	parseErr   error
+}
+
+// arena holds the bytes of a document's edited states: the stored bytes,
+// then each new element. A state's raw is a prefix of buf; only the state
+// whose raw is the whole of buf may extend it in place (another state
+// extending it would overwrite what a later state holds): others copy.
+type arena struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// arenaSlack is the room an arena keeps for new elements past what it
+// copies.
+const arenaSlack = 64 << 10
+
+// extend returns raw followed by parts, in a's buffer when raw is a's
+// whole buffer (in place when it has room), else in a new arena; and the
+// arena that holds the result.
+func (a *arena) extend(raw []byte, parts ...[]byte) ([]byte, *arena) {
+	need := 0
+	for _, p := range parts {
+		need += len(p)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	owner := len(raw) == len(a.buf) && (len(raw) == 0 || unsafe.SliceData(raw) == unsafe.SliceData(a.buf))
+	if owner && cap(a.buf)-len(a.buf) >= need {
+		for _, p := range parts {
+			a.buf = append(a.buf, p...)
+		}
+		return a.buf, a
+	}
+	size := len(raw) + need
+	buf := make([]byte, len(raw), size+size/8+arenaSlack)
+	copy(buf, raw)
+	for _, p := range parts {
+		buf = append(buf, p...)
+	}
+	if owner {
+		a.buf = buf
+		return buf, a
+	}
+	return buf, &arena{buf: buf}
+}
+
+// Editor changes the elements of one array of a document, then makes the
+// document they give (Document). It is for one goroutine; the document it
+// was made from does not change.
+type Editor struct {
+	raw   []byte
+	arena *arena
+	l     *live // the new state, but for view, arena and the documents
+	spans []span
+}
+
+// Editor returns an editor of the array that path reaches (see Items), or
+// false when it reaches no array.
+func (d *Document) Editor(path []string) (*Editor, bool) {
+	key := joinPath(path)
+	if l := d.live; l != nil {
+		if l.key == key {
+			v := l.view
+			ed := &Editor{raw: v.raw, arena: l.arena, spans: append(make([]span, 0, len(v.spans)+1), v.spans...)}
+			ed.l = &live{path: l.path, key: key, head: l.head, trail: l.trail, tail: l.tail,
+				seps: append(make([]span, 0, len(l.seps)+1), l.seps...), objects: l.objects, size: l.size}
+			return ed, true
+		}
+		p, err := l.reparse(d)
+		if err != nil {
+			return nil, false
+		}
+		return p.Editor(path)
+	}
+	v, ok := d.Items(path)
+	if !ok {
+		return nil, false
+	}
+	raw := d.raw
+	var open, close int
+	if v.outer != nil {
+		open, close = int(v.outer.start), int(v.outer.end)-1
+	} else {
+		open = skipWS(raw, 0)
+		close = len(raw) - 1
+		for close > open && raw[close] != ']' {
+			close--
+		}
+	}
+	ar := &arena{}
+	buf, ar := ar.extend(nil, raw)
+	ed := &Editor{raw: buf, arena: ar, spans: append(make([]span, 0, len(v.spans)+1), v.spans...)}
+	ed.l = &live{path: append([]string(nil), path...), key: key, head: span{0, uint32(open + 1)},
+		tail: span{uint32(close), uint32(len(raw))}, objects: true, size: int64(len(raw))}
+	ed.l.seps = make([]span, len(v.spans), len(v.spans)+1)
+	prev := uint32(open + 1)
+	for i, s := range v.spans {
+		ed.l.seps[i] = span{prev, s.start}
+		prev = s.end
+		if raw[s.start] != '{' {
+			ed.l.objects = false
+		}
+	}
+	ed.l.trail = span{prev, uint32(close)}
+	return ed, true
+}
+
+func joinPath(path []string) string {
+	n := 0
+	for _, s := range path {
+		n += len(s) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, s := range path {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// Len returns the number of elements.
+func (ed *Editor) Len() int { return len(ed.spans) }
+
+// Objects reports whether every element is an object.
+func (ed *Editor) Objects() bool { return ed.l.objects }
+
+// Size returns the length of the document's whole text as it stands.
+func (ed *Editor) Size() int64 { return ed.l.size }
+
+// Peek returns the array as it stands, as a document to read now: it must
+// not be used once the editor changes or makes its document, and keeps
+// nothing built over it.
+func (ed *Editor) Peek() *Document {
+	return &Document{raw: ed.raw, isArray: true, spans: ed.spans, set: budget.Unbounded()}
+}
+
+// text returns the text of s.
+func (ed *Editor) text(s span) []byte { return ed.raw[s.start:s.end] }
+
+// Append appends rec, one JSON value (validated by the caller), as the
+// last element.
+func (ed *Editor) Append(rec []byte, object bool) {
+	var sep []byte
+	switch n := len(ed.spans); {
+	case n == 1:
+		sep = append([]byte{','}, ed.text(ed.l.seps[0])...)
+	case n > 1:
+		sep = append([]byte(nil), ed.text(ed.l.seps[n-1])...)
+	}
+	start := uint32(len(ed.raw))
+	ed.raw, ed.arena = ed.arena.extend(ed.raw, sep, rec)
+	mid := start + uint32(len(sep))
+	ed.l.seps = append(ed.l.seps, span{start, mid})
+	ed.spans = append(ed.spans, span{mid, mid + uint32(len(rec))})
+	ed.l.size += int64(len(sep) + len(rec))
+	ed.l.objects = ed.l.objects && object
+}
+
+// Replace replaces element i by rec, one JSON value (validated by the
+// caller).
+func (ed *Editor) Replace(i int, rec []byte, object bool) {
+	old := ed.spans[i]
+	start := uint32(len(ed.raw))
+	ed.raw, ed.arena = ed.arena.extend(ed.raw, rec)
+	ed.spans[i] = span{start, start + uint32(len(rec))}
+	ed.l.size += int64(len(rec)) - int64(old.end-old.start)
+	ed.l.objects = ed.l.objects && object
+}
+
+// Delete removes element i.
+func (ed *Editor) Delete(i int) {
+	n := len(ed.spans)
+	s := ed.spans[i]
+	size := int64(s.end - s.start)
+	switch {
+	case n == 1:
+		size += int64(ed.l.seps[0].end-ed.l.seps[0].start) + int64(ed.l.trail.end-ed.l.trail.start)
+		ed.l.trail = span{ed.l.trail.end, ed.l.trail.end}
+	case i == 0:
+		// The next element takes the first place, and its separator.
+		size += int64(ed.l.seps[1].end - ed.l.seps[1].start)
+		ed.l.seps[1] = ed.l.seps[0]
+	default:
+		size += int64(ed.l.seps[i].end - ed.l.seps[i].start)
+	}
+	ed.l.size -= size
+	ed.spans = append(ed.spans[:i], ed.spans[i+1:]...)
+	ed.l.seps = append(ed.l.seps[:i], ed.l.seps[i+1:]...)
+	if len(ed.spans) == 0 {
+		ed.l.objects = true
+	}
+}
+
+// Document returns the document as edited. The editor must not be used
+// afterwards.
+func (ed *Editor) Document() *Document {
+	l := ed.l
+	l.arena = ed.arena
+	set := budget.Unbounded()
+	top := &Document{raw: ed.raw, set: set, live: l}
+	if l.key == "" {
+		top.isArray, top.spans = true, ed.spans
+		l.view = top
+	} else {
+		l.view = &Document{raw: ed.raw, isArray: true, spans: ed.spans, set: set,
+			prefix: itemsKind + ":" + l.key + "|",
+			outer:  &outer{start: l.head.end - 1, end: l.tail.start + 1, docEnd: l.tail.end, objects: &l.objects}}
+	}
+	ed.raw, ed.spans, ed.arena, ed.l = nil, nil, nil, nil
+	return top
+}
+
+// Edited reports whether the document was made by an Editor.
+func (d *Document) Edited() bool { return d.live != nil }
+
+// Size returns the length of the document's whole text (see Whole).
+func (d *Document) Size() int64 {
+	if d.live != nil {
+		return d.live.size
+	}
+	return int64(len(d.raw))
+}
+
+// Whole returns the document's whole text: its bytes as stored, or as
+// edited (assembled on first use, and kept). The caller must not change it.
+func (d *Document) Whole() []byte {
+	l := d.live
+	if l == nil {
+		return d.raw
+	}
+	l.wholeOnce.Do(func() { l.whole = l.assemble(d.raw) })
+	return l.whole
+}
+
+// assemble returns the whole text of the edited document over raw.
+func (l *live) assemble(raw []byte) []byte {
+	b := make([]byte, 0, l.size)
+	b = append(b, raw[l.head.start:l.head.end]...)
+	spans := l.view.spans
+	for i, s := range spans {
+		sep := l.seps[i]
+		if i > 0 && sep.end == s.start && sep.start == spans[i-1].end {
+			// Stored after the previous element: their run is one copy.
+			b = append(b, raw[sep.start:s.end]...)
+			continue
+		}
+		b = append(b, raw[sep.start:sep.end]...)
+		b = append(b, raw[s.start:s.end]...)
+	}
+	b = append(b, raw[l.trail.start:l.trail.end]...)
+	return append(b, raw[l.tail.start:l.tail.end]...)
+}
+
+// reparse returns the edited document parsed again from its whole text,
+// made once: for what the edited array's view does not answer (another
+// item path, the root).
+func (l *live) reparse(d *Document) (*Document, error) {
+	l.parsedOnce.Do(func() {
+		l.parsed, l.parseErr = Parse(d.Whole())
+		if l.parsed != nil {
+			l.parsed.set = d.set
+		}
+	})
+	return l.parsed, l.parseErr
+}
+
+// objectsKind names, among a document's structures, whether every element
+// of its array is an object.
+const objectsKind = "objects"
+
+// Objects reports whether the document is an array whose every element is
+// an object (a collection, §12.1): known of an edited array as it was
+// edited, else worked out once and kept.
+func (d *Document) Objects() bool {
+	if !d.isArray {
+		return false
+	}
+	if l := d.live; l != nil && l.view == d {
+		return l.objects
+	}
+	if d.outer != nil && d.outer.objects != nil {
+		return *d.outer.objects
+	}
+	all, ok := d.set.Load(d.Key(objectsKind, ""), func(b *budget.Build) any {
+		if !b.Reserve(8) {
+			return nil
+		}
+		return d.allObjects()
+	}).(bool)
+	if !ok {
+		return d.allObjects()
+	}
+	return all
+}
+
+// allObjects reports whether every element is an object.
+func (d *Document) allObjects() bool {
+	for _, s := range d.spans {
+		if d.raw[s.start] != '{' {
+			return false
+		}
+	}
+	return true
+}
