@@ -238,8 +238,7 @@ func (s *API) snapshot(ctx context.Context, id string) (*decoy.Mock, error) {
 	if err != nil {
 		return nil, err
 	}
-	ne, err := s.cache.CatchUp(ctx, e)
-	e.Release()
+	ne, err := s.cache.CatchUp(ctx, e) // takes over the reference to e
 	if err != nil {
 		return nil, err
 	}

@@ -20,13 +20,14 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 	var err error
 	for range maxLiveTries {
 		var e *Entry
-		if e, err = c.readBase(ctx, id); err != nil {
+		var storeSeq int64
+		if e, storeSeq, err = c.readBase(ctx, id); err != nil {
 			if decoy.ErrorCode(err) == decoy.ECONFLICT {
 				continue
 			}
 			return nil, err
 		}
-		if e.Mock.LiveSeq == e.liveSeq && !e.edited {
+		if storeSeq == e.liveSeq && !e.edited {
 			return e, nil // no writes after the version's data
 		}
 		f, err := c.catchUp(ctx, e)
@@ -41,11 +42,12 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 
 // readBase returns the entry of mock id's live base: the base a compaction
 // wrote, or the current version's data; ECONFLICT when new data or a reset
-// came between the reads (read again).
-func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
+// came between the reads (read again). storeSeq is the number of the
+// live data when the mock was read: the writes up to it are to be applied.
+func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, storeSeq int64, err error) {
 	m, data, err := c.store.FindMockData(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	base, seq, ok, err := c.live.LiveBase(ctx, id)
 	if err == nil && seq > m.LiveSeq {
@@ -56,7 +58,7 @@ func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
 		if ok {
 			closeData(base)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	stored := m.Size
 	if ok {
@@ -65,12 +67,12 @@ func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
 	}
 	body, err := DocOf(data) // closes its file
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !ok {
 		stored = body.Size()
 	}
-	e, err := NewEntry(m, body)
+	e, err = NewEntry(m, body)
 	if err != nil {
 		// Stored under a JSON type but not JSON (written by hand?): served
 		// unchanged rather than not at all (and never written).
@@ -78,8 +80,9 @@ func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
 		e.unbounded()
 	}
 	e.liveSeq, e.edited, e.storedETag, e.storedSize = seq, ok, m.ETag, stored
+	storeSeq = m.LiveSeq
 	e.Mock = e.liveMock(m)
-	return e, nil
+	return e, storeSeq, nil
 }
 
 // closeData closes the file of data, if any.

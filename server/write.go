@@ -164,7 +164,11 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 	if err != nil {
 		return nil, err
 	}
-	defer func() { e.Release() }()
+	defer func() {
+		if e != nil {
+			e.Release()
+		}
+	}()
 	for attempt := 0; ; attempt++ {
 		p, err := planWrite(e, t, ws)
 		if err != nil {
@@ -177,12 +181,12 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 			if attempt+1 >= maxWriteAttempts {
 				return nil, errWritesContend
 			}
+			// CatchUp takes over the reference to e.
 			ne, cerr := s.cache.CatchUp(ctx, e)
+			e = ne
 			if cerr != nil {
 				return nil, cerr
 			}
-			e.Release()
-			e = ne
 			continue
 		}
 		if err != nil {
@@ -192,6 +196,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		// whatever the cache makes of it.
 		if ne, aerr := e.Apply(&p.w); aerr == nil {
 			s.cache.PutLive(ne)
+			ne.Release()
 		} else {
 			s.log.Error("a committed write did not apply to the cached mock; dropping it", "mock", id, "seq", p.w.Seq, "err", aerr)
 			s.cache.Remove(id)
@@ -321,7 +326,7 @@ func findRecord(coll *jsondoc.Document, field []string, key []byte) (int, bool) 
 // newID is the id a create assigns (§12.1): one more than the largest id
 // when every record's id is an integer, else a random UUID.
 func newID(coll *jsondoc.Document, field []string) []byte {
-	if next, ok := mockcache.NextIntID(coll, field); ok {
+	if next, ok := query.NextIntID(coll, field); ok {
 		return strconv.AppendInt(nil, next, 10)
 	}
 	return strconv.AppendQuote(nil, uuid.NewString())

@@ -95,7 +95,7 @@ func TestWritesSurviveKill(t *testing.T) {
 
 func testWritesSurviveKill(t *testing.T, run func() *proc) {
 	p := run()
-	m := createMock(t, p, `[]`, client.CreateOptions{Name: "things"})
+	m := createMock(t, p, `[]`, client.CreateOptions{Name: "things", RateLimit: i64(0)})
 	writeRoutes(t, p, m.ID)
 	base := p.url + "/p/default/things"
 
@@ -192,12 +192,15 @@ func testWritesSurviveKill(t *testing.T, run func() *proc) {
 			lost++
 		}
 	}
+	if lost > 0 || t.Failed() {
+		t.Logf("log:\n%s", p.stderr)
+	}
 	if lost > 0 {
 		t.Errorf("%d of %d acknowledged creates lost by kill -9", lost, len(ack))
 	}
 	t.Logf("%d creates acknowledged before kill -9, %d records after the restart", len(ack), len(recs))
 	// Writes go on after the restart, numbered after the ones kept.
-	if st, body := post("POST", base, `{"writer":9}`); st != http.StatusCreated {
+	if st, body := post("POST", p.url+"/p/default/things", `{"writer":9}`); st != http.StatusCreated {
 		t.Errorf("a create after the restart: %d %s", st, body)
 	} else {
 		var rec thing
@@ -217,7 +220,7 @@ func TestWritesTwoReplicas(t *testing.T) {
 	db := postgresURL(t)
 	rurl, prefix := redisURL(t)
 	ps := startReplicas(t, 2, db, rurl, prefix)
-	m := createMock(t, ps[0], `[{"id":1,"shared":true}]`, client.CreateOptions{Name: "things"})
+	m := createMock(t, ps[0], `[{"id":1,"shared":true}]`, client.CreateOptions{Name: "things", RateLimit: i64(0)})
 	writeRoutes(t, ps[0], m.ID)
 	for _, p := range ps {
 		seenWithin(t, "routes", ps[0], p, func(p *proc) bool {
@@ -257,6 +260,9 @@ func TestWritesTwoReplicas(t *testing.T) {
 	}
 	wg.Wait()
 	if t.Failed() {
+		for _, p := range ps {
+			t.Logf("%s:\n%s", p.url, p.stderr)
+		}
 		return
 	}
 	for _, p := range ps {
