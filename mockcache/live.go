@@ -204,3 +204,7 @@ func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 	f.unbounded()
 	return f
 }
+
+// Changed reports whether the entry's data differs from its mock's current
+// version: writes were applied to it, or it is a base a compaction wrote.
+func (e *Entry) Changed() bool { return e.edited }

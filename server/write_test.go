@@ -207,3 +207,22 @@ func TestWriteQuota(t *testing.T) {
 			want: `~\{"error":".*quota.*"\}`, data: `[{"id":1}]`},
 	})
 }
+
+// The admin API's data tells live data that writes changed from the
+// current version (Decoy-Live), for the Studio.
+func TestWriteLiveHeader(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "POST", "/users", u.ID)
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "version" {
+		t.Errorf("before a write: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+	h.Send("POST", "/p/default/users", "application/json", `{}`)
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "changed" {
+		t.Errorf("after a write: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+	h.Send("POST", "/admin/v1/mocks/"+u.ID+"/reset", "", "")
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "version" {
+		t.Errorf("after a reset: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+}
