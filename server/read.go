@@ -20,7 +20,7 @@ import (
 )
 
 // exposedHeaders are the response headers a browser app may read.
-const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed, Decoy-Rule"
+const exposedHeaders = "X-Total-Count, ETag, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed, Decoy-Rule"
 
 // A read reaches a mock by its id (/mock/{id}) or through a project's route
 // (§11, project.go). Finding the mock is the entry's own first stage; from
