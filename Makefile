@@ -9,7 +9,7 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference ./query:FuzzConditionsMatchReference \
-	./server:FuzzQuery ./server:FuzzHandler ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
+	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzWrites ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions
