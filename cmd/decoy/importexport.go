@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -90,7 +89,7 @@ why; tokens of private mocks are shown once.`,
 }
 
 // openImport opens the file to import. A folder written by decoy export
-// --out DIR is packed into an export first.
+// --out DIR is packed into an export as it is sent.
 func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.ReadCloser, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -106,26 +105,18 @@ func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.Re
 	if !importer.HasManifest(path) {
 		return nil, fmt.Errorf("%s is a folder without %s: not an export", path, importer.ManifestName)
 	}
-	res, err := importer.ReadExportDir(path, importer.Limits{})
+	dir, err := importer.OpenExportDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", path, decoy.ErrorMessage(err))
 	}
-	var b bytes.Buffer
-	w := importer.NewExportWriter(&b, filepath.Base(path), time.Now())
-	w.SetSlug(res.Slug)
-	for _, m := range res.Mocks {
-		if err := w.Add(importer.ManifestOf(m), int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range res.Routes {
-		w.AddRoute(importer.ManifestRouteOf(r, res.Mocks[r.Mock].ID))
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
+	// The archive is written as it is sent, a data file at a time.
+	pr, pw := io.Pipe()
+	go func() {
+		defer dir.Close()
+		pw.CloseWithError(dir.WriteTo(pw, time.Now()))
+	}()
 	o.Format = importer.FormatDecoy
-	return io.NopCloser(&b), nil
+	return pr, nil
 }
 
 // printImport prints what an import created, updated and skipped, and the
