@@ -237,3 +237,14 @@ func packFile(root *os.Root, ew *ExportWriter, m Mock) error {
 	}
 	return nil
 }
+
+// MaxArchiveBytes is the most bytes a .tar.gz export read within l can
+// take: its tar stream (the data files, the manifest, each entry's
+// headers and padding, the end), and what gzip adds to data it cannot
+// compress (5 bytes a stored block of up to 64 KiB, and its own header
+// and trailer), with room to spare.
+func MaxArchiveBytes(l Limits) int64 {
+	l = l.withDefaults()
+	tarBytes := l.MaxUnpackedBytes + maxManifestBytes + int64(2*l.MaxMocks+2)*tarEntryOverhead + tarRecordBytes
+	return tarBytes + tarBytes/1024 + 1<<20
+}
