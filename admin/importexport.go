@@ -390,7 +390,7 @@ func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format
 // what the most mocks an import makes can hold); the archive itself by
 // what those unpack from.
 func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, basePath string) (*readImport, error) {
-	l, err := s.streamLimits(r.Context(), project)
+	l, byWorkspace, err := s.streamLimits(r.Context(), project)
 	if err != nil {
 		return nil, err
 	}
@@ -408,32 +408,39 @@ func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project strin
 		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	case errors.As(err, &se):
 		return nil, uploadFileError("write", se.Err)
+	case byWorkspace && decoy.ErrorCode(err) == decoy.ETOOLARGE && strings.HasPrefix(decoy.ErrorMessage(err), "The export unpacks to more than"):
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "%s (the workspace's max_bytes)", decoy.ErrorMessage(err))
 	}
 	return nil, err
 }
 
 // streamLimits are the bounds of an import that streams into project
-// (see readStreamed).
-func (s *API) streamLimits(ctx context.Context, project string) (importer.Limits, error) {
-	l := s.importLimits()
+// (see readStreamed), and whether the workspace's max_bytes bounds it.
+func (s *API) streamLimits(ctx context.Context, project string) (l importer.Limits, byWorkspace bool, err error) {
+	l = s.importLimits()
 	l.MaxMocks = importer.DefaultMaxMocks
-	l.MaxUnpackedBytes = int64(l.MaxMocks) * l.MaxDataBytes
+	l.MaxUnpackedBytes = int64(l.MaxMocks) * min(l.MaxDataBytes, maxStreamedBytes/int64(l.MaxMocks))
 	if s.cfg.Teams == nil {
-		return l, nil
+		return l, false, nil
 	}
 	p, err := s.cfg.Teams.FindProject(ctx, project)
 	if err != nil {
-		return l, err
+		return l, false, err
 	}
 	ws, err := s.cfg.Teams.FindWorkspace(ctx, p.WorkspaceID)
 	if err != nil {
-		return l, err
+		return l, false, err
 	}
 	if m := ws.Limits.MaxBytes; m != nil {
-		l.MaxUnpackedBytes = max(*m, 1)
+		l.MaxUnpackedBytes = min(max(*m, 1), maxStreamedBytes)
+		return l, true, nil
 	}
-	return l, nil
+	return l, false, nil
 }
+
+// maxStreamedBytes bounds an import that streams, whatever the limits: a
+// pebibyte, far past any disk, and far from overflowing.
+const maxStreamedBytes = 1 << 50
 
 // bodyError is a request body that remembers why reading it failed: a
 // reader of an archive says only that the archive ended.
@@ -802,10 +809,10 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 const importTimeout = 5 * time.Minute
 
 // maxImports bounds the imports that run at once on a server. Each holds
-// its file and the mocks made of it in memory (at most --max-data-bytes,
-// and four times that unpacked), so their number bounds the whole; it is
-// two so that one long import, of one workspace, leaves room for another
-// workspace's.
+// in memory its file and the mocks made of it (at most --max-data-bytes),
+// or, for an export, which streams, the manifest and one document at a
+// time, so their number bounds the whole; it is two so that one long
+// import, of one workspace, leaves room for another workspace's.
 const maxImports = 2
 
 // importSlots lets imports run one at a time per workspace, in the order
