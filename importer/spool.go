@@ -222,6 +222,28 @@ func (d *ExportDir) WriteTo(w io.Writer, now time.Time) error {
 // Close closes the folder.
 func (d *ExportDir) Close() error { return d.root.Close() }
 
+// Result is the export's mocks, with their Size but no Data, and routes.
+func (d *ExportDir) Result() *Result { return d.res }
+
+// ReadData reads the data of mock m of the export, of at most limit
+// bytes: one document at a time, whatever the size of the project.
+func (d *ExportDir) ReadData(m Mock, limit int64) ([]byte, error) {
+	name := DataPath(m.ID)
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "Cannot read %s of the export: %v", name, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, decoy.Errorf(decoy.EINVALID, "Cannot read %s of the export: %v", name, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "%s of the export is larger than %d bytes", name, limit)
+	}
+	return b, nil
+}
+
 // packFile adds the data file of mock m, in root, to an export.
 func packFile(root *os.Root, ew *ExportWriter, m Mock) error {
 	f, err := root.Open(DataPath(m.ID))

@@ -292,24 +292,31 @@ func unpackExport(dir string, body io.Reader) error {
 // seedExport loads a folder written by decoy export --out DIR as --seed:
 // each mock with its id and settings from the manifest.
 func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error) {
-	res, err := importer.ReadExportDir(dir, importer.Limits{MaxDataBytes: int64(m.Config.MaxDataBytes)})
+	export, err := importer.OpenExportDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--seed %s: %s", dir, decoy.ErrorMessage(err))
 	}
+	defer export.Close()
+	res := export.Result()
 	m.seedTokens = map[string]string{}
 	var mocks []*decoy.Mock
 	for _, in := range res.Mocks {
+		// One document at a time, whatever the size of the project.
+		data, err := export.ReadData(in, int64(m.Config.MaxDataBytes))
+		if err != nil {
+			return nil, fmt.Errorf("--seed %s: %s", dir, decoy.ErrorMessage(err))
+		}
 		mock, changed, token, err := m.server.Admin().SeedMock(ctx, &decoy.Mock{
 			ID: in.ID, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 			DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota,
-		}, in.Data, in.Template)
+		}, data, in.Template)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %s: mock %s: %s", dir, in.ID, decoy.ErrorMessage(err))
 		}
 		if token != "" {
 			m.seedTokens[mock.ID] = token
 		}
-		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(in.Data), "changed", changed)
+		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(data), "changed", changed)
 		mocks = append(mocks, mock)
 	}
 	routes := make([]*decoy.Route, len(res.Routes))

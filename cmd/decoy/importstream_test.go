@@ -59,7 +59,8 @@ func routeList(t *testing.T, p *proc) []string {
 // 11 times --max-data-bytes unpacked and about 8 times as a .tar.gz, with
 // routes, goes through decoy export and decoy import, from the .tar.gz and
 // from the folder, into the server that exported it: the same ids,
-// settings, bytes and routes. On both stores.
+// settings, bytes and routes; and the folder as --seed of a new server.
+// On both stores.
 func TestImportStreamsLargeProject(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testImportStreamsLargeProject(t, nil) })
 	t.Run("postgres", func(t *testing.T) { testImportStreamsLargeProject(t, []string{"--database-url", postgresURL(t)}) })
@@ -106,6 +107,11 @@ func testImportStreamsLargeProject(t *testing.T, store []string) {
 		if got := routeList(t, p); !slices.Equal(got, wantRoutes) {
 			t.Errorf("routes after importing %s:\n got %q\nwant %q", in, got, wantRoutes)
 		}
+	}
+	if store == nil {
+		// The folder as --seed of a new server with the same settings.
+		q := start(t, t.TempDir(), "--admin-token", adminToken, "--max-data-bytes", fmt.Sprint(streamMaxData), "--seed", dir)
+		sameSnapshots(t, snapshots(t, q), want)
 	}
 }
 
