@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -132,5 +133,48 @@ func TestImportStreamsMemory(t *testing.T) {
 	}
 	if bytes.Contains(body, []byte(`"skipped":[{`)) {
 		t.Errorf("skipped: %s", body)
+	}
+}
+
+// TestImportStreamsLeavesNoSpool: the files an export's data is spooled to
+// are gone once its import ends: a dry run (which stores nothing), a
+// refused import, and one stored (whose files the store took or copied).
+func TestImportStreamsLeavesNoSpool(t *testing.T) {
+	uploads := t.TempDir()
+	h := servertest.New(t, func(c *server.Config) { c.UploadDir = uploads })
+	spooled := func(what string) {
+		t.Helper()
+		if left, _ := os.ReadDir(uploads); len(left) != 0 {
+			t.Errorf("%d files left in the upload folder after %s", len(left), what)
+		}
+	}
+	send := func(query string) (int, string) {
+		req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy"+query, streamedExport(5, 70<<10))
+		req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := send("&dry_run=true"); status != 200 || strings.Count(body, `"size":71680`) != 5 {
+		t.Errorf("dry run: %d %s", status, body)
+	}
+	spooled("a dry run")
+	if n := mockCount(h); n != 0 {
+		t.Errorf("a dry run stored %d mocks", n)
+	}
+	if status, body := send(""); status != 201 {
+		t.Errorf("import: %d %s", status, body)
+	}
+	spooled("an import")
+	if status, body := send(""); status != 409 {
+		t.Errorf("import again, every id taken: %d %s", status, body)
+	}
+	spooled("a refused import")
+	if n := mockCount(h); n != 5 {
+		t.Errorf("%d mocks after the imports, want 5", n)
 	}
 }
