@@ -88,7 +88,11 @@ func errorLine(err error) string {
 				line += " — a server admin can raise it (decoy workspace limits)"
 			}
 		case 413:
-			line += " — the server takes documents up to its --max-data-bytes"
+			if strings.Contains(ae.Message, "max_bytes") {
+				line += " — a server admin can raise it (decoy workspace limits)"
+			} else {
+				line += " — the server takes documents up to its --max-data-bytes"
+			}
 		}
 		// A message the command wrapped (mock X created, but ...) keeps its
 		// words.
