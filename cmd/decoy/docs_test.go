@@ -570,3 +570,36 @@ func TestDocsParsing(t *testing.T) {
 		}
 	})
 }
+
+// TestDocsFirstStart compares what a first start prints with what
+// README.md shows under its set-up commands (the text block after them),
+// the server started as the first of them starts it.
+func TestDocsFirstStart(t *testing.T) {
+	root := repoRoot(t)
+	page, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown *docBlock
+	blocks := docBlocks(string(page))
+	for i, b := range blocks {
+		if b.lang == "sh" && strings.Contains(b.text, "go run ./cmd/decoy serve --seed ./examples") {
+			if i+1 < len(blocks) && blocks[i+1].lang == "text" {
+				shown = &blocks[i+1]
+			}
+			break
+		}
+	}
+	if shown == nil {
+		t.Fatal("README.md shows no output (a text block) after the block that runs go run ./cmd/decoy serve --seed ./examples")
+	}
+	p := start(t, t.TempDir(), "--seed", "../../examples")
+	p.waitOutput("Mocks from")
+	if err := p.stop(); err != nil { // every line written out
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer("http://127.0.0.1:8080", p.url, "./examples", "../../examples").Replace(shown.text)
+	if err := matchOutput(want, p.stdout.String()); err != nil {
+		t.Errorf("README.md:%d: %v\ngot:\n%s", shown.line, err, p.stdout)
+	}
+}
