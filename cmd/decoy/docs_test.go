@@ -212,8 +212,10 @@ func runDoc(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec.LookPath("jq"); err != nil && strings.Contains(string(page), "jq ") {
-		t.Fatalf("%s pipes answers through jq, which is not installed: apt-get install jq", path)
+	for _, tool := range []string{"curl", "jq", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil && strings.Contains(string(page), tool+" ") {
+			t.Fatalf("%s runs %s, which is not installed: apt-get install %s", path, tool, tool)
+		}
 	}
 	p := start(t, t.TempDir(), "--admin-token", adminToken, "--seed", filepath.Join(root, "examples"))
 	hostPort := strings.TrimPrefix(p.url, "http://")
