@@ -13,7 +13,7 @@ import (
 	"github.com/decoy-mock/decoy/client"
 )
 
-// Exit codes, as README and decoy --help document them.
+// Exit codes, as docs/cli.md and decoy --help document them.
 const (
 	exitOK    = 0 // done
 	exitError = 1 // the command ran and failed: the server refused, is down, a file is missing
