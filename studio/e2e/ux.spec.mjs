@@ -124,7 +124,7 @@ await journey(async (browser) => {
   await step('an edited template on the Generate page asks too', async () => {
     await page.goto(`${base}/#/generate`);
     await page.locator('#template-editor .cm-content').waitFor();
-    await setEditor(page, '#template-editor', '{"$repeat": 2, "$item": {"id": "{{ seq }}"}}');
+    await setEditor(page, '#template-editor', '{"$repeat": 2, "$item": {"id": "{{ index }}"}}');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mocks' }).click();
     const ask = page.getByRole('dialog', { name: 'Leave without saving?' });
     await ask.getByRole('button', { name: 'Discard changes' }).click();
