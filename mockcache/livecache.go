@@ -20,14 +20,15 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 	var err error
 	for range maxLiveTries {
 		var e *Entry
-		if e, err = c.readBase(ctx, id); err != nil {
+		var seq int64
+		if e, seq, err = c.readBase(ctx, id); err != nil {
 			if decoy.ErrorCode(err) == decoy.ECONFLICT {
 				continue
 			}
 			return nil, err
 		}
-		if e.Mock.LiveSeq == e.liveSeq && !e.edited {
-			return e, nil // no writes after the version's data
+		if seq == e.liveSeq {
+			return e, nil // no writes after the base
 		}
 		f, err := c.catchUp(ctx, e)
 		e.Release()
@@ -41,14 +42,15 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 
 // readBase returns the entry of mock id's live base: the base a compaction
 // wrote, or the current version's data; ECONFLICT when new data or a reset
-// came between the reads (read again).
-func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
+// came between the reads (read again). seq is the number of the live data
+// the store gave with the mock, which writes after the base reach.
+func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, seq int64, err error) {
 	m, data, err := c.store.FindMockData(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	base, seq, ok, err := c.live.LiveBase(ctx, id)
-	if err == nil && seq > m.LiveSeq {
+	base, baseSeq, ok, err := c.live.LiveBase(ctx, id)
+	if err == nil && baseSeq > m.LiveSeq {
 		err = decoy.Errorf(decoy.ECONFLICT, "Live data changed while read")
 	}
 	if err != nil {
@@ -56,7 +58,7 @@ func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
 		if ok {
 			closeData(base)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	stored := m.Size
 	if ok {
@@ -65,21 +67,20 @@ func (c *Cache) readBase(ctx context.Context, id string) (*Entry, error) {
 	}
 	body, err := DocOf(data) // closes its file
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !ok {
 		stored = body.Size()
 	}
-	e, err := NewEntry(m, body)
-	if err != nil {
+	if e, err = NewEntry(m, body); err != nil {
 		// Stored under a JSON type but not JSON (written by hand?): served
 		// unchanged rather than not at all (and never written).
 		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
 		e.unbounded()
 	}
-	e.liveSeq, e.edited, e.storedETag, e.storedSize = seq, ok, m.ETag, stored
+	e.liveSeq, e.edited, e.storedETag, e.storedSize = baseSeq, ok, m.ETag, stored
 	e.Mock = e.liveMock(m)
-	return e, nil
+	return e, m.LiveSeq, nil
 }
 
 // closeData closes the file of data, if any.
