@@ -389,13 +389,13 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 		id := plan.replaces[i]
 		if id == "" {
 			plan.created = append(plan.created, im)
-			plan.batch.Create = append(plan.batch.Create, decoy.NewMock{Mock: im.mock, Data: decoy.Data{Bytes: im.entry.Data}, Template: im.template})
+			plan.batch.Create = append(plan.batch.Create, decoy.NewMock{Mock: im.mock, Data: decoy.Data{Bytes: im.entry.Bytes()}, Template: im.template})
 			continue
 		}
 		im.mock.ID = id
 		plan.replaced = append(plan.replaced, im)
 		plan.batch.Replace = append(plan.batch.Replace, decoy.MockReplacement{ID: id,
-			Data: decoy.MockData{ContentType: im.mock.ContentType, Data: decoy.Data{Bytes: im.entry.Data}, ETag: im.mock.ETag}, Template: im.template})
+			Data: decoy.MockData{ContentType: im.mock.ContentType, Data: decoy.Data{Bytes: im.entry.Bytes()}, ETag: im.mock.ETag}, Template: im.template})
 	}
 	for _, ir := range res.Routes {
 		rt := &decoy.Route{ProjectID: project, Method: ir.Method, Path: ir.Path, MockID: mocks[ir.Mock].mock.ID, Action: ir.Action,

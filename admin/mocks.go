@@ -230,14 +230,15 @@ func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 	defer e.Release()
 	h := w.Header()
 	h.Set("Content-Type", e.Mock.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
+	data := e.Bytes()
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	answer.SetHeader(h, "ETag", e.Mock.ETag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.Doc == nil {
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.Data)
+	_, _ = w.Write(data)
 	return nil
 }
 

@@ -64,7 +64,7 @@ const sumsKind = "sums"
 func (d *Document) MemoryBytes() int64 {
 	n := int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
 	if l := d.live; l != nil {
-		n += int64(unsafe.Sizeof(*l)) + int64(cap(l.seps))*int64(unsafe.Sizeof(span{})) + int64(cap(l.whole))
+		n += int64(unsafe.Sizeof(*l)) + int64(cap(l.seps))*int64(unsafe.Sizeof(span{}))
 		if l.view != d {
 			n += viewOverhead + int64(cap(l.view.spans))*int64(unsafe.Sizeof(span{}))
 		}

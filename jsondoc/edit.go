@@ -48,9 +48,6 @@ type live struct {
 	objects bool
 	size    int64
 
-	wholeOnce sync.Once
-	whole     []byte
-
 	parsedOnce sync.Once
 	parsed     *Document
 	parseErr   error
@@ -278,15 +275,28 @@ func (d *Document) Size() int64 {
 	return int64(len(d.raw))
 }
 
+// wholeKind names the whole text of an edited document among its
+// structures.
+const wholeKind = "whole"
+
 // Whole returns the document's whole text: its bytes as stored, or as
-// edited (assembled on first use, and kept). The caller must not change it.
+// edited, assembled on first use and kept among its structures (made for
+// the caller alone when there is no room). The caller must not change it.
 func (d *Document) Whole() []byte {
 	l := d.live
 	if l == nil {
 		return d.raw
 	}
-	l.wholeOnce.Do(func() { l.whole = l.assemble(d.raw) })
-	return l.whole
+	w, ok := d.set.Load(d.Key(wholeKind, ""), func(b *budget.Build) any {
+		if !b.Reserve(l.size) {
+			return nil
+		}
+		return l.assemble(d.raw)
+	}).([]byte)
+	if !ok {
+		return l.assemble(d.raw)
+	}
+	return w
 }
 
 // assemble returns the whole text of the edited document over raw.

@@ -75,7 +75,7 @@ func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, seq int64, e
 	if e, err = NewEntry(m, body); err != nil {
 		// Stored under a JSON type but not JSON (written by hand?): served
 		// unchanged rather than not at all (and never written).
-		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
+		e = &Entry{Mock: m, body: body, data: body.Bytes(), ContentType: []string{m.ContentType}}
 		e.unbounded()
 	}
 	e.liveSeq, e.edited, e.storedETag, e.storedSize = baseSeq, ok, m.ETag, stored
