@@ -173,6 +173,8 @@ func BenchmarkReadAfterWrites(b *testing.B) {
 	b.Run("between", func(b *testing.B) {
 		e := benchEntry(b)
 		patch := patchOf(rng)
+		e = writeLoop(b, e, 1, patch)
+		readItem(b, e, 1)
 		b.ResetTimer()
 		for range b.N {
 			e = writeLoop(b, e, 1, patch)
