@@ -3,7 +3,8 @@
 // since the current version; Reset (asked first, cancelled once) brings the
 // version back; a second record, found by Refresh, is kept by Save as
 // version, which the Versions tab then lists as the current version; a
-// viewer sees the live data and its state but neither button; the tab
+// viewer sees the live data and its state but neither button, and finds a
+// new record when the browser tab is shown again; the tab
 // passes axe in the light and the dark scheme and fits 375 px. See
 // harness.mjs for what runs it.
 import assert from 'node:assert/strict';
@@ -191,6 +192,10 @@ await journey(async (browser) => {
     for (const name of ['Reset', 'Save as version']) {
       assert.equal(await vPage.getByRole('button', { name, exact: true }).count(), 0, `a viewer sees ${name}`);
     }
+    // Back in the browser tab after a write: the tab reads afresh.
+    await write({ name: 'Barbara' });
+    await vPage.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await editorHas(vPage, 'Barbara');
     await checkA11y(vPage, 'viewer-live');
     await screenshot(vPage, 'live-viewer');
   });

@@ -458,6 +458,17 @@ function DataTab({ mock, onSaved }) {
     setText(null);
     load();
   }, [load, replaced]);
+  // And when the browser tab is shown again (back from the app that
+  // writes), unless edits would be lost.
+  const dirtyNow = useRef(false);
+  dirtyNow.current = text !== null && text !== saved;
+  useEffect(() => {
+    const shown = () => {
+      if (document.visibilityState === 'visible' && !dirtyNow.current) load();
+    };
+    document.addEventListener('visibilitychange', shown);
+    return () => document.removeEventListener('visibilitychange', shown);
+  }, [load]);
 
   const reset = async () => {
     const m = await api.admin('POST', `/mocks/${mock.id}/reset`);
