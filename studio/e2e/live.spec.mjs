@@ -2,13 +2,14 @@
 // route shows in the mock's Data tab, which says the live data changed
 // since the current version; Reset (asked first, cancelled once) brings the
 // version back; a second record, found by Refresh, is kept by Save as
-// version, which the Versions tab then lists as the current version; a
+// version, which the Versions tab then lists as the current version; Save
+// data over edits made before a write asks first; a
 // viewer sees the live data and its state but neither button, and finds a
 // new record when the browser tab is shown again; the tab
 // passes axe in the light and the dark scheme and fits 375 px. See
 // harness.mjs for what runs it.
 import assert from 'node:assert/strict';
-import { adminToken, base, checkA11y, journey, newPage, screenshot, signInAsAdmin, step } from './harness.mjs';
+import { adminToken, base, checkA11y, journey, newPage, screenshot, setEditor, signInAsAdmin, step } from './harness.mjs';
 
 const viewer = { email: 'vera@example.com', name: 'Vera Viewer', password: 'vera-password-012345' };
 const v1 = JSON.stringify([{ id: 1, name: 'Ada' }]);
@@ -159,11 +160,41 @@ await journey(async (browser) => {
     await screenshot(page, 'live-versions');
   });
 
+  await step('Save data over a write made since the tab read the data asks first: Cancel keeps the edits, Save my edits replaces it', async () => {
+    await dataTab.click();
+    await note.filter({ hasText: 'Live data: version 2, unchanged.' }).waitFor();
+    await editorHas(page, 'Linus');
+    await setEditor(page, '#data-editor', '[{"id":1,"name":"Ada Lovelace"}]');
+    await page.getByTestId('unsaved').waitFor();
+    // Unsaved edits hold the live actions back.
+    assert.equal(await page.getByRole('button', { name: 'Refresh' }).isDisabled(), true);
+    await write({ name: 'Katherine' });
+    const save = page.getByRole('button', { name: 'Save data' });
+    const dialog = page.getByRole('dialog', { name: 'Replace the changed live data?' });
+    await save.click();
+    await dialog.waitFor();
+    await checkA11y(page, 'overwrite-dialog');
+    await screenshot(page, 'live-overwrite-confirm');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByTestId('unsaved').waitFor();
+    await editorHas(page, 'Ada Lovelace');
+    // The check found the write: the notice says so.
+    await note.filter({ hasText: 'changed by writes through routes since version 2' }).waitFor();
+    assert.deepEqual((await (await fetch(things)).json()).map((r) => r.name), ['Ada', 'Linus', 'Katherine']);
+    await save.click();
+    await dialog.getByRole('button', { name: 'Save my edits' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByTestId('data-note').filter({ hasText: 'Saved: the next read gets the new data.' }).waitFor();
+    await note.filter({ hasText: 'Live data: version 3, unchanged.' }).waitFor();
+    assert.deepEqual(await (await fetch(things)).json(), [{ id: 1, name: 'Ada Lovelace' }]);
+  });
+
   await step('at 375 px, in both schemes, the changed notice and its buttons fit the screen', async () => {
     await write({ name: 'Margaret' });
     await page.setViewportSize({ width: 375, height: 812 });
-    await dataTab.click();
-    await note.filter({ hasText: 'changed by writes through routes since version 2' }).waitFor();
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await note.filter({ hasText: 'changed by writes through routes since version 3' }).waitFor();
     await editorHas(page, 'Margaret');
     const w = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(w <= 375, `the Data tab is ${w} px wide at 375 px`);
@@ -186,7 +217,7 @@ await journey(async (browser) => {
     await vPage.getByRole('button', { name: 'Sign in' }).click();
     await vPage.getByRole('heading', { name: 'Mocks' }).waitFor();
     await vPage.goto(`${base}/#/mocks/${mock.id}`);
-    await vPage.getByTestId('live-note').filter({ hasText: 'changed by writes through routes since version 2' }).waitFor();
+    await vPage.getByTestId('live-note').filter({ hasText: 'changed by writes through routes since version 3' }).waitFor();
     await editorHas(vPage, 'Margaret');
     await vPage.getByRole('button', { name: 'Refresh' }).waitFor();
     for (const name of ['Reset', 'Save as version']) {

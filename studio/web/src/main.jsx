@@ -488,7 +488,7 @@ function DataTab({ mock, onSaved }) {
     <LiveBar live={live} current={current} editable={editable} dirty={dirty} busy={refreshing}
       onRefresh={() => { setNote(''); load(); }} onAsk={setAsking} />
   );
-  const liveDialog = asking && (
+  const liveDialog = (asking === 'reset' || asking === 'snapshot') && (
     <LiveDialog what={asking} mock={mock} current={current} onClose={() => setAsking(null)}
       onConfirm={asking === 'reset' ? reset : snapshot} />
   );
@@ -530,11 +530,22 @@ function DataTab({ mock, onSaved }) {
   if (error && text === null) return <ErrorNote error={error} />;
   if (text === null) return <p aria-busy="true">Loading…</p>;
   const valid = !json || checkJSON(text) === null;
-  const save = async () => {
+  // save writes the editor's text as the data. Unless sure, it first checks
+  // that the live data is still what the editor was loaded with: writes
+  // through routes since would be lost, so it asks first.
+  const save = async (sure) => {
     setBusy(true);
     setError(null);
     setNote('');
     try {
+      if (sure !== true) {
+        const now = await api.liveData(mock.id);
+        if (now.text !== saved) {
+          setLive(now.live);
+          setAsking('overwrite');
+          return;
+        }
+      }
       const m = await api.upload('PUT', `/mocks/${mock.id}/data`, text, { contentType: mock.content_type, onProgress: setProgress });
       setSaved(text);
       onSaved(m);
@@ -567,6 +578,16 @@ function DataTab({ mock, onSaved }) {
       {note && <p class="notice" role="status" data-testid="data-note">{note}</p>}
       <ErrorNote error={error} />
       {liveDialog}
+      {asking === 'overwrite' && (
+        <ConfirmDialog title="Replace the changed live data?" confirm="Save my edits" danger onClose={() => setAsking(null)}
+          onConfirm={async () => { setAsking(null); await save(true); }}>
+          <p>
+            Since this tab read it, the live data of <strong>{mock.name || mock.id}</strong> changed (writes through
+            routes, or another save). Saving your edits replaces it: those changes are lost. To see them first, copy
+            your edits, revert, and refresh.
+          </p>
+        </ConfirmDialog>
+      )}
     </section>
   );
 }
