@@ -418,8 +418,8 @@ function DataTab({ mock, onSaved }) {
   const reading = !big || anyway;
   const [replaced, setReplaced] = useState(0);
   // The live data's state (§12.2): 'version' or 'changed', and the number
-  // of the current version; asking is the confirmation shown ('reset' or
-  // 'snapshot').
+  // of the current version; asking is the confirmation shown ('reset',
+  // 'snapshot' or 'overwrite').
   const [live, setLive] = useState('');
   const [current, setCurrent] = useState(null);
   const [asking, setAsking] = useState(null);
@@ -429,14 +429,18 @@ function DataTab({ mock, onSaved }) {
   // load reads the live data (the headers only when it is too large to
   // open) and the versions, for the number of the current one. The editor
   // gets the new text only when it differs, so that a refresh that finds
-  // nothing new keeps the cursor where it was.
+  // nothing new keeps the cursor where it was. Of loads that overlap (the
+  // tab shown while a refresh runs), the last one started is shown.
+  const loads = useRef(0);
   const load = useCallback(async () => {
+    const n = ++loads.current;
     setRefreshing(true);
     try {
       const [d, vs] = await Promise.all([
         api.liveData(mock.id, { headOnly: !reading }),
         api.admin('GET', `/mocks/${mock.id}/versions`),
       ]);
+      if (n !== loads.current) return;
       const cur = (vs.versions || []).find((v) => v.current);
       setCurrent(cur ? cur.version : null);
       setLive(d.live);
@@ -447,9 +451,9 @@ function DataTab({ mock, onSaved }) {
       }
       setError(null);
     } catch (e) {
-      setError(e);
+      if (n === loads.current) setError(e);
     } finally {
-      setRefreshing(false);
+      if (n === loads.current) setRefreshing(false);
     }
   }, [mock.id, reading]);
   // Read afresh each time the tab opens (it mounts), when the data is
