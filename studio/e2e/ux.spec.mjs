@@ -250,6 +250,8 @@ await journey(async (browser) => {
     const card = page.getByTestId('large-doc');
     await card.waitFor();
     assert.equal(await page.locator('#data-editor').count(), 0);
+    // Its live state is read from the headers alone.
+    await page.getByTestId('live-note').filter({ hasText: 'Live data: version 1, unchanged.' }).waitFor();
     await screenshot(page, 'large-doc');
     const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('button', { name: 'Download' }).click()]);
     assert.equal(download.suggestedFilename(), 'ux-big.json');
