@@ -56,7 +56,7 @@ func (l *limitFlag) Set(s string) error {
 func (l *limitFlag) Type() string { return "N|default" }
 
 func mockCreateCommand() *cobra.Command {
-	var file, template, mode string
+	var file, template, mode, seed string
 	var schema bool
 	var rate, quota limitFlag
 	o := client.CreateOptions{}
@@ -74,6 +74,7 @@ A private mock's token is printed this once.`,
 		Example: `  decoy mock create --file users.json --name users
   curl -s https://example.com/data.json | decoy mock create --file - --private
   decoy mock create --template people.json --mode always --name people
+  decoy mock create --template people.json --seed 42 --name people
   decoy mock create --file page.html --status 201 --delay-ms 300 --project PROJECT_ID`,
 		Args: exactArgs(0, "no argument"),
 	}
@@ -91,6 +92,7 @@ A private mock's token is printed this once.`,
 	fs.StringVar(&template, "template", "", "file with a template to generate the data from (- for standard input)")
 	fs.StringVar(&mode, "mode", "once", "with --template: once (generate now) or always (on every read)")
 	fs.BoolVar(&schema, "schema", false, "with --template: the template is a JSON Schema")
+	fs.StringVar(&seed, "seed", "", "with --template --mode once: the seed to generate the data with (default: a random one; decoy generate --seed shows what it gives)")
 	fs.StringVar(&o.ProjectID, "project", "", "id of the project to create the mock in (needed when you reach more than one)")
 	cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"once", "always"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -103,13 +105,16 @@ A private mock's token is printed this once.`,
 		if template != "" && mode != "once" && mode != "always" {
 			return usagef("--mode must be once or always")
 		}
+		if err := checkSeed(seed, template, mode); err != nil {
+			return err
+		}
 		cl, out, err := a.prepare(cmd)
 		if err != nil {
 			return err
 		}
 		o.RateLimit, o.MonthlyQuota = rate.value, quota.value
 		if template != "" {
-			return createFromTemplate(cmd, cl, out, o, template, mode, schema)
+			return createFromTemplate(cmd, cl, out, o, templateSource{file: template, mode: mode, schema: schema, seed: seed})
 		}
 		data, ct, err := openData(cmd, file, o.ContentType)
 		if err != nil {
