@@ -168,7 +168,7 @@ func TestErrorLines(t *testing.T) {
 		{"unknown flag", nil, []string{"mock", "list", "--colour"}, 2,
 			[]string{`decoy: unknown flag: --colour`, `Run 'decoy mock list --help' for usage.`}},
 		{"missing argument", nil, []string{"mock", "get"}, 2,
-			[]string{`decoy: mock get needs a mock id`, `Run 'decoy mock get --help' for usage.`}},
+			[]string{`decoy: mock get needs a mock (id or name)`, `Run 'decoy mock get --help' for usage.`}},
 		{"misspelt command", nil, []string{"mock", "lst"}, 2,
 			[]string{`decoy: unknown mock command "lst" (did you mean "list"?)`, `Run 'decoy mock --help' for usage.`}},
 		{"server without scheme", []string{"DECOY_SERVER=127.0.0.1:8080", "DECOY_ADMIN_TOKEN=x"}, []string{"mock", "list"}, 2,

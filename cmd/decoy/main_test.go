@@ -527,7 +527,7 @@ func TestCLI(t *testing.T) {
 		message string
 	}{
 		{[]string{"mock", "get", m.ID}, 1, "404 Mock api not found"},
-		{[]string{"mock", "get"}, 2, "needs a mock id"},
+		{[]string{"mock", "get"}, 2, "needs a mock (id or name)"},
 		{[]string{"mock", "frobnicate"}, 2, "unknown mock command"},
 		{[]string{"mock", "create"}, 2, "--file is required"},
 		{[]string{"mock", "patch", m.ID}, 2, "at least one setting"},

@@ -417,11 +417,13 @@ var (
 		{"EMAIL", str("email")}, {"NAME", str("name")}, {"ID", str("id")},
 		{"SERVER ADMIN", yes("server_admin", "yes")}, {"CREATED", ago("created_at")},
 	}
-	workspaceColumns = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	projectColumns   = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	routeColumns     = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
-	memberColumns    = []column{{"EMAIL", str("email")}, {"NAME", str("name")}, {"ROLE", str("role")}, {"USER ID", str("user_id")}}
-	keyColumns       = []column{
+	workspaceColumns  = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	projectColumns    = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	routeColumns      = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
+	invitationColumns = []column{{"EMAIL", str("email")}, {"ROLE", str("role")}, {"SENT", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["created_at"]) }},
+		{"EXPIRES", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["expires_at"]) }}}
+	memberColumns = []column{{"EMAIL", str("email")}, {"NAME", str("name")}, {"ROLE", str("role")}, {"USER ID", str("user_id")}}
+	keyColumns    = []column{
 		{"NAME", str("name")}, {"ID", str("id")}, {"ROLE", str("role")},
 		{"PROJECT", func(o *output, r map[string]json.RawMessage) string { return o.value("project_id", r["project_id"]) }},
 		{"EXPIRES", func(o *output, r map[string]json.RawMessage) string {

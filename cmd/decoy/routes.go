@@ -27,8 +27,8 @@ func routeCommands() []teamCommand {
 				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data\n" +
 				"  decoy route create --project PROJECT --method GET --path /orders --mock MOCK --rules rules.json",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
-				fields := routeFlags(fs)
+				project := fs.String("project", "", `the project: its id, its name, or WORKSPACE/NAME (required)`)
+				fields, mock := routeFlags(fs)
 				return func(_ []string, in *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
@@ -37,18 +37,20 @@ func routeCommands() []teamCommand {
 					if err != nil {
 						return call{}, err
 					}
-					return call{"POST", "projects/" + url.PathEscape(projectID(*project)) + "/routes", body}, nil
+					// A mock's name is looked for in the route's project.
+					body["mock_id"] = mockRef(*mock, *project)
+					return call{"POST", "projects/" + projectRef(*project, "") + "/routes", body}, nil
 				}
 			}},
 		{use: "list", short: "List a project's routes", args: 0, names: "no argument", example: "  decoy route list --project PROJECT",
 			list: "routes", cols: routeColumns, empty: "No routes.",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
+				project := fs.String("project", "", `the project: its id, its name, or WORKSPACE/NAME (required)`)
 				return func([]string, *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
 					}
-					return call{"GET", "projects/" + url.PathEscape(projectID(*project)) + "/routes", nil}, nil
+					return call{"GET", "projects/" + projectRef(*project, "") + "/routes", nil}, nil
 				}
 			}},
 		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},
@@ -58,7 +60,7 @@ func routeCommands() []teamCommand {
 				"--rules FILE replaces the route's rules with the JSON array in FILE (- for standard input; [] removes them) and starts their counts again.",
 			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				fields := routeFlags(fs)
+				fields, _ := routeFlags(fs)
 				return func(pos []string, in *bufio.Reader) (call, error) {
 					body, err := fields(true, in)
 					if err != nil {
@@ -81,11 +83,12 @@ func routeCommands() []teamCommand {
 
 // routeFlags adds the flags of a route's fields, and gives the body they
 // make: on an update only what was set, on a create what is needed. in is
-// standard input, which --rules - reads.
-func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[string]any, error) {
+// standard input, which --rules - reads. mock is what --mock holds: a
+// mock's id or name.
+func routeFlags(fs *pflag.FlagSet) (fields func(update bool, in *bufio.Reader) (map[string]any, error), mock *string) {
 	method := fs.String("method", "", "GET, POST, PUT, PATCH or DELETE")
 	path := fs.String("path", "", "the path template, e.g. /users/{id}")
-	mock := fs.String("mock", "", "id of the mock the route answers with")
+	mock = fs.String("mock", "", "the mock the route answers with: its id or its name")
 	action := fs.String("action", "", "read, create, replace, update or delete (default: from the method and path)")
 	bind := fs.StringArray("bind", nil, "param=field: the record field a path parameter is compared with (repeatable)")
 	items := fs.String("items", "", "dot path of the array inside the mock's data the route works on, e.g. data")
@@ -99,7 +102,7 @@ func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[stri
 		}
 		set("method", "method", strings.ToUpper(*method))
 		set("path", "path", *path)
-		set("mock", "mock_id", *mock)
+		set("mock", "mock_id", mockRef(*mock, ""))
 		set("action", "action", *action)
 		if !update {
 			switch {
@@ -137,7 +140,7 @@ func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[stri
 			body["rules"] = r
 		}
 		return body, nil
-	}
+	}, mock
 }
 
 // readRules reads a file of rules (- for standard input): a JSON array,
