@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/testservice"
 )
 
 // The CLI as people and scripts meet it, through the real binary: tables
@@ -28,7 +30,7 @@ func ttyRun(t *testing.T, env []string, errTTY bool, args ...string) (string, st
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		testservice.Skip(t, "terminal", fmt.Sprintf("no pseudo-terminal (%v): mount /dev/pts", err))
 	}
 	defer ptmx.Close()
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 160})
