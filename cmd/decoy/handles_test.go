@@ -222,3 +222,20 @@ func TestMockCreateTemplateSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestMockListGeneratedSize: on a terminal, a mock whose data a template
+// makes on every read shows "generated" as its size, not the bytes of the
+// empty array it stores.
+func TestMockListGeneratedSize(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	env := append(cleanEnv(), "DECOY_SERVER="+p.url, "DECOY_ADMIN_TOKEN="+adminToken, "XDG_CONFIG_HOME="+t.TempDir())
+	if _, errOut, code := decoyCLI(t, p, usersTemplate, "mock", "create", "--template", "-", "--mode", "always", "--name", "fresh"); code != 0 {
+		t.Fatalf("create: exit %d %s", code, errOut)
+	}
+	createMock(t, p, `[1]`, client.CreateOptions{Name: "stored"})
+	out, errOut, code := ttyRun(t, env, false, "mock", "list")
+	if code != 0 || !regexp.MustCompile(`(?m)^fresh\s+\S+\s+generated\s+open\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^stored\s+\S+\s+3 B\s+open\s`).MatchString(out) {
+		t.Errorf("mock list: exit %d %s\n%s", code, errOut, out)
+	}
+}

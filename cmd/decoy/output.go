@@ -376,6 +376,15 @@ func size(key string) func(*output, map[string]json.RawMessage) string {
 	}
 }
 
+// dataSize is a mock's size, or "generated" for one whose data a template
+// makes on every read: what it stores then is no size worth showing.
+func dataSize(o *output, r map[string]json.RawMessage) string {
+	if string(r["template_mode"]) == `"always"` {
+		return "generated"
+	}
+	return size("size")(o, r)
+}
+
 func party(key string) func(*output, map[string]json.RawMessage) string {
 	return func(o *output, r map[string]json.RawMessage) string { return o.party(r[key]) }
 }
@@ -393,7 +402,7 @@ func yes(key, word string) func(*output, map[string]json.RawMessage) string {
 // The tables of the lists the CLI prints.
 var (
 	mockColumns = []column{
-		{"NAME", str("name")}, {"ID", str("id")}, {"SIZE", size("size")},
+		{"NAME", str("name")}, {"ID", str("id")}, {"SIZE", dataSize},
 		{"ACCESS", func(_ *output, r map[string]json.RawMessage) string {
 			if string(r["private"]) == "true" {
 				return "private"
