@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/client"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
