@@ -238,4 +238,12 @@ func TestMockListGeneratedSize(t *testing.T) {
 		!regexp.MustCompile(`(?m)^stored\s+\S+\s+3 B\s+open\s`).MatchString(out) {
 		t.Errorf("mock list: exit %d %s\n%s", code, errOut, out)
 	}
+	out, _, _ = ttyRun(t, env, false, "mock", "get", "fresh")
+	if !regexp.MustCompile(`(?m)^size:\s+generated on every read$`).MatchString(out) {
+		t.Errorf("mock get fresh:\n%s", out)
+	}
+	out, _, _ = ttyRun(t, env, false, "mock", "get", "stored")
+	if !regexp.MustCompile(`(?m)^size:\s+3 B$`).MatchString(out) {
+		t.Errorf("mock get stored:\n%s", out)
+	}
 }

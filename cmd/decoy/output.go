@@ -70,9 +70,17 @@ func (o *output) object(v any) error {
 	if err != nil {
 		return o.json(v)
 	}
+	generated := false
+	for _, f := range fields {
+		generated = generated || (f.key == "template_mode" && string(f.raw) == `"always"`)
+	}
 	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
 	for _, f := range fields {
-		fmt.Fprintf(tw, "%s:\t%s\n", strings.ReplaceAll(f.key, "_", " "), o.value(f.key, f.raw))
+		v := o.value(f.key, f.raw)
+		if generated && f.key == "size" {
+			v = "generated on every read" // what it stores is no size worth showing
+		}
+		fmt.Fprintf(tw, "%s:\t%s\n", strings.ReplaceAll(f.key, "_", " "), v)
 	}
 	return tw.Flush()
 }
