@@ -200,6 +200,39 @@ func (h handles) mock(ctx context.Context, handle, project string) (string, erro
 	return pick("mock", handle, all)
 }
 
+// route returns the id of a route's handle: an id, or "METHOD PATH" (as
+// decoy route list shows them) in the project of the handle project, where
+// a method and a path name one route at most.
+func (h handles) route(ctx context.Context, handle, project string) (string, error) {
+	if handle == "" || isID(handle) {
+		return handle, nil
+	}
+	method, path, ok := strings.Cut(strings.TrimSpace(handle), " ")
+	if !ok || !strings.HasPrefix(strings.TrimSpace(path), "/") {
+		return "", usagef("a route is its id, or its METHOD PATH with --project, such as \"GET /users/{id}\"; not %q", handle)
+	}
+	if project == "" {
+		return "", usagef("a route named by its method and path needs --project")
+	}
+	id, err := h.project(ctx, project, "")
+	if err != nil {
+		return "", err
+	}
+	var page struct {
+		Routes []struct{ ID, Method, Path string } `json:"routes"`
+	}
+	if err := h.cl.Do(ctx, "GET", "/admin/v1/projects/"+url.PathEscape(id)+"/routes", nil, &page); err != nil {
+		return "", err
+	}
+	method, path = strings.ToUpper(method), strings.TrimSpace(path)
+	for _, r := range page.Routes {
+		if r.Method == method && r.Path == path {
+			return r.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no route %s %s in project %s: decoy route list --project %s shows its routes", method, path, project, project)
+}
+
 // cmpName is a thing's name, or its id when it has none (a workspace
 // given by id).
 func cmpName(name, id string) string {
@@ -220,7 +253,7 @@ func notFound(err error) bool {
 // {kind:handle:scope}, which resolve replaces with the id. The parts are
 // query-escaped, so that neither braces nor colons of a name (nor of a
 // path segment, which is path-escaped) are taken for a reference's.
-var reference = regexp.MustCompile(`\{(ws|project|mock):([^{}:]*):([^{}:]*)\}`)
+var reference = regexp.MustCompile(`\{(ws|project|mock|route):([^{}:]*):([^{}:]*)\}`)
 
 func ref(kind, handle, scope string) string {
 	if handle == "" {
@@ -240,6 +273,10 @@ func projectRef(handle, ws string) string { return ref("project", handle, ws) }
 // project of the handle project (empty: every mock).
 func mockRef(handle, project string) string { return ref("mock", handle, project) }
 
+// routeRef is a reference to a route's handle: its id, or its METHOD PATH
+// in the project of the handle project.
+func routeRef(handle, project string) string { return ref("route", handle, project) }
+
 // resolveRef returns the id a reference stands for.
 func (h handles) resolveRef(ctx context.Context, kind, handle, scope string) (string, error) {
 	handle, _ = url.QueryUnescape(handle)
@@ -249,6 +286,8 @@ func (h handles) resolveRef(ctx context.Context, kind, handle, scope string) (st
 		return h.workspace(ctx, handle)
 	case "project":
 		return h.project(ctx, handle, scope)
+	case "route":
+		return h.route(ctx, handle, scope)
 	}
 	project, err := h.project(ctx, scope, "")
 	if err != nil {

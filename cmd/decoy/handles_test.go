@@ -117,6 +117,28 @@ func TestHandles(t *testing.T) {
 	if cliJSON(t, p, &routes, "route", "list", "--project", "acme/api"); len(routes.Routes) != 1 {
 		t.Errorf("route list --project acme/api: %d routes", len(routes.Routes))
 	}
+	// A route by its METHOD PATH in its project.
+	var r struct{ ID, Items string }
+	cliJSON(t, p, &r, "route", "get", "--project", "acme/api", "GET /users")
+	if cliJSON(t, p, &r, "route", "update", "--project", "acme/api", "get /users", "--items", "data"); r.ID == "" || r.Items != "data" {
+		t.Errorf("route update 'get /users': %+v", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"route", "get", "GET /users"}, 2, "a route named by its method and path needs --project"},
+		{[]string{"route", "get", "--project", "acme/api", "GET /nope"}, 1, "no route GET /nope in project acme/api"},
+		{[]string{"route", "get", "--project", "acme/api", "users"}, 2, `a route is its id, or its METHOD PATH with --project`},
+	} {
+		if _, errOut, code := decoyCLI(t, p, "", tc.args...); code != tc.code || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d %s", tc.args, code, errOut)
+		}
+	}
+	if _, errOut, code := decoyCLI(t, p, "", "route", "delete", "--project", "acme/api", "GET /users"); code != 0 {
+		t.Errorf("route delete 'GET /users': exit %d %s", code, errOut)
+	}
 
 	// Export and import by name.
 	dir := filepath.Join(t.TempDir(), "export")

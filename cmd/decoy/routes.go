@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 
@@ -53,14 +52,17 @@ func routeCommands() []teamCommand {
 					return call{"GET", "projects/" + projectRef(*project, "") + "/routes", nil}, nil
 				}
 			}},
-		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},
-			func(p []string) call { return call{"GET", "routes/" + url.PathEscape(p[0]), nil} }),
-		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route id",
+		ofRoute(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
+			example: "  decoy route get ROUTE\n  decoy route get --project shop 'GET /users/{id}'"},
+			func(route string) call { return call{"GET", "routes/" + route, nil} }),
+		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
 			long: "Change what a route's flags name; the others stay. --items '' makes the route work on the whole data again. " +
 				"--rules FILE replaces the route's rules with the JSON array in FILE (- for standard input; [] removes them) and starts their counts again.",
-			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json",
+			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json\n" +
+				"  decoy route update --project shop 'GET /users' --items data",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 				fields, _ := routeFlags(fs)
+				project := routeProjectFlag(fs)
 				return func(pos []string, in *bufio.Reader) (call, error) {
 					body, err := fields(true, in)
 					if err != nil {
@@ -69,16 +71,33 @@ func routeCommands() []teamCommand {
 					if len(body) == 0 {
 						return call{}, usagef("nothing to change: give --method, --path, --mock, --action, --bind, --items or --rules")
 					}
-					return call{"PATCH", "routes/" + url.PathEscape(pos[0]), body}, nil
+					return call{"PATCH", "routes/" + routeRef(pos[0], *project), body}, nil
 				}
 			}},
-		simple(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route id", example: "  decoy route delete ROUTE", done: "Deleted."},
-			func(p []string) call { return call{"DELETE", "routes/" + url.PathEscape(p[0]), nil} }),
-		simple(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route id",
+		ofRoute(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
+			example: "  decoy route delete ROUTE\n  decoy route delete --project shop 'DELETE /users/{id}'", done: "Deleted."},
+			func(route string) call { return call{"DELETE", "routes/" + route, nil} }),
+		ofRoute(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route (its id, or METHOD PATH with --project)",
 			long:    "A rule with times holds for that many matching requests, counted across replicas; this starts every count of the route's rules again, so that, say, a rule that fails the first two requests fails the next two.",
 			example: "  decoy route rules-reset ROUTE"},
-			func(p []string) call { return call{"POST", "routes/" + url.PathEscape(p[0]) + "/rules/reset", nil} }),
+			func(route string) call { return call{"POST", "routes/" + route + "/rules/reset", nil} }),
 	}
+}
+
+// routeProjectFlag adds --project to a command of one route, which its
+// METHOD PATH needs.
+func routeProjectFlag(fs *pflag.FlagSet) *string {
+	return fs.String("project", "", `with a route named by its METHOD PATH: its project (id, name or WORKSPACE/NAME)`)
+}
+
+// ofRoute is a command of one route, given by its id or, with --project,
+// its METHOD PATH: build gets the route's reference.
+func ofRoute(tc teamCommand, build func(route string) call) teamCommand {
+	tc.flags = func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+		project := routeProjectFlag(fs)
+		return func(pos []string, _ *bufio.Reader) (call, error) { return build(routeRef(pos[0], *project)), nil }
+	}
+	return tc
 }
 
 // routeFlags adds the flags of a route's fields, and gives the body they
