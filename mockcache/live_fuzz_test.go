@@ -208,7 +208,23 @@ func checkLive(t *testing.T, e *Entry, items string) {
 			t.Fatalf("record %d: %s, afresh %s", i, got.Record(i), want.Record(i))
 		}
 	}
-	q, err := query.Compile(query.Params{OrderBy: "id", OrderDirection: "desc", Filters: "id[$ne]=2"})
+	for k := range 7 {
+		for _, key := range []string{fmt.Sprint(k), fmt.Sprintf("%q", fmt.Sprint(k))} {
+			i, ok := query.FindRecord(got, []string{"id"}, []byte(key))
+			j, ok2 := query.FindRecord(want, []string{"id"}, []byte(key))
+			if i != j || ok != ok2 {
+				t.Fatalf("FindRecord(%s) = %d %v, afresh %d %v", key, i, ok, j, ok2)
+			}
+		}
+	}
+	for _, f := range [][]string{{"id"}, {"v"}} {
+		n, ok := query.NextIntID(got, f)
+		n2, ok2 := query.NextIntID(want, f)
+		if n != n2 || ok != ok2 {
+			t.Fatalf("NextIntID(%s) = %d %v, afresh %d %v", f, n, ok, n2, ok2)
+		}
+	}
+	q, err := query.Compile(query.Params{OrderBy: "id", OrderDirection: "desc", Filters: "id[$ne]=2&name[$eqi]=NÉ 1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,9 @@ import (
 // does the read after it. Sort orders are built again when asked for.
 
 // maxOver is how many values an index carried over holds apart from the
-// postings it shares, before it folds them in (a copy of the map).
-const maxOver = 1024
+// postings it shares, before it folds them in (a copy of the map). Tests
+// lower it.
+var maxOver = 1024
 
 // carryIndex returns the index of p over d carried over from the index of
 // d's origin, when that is kept and the change keeps every other record in
