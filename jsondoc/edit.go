@@ -426,29 +426,30 @@ func (d *Document) allObjects() bool {
 }
 
 // carriedSums returns the record digests of the document carried over from
-// those of the array it was edited from, when they are kept: copied, and
-// the element changed digested alone. nil otherwise.
-func (d *Document) carriedSums() []uint64 {
+// those of the array it was edited from, when they are kept: the element
+// changed digested alone, in a list that shares the chunks it did not
+// change. nil otherwise.
+func (d *Document) carriedSums() *Sums {
 	o := d.Origin()
 	if o == nil {
 		return nil
 	}
-	prev, _ := o.Doc.set.Get(o.Doc.Key(sumsKind, "")).([]uint64)
-	if prev == nil || len(prev) != o.Doc.Len() {
+	prev, _ := o.Doc.set.Get(o.Doc.Key(sumsKind, "")).(*Sums)
+	if prev == nil || prev.l.len() != o.Doc.Len() {
 		return nil
 	}
-	sums := make([]uint64, d.spans.len())
+	ed := editChunks(&prev.l)
+	sum := func() uint64 {
+		s := d.spans.at(o.Index)
+		return xxhash.Sum64(d.raw[s.start:s.end])
+	}
 	switch o.Op {
 	case EditAppend:
-		copy(sums, prev)
+		ed.append(sum())
 	case EditReplace:
-		copy(sums, prev)
+		ed.set(o.Index, sum())
 	case EditDelete:
-		copy(sums, prev[:o.Index])
-		copy(sums[o.Index:], prev[o.Index+1:])
-		return sums
+		ed.delete(o.Index)
 	}
-	s := d.spans.at(o.Index)
-	sums[o.Index] = xxhash.Sum64(d.raw[s.start:s.end])
-	return sums
+	return &Sums{l: ed.list()}
 }

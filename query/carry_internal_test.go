@@ -9,19 +9,25 @@ import (
 	"github.com/decoy-mock/decoy/jsondoc"
 )
 
-// An index carried over write after write, folded now and then, lists
-// what an index built afresh lists.
+// An index carried over write after write (appends, replaces, deletes),
+// folded now and then, lists what an index built afresh lists.
 func TestCarryIndex(t *testing.T) {
-	old := maxOver
-	maxOver = 3
-	t.Cleanup(func() { maxOver = old })
+	for _, bounds := range [][2]int{{3, 2}, {1000, 3}, {5, 1000}} {
+		testCarryIndex(t, bounds[0], bounds[1])
+	}
+}
+
+func testCarryIndex(t *testing.T, over, depth int) {
+	oldOver, oldDepth := maxOver, maxDepth
+	maxOver, maxDepth = over, depth
+	t.Cleanup(func() { maxOver, maxDepth = oldOver, oldDepth })
 	d, err := jsondoc.Parse([]byte(`[{"id":1,"c":"a"},{"id":2,"c":"b"},{"id":3,"c":["a","B"]},{"id":4}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	path := jsondoc.NewPath([]string{"c"})
-	for step := range 200 {
+	for step := range 400 {
 		for _, fold := range []bool{false, true} {
 			equalityIndex(d, path, fold) // kept, to be carried
 		}
@@ -30,10 +36,13 @@ func TestCarryIndex(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			rec = fmt.Appendf(nil, `{"id":%d,"c":["b","c"]}`, 10+step)
 		}
-		if rng.IntN(2) == 0 || ed.Len() == 0 {
+		switch op := rng.IntN(5); {
+		case op < 2 || ed.Len() < 2:
 			ed.Append(rec, true)
-		} else {
+		case op < 4:
 			ed.Replace(rng.IntN(ed.Len()), rec, true)
+		default:
+			ed.Delete(rng.IntN(ed.Len()))
 		}
 		d = ed.Document()
 		fresh, err := jsondoc.Parse(d.Whole())
@@ -56,7 +65,7 @@ func TestCarryIndex(t *testing.T) {
 				g, _ := got.lookup(&c)
 				w, _ := want.lookup(&c)
 				if !slices.Equal(g, w) {
-					t.Fatalf("step %d, fold %v, %s: %v, afresh %v", step, fold, v, g, w)
+					t.Fatalf("bounds %d %d, step %d, fold %v, %s: %v, afresh %v", over, depth, step, fold, v, g, w)
 				}
 			}
 		}
