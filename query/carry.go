@@ -169,7 +169,6 @@ func (ix *index) keys(seen map[string]struct{}) {
 	}
 }
 
-
 // valueKeys appends to dst the index keys of the values p reaches in
 // record i of d, as buildIndex lists the record under them.
 func valueKeys(dst []string, d *jsondoc.Document, i int, p jsondoc.Path, fold bool) []string {
