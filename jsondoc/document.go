@@ -3,6 +3,7 @@ package jsondoc
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -31,6 +32,10 @@ type Document struct {
 	// its array, when one change made it.
 	live   *live
 	origin atomic.Pointer[Origin]
+	// carriers are what CarryOver runs for the structures built over the
+	// document that a change can carry over (see Carrier).
+	carriersMu sync.Mutex
+	carriers   map[budget.Key]func(*Document)
 }
 
 // Key names a structure of kind built over the document's records for
@@ -102,6 +107,7 @@ func (d *Document) RecordSums() *Sums {
 		if !b.Fits(8*n) || !b.Reserve(8*n) {
 			return nil
 		}
+		d.Carrier(d.Key(sumsKind, ""), func(n *Document) { n.RecordSums() })
 		if sums := d.carriedSums(); sums != nil {
 			return sums
 		}

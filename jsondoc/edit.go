@@ -315,6 +315,51 @@ func (ed *Editor) Document() *Document {
 	return top
 }
 
+// Carrier registers build as what builds the structure named k over the
+// documents one change makes of d (see Origin), from d's: called from the
+// structure's build, it has CarryOver build it again over them, at the
+// cost of the change, so that each state of a document written to keeps
+// what the one before had, whether reads asked for it or not.
+func (d *Document) Carrier(k budget.Key, build func(*Document)) {
+	d.carriersMu.Lock()
+	defer d.carriersMu.Unlock()
+	if d.carriers == nil {
+		d.carriers = make(map[budget.Key]func(*Document))
+	}
+	if _, ok := d.carriers[k]; !ok {
+		d.carriers[k] = build
+	}
+}
+
+// CarryOver builds over the array of an edited document what its origin
+// keeps and can be carried over (see Carrier): a cache calls it once the
+// document has its structures' set.
+func (d *Document) CarryOver() {
+	if d.live == nil {
+		return
+	}
+	v := d.live.view
+	o := v.Origin()
+	if o == nil {
+		return
+	}
+	o.Doc.carriersMu.Lock()
+	type carrier struct {
+		k     budget.Key
+		build func(*Document)
+	}
+	var cs []carrier
+	for k, build := range o.Doc.carriers {
+		cs = append(cs, carrier{k, build})
+	}
+	o.Doc.carriersMu.Unlock()
+	for _, c := range cs {
+		if o.Doc.set.Get(c.k) != nil {
+			c.build(v)
+		}
+	}
+}
+
 // Origin returns where the document's array comes from, when it was made
 // by one change of another (see Origin), for as long as that one is kept
 // for it: nil otherwise.

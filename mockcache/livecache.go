@@ -130,6 +130,7 @@ func (c *Cache) PutLive(e *Entry) {
 	}
 	fits := c.admit(e)
 	var drop []*Entry
+	carry := false
 	c.mu.Lock()
 	cur := c.entries[e.Mock.ID]
 	switch {
@@ -141,12 +142,18 @@ func (c *Cache) PutLive(e *Entry) {
 	default:
 		e.checked.Store(cur.checked.Load())
 		drop = c.putLocked(e, drop)
+		carry = true
 		if w, ok := c.wants[e.Mock.ID]; ok && w <= e.liveSeq {
 			delete(c.wants, e.Mock.ID)
 		}
 	}
 	c.mu.Unlock()
 	release(drop)
+	if carry && e.Doc != nil {
+		// What the entry before kept is built over this one now, at the
+		// cost of the write, for the reads to come.
+		e.Doc.CarryOver()
+	}
 }
 
 // CatchUp returns e advanced to the newest live data the store holds: the

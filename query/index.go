@@ -251,6 +251,7 @@ func equalityIndex(d *jsondoc.Document, p jsondoc.Path, fold bool) *index {
 		key.Kind = kindIndexFolded
 	}
 	ix, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		d.Carrier(key, func(n *jsondoc.Document) { equalityIndex(n, p, fold) })
 		if ix := carryIndex(b, d, key, p, fold); ix != nil {
 			return ix
 		}

@@ -177,6 +177,7 @@ func NextIntID(d *jsondoc.Document, field []string) (int64, bool) {
 		if !b.Reserve(48) {
 			return nil
 		}
+		d.Carrier(key, func(n *jsondoc.Document) { NextIntID(n, field) })
 		if x := carryNextID(d, key, p); x != nil {
 			return x
 		}
