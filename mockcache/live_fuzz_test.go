@@ -132,9 +132,15 @@ func FuzzLive(f *testing.F) {
 	f.Add(uint8(3), []byte{3, 1, 0x80, 1, 2, 3, 3, 1, 0, 3, 1, 0})
 	f.Add(uint8(4), []byte{0, 3, 0, 3, 1, 0, 3, 2, 0, 3, 3, 0, 0, 5, 1})
 	f.Add(uint8(5), []byte{0, 1, 1, 0, 2, 2, 3, 1, 0, 0, 3, 3})
+	f.Add(uint8(0x82), []byte{1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 1, 2, 0, 4, 3, 1, 4, 1, 2, 4, 2, 3, 2, 1})
 	f.Fuzz(func(t *testing.T, which uint8, ops []byte) {
 		if len(ops) > 300 {
 			return
+		}
+		if which&0x80 != 0 {
+			old := compactSlack
+			compactSlack = 64 // arenas parsed again every few writes
+			defer func() { compactSlack = old }()
 		}
 		start := fuzzDocs[int(which)%len(fuzzDocs)]
 		ws := fuzzWrites(ops, start.items)

@@ -10,6 +10,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/sqlite"
 )
 
@@ -355,4 +356,73 @@ func TestLiveRevalidate(t *testing.T) {
 	}
 	wantData(t, e, want)
 	e.Release()
+}
+
+// Reads, announcements and installs at once (run with -race): every read
+// sees whole states, in order, and the last announced one in the end.
+func TestLiveConcurrent(t *testing.T) {
+	s := liveStore(t, liveData)
+	c := mockcache.New(mockcache.Config{Store: s, Live: s})
+	e := mustGet(t, c)
+	e.Release()
+	want := entryOf(t, liveData, 0)
+	defer func() { want.Release() }()
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 3 {
+		go func() {
+			last := int64(0)
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				e, err := c.Get(context.Background(), liveID)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if e.LiveSeq() < last || e.Size() != int64(len(e.Bytes())) {
+					errs <- fmt.Errorf("read number %d after %d, size %d of %d bytes", e.LiveSeq(), last, e.Size(), len(e.Bytes()))
+					e.Release()
+					return
+				}
+				last = e.LiveSeq()
+				if view, ok := e.Records(nil); ok {
+					query.FindRecord(view, []string{"id"}, []byte("3"))
+				}
+				e.Release()
+			}
+		}()
+	}
+	for _, w := range someWrites(1, 60) {
+		want = appendWrite(t, s, want, w)
+		if w.Seq%2 == 0 {
+			c.Advance(liveID, w.Seq) // another replica's write
+			continue
+		}
+		// This replica's: applied to its entry, installed.
+		e := mustGet(t, c)
+		if e.LiveSeq() == w.Seq-1 {
+			f, err := e.Apply(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.PutLive(f)
+			f.Release()
+		}
+		e.Release()
+	}
+	c.Advance(liveID, want.LiveSeq())
+	e = mustGet(t, c)
+	wantData(t, e, want)
+	e.Release()
+	close(stop)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
