@@ -143,6 +143,29 @@ func TestLiveLoad(t *testing.T) {
 	wantData(t, e, want)
 	e.Release()
 
+	// A write in the log that does not apply (a record not there)
+	// changes nothing but the number, alone or among others.
+	bad := remove(want.LiveSeq()+1, "", "999")
+	if err := s.AppendWrite(ctx, liveID, bad, want.Size()); err != nil {
+		t.Fatal(err)
+	}
+	e = load()
+	if string(e.Bytes()) != string(want.Bytes()) || e.LiveSeq() != bad.Seq {
+		t.Fatalf("after a write that does not apply: %s number %d", e.Bytes(), e.LiveSeq())
+	}
+	e.Release()
+	skipped := want
+	want = entryOf(t, string(skipped.Bytes()), bad.Seq)
+	skipped.Release()
+	for seq := bad.Seq + 1; seq <= bad.Seq+6; seq++ {
+		want = appendWrite(t, s, want, create(seq, "", fmt.Sprintf(`{"id":%d}`, 1000+seq)))
+	}
+	e = load()
+	if string(e.Bytes()) != string(want.Bytes()) || e.LiveSeq() != want.LiveSeq() {
+		t.Fatalf("after a write that does not apply and others: %s number %d, want %s number %d", e.Bytes(), e.LiveSeq(), want.Bytes(), want.LiveSeq())
+	}
+	e.Release()
+
 	// Reset: the version's data under a number of its own.
 	m, err := s.ResetLive(ctx, liveID)
 	if err != nil {
