@@ -28,7 +28,7 @@ func (s *countingStore) FindMockData(ctx context.Context, id string) (*decoy.Moc
 }
 
 // liveStore returns a SQLite store holding mock liveID with data.
-func liveStore(t *testing.T, data string) *countingStore {
+func liveStore(t testing.TB, data string) *countingStore {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, t.TempDir())
