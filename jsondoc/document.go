@@ -3,6 +3,7 @@ package jsondoc
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -31,6 +32,10 @@ type Document struct {
 	// its array, when one change made it.
 	live   *live
 	origin atomic.Pointer[Origin]
+	// carriers are what CarryOver runs for the structures built over the
+	// document that a change can carry over (see Carrier).
+	carriersMu sync.Mutex
+	carriers   map[budget.Key]func(*Document)
 }
 
 // Key names a structure of kind built over the document's records for
@@ -95,13 +100,14 @@ func (d *Document) Record(i int) []byte {
 // computed on first use and kept with the document: a digest of any
 // selection of elements then costs a word per element, not a pass over
 // their bytes. It returns nil when they cannot be kept (the caller hashes
-// the records it needs). The caller must not change the result.
-func (d *Document) RecordSums() []uint64 {
+// the records it needs).
+func (d *Document) RecordSums() *Sums {
 	sums, _ := d.set.Load(d.Key(sumsKind, ""), func(b *budget.Build) any {
 		n := int64(d.spans.len())
 		if !b.Fits(8*n) || !b.Reserve(8*n) {
 			return nil
 		}
+		d.Carrier(d.Key(sumsKind, ""), func(n *Document) { n.RecordSums() })
 		if sums := d.carriedSums(); sums != nil {
 			return sums
 		}
@@ -109,10 +115,16 @@ func (d *Document) RecordSums() []uint64 {
 		for i, s := range d.spans.all() {
 			sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
 		}
-		return sums
-	}).([]uint64)
+		return &Sums{l: flatList(sums)}
+	}).(*Sums)
 	return sums
 }
+
+// Sums are the digests of a document's records (see RecordSums).
+type Sums struct{ l chunkList[uint64] }
+
+// At returns the digest of record i.
+func (s *Sums) At(i int) uint64 { return s.l.at(i) }
 
 // RecordLen returns the length of the stored text of element i.
 func (d *Document) RecordLen(i int) int {

@@ -315,6 +315,51 @@ func (ed *Editor) Document() *Document {
 	return top
 }
 
+// Carrier registers build as what builds the structure named k over the
+// documents one change makes of d (see Origin), from d's: called from the
+// structure's build, it has CarryOver build it again over them, at the
+// cost of the change, so that each state of a document written to keeps
+// what the one before had, whether reads asked for it or not.
+func (d *Document) Carrier(k budget.Key, build func(*Document)) {
+	d.carriersMu.Lock()
+	defer d.carriersMu.Unlock()
+	if d.carriers == nil {
+		d.carriers = make(map[budget.Key]func(*Document))
+	}
+	if _, ok := d.carriers[k]; !ok {
+		d.carriers[k] = build
+	}
+}
+
+// CarryOver builds over the array of an edited document what its origin
+// keeps and can be carried over (see Carrier): a cache calls it once the
+// document has its structures' set.
+func (d *Document) CarryOver() {
+	if d.live == nil {
+		return
+	}
+	v := d.live.view
+	o := v.Origin()
+	if o == nil {
+		return
+	}
+	o.Doc.carriersMu.Lock()
+	type carrier struct {
+		k     budget.Key
+		build func(*Document)
+	}
+	var cs []carrier
+	for k, build := range o.Doc.carriers {
+		cs = append(cs, carrier{k, build})
+	}
+	o.Doc.carriersMu.Unlock()
+	for _, c := range cs {
+		if o.Doc.set.Get(c.k) != nil {
+			c.build(v)
+		}
+	}
+}
+
 // Origin returns where the document's array comes from, when it was made
 // by one change of another (see Origin), for as long as that one is kept
 // for it: nil otherwise.
@@ -426,29 +471,30 @@ func (d *Document) allObjects() bool {
 }
 
 // carriedSums returns the record digests of the document carried over from
-// those of the array it was edited from, when they are kept: copied, and
-// the element changed digested alone. nil otherwise.
-func (d *Document) carriedSums() []uint64 {
+// those of the array it was edited from, when they are kept: the element
+// changed digested alone, in a list that shares the chunks it did not
+// change. nil otherwise.
+func (d *Document) carriedSums() *Sums {
 	o := d.Origin()
 	if o == nil {
 		return nil
 	}
-	prev, _ := o.Doc.set.Get(o.Doc.Key(sumsKind, "")).([]uint64)
-	if prev == nil || len(prev) != o.Doc.Len() {
+	prev, _ := o.Doc.set.Get(o.Doc.Key(sumsKind, "")).(*Sums)
+	if prev == nil || prev.l.len() != o.Doc.Len() {
 		return nil
 	}
-	sums := make([]uint64, d.spans.len())
+	ed := editChunks(&prev.l)
+	sum := func() uint64 {
+		s := d.spans.at(o.Index)
+		return xxhash.Sum64(d.raw[s.start:s.end])
+	}
 	switch o.Op {
 	case EditAppend:
-		copy(sums, prev)
+		ed.append(sum())
 	case EditReplace:
-		copy(sums, prev)
+		ed.set(o.Index, sum())
 	case EditDelete:
-		copy(sums, prev[:o.Index])
-		copy(sums[o.Index:], prev[o.Index+1:])
-		return sums
+		ed.delete(o.Index)
 	}
-	s := d.spans.at(o.Index)
-	sums[o.Index] = xxhash.Sum64(d.raw[s.start:s.end])
-	return sums
+	return &Sums{l: ed.list()}
 }

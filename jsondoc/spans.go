@@ -11,12 +11,17 @@ import (
 // document; for an edited one, chunks that the states of the document
 // share, a state copying only the chunk its change falls in (and the list
 // of chunks), so that a write costs a chunk, not the list.
-type spanList struct {
-	// flat holds the spans when chunks is nil.
-	flat []span
-	// chunks hold the spans in order; starts[k] is the index of
-	// chunks[k]'s first span, and starts[len(chunks)] their number.
-	chunks [][]span
+type spanList = chunkList[span]
+
+// chunkList is a list held flat, or in chunks that lists made from one
+// another by changes share (see spanList): the spans of an array, the
+// digests of its records.
+type chunkList[T any] struct {
+	// flat holds the items when chunks is nil.
+	flat []T
+	// chunks hold the items in order; starts[k] is the index of
+	// chunks[k]'s first item, and starts[len(chunks)] their number.
+	chunks [][]T
 	starts []int
 }
 
@@ -26,7 +31,9 @@ var chunkMax = 4096
 
 func flatSpans(s []span) spanList { return spanList{flat: s} }
 
-func (l *spanList) len() int {
+func flatList[T any](s []T) chunkList[T] { return chunkList[T]{flat: s} }
+
+func (l *chunkList[T]) len() int {
 	if l.chunks == nil {
 		return len(l.flat)
 	}
@@ -34,11 +41,11 @@ func (l *spanList) len() int {
 }
 
 // chunk returns the chunk that holds span i.
-func (l *spanList) chunk(i int) int {
+func (l *chunkList[T]) chunk(i int) int {
 	return sort.Search(len(l.chunks), func(k int) bool { return l.starts[k+1] > i })
 }
 
-func (l *spanList) at(i int) span {
+func (l *chunkList[T]) at(i int) T {
 	if l.chunks == nil {
 		return l.flat[i]
 	}
@@ -47,8 +54,8 @@ func (l *spanList) at(i int) span {
 }
 
 // all yields every span with its index, in order.
-func (l *spanList) all() iter.Seq2[int, span] {
-	return func(yield func(int, span) bool) {
+func (l *chunkList[T]) all() iter.Seq2[int, T] {
+	return func(yield func(int, T) bool) {
 		if l.chunks == nil {
 			for i, s := range l.flat {
 				if !yield(i, s) {
@@ -69,16 +76,16 @@ func (l *spanList) all() iter.Seq2[int, span] {
 	}
 }
 
-// spanCursor walks a span list in order.
-type spanCursor struct {
-	l    *spanList
+// cursor walks a list in order.
+type cursor[T any] struct {
+	l    *chunkList[T]
 	k, j int
 }
 
-func (l *spanList) cursor() *spanCursor { return &spanCursor{l: l} }
+func (l *chunkList[T]) cursor() *cursor[T] { return &cursor[T]{l: l} }
 
-// next returns the next span.
-func (c *spanCursor) next() span {
+// next returns the next item.
+func (c *cursor[T]) next() T {
 	if c.l.chunks == nil {
 		c.j++
 		return c.l.flat[c.j-1]
@@ -91,35 +98,43 @@ func (c *spanCursor) next() span {
 }
 
 // memoryBytes is about what the list holds.
-func (l *spanList) memoryBytes() int64 {
+func (l *chunkList[T]) memoryBytes() int64 {
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
 	if l.chunks == nil {
-		return int64(cap(l.flat)) * int64(unsafe.Sizeof(span{}))
+		return int64(cap(l.flat)) * size
 	}
 	n := int64(len(l.chunks))*24 + int64(len(l.starts))*8
 	for _, c := range l.chunks {
-		n += int64(cap(c)) * int64(unsafe.Sizeof(span{}))
+		n += int64(cap(c)) * size
 	}
 	return n
 }
 
-// spanEditor changes a span list without changing the list it came from:
-// the chunks it changes are copied first (owned).
-type spanEditor struct {
-	l     spanList
+// spanEditor changes a span list.
+type spanEditor = chunkEditor[span]
+
+// editSpans returns an editor of a span list.
+func editSpans(l *spanList) *spanEditor { return editChunks(l) }
+
+// chunkEditor changes a list without changing the list it came from: the
+// chunks it changes are copied first (owned).
+type chunkEditor[T any] struct {
+	l     chunkList[T]
 	owned []bool
 }
 
-// editSpans returns an editor of l: chunked (l's own chunks shared) or, for
-// a flat list, cut into chunks (copied).
-func editSpans(l *spanList) *spanEditor {
+// editChunks returns an editor of l: chunked (l's own chunks shared) or,
+// for a flat list, cut into chunks (copied).
+func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	if l.chunks != nil {
-		return &spanEditor{l: spanList{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts)},
+		return &chunkEditor[T]{l: chunkList[T]{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts)},
 			owned: make([]bool, len(l.chunks))}
 	}
-	e := &spanEditor{l: spanList{starts: []int{0}}}
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}}}
 	for i := 0; i < len(l.flat); i += chunkMax {
 		c := l.flat[i:min(i+chunkMax, len(l.flat))]
-		e.l.chunks = append(e.l.chunks, append(make([]span, 0, chunkMax), c...))
+		e.l.chunks = append(e.l.chunks, append(make([]T, 0, chunkMax), c...))
 		e.l.starts = append(e.l.starts, i+len(c))
 		e.owned = append(e.owned, true)
 	}
@@ -127,23 +142,23 @@ func editSpans(l *spanList) *spanEditor {
 }
 
 // own has chunk k copied, unless it was already.
-func (e *spanEditor) own(k int) []span {
+func (e *chunkEditor[T]) own(k int) []T {
 	if !e.owned[k] {
-		e.l.chunks[k] = append(make([]span, 0, chunkMax), e.l.chunks[k]...)
+		e.l.chunks[k] = append(make([]T, 0, chunkMax), e.l.chunks[k]...)
 		e.owned[k] = true
 	}
 	return e.l.chunks[k]
 }
 
-func (e *spanEditor) set(i int, s span) {
+func (e *chunkEditor[T]) set(i int, s T) {
 	k := e.l.chunk(i)
 	e.own(k)[i-e.l.starts[k]] = s
 }
 
-func (e *spanEditor) append(s span) {
+func (e *chunkEditor[T]) append(s T) {
 	n := len(e.l.chunks)
 	if n == 0 || len(e.l.chunks[n-1]) >= chunkMax {
-		e.l.chunks = append(e.l.chunks, make([]span, 0, chunkMax))
+		e.l.chunks = append(e.l.chunks, make([]T, 0, chunkMax))
 		e.l.starts = append(e.l.starts, e.l.starts[n])
 		e.owned = append(e.owned, true)
 		n++
@@ -152,7 +167,7 @@ func (e *spanEditor) append(s span) {
 	e.l.starts[n]++
 }
 
-func (e *spanEditor) delete(i int) {
+func (e *chunkEditor[T]) delete(i int) {
 	k := e.l.chunk(i)
 	c := e.own(k)
 	c = slices.Delete(c, i-e.l.starts[k], i-e.l.starts[k]+1)
@@ -169,9 +184,9 @@ func (e *spanEditor) delete(i int) {
 }
 
 // list returns the list as edited; the editor must not be used afterwards.
-func (e *spanEditor) list() spanList {
+func (e *chunkEditor[T]) list() chunkList[T] {
 	if len(e.l.chunks) == 0 {
-		return spanList{flat: []span{}}
+		return chunkList[T]{flat: []T{}}
 	}
 	return e.l
 }

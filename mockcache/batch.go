@@ -14,7 +14,10 @@ import (
 // values built once, kept right as the writes go, rather than by a pass
 // over the collection each.
 
-// applyBatch returns e with the writes ws applied, with one reference.
+// applyBatch returns e with the writes ws applied, with one reference. A
+// write that does not apply (its record not found, a record not an object,
+// its collection not one) is passed over: it changes nothing, but for the
+// number of the live data.
 func (e *Entry) applyBatch(ws []*decoy.Write) (*Entry, error) {
 	for k, w := range ws {
 		if w.Seq != e.liveSeq+1+int64(k) {
@@ -30,20 +33,29 @@ func (e *Entry) applyBatch(ws []*decoy.Write) (*Entry, error) {
 		for j < len(ws) && ws[j].Items == ws[i].Items {
 			j++
 		}
-		var err error
-		if doc, err = applyRun(doc, ws[i:j]); err != nil {
-			return nil, err
+		if next, ok := applyRun(doc, ws[i:j]); ok {
+			doc = next
 		}
 		i = j
+	}
+	if doc == e.Doc {
+		// Nothing applied: the same data, in a document of its own.
+		p, err := jsondoc.Parse(doc.Whole())
+		if err != nil {
+			return nil, err
+		}
+		doc = p
 	}
 	return e.derive(doc, ws[len(ws)-1].Seq), nil
 }
 
-// applyRun returns doc with the writes ws, all on one collection, applied.
-func applyRun(doc *jsondoc.Document, ws []*decoy.Write) (*jsondoc.Document, error) {
+// applyRun returns doc with the writes ws, all on one collection, applied
+// (those that do not apply passed over), or false when doc holds no
+// collection there.
+func applyRun(doc *jsondoc.Document, ws []*decoy.Write) (*jsondoc.Document, bool) {
 	ed, ok := doc.Editor(splitPath(ws[0].Items))
 	if !ok || !ed.Objects() {
-		return nil, errNotCollection()
+		return nil, false
 	}
 	creates := 0
 	for _, w := range ws {
@@ -53,11 +65,9 @@ func applyRun(doc *jsondoc.Document, ws []*decoy.Write) (*jsondoc.Document, erro
 	}
 	b := &batch{ed: ed, slots: ed.Len(), alive: newFenwick(ed.Len(), ed.Len()+creates), fields: map[string]*keyIndex{}}
 	for _, w := range ws {
-		if err := b.apply(w); err != nil {
-			return nil, err
-		}
+		_ = b.apply(w) // one that fails changes nothing
 	}
-	return ed.Document(), nil
+	return ed.Document(), true
 }
 
 // batch applies writes to an editor. Records are named by slots: their

@@ -196,9 +196,21 @@ func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, e
 	return nil
 }
 
+// compactSlack is how much more than twice its data an edited document's
+// arena may hold (records replaced and deleted stay in it) before the data
+// is parsed again into bytes of its own: once in so many writes, a pass
+// over the document, and what is built over it built again when asked
+// for. Tests lower it.
+var compactSlack int64 = 1 << 20
+
 // derive returns the entry of e's mock holding doc, live data number seq,
 // with one reference.
 func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
+	if doc.Edited() && int64(len(doc.Bytes())) > 2*doc.Size()+compactSlack {
+		if p, err := jsondoc.Parse(doc.Whole()); err == nil {
+			doc = p
+		}
+	}
 	f := &Entry{body: docfile.FromBytes(doc.Bytes()), Doc: doc, ContentType: e.ContentType, liveSeq: seq,
 		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}
 	if doc.IsArray() {

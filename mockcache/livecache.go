@@ -130,6 +130,7 @@ func (c *Cache) PutLive(e *Entry) {
 	}
 	fits := c.admit(e)
 	var drop []*Entry
+	carry := false
 	c.mu.Lock()
 	cur := c.entries[e.Mock.ID]
 	switch {
@@ -141,12 +142,18 @@ func (c *Cache) PutLive(e *Entry) {
 	default:
 		e.checked.Store(cur.checked.Load())
 		drop = c.putLocked(e, drop)
+		carry = true
 		if w, ok := c.wants[e.Mock.ID]; ok && w <= e.liveSeq {
 			delete(c.wants, e.Mock.ID)
 		}
 	}
 	c.mu.Unlock()
 	release(drop)
+	if carry && e.Doc != nil {
+		// What the entry before kept is built over this one now, at the
+		// cost of the write, for the reads to come.
+		e.Doc.CarryOver()
+	}
 }
 
 // CatchUp returns e advanced to the newest live data the store holds: the
@@ -251,6 +258,10 @@ const batchMin = 4
 
 // applyAll returns e with the writes ws applied in order (numbered from
 // e's number on), with one reference.
+//
+// A write of the log that does not apply (which the write path's checks
+// should have refused) changes nothing, on every replica alike, rather
+// than making the mock unreadable: see applyBatch.
 func (e *Entry) applyAll(ws []*decoy.Write) (*Entry, error) {
 	if len(ws) < batchMin {
 		cur := e
@@ -260,7 +271,7 @@ func (e *Entry) applyAll(ws []*decoy.Write) (*Entry, error) {
 				cur.Release()
 			}
 			if err != nil {
-				return nil, err
+				return e.applyBatch(ws)
 			}
 			cur = next
 		}

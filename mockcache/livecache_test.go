@@ -10,6 +10,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/sqlite"
 )
 
@@ -27,7 +28,7 @@ func (s *countingStore) FindMockData(ctx context.Context, id string) (*decoy.Moc
 }
 
 // liveStore returns a SQLite store holding mock liveID with data.
-func liveStore(t *testing.T, data string) *countingStore {
+func liveStore(t testing.TB, data string) *countingStore {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, t.TempDir())
@@ -140,6 +141,29 @@ func TestLiveLoad(t *testing.T) {
 	}
 	e = load()
 	wantData(t, e, want)
+	e.Release()
+
+	// A write in the log that does not apply (a record not there)
+	// changes nothing but the number, alone or among others.
+	bad := remove(want.LiveSeq()+1, "", "999")
+	if err := s.AppendWrite(ctx, liveID, bad, want.Size()); err != nil {
+		t.Fatal(err)
+	}
+	e = load()
+	if string(e.Bytes()) != string(want.Bytes()) || e.LiveSeq() != bad.Seq {
+		t.Fatalf("after a write that does not apply: %s number %d", e.Bytes(), e.LiveSeq())
+	}
+	e.Release()
+	skipped := want
+	want = entryOf(t, string(skipped.Bytes()), bad.Seq)
+	skipped.Release()
+	for seq := bad.Seq + 1; seq <= bad.Seq+6; seq++ {
+		want = appendWrite(t, s, want, create(seq, "", fmt.Sprintf(`{"id":%d}`, 1000+seq)))
+	}
+	e = load()
+	if string(e.Bytes()) != string(want.Bytes()) || e.LiveSeq() != want.LiveSeq() {
+		t.Fatalf("after a write that does not apply and others: %s number %d, want %s number %d", e.Bytes(), e.LiveSeq(), want.Bytes(), want.LiveSeq())
+	}
 	e.Release()
 
 	// Reset: the version's data under a number of its own.
@@ -355,4 +379,73 @@ func TestLiveRevalidate(t *testing.T) {
 	}
 	wantData(t, e, want)
 	e.Release()
+}
+
+// Reads, announcements and installs at once (run with -race): every read
+// sees whole states, in order, and the last announced one in the end.
+func TestLiveConcurrent(t *testing.T) {
+	s := liveStore(t, liveData)
+	c := mockcache.New(mockcache.Config{Store: s, Live: s})
+	e := mustGet(t, c)
+	e.Release()
+	want := entryOf(t, liveData, 0)
+	defer func() { want.Release() }()
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 3 {
+		go func() {
+			last := int64(0)
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				e, err := c.Get(context.Background(), liveID)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if e.LiveSeq() < last || e.Size() != int64(len(e.Bytes())) {
+					errs <- fmt.Errorf("read number %d after %d, size %d of %d bytes", e.LiveSeq(), last, e.Size(), len(e.Bytes()))
+					e.Release()
+					return
+				}
+				last = e.LiveSeq()
+				if view, ok := e.Records(nil); ok {
+					query.FindRecord(view, []string{"id"}, []byte("3"))
+				}
+				e.Release()
+			}
+		}()
+	}
+	for _, w := range someWrites(1, 60) {
+		want = appendWrite(t, s, want, w)
+		if w.Seq%2 == 0 {
+			c.Advance(liveID, w.Seq) // another replica's write
+			continue
+		}
+		// This replica's: applied to its entry, installed.
+		e := mustGet(t, c)
+		if e.LiveSeq() == w.Seq-1 {
+			f, err := e.Apply(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.PutLive(f)
+			f.Release()
+		}
+		e.Release()
+	}
+	c.Advance(liveID, want.LiveSeq())
+	e = mustGet(t, c)
+	wantData(t, e, want)
+	e.Release()
+	close(stop)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

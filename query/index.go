@@ -145,6 +145,15 @@ type index struct {
 	// shared with indexes of documents of other lengths, whose bitsets
 	// would not fit it.
 	carried bool
+	// parent is set, instead of postings, on an index carried over a
+	// delete: its lists are parent's without record cut, the records after
+	// it one place earlier. depth counts the parents.
+	parent *index
+	cut    int32
+	depth  int
+	// remap, when set, gives the place now of each record postings lists
+	// (-1: deleted since): deletes folded in (see fold).
+	remap []int32
 }
 
 // get returns the posting of key k, or nil.
@@ -154,7 +163,41 @@ func (ix *index) get(k string) *posting {
 			return p
 		}
 	}
-	return ix.postings[k]
+	if ix.parent != nil {
+		p := ix.parent.get(k)
+		if p == nil {
+			return nil
+		}
+		at, _ := slices.BinarySearch(p.ids, ix.cut)
+		if at == len(p.ids) {
+			return p // all before the cut: unchanged
+		}
+		return &posting{ids: cutOut(slices.Clone(p.ids), ix.cut)}
+	}
+	p := ix.postings[k]
+	if p == nil || ix.remap == nil {
+		return p
+	}
+	ids := make([]int32, 0, len(p.ids))
+	for _, id := range p.ids {
+		if r := ix.remap[id]; r >= 0 {
+			ids = append(ids, r)
+		}
+	}
+	return &posting{ids: ids}
+}
+
+// cutOut takes record cut out of ids (ascending), in place: the records
+// after it come one place earlier.
+func cutOut(ids []int32, cut int32) []int32 {
+	at, found := slices.BinarySearch(ids, cut)
+	if found {
+		ids = slices.Delete(ids, at, at+1)
+	}
+	for i := at; i < len(ids); i++ {
+		ids[i]--
+	}
+	return ids
 }
 
 // posting is the records of one value. A large one also keeps them as a
@@ -208,6 +251,7 @@ func equalityIndex(d *jsondoc.Document, p jsondoc.Path, fold bool) *index {
 		key.Kind = kindIndexFolded
 	}
 	ix, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		d.Carrier(key, func(n *jsondoc.Document) { equalityIndex(n, p, fold) })
 		if ix := carryIndex(b, d, key, p, fold); ix != nil {
 			return ix
 		}

@@ -114,10 +114,52 @@ func RecordKeys(dst []string, d *jsondoc.Document, i int, p jsondoc.Path) []stri
 // kindNextID names the next integer id among a document's structures.
 const kindNextID = "next-id"
 
-// nextID is the next integer id of a collection, kept.
+// nextID is what the next integer id of a collection comes from, kept:
+// its records, those whose id is not an integer (bad), and the largest of
+// the integer ones (ints of them).
 type nextID struct {
-	next int64
-	ok   bool
+	n, bad, ints int
+	largest      int64
+}
+
+// result returns the next id, and whether there is one.
+func (x *nextID) result() (int64, bool) {
+	switch {
+	case x.n == 0:
+		return 1, true
+	case x.bad > 0 || x.largest == math.MaxInt64:
+		return 0, false
+	}
+	return x.largest + 1, true
+}
+
+// add counts a record whose id is id (an integer when ok).
+func (x *nextID) add(id int64, ok bool) {
+	x.n++
+	if !ok {
+		x.bad++
+		return
+	}
+	if x.ints == 0 || id > x.largest {
+		x.largest = id
+	}
+	x.ints++
+}
+
+// remove takes a record whose id is id (an integer when ok) out of the
+// count, and reports whether it could: not the largest id, which the
+// others do not know the next of.
+func (x *nextID) remove(id int64, ok bool) bool {
+	switch {
+	case !ok:
+		x.bad--
+	case id == x.largest:
+		return false
+	default:
+		x.ints--
+	}
+	x.n--
+	return true
 }
 
 // NextIntID returns the id a created record gets (§12.1) in the collection
@@ -127,46 +169,70 @@ type nextID struct {
 // document and kept.
 func NextIntID(d *jsondoc.Document, field []string) (int64, bool) {
 	p := jsondoc.NewPath(field)
-	n, _ := d.Structures().Load(d.Key(kindNextID, p.Key), func(b *budget.Build) any {
-		if !b.Reserve(32) {
-			return nil
-		}
-		next, ok := scanNextID(d, p)
-		return &nextID{next: next, ok: ok}
-	}).(*nextID)
-	if n == nil {
-		return scanNextID(d, p)
-	}
-	return n.next, n.ok
-}
-
-// scanNextID works NextIntID out over every record.
-func scanNextID(d *jsondoc.Document, p jsondoc.Path) (int64, bool) {
-	if len(p.Segs) == 0 {
+	if len(field) == 0 {
 		return 0, false
 	}
+	key := d.Key(kindNextID, p.Key)
+	x, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		if !b.Reserve(48) {
+			return nil
+		}
+		d.Carrier(key, func(n *jsondoc.Document) { NextIntID(n, field) })
+		if x := carryNextID(d, key, p); x != nil {
+			return x
+		}
+		return scanNextID(d, p)
+	}).(*nextID)
+	if x == nil {
+		x = scanNextID(d, p)
+	}
+	return x.result()
+}
+
+// carryNextID returns the count of NextIntID carried over from the one kept
+// for d's origin, or nil.
+func carryNextID(d *jsondoc.Document, key budget.Key, p jsondoc.Path) *nextID {
+	o := d.Origin()
+	if o == nil || len(p.Segs) != 1 {
+		return nil
+	}
+	prev, _ := o.Doc.Structures().Get(key).(*nextID)
+	if prev == nil {
+		return nil
+	}
+	x := *prev
+	if o.Op != jsondoc.EditAppend && !x.remove(recordID(o.Doc, o.Index, p)) {
+		return nil
+	}
+	if o.Op != jsondoc.EditDelete {
+		x.add(recordID(d, o.Index, p))
+	}
+	return &x
+}
+
+// recordID returns the id of record i of d by the one-segment path p,
+// when it is an integer.
+func recordID(d *jsondoc.Document, i int, p jsondoc.Path) (int64, bool) {
+	vals := d.AppendValues(nil, i, p)
+	if len(vals) != 1 {
+		return 0, false
+	}
+	return IntID(d.Text(vals[0]), vals[0].Kind)
+}
+
+// scanNextID counts NextIntID over every record.
+func scanNextID(d *jsondoc.Document, p jsondoc.Path) *nextID {
 	col := d.Column(p)
-	var largest int64
+	x := &nextID{}
 	for i := range col.Len() {
 		v, one := col.Value(i)
 		if !one || col.Fanned(i) {
-			return 0, false
+			x.add(0, false)
+			continue
 		}
-		id, ok := IntID(d.Text(v), v.Kind)
-		if !ok {
-			return 0, false
-		}
-		if i == 0 || id > largest {
-			largest = id
-		}
+		x.add(IntID(d.Text(v), v.Kind))
 	}
-	if col.Len() == 0 {
-		return 1, true
-	}
-	if largest == math.MaxInt64 {
-		return 0, false
-	}
-	return largest + 1, true
+	return x
 }
 
 // maxExactInt is the largest integer every float64 up to it holds exactly.
