@@ -23,6 +23,10 @@ type chunkList[T any] struct {
 	// chunks[k]'s first item, and starts[len(chunks)] their number.
 	chunks [][]T
 	starts []int
+	// uniform is set when every chunk but the last holds size items (the
+	// most one holds): item i is then found without a search.
+	uniform bool
+	size    int
 }
 
 // chunkMax is the most spans a chunk holds: a change copies at most that
@@ -48,6 +52,9 @@ func (l *chunkList[T]) chunk(i int) int {
 func (l *chunkList[T]) at(i int) T {
 	if l.chunks == nil {
 		return l.flat[i]
+	}
+	if l.uniform {
+		return l.chunks[i/l.size][i%l.size]
 	}
 	k := l.chunk(i)
 	return l.chunks[k][i-l.starts[k]]
@@ -128,13 +135,14 @@ type chunkEditor[T any] struct {
 // for a flat list, cut into chunks (copied).
 func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	if l.chunks != nil {
-		return &chunkEditor[T]{l: chunkList[T]{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts)},
-			owned: make([]bool, len(l.chunks))}
+		return &chunkEditor[T]{l: chunkList[T]{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts),
+			uniform: l.uniform, size: l.size}, owned: make([]bool, len(l.chunks))}
 	}
-	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}}}
-	for i := 0; i < len(l.flat); i += chunkMax {
-		c := l.flat[i:min(i+chunkMax, len(l.flat))]
-		e.l.chunks = append(e.l.chunks, append(make([]T, 0, chunkMax), c...))
+	size := chunkMax
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}}
+	for i := 0; i < len(l.flat); i += size {
+		c := l.flat[i:min(i+size, len(l.flat))]
+		e.l.chunks = append(e.l.chunks, append(make([]T, 0, size), c...))
 		e.l.starts = append(e.l.starts, i+len(c))
 		e.owned = append(e.owned, true)
 	}
@@ -144,7 +152,7 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 // own has chunk k copied, unless it was already.
 func (e *chunkEditor[T]) own(k int) []T {
 	if !e.owned[k] {
-		e.l.chunks[k] = append(make([]T, 0, chunkMax), e.l.chunks[k]...)
+		e.l.chunks[k] = append(make([]T, 0, e.l.size), e.l.chunks[k]...)
 		e.owned[k] = true
 	}
 	return e.l.chunks[k]
@@ -157,8 +165,8 @@ func (e *chunkEditor[T]) set(i int, s T) {
 
 func (e *chunkEditor[T]) append(s T) {
 	n := len(e.l.chunks)
-	if n == 0 || len(e.l.chunks[n-1]) >= chunkMax {
-		e.l.chunks = append(e.l.chunks, make([]T, 0, chunkMax))
+	if n == 0 || len(e.l.chunks[n-1]) >= e.l.size {
+		e.l.chunks = append(e.l.chunks, make([]T, 0, e.l.size))
 		e.l.starts = append(e.l.starts, e.l.starts[n])
 		e.owned = append(e.owned, true)
 		n++
@@ -169,6 +177,9 @@ func (e *chunkEditor[T]) append(s T) {
 
 func (e *chunkEditor[T]) delete(i int) {
 	k := e.l.chunk(i)
+	if k != len(e.l.chunks)-1 {
+		e.l.uniform = false
+	}
 	c := e.own(k)
 	c = slices.Delete(c, i-e.l.starts[k], i-e.l.starts[k]+1)
 	for j := k + 1; j < len(e.l.starts); j++ {

@@ -450,6 +450,7 @@ func (c *Cache) Flush() {
 	old := c.entries
 	c.entries = make(map[string]*Entry)
 	c.mapped = make(map[string]*Entry)
+	c.wants = nil
 	c.gen++
 	c.mu.Unlock()
 	for _, e := range old {
@@ -488,6 +489,9 @@ func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
 		return drop
 	}
 	c.entries[id] = e
+	if w, ok := c.wants[id]; ok && w <= e.liveSeq {
+		delete(c.wants, id)
+	}
 	if e.body.Mapped() {
 		c.mapped[id] = e
 		if c.maxOpen > 0 && len(c.mapped) > c.maxOpen {

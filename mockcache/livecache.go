@@ -187,11 +187,12 @@ func (c *Cache) CatchUp(ctx context.Context, e *Entry) (*Entry, error) {
 // Advance is told that mock id's live data reached number seq on another
 // replica (a decoy.WriteAnnouncement): a cached entry behind it is caught
 // up in the background, and a read that comes first catches it up (so
-// that every Get after Advance sees seq, or newer).
+// that every Get after Advance sees seq, or newer). An announcement heard
+// while the mock is being loaded is kept for the entry the load makes.
 func (c *Cache) Advance(id string, seq int64) {
 	c.mu.Lock()
 	e := c.entries[id]
-	if e == nil || e.liveSeq >= seq || c.live == nil {
+	if c.live == nil || e != nil && e.liveSeq >= seq || e == nil && !c.loading(id) {
 		c.mu.Unlock()
 		return
 	}
@@ -201,7 +202,7 @@ func (c *Cache) Advance(id string, seq int64) {
 	if seq > c.wants[id] {
 		c.wants[id] = seq
 	}
-	running := c.advancing[id]
+	running := c.advancing[id] || e == nil // a load under way: its first read catches up
 	if !running {
 		if c.advancing == nil {
 			c.advancing = make(map[string]bool)
@@ -212,6 +213,18 @@ func (c *Cache) Advance(id string, seq int64) {
 	if !running {
 		go c.advance(id)
 	}
+}
+
+// loading reports whether a load of mock id is under way.
+func (c *Cache) loading(id string) bool {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	for k := range c.flights {
+		if k.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // advance catches up the cached entry of mock id until it reaches the
