@@ -53,7 +53,6 @@ type writeState struct {
 // and its answer.
 type planned struct {
 	w        decoy.Write
-	size     int64 // the live data's size once w is applied
 	status   int
 	record   []byte // answered; nil for delete
 	location string // the new record's path, for create
@@ -176,7 +175,16 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		}
 		p.w.Seq = e.LiveSeq() + 1
 		p.w.At = s.cfg.Now().UTC()
-		err = s.live.AppendWrite(ctx, id, &p.w, p.size)
+		// Applied before it is stored: a write that does not apply never
+		// reaches the log, and the live data's size is known exactly.
+		ne, err := e.Apply(&p.w)
+		if err != nil {
+			return nil, err
+		}
+		err = s.live.AppendWrite(ctx, id, &p.w, ne.Size())
+		if err != nil {
+			ne.Release()
+		}
 		if decoy.ErrorCode(err) == decoy.ECONFLICT {
 			if attempt+1 >= maxWriteAttempts {
 				return nil, errWritesContend
@@ -192,15 +200,9 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		if err != nil {
 			return nil, err
 		}
-		// Acknowledged by the store: from here on the write is done,
-		// whatever the cache makes of it.
-		if ne, aerr := e.Apply(&p.w); aerr == nil {
-			s.cache.PutLive(ne)
-			ne.Release()
-		} else {
-			s.log.Error("a committed write did not apply to the cached mock; dropping it", "mock", id, "seq", p.w.Seq, "err", aerr)
-			s.cache.Remove(id)
-		}
+		// Acknowledged by the store: the cache takes the new live data.
+		s.cache.PutLive(ne)
+		ne.Release()
 		s.announceWrite(ctx, id, p.w.Seq)
 		s.maybeCompact(id, p.w.Seq)
 		p.location = s.locationOf(r, t, p)
@@ -211,12 +213,11 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 // planWrite works out the write ws asks for over the live data of e.
 func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) {
 	coll, ok := e.Records(t.scope.Items)
-	if !ok || !allObjects(coll) {
+	if !ok || !coll.Objects() {
 		return nil, errNotCollection
 	}
 	b := ws.b
 	p := &planned{w: decoy.Write{Op: ws.action, Items: strings.Join(t.scope.Items, "."), Field: strings.Join(b.ID, ".")}}
-	size := e.Size()
 	if ws.action == decoy.WriteCreate {
 		key, has := memberText(ws.body, b.ID)
 		record := ws.body
@@ -232,7 +233,7 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 			record = withID(ws.body, b.ID[0], key)
 		}
 		p.w.Key, p.w.Record = string(key), record
-		p.size, p.status, p.record = size+int64(len(record))+1, http.StatusCreated, record
+		p.status, p.record = http.StatusCreated, record
 		return p, nil
 	}
 
@@ -251,7 +252,7 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 	last := t.scope.Conditions[len(t.scope.Conditions)-1:]
 	switch ws.action {
 	case decoy.WriteDelete:
-		p.size, p.status = size-int64(len(old))-1, http.StatusNoContent
+		p.status = http.StatusNoContent
 		return p, nil
 	case decoy.WriteReplace:
 		record := ws.body
@@ -276,20 +277,8 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		}
 		p.w.Record = record
 	}
-	p.size = size - int64(len(old)) + int64(len(p.w.Record))
 	p.status, p.record = http.StatusOK, p.w.Record
 	return p, nil
-}
-
-// allObjects reports whether every record of a collection is a JSON
-// object (§12.1: else it is not a collection).
-func allObjects(coll *jsondoc.Document) bool {
-	for i := range coll.Len() {
-		if rec := coll.Record(i); len(rec) == 0 || rec[0] != '{' {
-			return false
-		}
-	}
-	return true
 }
 
 // firstHolding returns the first record of coll for which every condition
@@ -313,14 +302,10 @@ func holdsFor(record []byte, conds []query.Condition) bool {
 	return query.Conditions(conds).Holds(doc, 0, &sc)
 }
 
-// findRecord returns the record of coll that has key (JSON text) at the
-// field path, as an item route whose parameter is key would find it.
+// findRecord returns the record of coll whose field has key (JSON text),
+// compared as filters compare.
 func findRecord(coll *jsondoc.Document, field []string, key []byte) (int, bool) {
-	text := string(key)
-	if unq, err := strconv.Unquote(text); err == nil {
-		text = unq
-	}
-	return firstHolding(coll, []query.Condition{query.Bound(query.NewField(field), text)})
+	return query.FindRecord(coll, field, key)
 }
 
 // newID is the id a create assigns (§12.1): one more than the largest id
