@@ -51,8 +51,10 @@ const (
 	patchVsJSONServer = 300
 	duringVsAlone     = 0.8
 	afterVsBefore     = 0.9
-	// writesCheckID is the record the checks before the load PATCH.
+	// writesCheckID is the record the checks before the load PATCH, and
+	// deleteCheckID the one they DELETE.
 	writesCheckID = 7
+	deleteCheckID = 8
 	// writesTopUpLimit is the longest the writes that make up writesAfter
 	// may take: a server that slow has no read after writesAfter writes,
 	// and the read after fewer misses its target.
@@ -68,6 +70,8 @@ var writeKinds = []struct{ id, title string }{
 	{"read-alone", "small read, alone"},
 	{"read-during", "small read, while one writer PATCHes"},
 	{"writer", "the one writer's PATCHes, meanwhile"},
+	{"post", "POST one record, without an id (assigned)"},
+	{"delete", "DELETE one record, random ids, each once"},
 }
 
 // Indexes into writeKinds.
@@ -78,6 +82,8 @@ const (
 	writeReadAlone
 	writeReadDuring
 	writeWriter
+	writePost
+	writeDelete
 )
 
 // writesQueryID is the query id of measurement k of the phase.
@@ -131,6 +137,31 @@ func patchRequests(prefix string, ids []int, bodies []string) []request {
 	reqs := make([]request, len(ids))
 	for i, id := range ids {
 		reqs[i] = request{method: http.MethodPatch, target: prefix + "/" + strconv.Itoa(id), body: bodies[i]}
+	}
+	return reqs
+}
+
+// postRequests are n POSTs of new records without an id at prefix, each
+// shaped as the collection's, their ages from 18 to 87 in turn.
+func postRequests(prefix string, n int) []request {
+	reqs := make([]request, n)
+	for i := range reqs {
+		reqs[i] = request{method: http.MethodPost, target: prefix, body: `{"name":"Ada N. User","email":"new` + strconv.Itoa(i) +
+			`@example.com","age":` + strconv.Itoa(18+i%70) + `,"status":"active","createdAt":"2026-11-27","address":{"city":"Paris","zip":"75001","geo":{"lat":48.8566,"lng":2.3522}},"tags":["beta"],"score":50}`}
+	}
+	return reqs
+}
+
+// deleteRequests are DELETEs at prefix/{id} of every record of ids 1 to
+// records but deleteCheckID, once each, in an order picked with a fixed
+// seed.
+func deleteRequests(prefix string, records int) []request {
+	r := rand.New(rand.NewPCG(uint64(records), 53))
+	reqs := make([]request, 0, records-1)
+	for _, i := range r.Perm(records) {
+		if id := i + 1; id != deleteCheckID {
+			reqs = append(reqs, request{method: http.MethodDelete, target: prefix + "/" + strconv.Itoa(id)})
+		}
 	}
 	return reqs
 }
@@ -218,9 +249,9 @@ func hasWriter(cfg *config, server string) bool { return slices.Contains(cfg.Ser
 // writesKindsOf are the measurements of the phase a server has.
 func writesKindsOf(server string) []int {
 	if server == "decoy" {
-		return []int{writePatch, writeReadBefore, writeReadAfter, writeReadAlone, writeReadDuring, writeWriter}
+		return []int{writePatch, writeReadBefore, writeReadAfter, writeReadAlone, writeReadDuring, writeWriter, writePost, writeDelete}
 	}
-	return []int{writePatch}
+	return []int{writePatch, writePost, writeDelete}
 }
 
 // missingKinds are the measurements of server that have no row yet.
@@ -285,7 +316,10 @@ func (b *bench) runWritesJSONServer(ctx context.Context, sz size, doc []byte, id
 	b.measureLoad(ctx, p, b.writesLoad(addr, patchRequests("/users", ids, bodies), b.cfg.Conns, b.cfg.Duration), &r)
 	logResult(&r)
 	b.writes.Rows = append(b.writes.Rows, r)
-	return nil
+	if err := b.measureWrite(ctx, p, "json-server", addr, "/users", writePost, postRequests("/users", writesPatchCount)); err != nil || ctx.Err() != nil {
+		return err
+	}
+	return b.measureWrite(ctx, p, "json-server", addr, "/users", writeDelete, deleteRequests("/users", writesRecords))
 }
 
 // writesLoad is the load of conns connections asking reqs in turn, for
@@ -313,6 +347,76 @@ func checkPatch(ctx context.Context, addr, prefix string, timeout time.Duration)
 	if err := checkRecord(got, writesCheckID, age); err != nil {
 		return fmt.Errorf("GET after PATCH: %w", err)
 	}
+	return nil
+}
+
+// checkPost POSTs a record without an id at prefix, and checks that the
+// answer holds it with an id, and that a read of prefix/{id} finds it.
+func checkPost(ctx context.Context, addr, prefix string, timeout time.Duration) error {
+	q := postRequests(prefix, 1)[0]
+	body, err := send(ctx, q.method, "http://"+addr+prefix, q.body, timeout)
+	if err != nil {
+		return err
+	}
+	var rec struct {
+		ID json.Number `json:"id"`
+	}
+	if err := json.Unmarshal(body, &rec); err != nil || rec.ID == "" {
+		return fmt.Errorf("POST %s answered no record with an id: %v: %.200s", prefix, err, body)
+	}
+	id, err := strconv.Atoi(rec.ID.String())
+	if err != nil {
+		return fmt.Errorf("POST %s: the id %q is not a number", prefix, rec.ID)
+	}
+	got, _, err := fetch(ctx, "http://"+addr+prefix+"/"+rec.ID.String(), timeout, nil)
+	if err == nil {
+		err = checkRecord(got, id, 18)
+	}
+	if err != nil {
+		return fmt.Errorf("GET after POST: %w", err)
+	}
+	return nil
+}
+
+// checkDelete DELETEs the record deleteCheckID at prefix/{id}, and checks
+// that a read of it is then a 404.
+func checkDelete(ctx context.Context, addr, prefix string, timeout time.Duration) error {
+	url := "http://" + addr + prefix + "/" + strconv.Itoa(deleteCheckID)
+	if _, err := send(ctx, http.MethodDelete, url, "", timeout); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("GET after DELETE %s: %s, not 404", prefix+"/"+strconv.Itoa(deleteCheckID), resp.Status)
+	}
+	return nil
+}
+
+// measureWrite checks one write of kind k (writePost or writeDelete) at
+// prefix, then measures reqs and adds the row.
+func (b *bench) measureWrite(ctx context.Context, p *proc, server, addr, prefix string, k int, reqs []request) error {
+	check, target := checkPost, "POST "+prefix
+	if k == writeDelete {
+		check, target = checkDelete, "DELETE "+prefix+"/{id}"
+	}
+	if err := check(ctx, addr, prefix, b.cfg.Timeout); err != nil {
+		return fmt.Errorf("%s: %w", server, err)
+	}
+	r := result{Size: size{N: writesRecords, Label: sizeLabel(writesRecords)}, Server: server, Query: writesQueryID(k), Status: "ok", Target: target, Records: 1}
+	b.waitQuiet(ctx)
+	b.measureLoad(ctx, p, b.writesLoad(addr, reqs, b.cfg.Conns, b.cfg.Duration), &r)
+	logResult(&r)
+	b.writes.Rows = append(b.writes.Rows, r)
 	return nil
 }
 
@@ -479,7 +583,15 @@ func (b *bench) runWritesDecoy(ctx context.Context, sz size, doc []byte, ids []i
 			add(mergeWindows(windows[k]))
 		}
 	}
-	return nil
+
+	// Last, as they change the collection's length: POSTs, then DELETEs.
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err := b.measureWrite(ctx, p, "decoy", addr, prefix, writePost, postRequests(prefix, writesPatchCount)); err != nil || ctx.Err() != nil {
+		return err
+	}
+	return b.measureWrite(ctx, p, "decoy", addr, prefix, writeDelete, deleteRequests(prefix, writesRecords))
 }
 
 // readDuringWriter measures the small read while one connection PATCHes
@@ -572,15 +684,17 @@ func sendRequests(ctx context.Context, addr string, reqs []request, from, n, con
 }
 
 // makeWritesRoutes stores the collection as a mock of the default project
-// with the routes GET /users, GET /users/{id} and PATCH /users/{id} (its
-// default action: update).
+// with the routes GET /users, GET /users/{id}, PATCH /users/{id}, POST
+// /users and DELETE /users/{id} (their default actions: update, create,
+// delete).
 func makeWritesRoutes(ctx context.Context, ac *adminclient.Client, doc []byte) error {
 	m, err := ac.CreateMock(ctx, bytes.NewReader(doc), adminclient.CreateOptions{
 		ID: benchID("writes-users"), Name: "writes-users", ProjectID: decoy.DefaultProjectID})
 	if err != nil {
 		return fmt.Errorf("creating the mock: %w", err)
 	}
-	for _, rt := range [][2]string{{http.MethodGet, "/users"}, {http.MethodGet, "/users/{id}"}, {http.MethodPatch, "/users/{id}"}} {
+	for _, rt := range [][2]string{{http.MethodGet, "/users"}, {http.MethodGet, "/users/{id}"}, {http.MethodPatch, "/users/{id}"},
+		{http.MethodPost, "/users"}, {http.MethodDelete, "/users/{id}"}} {
 		in := map[string]string{"method": rt[0], "path": rt[1], "mock_id": m.ID}
 		if err := ac.Do(ctx, http.MethodPost, "/admin/v1/projects/"+decoy.DefaultProjectID+"/routes", in, nil); err != nil {
 			return fmt.Errorf("creating the route %s %s: %w", rt[0], rt[1], err)
@@ -685,9 +799,9 @@ func writeWrites(w io.Writer, r *report) {
 		return
 	}
 	fmt.Fprintf(w, "## Writes: PATCHes of single records of %s, and a small read around them\n\n", commas(int64(ws.Records)))
-	fmt.Fprintf(w, "One users collection of %s records (%s), served by json-server 0.17.4 (`{\"users\":[...]}` in its db.json, which it rewrites after every write) and by Decoy (`--rate-limit 0 --monthly-quota 0`, SQLite on an empty data folder; the collection is a mock of the default project with the routes `GET /users`, `GET /users/{id}` and `PATCH /users/{id}`). Each is sent PATCHes of single records, `{\"age\":N}` at ids picked at random (%s PATCHes in turn), at %d connections for %v after a warm-up of %v; before the load, one PATCH is checked to answer the record changed, and a read after it to see the change. Then, on the same Decoy, a small read (`GET /p/default/users/{id}`, %s records in turn): before any write; after at least %s writes (the PATCH measurement's and as many more as that took); and alone against while one more connection PATCHes without pause, taking turns in %d rounds of %v each, counted together. Targets: Decoy's PATCHes at least %d× json-server's; the read while the writer runs at least %.1f× the read alone; after the writes at least %.1f× before them.\n\n",
+	fmt.Fprintf(w, "One users collection of %s records (%s), served by json-server 0.17.4 (`{\"users\":[...]}` in its db.json, which it rewrites after every write) and by Decoy (`--rate-limit 0 --monthly-quota 0`, SQLite on an empty data folder; the collection is a mock of the default project with the routes `GET /users`, `GET /users/{id}`, `PATCH /users/{id}`, `POST /users` and `DELETE /users/{id}`). Each is sent PATCHes of single records, `{\"age\":N}` at ids picked at random (%s PATCHes in turn), at %d connections for %v after a warm-up of %v; before the load, one PATCH is checked to answer the record changed, and a read after it to see the change. Then, on the same Decoy, a small read (`GET /p/default/users/{id}`, %s records in turn): before any write; after at least %s writes (the PATCH measurement's and as many more as that took); and alone against while one more connection PATCHes without pause, taking turns in %d %s of %v each, counted together. Last, on each server, POSTs of new records without an id (%s in turn, about as large as the collection's), then DELETEs of records picked at random, each once (after one of each is checked), measured as the PATCHes, with no target. Targets: Decoy's PATCHes at least %d× json-server's; the read while the writer runs at least %.1f× the read alone; after the writes at least %.1f× before them.\n\n",
 		commas(int64(ws.Records)), formatBytes(ws.DocBytes), commas(writesPatchCount), r.Config.Conns, r.Config.Duration, r.Config.Warmup,
-		commas(writesReadCount), commas(writesAfter), ws.Rounds, (r.Config.Duration / time.Duration(max(ws.Rounds, 1))).Round(time.Millisecond), patchVsJSONServer, duringVsAlone, afterVsBefore)
+		commas(writesReadCount), commas(writesAfter), ws.Rounds, plural(ws.Rounds, "round", "rounds"), (r.Config.Duration / time.Duration(max(ws.Rounds, 1))).Round(time.Millisecond), commas(writesPatchCount), patchVsJSONServer, duringVsAlone, afterVsBefore)
 	fmt.Fprintf(w, "| measurement | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ | CPU µs/req ÷ | target | met |\n|---|--:|--:|--:|--:|---|--:|--:|:-:|\n")
 	var notes []string
 	for _, x := range ws.Rows {
@@ -735,11 +849,18 @@ func writeWrites(w io.Writer, r *report) {
 				met = "**no**"
 			}
 		}
+		if (k == writePost || k == writeDelete) && x.Server == "decoy" {
+			// Measured too, against json-server, with no target.
+			if js := ws.find("json-server", k); js.measured() {
+				vs = formatWritesRatio(x.ReqPerSec/js.ReqPerSec) + "× json-server"
+				cpu = ratioOf(&x, js, (*result).cpuPerRequest)
+			}
+		}
 		micros := "–"
 		if v := writesCPUView(&x, ws).cpuPerRequest(); v > 0 {
 			micros = formatMicros(v)
 		}
-		fmt.Fprintf(w, "| %s | %s%s | %.2f | %.2f | %s | %s | %s | %s | %s |\n", title, commas(int64(x.ReqPerSec)), status,
+		fmt.Fprintf(w, "| %s | %s%s | %.2f | %.2f | %s | %s | %s | %s | %s |\n", title, formatWritesRate(x.ReqPerSec), status,
 			x.P50, x.P99, micros, vs, cpu, target, met)
 	}
 	fmt.Fprintln(w)
@@ -756,6 +877,23 @@ func writeWrites(w io.Writer, r *report) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// formatWritesRate prints a rate of the phase: whole from 100 on, else
+// with two decimals (json-server makes a few writes a second).
+func formatWritesRate(v float64) string {
+	if v >= 100 {
+		return commas(int64(v))
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 // writesCPUView is x as its CPU per request is counted: the read while
@@ -782,9 +920,15 @@ func logWritesSummary(w *writesResult) {
 		return
 	}
 	logf("== writes: summary")
-	for _, server := range []string{"json-server", "decoy"} {
-		if x := w.find(server, writePatch); x != nil {
-			logf("   %-11s PATCH/s %s (%s), %s CPU µs/PATCH", server, formatWritesRatio(x.ReqPerSec), x.Status, formatMicros(x.cpuPerRequest()))
+	for _, k := range []int{writePatch, writePost, writeDelete} {
+		method := strings.ToUpper(writeKinds[k].id)
+		for _, server := range []string{"json-server", "decoy"} {
+			if x := w.find(server, k); x != nil {
+				logf("   %-11s %s/s %s (%s), %s CPU µs/%s", server, method, formatWritesRate(x.ReqPerSec), x.Status, formatMicros(x.cpuPerRequest()), method)
+			}
+		}
+		if x, js := w.find("decoy", k), w.find("json-server", k); k != writePatch && x.measured() && js.measured() {
+			logf("   %s: Decoy %s× json-server's (no target)", method, formatWritesRatio(x.ReqPerSec/js.ReqPerSec))
 		}
 	}
 	for _, wr := range writesRatios {

@@ -52,6 +52,36 @@ func TestPatchBodies(t *testing.T) {
 	}
 }
 
+func TestPostAndDeleteRequests(t *testing.T) {
+	posts := postRequests("/users", 100)
+	for i, q := range posts {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(q.body), &rec); err != nil || q.method != "POST" || q.target != "/users" {
+			t.Fatalf("POST %d: %+v: %v", i, q, err)
+		}
+		if _, has := rec["id"]; has || rec["age"] != float64(18+i%70) || len(rec) != 8 {
+			t.Errorf("POST %d: %v, want a record of 8 fields with no id and age %d", i, rec, 18+i%70)
+		}
+	}
+	dels := deleteRequests("/users", 1000)
+	seen := map[string]bool{}
+	for _, q := range dels {
+		if q.method != "DELETE" || q.body != "" || seen[q.target] {
+			t.Fatalf("%+v: not a DELETE, or twice", q)
+		}
+		seen[q.target] = true
+	}
+	if len(dels) != 999 || seen["/users/"+strconv.Itoa(deleteCheckID)] || !seen["/users/1"] || !seen["/users/1000"] {
+		t.Errorf("%d DELETEs, want every id of 1 to 1,000 but %d once", len(dels), deleteCheckID)
+	}
+	if dels[0].target == "/users/1" && dels[1].target == "/users/2" {
+		t.Error("DELETEs in id order, not shuffled")
+	}
+	if !slices.Equal(dels, deleteRequests("/users", 1000)) {
+		t.Error("not the same on every run")
+	}
+}
+
 func TestRequestBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -202,6 +232,10 @@ func TestWritesTargetRows(t *testing.T) {
 			row("decoy", writeReadAlone, 10_000, "ok"),
 			row("decoy", writeReadDuring, 8_000, "ok"),
 			row("decoy", writeWriter, 500, "ok"),
+			row("json-server", writePost, 4, "ok"),
+			row("json-server", writeDelete, 3, "ok"),
+			row("decoy", writePost, 2000, "ok"),
+			row("decoy", writeDelete, 900, "ok"),
 		}}
 	r := &report{Config: &config{Conns: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second}, Writes: ws}
 	want := []targetRow{
@@ -217,7 +251,10 @@ func TestWritesTargetRows(t *testing.T) {
 	writeWrites(&md, r)
 	for _, s := range []string{
 		"## Writes",
-		"| json-server: PATCH one record, random ids, {\"age\":N} | 5 |",
+		"| json-server: PATCH one record, random ids, {\"age\":N} | 5.00 |",
+		// POSTs and DELETEs: against json-server, no target.
+		"| Decoy: POST one record, without an id (assigned) | 2,000 | 0.00 | 0.00 | 250 | 500× json-server | 0.0020× |  |  |",
+		"| Decoy: DELETE one record, random ids, each once | 900 | 0.00 | 0.00 | 556 | 300× json-server | 0.0033× |  |  |",
 		"| Decoy: PATCH one record, random ids, {\"age\":N} | 1,600 | 0.00 | 0.00 | 312 | 320× json-server | 0.0031× | ≥ 300× | yes |",
 		"| Decoy: small read, after 12,345 writes | 8,900 |",
 		"0.89× before | 1.12× | ≥ 0.90× | **no** |",
