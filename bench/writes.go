@@ -316,6 +316,12 @@ func (b *bench) runWritesJSONServer(ctx context.Context, sz size, doc []byte, id
 	b.measureLoad(ctx, p, b.writesLoad(addr, patchRequests("/users", ids, bodies), b.cfg.Conns, b.cfg.Duration), &r)
 	logResult(&r)
 	b.writes.Rows = append(b.writes.Rows, r)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err := drain(ctx, addr, sentinel(writePatch, "/users"), 2*b.cfg.Timeout); err != nil {
+		return err
+	}
 	if err := b.measureWrite(ctx, p, "json-server", addr, "/users", writePost, postRequests("/users", writesPatchCount)); err != nil || ctx.Err() != nil {
 		return err
 	}
@@ -417,7 +423,46 @@ func (b *bench) measureWrite(ctx context.Context, p *proc, server, addr, prefix 
 	b.measureLoad(ctx, p, b.writesLoad(addr, reqs, b.cfg.Conns, b.cfg.Duration), &r)
 	logResult(&r)
 	b.writes.Rows = append(b.writes.Rows, r)
-	return nil
+	if ctx.Err() != nil {
+		return nil
+	}
+	return drain(ctx, addr, sentinel(k, prefix), 2*b.cfg.Timeout)
+}
+
+// drain waits until the server has worked through the writes a load left
+// in flight when its window closed (up to a request per connection, which
+// a server doing a few writes a second takes many seconds over): it sends
+// one more write, sentinel, and waits for its answer, whatever its status.
+// Both servers take a mock's writes in turn (Decoy under one lock per
+// mock, json-server on its one thread), so it is answered after them.
+func drain(ctx context.Context, addr string, sentinel request, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, sentinel.method, "http://"+addr+sentinel.target, strings.NewReader(sentinel.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("waiting for the writes in flight to end: %w", err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
+}
+
+// sentinel is the write drain sends after a load of each kind: the
+// PATCH of the checked record again, a POST, the DELETE of the record
+// already deleted (a 404, answered in turn all the same).
+func sentinel(k int, prefix string) request {
+	switch k {
+	case writePost:
+		return postRequests(prefix, 1)[0]
+	case writeDelete:
+		return request{method: http.MethodDelete, target: prefix + "/" + strconv.Itoa(deleteCheckID)}
+	}
+	return request{method: http.MethodPatch, target: prefix + "/" + strconv.Itoa(writesCheckID), body: `{"age":99}`}
 }
 
 // send sends one request with a JSON body and returns the answer's body,
@@ -528,6 +573,10 @@ func (b *bench) runWritesDecoy(ctx context.Context, sz size, doc []byte, ids []i
 	if ctx.Err() != nil {
 		return nil
 	}
+	if err := drain(ctx, addr, sentinel(writePatch, prefix), 2*b.cfg.Timeout); err != nil {
+		return err
+	}
+	written++
 
 	// As many more as make writesAfter, for at most writesTopUpLimit,
 	// then the read after them.
@@ -545,6 +594,13 @@ func (b *bench) runWritesDecoy(ctx context.Context, sz size, doc []byte, ids []i
 		case err != nil:
 			return fmt.Errorf("writing up to %s: %w", commas(writesAfter), err)
 		}
+	}
+	if written < writesAfter {
+		// The top-up was cut short: let what it left in flight end.
+		if err := drain(ctx, addr, sentinel(writePatch, prefix), 2*b.cfg.Timeout); err != nil {
+			return err
+		}
+		written++
 	}
 	w.WritesBeforeAfter = written
 	logf("   decoy: %s writes acknowledged before the read after them", commas(written))

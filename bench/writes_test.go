@@ -324,3 +324,44 @@ func TestParseWritesFlags(t *testing.T) {
 		})
 	}
 }
+
+// A server taking writes in turn answers the sentinel after the writes
+// in flight before it.
+func TestDrainWaitsForTheWritesInFlight(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		done++
+		if r.Method == http.MethodDelete {
+			http.Error(w, `{"error":"Record not found"}`, http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for range 3 {
+		go send(context.Background(), http.MethodPatch, srv.URL+"/u/1", `{"age":1}`, time.Second)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := drain(context.Background(), addr, sentinel(writeDelete, "/u"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if done != 4 {
+		t.Errorf("drain returned after %d writes, want the 3 in flight and its own", done)
+	}
+	for k, want := range map[int]request{
+		writePatch:  {http.MethodPatch, "/u/7", `{"age":99}`},
+		writeDelete: {http.MethodDelete, "/u/8", ""},
+		writePost:   postRequests("/u", 1)[0],
+	} {
+		if got := sentinel(k, "/u"); got != want {
+			t.Errorf("sentinel of %s: %+v, want %+v", writeKinds[k].id, got, want)
+		}
+	}
+}
