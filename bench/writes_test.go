@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -329,10 +330,12 @@ func TestParseWritesFlags(t *testing.T) {
 // in flight before it.
 func TestDrainWaitsForTheWritesInFlight(t *testing.T) {
 	var (
-		mu   sync.Mutex
-		done int
+		mu       sync.Mutex
+		done     int
+		arrivals atomic.Int64
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrivals.Add(1)
 		mu.Lock()
 		defer mu.Unlock()
 		time.Sleep(30 * time.Millisecond)
@@ -346,7 +349,10 @@ func TestDrainWaitsForTheWritesInFlight(t *testing.T) {
 	for range 3 {
 		go send(context.Background(), http.MethodPatch, srv.URL+"/u/1", `{"age":1}`, time.Second)
 	}
-	time.Sleep(10 * time.Millisecond)
+	for arrivals.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(5 * time.Millisecond) // the three wait on the lock: in turn from here
 	if err := drain(context.Background(), addr, sentinel(writeDelete, "/u"), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
