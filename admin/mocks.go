@@ -235,7 +235,8 @@ func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 	defer e.Release()
 	h := w.Header()
 	h.Set("Content-Type", e.Mock.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
+	data := e.Bytes()
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	answer.SetHeader(h, "ETag", e.Mock.ETag)
 	// Whether the data is the current version's, or live data that writes
 	// through routes changed since (§12.2), for the Studio's Data tab.
@@ -249,7 +250,7 @@ func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.Data)
+	_, _ = w.Write(data)
 	return nil
 }
 

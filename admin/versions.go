@@ -245,5 +245,5 @@ func (s *API) snapshot(ctx context.Context, id string) (*decoy.Mock, error) {
 	defer ne.Release()
 	seq := ne.LiveSeq()
 	return s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: ne.Mock.ContentType,
-		Data: decoy.Data{Bytes: ne.Data}, ETag: jsondoc.ETag(ne.Data), IfLiveSeq: &seq})
+		Data: decoy.Data{Bytes: ne.Bytes()}, ETag: jsondoc.ETag(ne.Bytes()), IfLiveSeq: &seq})
 }

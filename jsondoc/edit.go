@@ -4,6 +4,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/decoy-mock/decoy/budget"
 )
 
@@ -42,14 +43,11 @@ type live struct {
 	// head is the text up to '[' included, trail the text between the
 	// last element (or '[') and ']', tail the text from ']' to the end.
 	head, trail, tail span
-	seps              []span
+	seps              spanList
 	arena             *arena
 	// objects is set when every element is an object.
 	objects bool
 	size    int64
-
-	wholeOnce sync.Once
-	whole     []byte
 
 	parsedOnce sync.Once
 	parsed     *Document
@@ -105,8 +103,36 @@ func (a *arena) extend(raw []byte, parts ...[]byte) ([]byte, *arena) {
 type Editor struct {
 	raw   []byte
 	arena *arena
-	l     *live // the new state, but for view, arena and the documents
-	spans []span
+	l     *live // the new state, but for view, arena, seps and the documents
+	spans *spanEditor
+	seps  *spanEditor
+
+	// from is the array edited, as a document; edits counts the changes,
+	// last is the last of them.
+	from  *Document
+	edits int
+	last  Origin
+}
+
+// EditOp is a change to an array's elements.
+type EditOp uint8
+
+// Changes to an array's elements.
+const (
+	EditAppend EditOp = iota
+	EditReplace
+	EditDelete
+)
+
+// Origin is where the array of an edited document comes from, when one
+// change made it: the array before (Doc), and the change (Op, on element
+// Index; an append's Index is the new element's). What was built over the
+// array before can then be carried over (changed where the element
+// changed) rather than built again: see Document.Origin.
+type Origin struct {
+	Doc   *Document
+	Op    EditOp
+	Index int
 }
 
 // Editor returns an editor of the array that path reaches (see Items), or
@@ -116,9 +142,8 @@ func (d *Document) Editor(path []string) (*Editor, bool) {
 	if l := d.live; l != nil {
 		if l.key == key {
 			v := l.view
-			ed := &Editor{raw: v.raw, arena: l.arena, spans: append(make([]span, 0, len(v.spans)+1), v.spans...)}
-			ed.l = &live{path: l.path, key: key, head: l.head, trail: l.trail, tail: l.tail,
-				seps: append(make([]span, 0, len(l.seps)+1), l.seps...), objects: l.objects, size: l.size}
+			ed := &Editor{raw: v.raw, arena: l.arena, spans: editSpans(&v.spans), seps: editSpans(&l.seps), from: v}
+			ed.l = &live{path: l.path, key: key, head: l.head, trail: l.trail, tail: l.tail, objects: l.objects, size: l.size}
 			return ed, true
 		}
 		p, err := l.reparse(d)
@@ -144,18 +169,20 @@ func (d *Document) Editor(path []string) (*Editor, bool) {
 	}
 	ar := &arena{}
 	buf, ar := ar.extend(nil, raw)
-	ed := &Editor{raw: buf, arena: ar, spans: append(make([]span, 0, len(v.spans)+1), v.spans...)}
+	ed := &Editor{raw: buf, arena: ar, spans: editSpans(&v.spans), from: v}
 	ed.l = &live{path: append([]string(nil), path...), key: key, head: span{0, uint32(open + 1)},
 		tail: span{uint32(close), uint32(len(raw))}, objects: true, size: int64(len(raw))}
-	ed.l.seps = make([]span, len(v.spans), len(v.spans)+1)
+	seps := make([]span, v.spans.len())
 	prev := uint32(open + 1)
-	for i, s := range v.spans {
-		ed.l.seps[i] = span{prev, s.start}
+	for i, s := range v.spans.all() {
+		seps[i] = span{prev, s.start}
 		prev = s.end
 		if raw[s.start] != '{' {
 			ed.l.objects = false
 		}
 	}
+	sl := flatSpans(seps)
+	ed.seps = editSpans(&sl)
 	ed.l.trail = span{prev, uint32(close)}
 	return ed, true
 }
@@ -176,7 +203,7 @@ func joinPath(path []string) string {
 }
 
 // Len returns the number of elements.
-func (ed *Editor) Len() int { return len(ed.spans) }
+func (ed *Editor) Len() int { return ed.spans.l.len() }
 
 // Objects reports whether every element is an object.
 func (ed *Editor) Objects() bool { return ed.l.objects }
@@ -188,7 +215,7 @@ func (ed *Editor) Size() int64 { return ed.l.size }
 // not be used once the editor changes or makes its document, and keeps
 // nothing built over it.
 func (ed *Editor) Peek() *Document {
-	return &Document{raw: ed.raw, isArray: true, spans: ed.spans, set: budget.Unbounded()}
+	return &Document{raw: ed.raw, isArray: true, spans: ed.spans.l, set: budget.Unbounded()}
 }
 
 // text returns the text of s.
@@ -198,54 +225,64 @@ func (ed *Editor) text(s span) []byte { return ed.raw[s.start:s.end] }
 // last element.
 func (ed *Editor) Append(rec []byte, object bool) {
 	var sep []byte
-	switch n := len(ed.spans); {
+	switch n := ed.Len(); {
 	case n == 1:
-		sep = append([]byte{','}, ed.text(ed.l.seps[0])...)
+		sep = append([]byte{','}, ed.text(ed.seps.l.at(0))...)
 	case n > 1:
-		sep = append([]byte(nil), ed.text(ed.l.seps[n-1])...)
+		sep = append([]byte(nil), ed.text(ed.seps.l.at(n-1))...)
 	}
 	start := uint32(len(ed.raw))
 	ed.raw, ed.arena = ed.arena.extend(ed.raw, sep, rec)
 	mid := start + uint32(len(sep))
-	ed.l.seps = append(ed.l.seps, span{start, mid})
-	ed.spans = append(ed.spans, span{mid, mid + uint32(len(rec))})
+	ed.seps.append(span{start, mid})
+	ed.spans.append(span{mid, mid + uint32(len(rec))})
 	ed.l.size += int64(len(sep) + len(rec))
 	ed.l.objects = ed.l.objects && object
+	ed.note(EditAppend, ed.Len()-1)
+}
+
+// note counts a change.
+func (ed *Editor) note(op EditOp, i int) {
+	ed.edits++
+	ed.last = Origin{Doc: ed.from, Op: op, Index: i}
 }
 
 // Replace replaces element i by rec, one JSON value (validated by the
 // caller).
 func (ed *Editor) Replace(i int, rec []byte, object bool) {
-	old := ed.spans[i]
+	old := ed.spans.l.at(i)
 	start := uint32(len(ed.raw))
 	ed.raw, ed.arena = ed.arena.extend(ed.raw, rec)
-	ed.spans[i] = span{start, start + uint32(len(rec))}
+	ed.spans.set(i, span{start, start + uint32(len(rec))})
 	ed.l.size += int64(len(rec)) - int64(old.end-old.start)
 	ed.l.objects = ed.l.objects && object
+	ed.note(EditReplace, i)
 }
 
 // Delete removes element i.
 func (ed *Editor) Delete(i int) {
-	n := len(ed.spans)
-	s := ed.spans[i]
+	n := ed.Len()
+	s := ed.spans.l.at(i)
 	size := int64(s.end - s.start)
+	sepLen := func(i int) int64 { s := ed.seps.l.at(i); return int64(s.end - s.start) }
 	switch {
 	case n == 1:
-		size += int64(ed.l.seps[0].end-ed.l.seps[0].start) + int64(ed.l.trail.end-ed.l.trail.start)
+		size += sepLen(0) + int64(ed.l.trail.end-ed.l.trail.start)
 		ed.l.trail = span{ed.l.trail.end, ed.l.trail.end}
 	case i == 0:
 		// The next element takes the first place, and its separator.
-		size += int64(ed.l.seps[1].end - ed.l.seps[1].start)
-		ed.l.seps[1] = ed.l.seps[0]
+		size += sepLen(1)
+		ed.seps.set(1, ed.seps.l.at(0))
 	default:
-		size += int64(ed.l.seps[i].end - ed.l.seps[i].start)
+		size += sepLen(i)
 	}
 	ed.l.size -= size
-	ed.spans = append(ed.spans[:i], ed.spans[i+1:]...)
-	ed.l.seps = append(ed.l.seps[:i], ed.l.seps[i+1:]...)
-	if len(ed.spans) == 0 {
+	ed.spans.delete(i)
+	ed.seps.delete(i)
+	if ed.Len() == 0 {
 		ed.l.objects = true
 	}
+	ed.note(EditDelete, i)
 }
 
 // Document returns the document as edited. The editor must not be used
@@ -253,19 +290,35 @@ func (ed *Editor) Delete(i int) {
 func (ed *Editor) Document() *Document {
 	l := ed.l
 	l.arena = ed.arena
+	l.seps = ed.seps.list()
+	spans := ed.spans.list()
 	set := budget.Unbounded()
 	top := &Document{raw: ed.raw, set: set, live: l}
 	if l.key == "" {
-		top.isArray, top.spans = true, ed.spans
+		top.isArray, top.spans = true, spans
 		l.view = top
 	} else {
-		l.view = &Document{raw: ed.raw, isArray: true, spans: ed.spans, set: set,
+		l.view = &Document{raw: ed.raw, isArray: true, spans: spans, set: set,
 			prefix: itemsKind + ":" + l.key + "|",
 			outer:  &outer{start: l.head.end - 1, end: l.tail.start + 1, docEnd: l.tail.end, objects: &l.objects}}
 	}
-	ed.raw, ed.spans, ed.arena, ed.l = nil, nil, nil, nil
+	if ed.edits == 1 {
+		o := ed.last
+		l.view.origin.Store(&o)
+		// Its own origin is no longer needed by what comes after: the
+		// chain of documents kept alive stops there.
+		if prev := ed.from.origin.Load(); prev != nil {
+			prev.Doc.origin.Store(nil)
+		}
+	}
+	ed.raw, ed.spans, ed.seps, ed.arena, ed.l, ed.from = nil, nil, nil, nil, nil, nil
 	return top
 }
+
+// Origin returns where the document's array comes from, when it was made
+// by one change of another (see Origin), for as long as that one is kept
+// for it: nil otherwise.
+func (d *Document) Origin() *Origin { return d.origin.Load() }
 
 // Edited reports whether the document was made by an Editor.
 func (d *Document) Edited() bool { return d.live != nil }
@@ -278,26 +331,38 @@ func (d *Document) Size() int64 {
 	return int64(len(d.raw))
 }
 
+// wholeKind names the whole text of an edited document among its
+// structures.
+const wholeKind = "whole"
+
 // Whole returns the document's whole text: its bytes as stored, or as
-// edited (assembled on first use, and kept). The caller must not change it.
+// edited, assembled on first use and kept among its structures (made for
+// the caller alone when there is no room). The caller must not change it.
 func (d *Document) Whole() []byte {
 	l := d.live
 	if l == nil {
 		return d.raw
 	}
-	l.wholeOnce.Do(func() { l.whole = l.assemble(d.raw) })
-	return l.whole
+	w, ok := d.set.Load(d.Key(wholeKind, ""), func(b *budget.Build) any {
+		if !b.Reserve(l.size) {
+			return nil
+		}
+		return l.assemble(d.raw)
+	}).([]byte)
+	if !ok {
+		return l.assemble(d.raw)
+	}
+	return w
 }
 
 // assemble returns the whole text of the edited document over raw.
 func (l *live) assemble(raw []byte) []byte {
 	b := make([]byte, 0, l.size)
 	b = append(b, raw[l.head.start:l.head.end]...)
-	spans := l.view.spans
-	for i, s := range spans {
-		sep := l.seps[i]
-		if i > 0 && sep.end == s.start && sep.start == spans[i-1].end {
-			// Stored after the previous element: their run is one copy.
+	seps := l.seps.cursor()
+	for _, s := range l.view.spans.all() {
+		sep := seps.next()
+		if sep.end == s.start {
 			b = append(b, raw[sep.start:s.end]...)
 			continue
 		}
@@ -352,10 +417,38 @@ func (d *Document) Objects() bool {
 
 // allObjects reports whether every element is an object.
 func (d *Document) allObjects() bool {
-	for _, s := range d.spans {
+	for _, s := range d.spans.all() {
 		if d.raw[s.start] != '{' {
 			return false
 		}
 	}
 	return true
+}
+
+// carriedSums returns the record digests of the document carried over from
+// those of the array it was edited from, when they are kept: copied, and
+// the element changed digested alone. nil otherwise.
+func (d *Document) carriedSums() []uint64 {
+	o := d.Origin()
+	if o == nil {
+		return nil
+	}
+	prev, _ := o.Doc.set.Get(o.Doc.Key(sumsKind, "")).([]uint64)
+	if prev == nil || len(prev) != o.Doc.Len() {
+		return nil
+	}
+	sums := make([]uint64, d.spans.len())
+	switch o.Op {
+	case EditAppend:
+		copy(sums, prev)
+	case EditReplace:
+		copy(sums, prev)
+	case EditDelete:
+		copy(sums, prev[:o.Index])
+		copy(sums[o.Index:], prev[o.Index+1:])
+		return sums
+	}
+	s := d.spans.at(o.Index)
+	sums[o.Index] = xxhash.Sum64(d.raw[s.start:s.end])
+	return sums
 }

@@ -112,14 +112,16 @@ func (d *Document) itemView(path []string, b *budget.Build) (*Document, bool) {
 		return nil, true
 	}
 	v := &Document{raw: raw, isArray: true, set: d.set, outer: &outer{start: uint32(i), end: uint32(end), docEnd: uint32(len(raw))},
-		prefix: d.prefix + itemsKind + ":" + strings.Join(path, ".") + "|", spans: make([]span, 0, n)}
+		prefix: d.prefix + itemsKind + ":" + strings.Join(path, ".") + "|"}
+	spans := make([]span, 0, n)
 	for j := skipWS(raw, i+1); raw[j] != ']'; {
 		e := valueEnd(raw, j)
-		v.spans = append(v.spans, span{uint32(j), uint32(e)})
+		spans = append(spans, span{uint32(j), uint32(e)})
 		if j = skipWS(raw, e); raw[j] == ',' {
 			j = skipWS(raw, j+1)
 		}
 	}
+	v.spans = flatSpans(spans)
 	return v, true
 }
 

@@ -48,7 +48,7 @@ type Answer struct {
 // (see builtAnswers); "" keeps nothing (a query string with a token).
 func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch string) Answer {
 	a := Answer{Status: e.Mock.Status, e: e, processed: q != nil && q.Processing(), Total: -1}
-	size := len(e.Bytes())
+	size := int(e.Size())
 	keep := a.processed && key != "" && e.answers != nil
 	etag := e.Mock.ETag
 	var items []string

@@ -179,7 +179,9 @@ type fenwick []int32
 func newFenwick(n, size int) fenwick {
 	f := make(fenwick, size+1)
 	for i := 1; i <= n; i++ {
-		f[i]++
+		f[i] = 1
+	}
+	for i := 1; i <= size; i++ {
 		if j := i + i&-i; j <= size {
 			f[j] += f[i]
 		}

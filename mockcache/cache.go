@@ -325,7 +325,7 @@ func (c *Cache) read(ctx context.Context, id string) (*Entry, error) {
 	if err != nil {
 		// Stored under a JSON type but not JSON (written by hand?): serve
 		// it unchanged rather than not at all.
-		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
+		e = &Entry{Mock: m, body: body, data: body.Bytes(), ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
 			storedETag: m.ETag, storedSize: body.Size()}
 		e.unbounded()
 	}

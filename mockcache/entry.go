@@ -16,7 +16,7 @@ import (
 )
 
 // Entry is a mock ready to serve: its settings and its data, parsed once.
-// Its data may be mapped from a file (see docfile): Data, Doc and what
+// Its data may be mapped from a file (see docfile): Bytes, Doc and what
 // they give (records, answers) must not be used once the reference that
 // Get gave is released. Entries with the same data (new settings) share
 // one document, and its references, and what is kept over it.
@@ -25,9 +25,9 @@ type Entry struct {
 	// entry holds: with writes (§12), its live data's (Size, ETag,
 	// LiveSeq; see Live).
 	Mock *decoy.Mock
-	// Data is the document the entry holds: as stored, or as writes
-	// left it (see Bytes).
-	Data []byte
+	// data is the stored document (see Bytes, which gives the live
+	// data).
+	data []byte
 	// ContentType is Mock.ContentType as a header value, made once.
 	ContentType []string
 	// Doc is the parsed data when the content type is JSON, else nil.
@@ -103,7 +103,7 @@ func (e *Entry) attach(set *budget.Set) {
 // EINVALID error naming the line and column.
 func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 	data := body.Bytes()
-	e := &Entry{Mock: m, body: body, Data: data, ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
+	e := &Entry{Mock: m, body: body, data: data, ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
 		storedETag: m.ETag, storedSize: int64(len(data))}
 	if IsJSON(m.ContentType) {
 		if !utf8.Valid(data) {
@@ -152,7 +152,7 @@ func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 // WithMock returns a copy of e with new settings and the same data (and
 // what is kept over it).
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
-	f := &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, set: e.set, answers: e.answers,
+	f := &Entry{Mock: m, body: e.body, data: e.data, Doc: e.Doc, set: e.set, answers: e.answers,
 		oneAnswer: e.oneAnswer, ContentType: []string{m.ContentType}, liveSeq: e.liveSeq, edited: e.edited,
 		storedETag: m.ETag, storedSize: e.storedSize}
 	f.Mock = f.liveMock(m)

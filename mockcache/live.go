@@ -21,16 +21,23 @@ import (
 // made are applied to the cached entry (CatchUp, Advance), never by loading
 // the mock again unless they are gone from the store's log.
 
-// Bytes returns the entry's whole data: as stored, or as writes left it.
-// The caller must not change it, nor use it once its reference is released.
-func (e *Entry) Bytes() []byte { return e.Data }
+// Bytes returns the entry's whole data: as stored, or as writes left it
+// (assembled when first asked for, and kept while the cache's bound has
+// room). The caller must not change it, nor use it once its reference is
+// released.
+func (e *Entry) Bytes() []byte {
+	if e.Doc != nil {
+		return e.Doc.Whole()
+	}
+	return e.data
+}
 
 // Size returns the length of the entry's data (its live data's).
 func (e *Entry) Size() int64 {
 	if e.Doc != nil {
 		return e.Doc.Size()
 	}
-	return int64(len(e.Data))
+	return int64(len(e.data))
 }
 
 // LiveSeq returns the number of the live data the entry holds.
@@ -194,7 +201,6 @@ func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, e
 func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 	f := &Entry{body: docfile.FromBytes(doc.Bytes()), Doc: doc, ContentType: e.ContentType, liveSeq: seq,
 		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}
-	f.Data = doc.Whole()
 	if doc.IsArray() {
 		f.answers = newBuiltAnswers(int(doc.Size()))
 	}

@@ -20,15 +20,15 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 	var err error
 	for range maxLiveTries {
 		var e *Entry
-		var storeSeq int64
-		if e, storeSeq, err = c.readBase(ctx, id); err != nil {
+		var seq int64
+		if e, seq, err = c.readBase(ctx, id); err != nil {
 			if decoy.ErrorCode(err) == decoy.ECONFLICT {
 				continue
 			}
 			return nil, err
 		}
-		if storeSeq == e.liveSeq && !e.edited {
-			return e, nil // no writes after the version's data
+		if seq == e.liveSeq {
+			return e, nil // no writes after the base
 		}
 		f, err := c.catchUp(ctx, e)
 		e.Release()
@@ -42,15 +42,15 @@ func (c *Cache) fetchLive(ctx context.Context, id string) (*Entry, error) {
 
 // readBase returns the entry of mock id's live base: the base a compaction
 // wrote, or the current version's data; ECONFLICT when new data or a reset
-// came between the reads (read again). storeSeq is the number of the
-// live data when the mock was read: the writes up to it are to be applied.
-func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, storeSeq int64, err error) {
+// came between the reads (read again). seq is the number of the live data
+// the store gave with the mock, which writes after the base reach.
+func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, seq int64, err error) {
 	m, data, err := c.store.FindMockData(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}
-	base, seq, ok, err := c.live.LiveBase(ctx, id)
-	if err == nil && seq > m.LiveSeq {
+	base, baseSeq, ok, err := c.live.LiveBase(ctx, id)
+	if err == nil && baseSeq > m.LiveSeq {
 		err = decoy.Errorf(decoy.ECONFLICT, "Live data changed while read")
 	}
 	if err != nil {
@@ -72,17 +72,15 @@ func (c *Cache) readBase(ctx context.Context, id string) (e *Entry, storeSeq int
 	if !ok {
 		stored = body.Size()
 	}
-	e, err = NewEntry(m, body)
-	if err != nil {
+	if e, err = NewEntry(m, body); err != nil {
 		// Stored under a JSON type but not JSON (written by hand?): served
 		// unchanged rather than not at all (and never written).
-		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
+		e = &Entry{Mock: m, body: body, data: body.Bytes(), ContentType: []string{m.ContentType}}
 		e.unbounded()
 	}
-	e.liveSeq, e.edited, e.storedETag, e.storedSize = seq, ok, m.ETag, stored
-	storeSeq = m.LiveSeq
+	e.liveSeq, e.edited, e.storedETag, e.storedSize = baseSeq, ok, m.ETag, stored
 	e.Mock = e.liveMock(m)
-	return e, storeSeq, nil
+	return e, m.LiveSeq, nil
 }
 
 // closeData closes the file of data, if any.

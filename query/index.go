@@ -134,6 +134,27 @@ func sortRanks(d *jsondoc.Document, p jsondoc.Path, desc bool) *ranks {
 type index struct {
 	n        int // records in the document
 	postings map[string]*posting
+	// over holds, on an index carried over from the document's origin
+	// (see carryIndex), the postings of the values whose records changed
+	// since postings was built, in place of postings' (an empty one:
+	// none). postings is then shared, never changed.
+	over map[string]*posting
+	// bytes is what the index holds.
+	bytes int64
+	// carried is set on an index carried over: its postings may be
+	// shared with indexes of documents of other lengths, whose bitsets
+	// would not fit it.
+	carried bool
+}
+
+// get returns the posting of key k, or nil.
+func (ix *index) get(k string) *posting {
+	if ix.over != nil {
+		if p, ok := ix.over[k]; ok {
+			return p
+		}
+	}
+	return ix.postings[k]
 }
 
 // posting is the records of one value. A large one also keeps them as a
@@ -186,7 +207,12 @@ func equalityIndex(d *jsondoc.Document, p jsondoc.Path, fold bool) *index {
 	if fold {
 		key.Kind = kindIndexFolded
 	}
-	ix, _ := d.Structures().Load(key, func(b *budget.Build) any { return buildIndex(b, d, p, fold) }).(*index)
+	ix, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		if ix := carryIndex(b, d, key, p, fold); ix != nil {
+			return ix
+		}
+		return buildIndex(b, d, p, fold)
+	}).(*index)
 	return ix
 }
 
@@ -277,7 +303,8 @@ func buildIndex(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, fold bool)
 			}
 		}
 	}
-	if !m.settle(ix.memoryBytes()) {
+	ix.bytes = ix.memoryBytes()
+	if !m.settle(ix.bytes) {
 		return nil
 	}
 	return ix
@@ -339,15 +366,19 @@ func (ix *index) lookup(c *Condition) ([]int32, bitset) {
 	var lists [3]*posting
 	n := 0
 	for _, k := range c.keys {
-		if p := ix.postings[k]; p != nil {
+		if p := ix.get(k); p != nil && len(p.ids) > 0 {
 			lists[n] = p
 			n++
 		}
 	}
-	switch n {
-	case 0:
+	switch {
+	case n == 0:
 		return nil, nil
-	case 1:
+	case n == 1 && ix.carried:
+		// Postings are shared with indexes of other lengths: their
+		// bitsets would be of the wrong one.
+		return lists[0].ids, nil
+	case n == 1:
 		return lists[0].ids, lists[0].membership(ix.n)
 	}
 	// A value that is both a string and a number ("30"): rare, merged.

@@ -108,25 +108,7 @@ func FindRecord(d *jsondoc.Document, field []string, key []byte) (int, bool) {
 // the equality index lists the record under: a Match finds the record
 // exactly when one of these is among its Keys.
 func RecordKeys(dst []string, d *jsondoc.Document, i int, p jsondoc.Path) []string {
-	var scratch, k []byte
-	var elems []jsondoc.Value
-	add := func(v jsondoc.Value) {
-		var ok bool
-		if k, ok = appendValueKey(k[:0], d, v, false, &scratch); ok {
-			dst = append(dst, string(k))
-		}
-	}
-	for _, v := range d.AppendValues(nil, i, p) {
-		if v.Kind != jsondoc.Array {
-			add(v)
-			continue
-		}
-		elems = d.AppendElements(elems[:0], v)
-		for _, e := range elems {
-			add(e)
-		}
-	}
-	return dst
+	return valueKeys(dst, d, i, p, false)
 }
 
 // kindNextID names the next integer id among a document's structures.

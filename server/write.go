@@ -470,5 +470,5 @@ func (s *Server) compactMock(ctx context.Context, id string) error {
 	if e.LiveSeq() == 0 {
 		return nil
 	}
-	return s.live.Compact(ctx, id, e.LiveSeq(), decoy.Data{Bytes: e.Data})
+	return s.live.Compact(ctx, id, e.LiveSeq(), decoy.Data{Bytes: e.Bytes()})
 }

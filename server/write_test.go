@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -226,3 +227,86 @@ func TestWriteLiveHeader(t *testing.T) {
 		t.Errorf("after a reset: Decoy-Live %q", d.Header.Get("Decoy-Live"))
 	}
 }
+
+// FuzzWrites sends arbitrary bodies to each kind of route that writes, on
+// a plain and a wrapped collection: no answer is a 5xx, every error is a
+// JSON error, and the data stays valid JSON, its records objects, after
+// every write.
+func FuzzWrites(f *testing.F) {
+	h := servertest.New(f, withTeams)
+	plain := h.Create(`[{"id":1,"a":{"b":[1,"x"]}},{"id":"s","c":null}]`, client.CreateOptions{Name: "plain", RateLimit: i64(0)})
+	wrapped := h.Create(`{"meta":{}, "data":[ {"k":"a"} ]}`, client.CreateOptions{Name: "wrapped", RateLimit: i64(0)})
+	f.Add(0, "1", `{"a":null,"z":[]}`)
+	f.Add(1, "", `{"id":1}`)
+	f.Add(2, "s", `{"id":"s","x":"\u00e9"}`)
+	f.Add(3, "1", ``)
+	f.Add(4, "a", `{"k":"a","v":{"w":1}}`)
+	f.Add(5, "", `  {"k" : 7 }  `)
+	f.Add(0, "%2e%2e", `{"a":{"b":null}}`)
+	for _, m := range []struct{ method, path, mock, items string }{
+		{"PATCH", "/plain/{id}", plain.ID, ""},
+		{"POST", "/plain", plain.ID, ""},
+		{"PUT", "/plain/{id}", plain.ID, ""},
+		{"DELETE", "/plain/{id}", plain.ID, ""},
+		{"PATCH", "/wrapped/{k}", wrapped.ID, `"data"`},
+		{"POST", "/wrapped", wrapped.ID, `"data"`},
+	} {
+		addRoute(f, h, m.method, m.path, m.mock, "items", orNull(m.items))
+	}
+	routes := []struct{ method, prefix, mock string }{
+		{"PATCH", "/p/default/plain/", plain.ID}, {"POST", "/p/default/plain", plain.ID}, {"PUT", "/p/default/plain/", plain.ID},
+		{"DELETE", "/p/default/plain/", plain.ID}, {"PATCH", "/p/default/wrapped/", wrapped.ID}, {"POST", "/p/default/wrapped", wrapped.ID},
+	}
+	f.Fuzz(func(t *testing.T, which int, key, body string) {
+		rt := routes[uint(which)%uint(len(routes))]
+		path := rt.prefix
+		if strings.HasSuffix(path, "/") {
+			if key == "" || strings.ContainsAny(key, "/?#") {
+				return
+			}
+			path += key
+		}
+		req := httptest.NewRequest(rt.method, "http://decoy.test/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath = "", ""
+		req.URL, _ = req.URL.Parse(path)
+		if req.URL == nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.Srv.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q %q: %d %s", rt.method, path, body, rec.Code, rec.Body)
+		}
+		if rec.Code >= 400 {
+			var e struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("%s %q: %d answer is not a JSON error: %q", rt.method, path, rec.Code, rec.Body)
+			}
+		}
+		_, d, err := h.Admin.Data(t.Context(), rt.mock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(d, &v); err != nil {
+			t.Fatalf("data after %s %q %q is not JSON: %v\n%s", rt.method, path, body, err, d)
+		}
+		if w, ok := v.(map[string]any); ok {
+			v = w["data"]
+		}
+		for _, r := range v.([]any) {
+			if _, ok := r.(map[string]any); !ok {
+				t.Fatalf("a record that is not an object after %s %q %q: %s", rt.method, path, body, d)
+			}
+		}
+	})
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+func i64(n int64) *int64 { return &n }
