@@ -237,10 +237,47 @@ func (b *bench) runWrites(ctx context.Context) {
 			err = b.runWritesDecoy(ctx, sz, doc, ids, bodies)
 		}
 		if err != nil {
+			if crash := crashOf(filepath.Join(b.work, "logs", server+"-writes.log")); crash != "" {
+				err = fmt.Errorf("%w; the server crashed: %s", err, crash)
+			}
+		}
+		if err != nil {
 			fail(missingKinds(w, server), err.Error())
 		}
 	}
 	logWritesSummary(w)
+}
+
+// crashOf is what a Go program's log at path says of its crash: the
+// panic or fatal error line, and the first function of the repository
+// on the crashing goroutine's stack; "" when it holds none.
+func crashOf(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return crashLines(string(b))
+}
+
+// crashLines is crashOf's reading of a log's text.
+func crashLines(log string) string {
+	lines := strings.Split(log, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic: ") && !strings.HasPrefix(l, "fatal error: ") {
+			continue
+		}
+		crash := strings.TrimSpace(l)
+		for _, f := range lines[i+1:] {
+			if strings.HasPrefix(f, "github.com/decoy-mock/decoy/") {
+				if j := strings.LastIndex(f, "("); j > 0 {
+					f = f[:j]
+				}
+				return crash + " in " + strings.TrimPrefix(f, "github.com/decoy-mock/decoy/")
+			}
+		}
+		return crash
+	}
+	return ""
 }
 
 // hasWriter says whether the phase runs server.

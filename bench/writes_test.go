@@ -371,3 +371,29 @@ func TestDrainWaitsForTheWritesInFlight(t *testing.T) {
 		}
 	}
 }
+
+func TestCrashLines(t *testing.T) {
+	const fault = `time=… level=WARN msg=x
+fatal error: fault
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x7f5820800598 pc=0x12b0bc2]
+
+goroutine 42706 gp=0x20dc12e38000 m=9 mp=0x20dc12d3d808 [running]:
+runtime.throw({0x1800755?, 0x7f58306e0020?})
+	/usr/local/go/src/runtime/panic.go:1229 +0x48 fp=0x20dc12bbfdf8 sp=0x20dc12bbfdc8 pc=0x48c008
+github.com/decoy-mock/decoy/jsondoc.(*Document).AppendValues(0x20dc12d6c140, {0x0, 0x0, 0x0}, 0x0?)
+	/work/jsondoc/document.go:303 +0x62
+github.com/decoy-mock/decoy/query.valueKeys({0x0, 0x0, 0x0}, 0x20dc12d6c140)
+`
+	for _, tc := range []struct{ name, log, want string }{
+		{"a fault", fault, "fatal error: fault in jsondoc.(*Document).AppendValues"},
+		{"a panic", "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\ngithub.com/decoy-mock/decoy/server.(*Server).read(0x1)\n", "panic: runtime error: index out of range [3] with length 3 in server.(*Server).read"},
+		{"a panic outside the repository", "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n", "panic: boom"},
+		{"no crash", "time=… level=WARN msg=slow\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := crashLines(tc.log); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
