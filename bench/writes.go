@@ -1032,7 +1032,7 @@ func logWritesSummary(w *writesResult) {
 		if wr.k == writeReadDuring {
 			cpu = writesCPUView(x, w).cpuPerRequest() / ref.cpuPerRequest()
 		}
-		logf("   %s: %s× (CPU µs/req %.2f×): %s", wr.what, formatWritesRatio(v), cpu, map[bool]string{true: "met", false: "NOT met"}[met])
+		logf("   %s: %s× (CPU µs/req %.3g×): %s", wr.what, formatWritesRatio(v), cpu, map[bool]string{true: "met", false: "NOT met"}[met])
 	}
 	if wr := w.find("decoy", writeWriter); wr.measured() {
 		logf("   the one writer meanwhile: %s PATCH/s", formatWritesRatio(wr.ReqPerSec))
