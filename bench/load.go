@@ -11,17 +11,21 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// load is one measurement: conns connections, each sending GETs over
+// load is one measurement: conns connections, each sending requests over
 // keep-alive HTTP/1.1, one request at a time, for warmup then duration.
 type load struct {
-	addr     string   // host:port
-	targets  []string // paths and queries, asked in turn
-	header   string   // more request header lines, each ending in \r\n
+	addr    string   // host:port
+	targets []string // paths and queries, asked in turn with GET
+	// requests, when set, are asked in turn instead of targets: each with
+	// its own method and body (the writes phase).
+	requests []request
+	header   string // more request header lines, each ending in \r\n
 	conns    int
 	warmup   time.Duration
 	duration time.Duration
@@ -49,7 +53,11 @@ type loadResult struct {
 	Bytes    int64         `json:"bytes"`        // bodies of the answers counted in OK
 	InWindow int64         `json:"window_bytes"` // bytes of 2xx bodies read inside the window, answers cut at its edges included
 	Elapsed  time.Duration `json:"window_ns"`
-	hist     histogram
+	// All2xx counts every 2xx answer read whole, in the warm-up and the
+	// window alike: the writes phase counts with it the writes a server
+	// acknowledged (answers cut off when the window closed are not in it).
+	All2xx int64 `json:"all_2xx,omitempty"`
+	hist   histogram
 }
 
 // rate is successful requests per second: the answer bytes read inside the
@@ -75,6 +83,9 @@ func (l load) run(ctx context.Context) *loadResult {
 	measureFrom := start.Add(l.warmup)
 	stopAt := measureFrom.Add(l.duration)
 	rot := newRotation(l.addr, l.header, l.targets)
+	if l.requests != nil {
+		rot = newRequestRotation(l.addr, l.header, l.requests)
+	}
 
 	window, closeWindow := context.WithCancel(ctx)
 	defer closeWindow()
@@ -125,6 +136,7 @@ func (l load) run(ctx context.Context) *loadResult {
 		total.Timeouts += w.Timeouts
 		total.Bytes += w.Bytes
 		total.InWindow += w.InWindow
+		total.All2xx += w.All2xx
 		total.hist.merge(&w.hist)
 		if total.FirstErr == "" {
 			total.FirstErr = w.FirstErr
@@ -214,6 +226,9 @@ func (l load) connection(window context.Context, rot *rotation, measureFrom time
 			continue
 		}
 		done := time.Now()
+		if resp.StatusCode/100 == 2 {
+			w.All2xx++
+		}
 		if window.Err() == nil && !done.Before(measureFrom) {
 			if resp.StatusCode/100 == 2 {
 				w.OK++
@@ -248,12 +263,38 @@ type rotation struct {
 }
 
 func newRotation(addr, header string, targets []string) *rotation {
-	r := &rotation{reqs: make([][]byte, len(targets))}
+	reqs := make([]request, len(targets))
 	for i, t := range targets {
-		r.reqs[i] = []byte("GET " + t + " HTTP/1.1\r\nHost: " + addr +
-			"\r\nUser-Agent: decoy-bench\r\nAccept: application/json\r\n" + header + "\r\n")
+		reqs[i] = request{method: http.MethodGet, target: t}
+	}
+	return newRequestRotation(addr, header, reqs)
+}
+
+// request is one request of a rotation: a method, a path and query, and
+// a body (sent as JSON when not empty).
+type request struct {
+	method, target, body string
+}
+
+// newRequestRotation is a rotation over reqs, each spelled once as the
+// bytes the connections send.
+func newRequestRotation(addr, header string, reqs []request) *rotation {
+	r := &rotation{reqs: make([][]byte, len(reqs))}
+	for i, q := range reqs {
+		r.reqs[i] = requestBytes(addr, header, q)
 	}
 	return r
+}
+
+// requestBytes spells q as an HTTP/1.1 request to addr, with header's
+// lines added.
+func requestBytes(addr, header string, q request) []byte {
+	head := q.method + " " + q.target + " HTTP/1.1\r\nHost: " + addr +
+		"\r\nUser-Agent: decoy-bench\r\nAccept: application/json\r\n" + header
+	if q.body != "" || q.method == http.MethodPost || q.method == http.MethodPut || q.method == http.MethodPatch {
+		head += "Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(q.body)) + "\r\n"
+	}
+	return []byte(head + "\r\n" + q.body)
 }
 
 // take is the next request to send.

@@ -48,7 +48,12 @@ type config struct {
 	Routes string `json:"routes,omitempty"`
 	// RoutesRounds is how many windows each read of the routes phase is
 	// measured in, the reads taking turns.
-	RoutesRounds int           `json:"routes_rounds,omitempty"`
+	RoutesRounds int `json:"routes_rounds,omitempty"`
+	// Writes runs the writes phase: "on", "off", or "only" (that phase
+	// alone); WritesRounds is how many windows its read alone and its
+	// read during writes take turns in.
+	Writes       string        `json:"writes,omitempty"`
+	WritesRounds int           `json:"writes_rounds,omitempty"`
 	OthersMax    size          `json:"others_max"`
 	Memory       []size        `json:"memory_sizes"`
 	MemoryEach   time.Duration `json:"memory_per_query_ns"`
@@ -125,7 +130,10 @@ func run(args []string) error {
 	if cfg.Routes != "off" && slices.Contains(cfg.Servers, "decoy") && ctx.Err() == nil {
 		b.runRoutes(ctx)
 	}
-	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil || len(b.generated) > 0 || len(b.routes) > 0 {
+	if cfg.Writes != "off" && (slices.Contains(cfg.Servers, "decoy") || slices.Contains(cfg.Servers, "json-server")) && ctx.Err() == nil {
+		b.runWrites(ctx)
+	}
+	if len(b.results) > 0 || len(b.rotation) > 0 || b.memory != nil || len(b.generated) > 0 || len(b.routes) > 0 || b.writes != nil {
 		// Also when interrupted: what was measured is reported.
 		if err := writeReport(cfg, b.report()); err != nil {
 			return err
@@ -147,6 +155,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&cfg.RotateRateLimit, "rotate-rate-limit", 100_000, "Decoy's --rate-limit (per mock and minute) in the many-mocks phase; its monthly quota is the default")
 	fs.StringVar(&cfg.Generated, "generated", "on", "the generated-data phase (100 records stored, and generated on every read): on, off, or only (that phase alone)")
 	fs.StringVar(&cfg.Routes, "routes", "on", "the routes phase (the same reads at /mock/{id}, in a project of 2 routes and in one of 10,000): on, off, or only (that phase alone)")
+	fs.StringVar(&cfg.Writes, "writes", "on", "the writes phase (PATCHes of single records of 100,000 on json-server and Decoy; a small read before, after and during writes): on, off, or only (that phase alone; then -servers defaults to decoy,json-server)")
+	fs.IntVar(&cfg.WritesRounds, "writes-rounds", 3, "in the writes phase, rounds in which the read alone and the read during writes take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.IntVar(&cfg.RoutesRounds, "routes-rounds", 5, "in the routes phase, rounds in which the reads take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
@@ -163,6 +173,12 @@ func parseFlags(args []string) (*config, error) {
 		return nil, err
 	}
 	var err error
+	serversSet := false
+	fs.Visit(func(f *flag.Flag) { serversSet = serversSet || f.Name == "servers" })
+	if cfg.Writes == "only" && !serversSet {
+		// The writes phase alone compares Decoy with json-server only.
+		*servers = "decoy,json-server"
+	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -206,23 +222,25 @@ func parseFlags(args []string) (*config, error) {
 			cfg.Clients = append(cfg.Clients, s)
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"generated", cfg.Generated}, {"routes", cfg.Routes}} {
+	for _, f := range []struct{ name, v string }{{"generated", cfg.Generated}, {"routes", cfg.Routes}, {"writes", cfg.Writes}} {
 		if f.v != "on" && f.v != "off" && f.v != "only" {
 			return nil, fmt.Errorf("-%s must be on, off or only", f.name)
 		}
 	}
-	if cfg.Generated == "only" || cfg.Routes == "only" {
+	if cfg.Generated == "only" || cfg.Routes == "only" || cfg.Writes == "only" {
 		// The phases asked for alone, and nothing else.
 		cfg.Sizes, cfg.RotateMocks, cfg.Memory = nil, 0, nil
-		if cfg.Generated == "on" {
-			cfg.Generated = "off"
-		}
-		if cfg.Routes == "on" {
-			cfg.Routes = "off"
+		for _, v := range []*string{&cfg.Generated, &cfg.Routes, &cfg.Writes} {
+			if *v == "on" {
+				*v = "off"
+			}
 		}
 	}
 	if cfg.RoutesRounds < 1 {
 		return nil, errors.New("-routes-rounds must be 1 or more")
+	}
+	if cfg.WritesRounds < 1 {
+		return nil, errors.New("-writes-rounds must be 1 or more")
 	}
 	if cfg.RotateMocks < 0 || cfg.RotateRecords < 1 || cfg.RotateRateLimit < 1 {
 		return nil, errors.New("-rotate-mocks must not be negative, -rotate-records and -rotate-rate-limit must be positive (a rate limit of 0 is none)")

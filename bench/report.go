@@ -31,7 +31,9 @@ type report struct {
 	// Generated: the generated-data phase (see generated.go).
 	Generated []result `json:"generated,omitempty"`
 	// Routes: the routes phase (see routes.go).
-	Routes []result      `json:"routes,omitempty"`
+	Routes []result `json:"routes,omitempty"`
+	// Writes: the writes phase (see writes.go).
+	Writes *writesResult `json:"writes,omitempty"`
 	Memory *memoryResult `json:"memory,omitempty"`
 }
 
@@ -79,6 +81,7 @@ func (b *bench) report() *report {
 		Rotation:  b.rotation,
 		Generated: b.generated,
 		Routes:    b.routes,
+		Writes:    b.writes,
 		Memory:    b.memory,
 	}
 }
@@ -233,6 +236,7 @@ func writeMarkdown(w io.Writer, r *report) {
 	writeRotation(w, r)
 	writeGenerated(w, r)
 	writeRoutes(w, r)
+	writeWrites(w, r)
 	writeGrowth(w, r)
 
 	p("## How the numbers were taken\n\n")

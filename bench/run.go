@@ -33,6 +33,8 @@ type bench struct {
 	generated []result
 	// routes holds the rows of the routes phase (see routes.go).
 	routes []result
+	// writes holds the writes phase (see writes.go).
+	writes *writesResult
 	// tokens are the private mocks' tokens, by dataset label: nginx's load
 	// sends the same header as Decoy's.
 	tokens map[string]string
@@ -311,6 +313,14 @@ func (b *bench) measure(ctx context.Context, p *proc, addr string, targets []str
 // measureFor puts the server under load for window, after the warm-up,
 // at once, and fills in r's numbers.
 func (b *bench) measureFor(ctx context.Context, p *proc, addr string, targets []string, header string, r *result, window time.Duration) {
+	b.measureLoad(ctx, p, load{addr: addr, targets: targets, header: header, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
+		duration: window, timeout: b.cfg.Timeout}, r)
+}
+
+// measureLoad puts the server under the load l at once, and fills in r's
+// numbers: the server's memory and CPU (its onOpen and onClose are set
+// here), and what l measured.
+func (b *bench) measureLoad(ctx context.Context, p *proc, l load, r *result) {
 	peakReset := p.resetPeak()
 	sampler := sampleRSS(p)
 	pids := p.pids()
@@ -318,11 +328,9 @@ func (b *bench) measureFor(ctx context.Context, p *proc, addr string, targets []
 		cpu0 cpuSnapshot
 		use  cpuUse
 	)
-	lr := load{addr: addr, targets: targets, header: header, conns: b.cfg.Conns, warmup: b.cfg.Warmup,
-		duration: window, timeout: b.cfg.Timeout,
-		onOpen:  func() { cpu0 = takeCPU(pids) },
-		onClose: func() { use = cpu0.since() },
-	}.run(ctx)
+	l.onOpen = func() { cpu0 = takeCPU(pids) }
+	l.onClose = func() { use = cpu0.since() }
+	lr := l.run(ctx)
 	r.ServerCPU, r.LoadCPU, r.OtherCPU, r.IOWait = use.server, use.me, use.others, use.iowait
 	r.MaxRSS = sampler.stop()
 	r.PeakRSS = max(p.memory("VmHWM"), r.MaxRSS)

@@ -123,7 +123,8 @@ func targetRows(r *report) []targetRow {
 		}
 		rows = append(rows, targetRow{sz.Label + " records: every query answers", v, len(failed) == 0})
 	}
-	return append(rows, routesTargetRows(r)...)
+	rows = append(rows, routesTargetRows(r)...)
+	return append(rows, writesTargetRows(r)...)
 }
 
 // writeTargets writes a table of the targets, what this run measured for
@@ -140,12 +141,15 @@ func writeTargets(w io.Writer, r *report) {
 		}
 	}
 	fmt.Fprintf(w, "## Targets\n\nEach from this run's numbers: %d of %d met.", met, len(rows))
-	if routeRows := len(routesTargetRows(r)); len(rows) > routeRows {
+	if ownRows := len(routesTargetRows(r)) + len(writesTargetRows(r)); len(rows) > ownRows {
 		fmt.Fprintf(w, " Decoy against nginx serving the same bytes to the same client: at least %.1f× nginx's req/s for answers of %s or more (uncompressed, whether sent plain or gzipped), at least %.1f× for smaller ones. In brackets, where it ran: Go's net/http alone sending the same bytes, against nginx (see bench/nethttp): how much of the distance to nginx is net/http's own.",
 			largeVsNginx, formatBytes(largeAnswer), smallVsNginx)
 	}
 	if len(r.Routes) > 0 {
 		fmt.Fprintf(w, " Routes: Decoy against itself, the req/s of a routed read over the same read at /mock/{id}, and in a project of %s routes over one of %d (see the Routes section).", commas(routesLarge), routesSmall)
+	}
+	if r.Writes != nil {
+		fmt.Fprintf(w, " Writes: Decoy's PATCHes against json-server's, and a small read while a writer runs and after %s writes against the same read alone and before any (see the Writes section).", commas(writesAfter))
 	}
 	fmt.Fprintf(w, "\n\n| target | measured | met |\n|---|--:|:-:|\n")
 	for _, row := range rows {
