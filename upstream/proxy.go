@@ -42,6 +42,10 @@ type Config struct {
 	// SessionCookie is the name of Decoy Studio's session cookie, never
 	// passed on.
 	SessionCookie string
+	// Header are headers every answer gets in place of the upstream's
+	// of the same names: the policy of the origin answers are served
+	// from (a sandbox, so that an upstream's HTML runs no script there).
+	Header http.Header
 	// Resolver, when set, resolves upstreams' names (tests); nil: the
 	// system's.
 	Resolver *net.Resolver
@@ -224,6 +228,9 @@ func (p *Proxy) answer(res *http.Response, c *Capture) {
 		if strings.HasPrefix(strings.ToLower(name), "access-control-") {
 			delete(h, name)
 		}
+	}
+	for name, values := range p.cfg.Header {
+		h[name] = values
 	}
 	if c == nil || res.Request.Method != http.MethodGet || res.StatusCode < 200 || res.StatusCode > 299 ||
 		res.StatusCode == http.StatusNoContent || res.StatusCode == http.StatusPartialContent {

@@ -418,7 +418,7 @@ var (
 		{"SERVER ADMIN", yes("server_admin", "yes")}, {"CREATED", ago("created_at")},
 	}
 	workspaceColumns = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	projectColumns   = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	projectColumns   = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"MODE", str("mode")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
 	routeColumns     = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
 	memberColumns    = []column{{"EMAIL", str("email")}, {"NAME", str("name")}, {"ROLE", str("role")}, {"USER ID", str("user_id")}}
 	keyColumns       = []column{
