@@ -63,7 +63,18 @@ func docBlocks(page string) []docBlock {
 
 // runDoc runs the shell blocks of the page at path (from the repository's
 // root) and compares what they print with the page.
-func runDoc(t *testing.T, path string) {
+func runDoc(t *testing.T, path string) { runDocWith(t, path, docSetup{}) }
+
+// docSetup is what a page needs of the test beyond the server it starts:
+// more flags for decoy serve, and addresses of the page to rewrite (pairs
+// of the page's and the test's, as 127.0.0.1:8080 is the server's).
+type docSetup struct {
+	args    []string
+	replace []string
+}
+
+// runDocWith is runDoc with a page's setup.
+func runDocWith(t *testing.T, path string, setup docSetup) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +83,10 @@ func runDoc(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--seed", filepath.Join(root, "examples"))
+	p := start(t, t.TempDir(), append([]string{"--admin-token", adminToken, "--seed", filepath.Join(root, "examples")}, setup.args...)...)
 	hostPort := strings.TrimPrefix(p.url, "http://")
 	_, port, _ := strings.Cut(hostPort, ":")
-	local := strings.NewReplacer("127.0.0.1:8080", hostPort, "localhost:8080", "localhost:"+port)
+	local := strings.NewReplacer(append([]string{"127.0.0.1:8080", hostPort, "localhost:8080", "localhost:" + port}, setup.replace...)...)
 
 	blocks := docBlocks(string(page))
 	const mark = "\x1edecoy-doc-block "

@@ -135,6 +135,13 @@ var requestColumns = []column{
 		return fmt.Sprintf("%.1f", ms)
 	}},
 	{"CLIENT", str("client")},
+	// Forwarded to the project's upstream (§14), or answered by Decoy.
+	{"BY", func(_ *output, r map[string]json.RawMessage) string {
+		if string(r["forwarded"]) == "true" {
+			return "upstream"
+		}
+		return "decoy"
+	}},
 	// Last: the one of any width.
 	{"PATH", func(_ *output, r map[string]json.RawMessage) string {
 		var path, query string
