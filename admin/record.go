@@ -325,12 +325,13 @@ func fieldText(object []byte, field string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	v = bytes.TrimSpace(v)
 	var s string
-	if json.Unmarshal(v, &s) == nil {
+	if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
 		return s, true
 	}
 	var n json.Number
-	if json.Unmarshal(v, &n) == nil {
+	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && json.Unmarshal(v, &n) == nil {
 		return n.String(), true
 	}
 	return "", false
