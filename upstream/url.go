@@ -3,6 +3,7 @@ package upstream
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -25,9 +26,19 @@ func ParseBase(raw string) (*url.URL, error) {
 			return nil, bad("spaces and control characters are not allowed")
 		}
 	}
+	if !utf8.ValidString(raw) {
+		return nil, bad("not UTF-8")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, bad("not a URL")
+	}
+	for i := 0; i < len(u.Host); i++ {
+		if c := u.Host[i]; c >= utf8.RuneSelf || c == '%' {
+			// A zone never leads to a public address, and a name is
+			// dialed as ASCII (punycode).
+			return nil, bad("the host must be ASCII, with no zone (punycode for an international name)")
+		}
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
