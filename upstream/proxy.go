@@ -3,6 +3,8 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +58,15 @@ type Proxy struct {
 	cfg       Config
 	guard     *Guard
 	transport *http.Transport
+	// via is what this proxy adds to the Via header of each request it
+	// passes on, "1.1 decoy-" and a random name of its own, by which it
+	// knows a request that comes back to it (ErrLoop).
+	via string
 }
+
+// ErrLoop answers a request that this proxy passed on already: an
+// upstream that leads back to the same server.
+var ErrLoop = answer.New(http.StatusLoopDetected, "Upstream loop: the upstream sent the request back to this server")
 
 // New returns a Proxy for cfg.
 func New(cfg Config) *Proxy {
@@ -80,7 +90,21 @@ func New(cfg Config) *Proxy {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
-	return &Proxy{cfg: cfg, guard: g, transport: t}
+	var name [8]byte
+	_, _ = rand.Read(name[:])
+	return &Proxy{cfg: cfg, guard: g, transport: t, via: "1.1 decoy-" + hex.EncodeToString(name[:])}
+}
+
+// looped reports whether r came through this proxy already.
+func (p *Proxy) looped(r *http.Request) bool {
+	for _, v := range r.Header.Values("Via") {
+		for _, hop := range strings.Split(v, ",") {
+			if strings.TrimSpace(hop) == p.via {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Close closes the idle connections to upstreams.
@@ -109,9 +133,13 @@ type Target struct {
 // Forward passes r to its upstream at t and writes the upstream's answer
 // to w, streamed. It returns an error, written by the caller, when no
 // answer came: ErrNotAllowed when the upstream's address is refused, else
-// a 502 "Upstream unreachable: <why>". When c is not nil and r is a GET,
+// a 502 "Upstream unreachable: <why>"; ErrLoop for a request it passed
+// on itself. When c is not nil and r is a GET,
 // the answer is captured into c for recording (see Capture).
 func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, t Target, c *Capture) error {
+	if p.looped(r) {
+		return ErrLoop
+	}
 	var failed error
 	rp := &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { p.rewrite(pr, t, c != nil) },
@@ -152,6 +180,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, t Target, capture bool) {
 		out.URL.Path, out.URL.RawPath = t.Base.Path, t.Base.RawPath
 	}
 	p.stripSecrets(out.Header)
+	// As every proxy does (RFC 9110, 7.6.3); it also tells a request that
+	// comes back.
+	out.Header.Add("Via", p.via)
 	if capture && out.Method == http.MethodGet {
 		// The transport asks for gzip itself and unpacks the answer.
 		out.Header.Del("Accept-Encoding")

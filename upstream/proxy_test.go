@@ -215,3 +215,40 @@ func TestCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardLoop: an upstream that leads back to the same proxy gets the
+// request once, and then a 508, rather than forwarding without end.
+func TestForwardLoop(t *testing.T) {
+	p := newProxy(loopback, 0)
+	var hops atomic.Int64
+	var self *httptest.Server
+	self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hops.Add(1)
+		u, _ := upstream.ParseBase(self.URL)
+		if err := p.Forward(w, r, upstream.Target{Base: u, Path: r.URL.Path}, nil); err != nil {
+			st, msg, _ := answer.Of(err)
+			w.WriteHeader(st)
+			io.WriteString(w, msg)
+		}
+	}))
+	defer self.Close()
+	res, err := http.Get(self.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusLoopDetected || !strings.HasPrefix(string(b), "Upstream loop") || hops.Load() != 2 {
+		t.Errorf("%d %s after %d hops", res.StatusCode, b, hops.Load())
+	}
+	// Another proxy's mark is not a loop.
+	other := newProxy(loopback, 0)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, strings.Join(r.Header.Values("Via"), ", ")) }))
+	defer up.Close()
+	req := httptest.NewRequest("GET", "/p/s/x", nil)
+	req.Header.Set("Via", "1.1 decoy-0000000000000000")
+	w, err := forward(t, other, up.URL, "/x", req, nil)
+	if err != nil || !strings.HasPrefix(w.Body.String(), "1.1 decoy-0000000000000000, 1.1 decoy-") {
+		t.Errorf("%v %q", err, w.Body)
+	}
+}
