@@ -243,7 +243,9 @@ func TestForwardLoop(t *testing.T) {
 	}
 	// Another proxy's mark is not a loop.
 	other := newProxy(loopback, 0)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, strings.Join(r.Header.Values("Via"), ", ")) }))
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Join(r.Header.Values("Via"), ", "))
+	}))
 	defer up.Close()
 	req := httptest.NewRequest("GET", "/p/s/x", nil)
 	req.Header.Set("Via", "1.1 decoy-0000000000000000")
