@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -82,22 +84,66 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, pr *mockcache.P
 	delete(w.Header(), "X-Content-Type-Options")
 	var c *upstream.Capture
 	if pr.Project.Mode == decoy.ModeRecord && r.Method == http.MethodGet {
-		c = &upstream.Capture{Limit: min(s.cfg.MaxDataBytes, maxRecordBytes)}
+		c = &upstream.Capture{Limit: min(s.cfg.MaxDataBytes, maxRecordBytes), Keep: func(c *upstream.Capture) {
+			s.keepRecording(r, pr.Project, path, c, n)
+		}}
 	}
-	if err := s.proxy.Forward(w, r, upstream.Target{Base: base, Path: path}, c); err != nil {
-		return err
+	return s.proxy.Forward(w, r, upstream.Target{Base: base, Path: path}, c)
+}
+
+// minCredential is the shortest credential looked for in an answer: a
+// shorter value would be found in answers by chance.
+const minCredential = 6
+
+// credentialIn returns the name of a credential of r (Authorization, a
+// cookie, a token header, auth_token) whose value body holds; "" when it
+// holds none.
+func (s *Server) credentialIn(r *http.Request, body []byte) string {
+	holds := func(v string) bool { return len(v) >= minCredential && bytes.Contains(body, []byte(v)) }
+	for name, values := range r.Header {
+		if !s.secretHeader(name) {
+			continue
+		}
+		for _, v := range values {
+			parts := []string{v}
+			switch {
+			case strings.EqualFold(name, "Cookie"):
+				parts = nil
+				for _, c := range strings.Split(v, ";") {
+					_, value, _ := strings.Cut(c, "=")
+					parts = append(parts, strings.TrimSpace(value))
+				}
+			case strings.Contains(v, " "):
+				_, cred, _ := strings.Cut(v, " ")
+				parts = append(parts, strings.TrimSpace(cred))
+			}
+			for _, part := range parts {
+				if holds(part) {
+					return name
+				}
+			}
+		}
 	}
-	if c != nil && c.Body != nil {
-		s.keepRecording(r.Context(), pr.Project, path, c, n)
+	if q := r.URL.Query(); holds(q.Get("auth_token")) {
+		return "auth_token"
 	}
-	return nil
+	return ""
 }
 
 // keepRecording keeps a captured answer as a mock with a route at its
-// path. The client has its answer already: a recording refused (a
-// workspace's limit reached, a path that is no route's) is logged.
-func (s *Server) keepRecording(ctx context.Context, p *decoy.Project, path string, c *upstream.Capture, n *journalNote) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+// path, before the answer is passed on. A recording refused (a
+// workspace's limit reached, a path that is no route's, an answer that
+// echoes a credential of the request) is logged: the client gets the
+// upstream's answer all the same.
+func (s *Server) keepRecording(r *http.Request, p *decoy.Project, path string, c *upstream.Capture, n *journalNote) {
+	if secret := s.credentialIn(r, c.Body); secret != "" {
+		// An answer that echoes the request (a debugging endpoint)
+		// would keep its credentials in the mock.
+		s.log.Warn("answer not recorded: it holds a credential of the request", "project", p.ID,
+			"path", admin.RedactPath(path), "header", secret)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), recordTimeout)
 	defer cancel()
 	rec, err := s.admin.Record(ctx, admin.Recording{ProjectID: p.ID, Path: path, Status: c.Status, ContentType: c.ContentType, Body: c.Body})
 	if err != nil {

@@ -110,3 +110,34 @@ func TestRecord(t *testing.T) {
 		}
 	}
 }
+
+// CONTRACT §14: recorded mocks never keep Authorization, cookies or token
+// headers, not even when the upstream echoes them in its answer.
+func TestRecordKeepsNoCredential(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"headers":{"auth":"`+r.Header.Get("Authorization")+`","cookie":"`+r.Header.Get("Cookie")+`"}}`)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams)
+	setMode(t, h, up.URL, "record")
+	for _, header := range [][]string{
+		{"Authorization", "Bearer app-secret-1234"},
+		{"Cookie", "theme=dark; sid=s3cr3t-cookie"},
+	} {
+		if r := h.Do("GET", "/p/default/echo", header...); r.Status != 200 || !strings.Contains(r.Body, header[1][len(header[1])-6:]) {
+			t.Fatalf("GET /echo with %s: %d %s", header[0], r.Status, r.Body)
+		}
+	}
+	if r := h.Do("GET", "/p/default/echo"); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	r := h.Send("GET", "/admin/v1/projects/"+decoy.DefaultProjectID+"/routes", "", "")
+	if !strings.Contains(r.Body, `"path":"/echo"`) {
+		t.Fatalf("the answer without credentials is not recorded: %s\n%s", r.Body, h.Logs)
+	}
+	setMode(t, h, up.URL, "mock")
+	if r := h.Do("GET", "/p/default/echo"); r.Body != `{"headers":{"auth":"","cookie":""}}` {
+		t.Errorf("replay: %s", r.Body)
+	}
+}

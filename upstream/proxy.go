@@ -112,10 +112,15 @@ func (p *Proxy) Close() { p.transport.CloseIdleConnections() }
 
 // Capture is a GET answer kept for recording: filled in by Forward when
 // the answer is a 2xx with a JSON body (in any JSON media type) of at
-// most Limit bytes, passed on whole.
+// most Limit bytes. Such a body is read whole before the answer is passed
+// on, and Keep runs then, so that a client that has the answer finds it
+// recorded; a longer one is streamed and not kept.
 type Capture struct {
 	// Limit is the most bytes of a body kept; a longer one is not.
 	Limit int64
+	// Keep, when set, is called with the capture filled in, before the
+	// answer is passed on.
+	Keep func(*Capture)
 	// Status and ContentType are the answer's.
 	Status      int
 	ContentType string
@@ -147,7 +152,7 @@ func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, t Target, c *Cap
 		// Streamed as it comes: a server-sent event reaches the client
 		// at once.
 		FlushInterval:  -1,
-		ModifyResponse: func(res *http.Response) error { p.answer(res, c); return nil },
+		ModifyResponse: func(res *http.Response) error { return p.answer(res, c) },
 		ErrorHandler: func(_ http.ResponseWriter, _ *http.Request, err error) {
 			failed = p.failure(err)
 		},
@@ -250,7 +255,7 @@ func (p *Proxy) withoutToken(raw string) string {
 // never come back, and Decoy's CORS policy is the one the client sees (the
 // server set it before forwarding). When c asks for it, a GET's JSON
 // answer is captured as it is read.
-func (p *Proxy) answer(res *http.Response, c *Capture) {
+func (p *Proxy) answer(res *http.Response, c *Capture) error {
 	h := res.Header
 	for _, name := range p.cfg.TokenHeaders {
 		h.Del(name)
@@ -265,17 +270,35 @@ func (p *Proxy) answer(res *http.Response, c *Capture) {
 	}
 	if c == nil || res.Request.Method != http.MethodGet || res.StatusCode < 200 || res.StatusCode > 299 ||
 		res.StatusCode == http.StatusNoContent || res.StatusCode == http.StatusPartialContent {
-		return
+		return nil
 	}
 	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return
+		return nil
 	}
 	ct := h.Get("Content-Type")
 	if !IsJSON(ct) || res.ContentLength > c.Limit {
-		return
+		return nil
 	}
-	c.Status, c.ContentType = res.StatusCode, ct
-	res.Body = &tee{ReadCloser: res.Body, c: c}
+	body, err := io.ReadAll(io.LimitReader(res.Body, c.Limit+1))
+	if err != nil {
+		res.Body.Close()
+		return err // the answer broke off: a 502
+	}
+	if int64(len(body)) > c.Limit {
+		// Too long to keep: passed on as it comes, what was read first.
+		res.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), res.Body), res.Body}
+		return nil
+	}
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	c.Status, c.ContentType, c.Body = res.StatusCode, ct, body
+	if c.Keep != nil {
+		c.Keep(c)
+	}
+	return nil
 }
 
 // IsJSON reports whether a media type is JSON: application/json, or any
@@ -283,34 +306,6 @@ func (p *Proxy) answer(res *http.Response, c *Capture) {
 func IsJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
-// tee keeps what is read of an answer's body, up to its capture's limit,
-// and hands it to the capture once read whole.
-type tee struct {
-	io.ReadCloser
-	c    *Capture
-	buf  bytes.Buffer
-	over bool
-}
-
-func (t *tee) Read(b []byte) (int, error) {
-	n, err := t.ReadCloser.Read(b)
-	if !t.over {
-		if int64(t.buf.Len()+n) > t.c.Limit {
-			t.over = true
-			t.buf = bytes.Buffer{}
-		} else {
-			t.buf.Write(b[:n])
-		}
-	}
-	if err == io.EOF && !t.over {
-		t.c.Body = t.buf.Bytes()
-		if t.c.Body == nil {
-			t.c.Body = []byte{}
-		}
-	}
-	return n, err
 }
 
 // failure is what Forward answers for an exchange that failed.
