@@ -72,10 +72,18 @@ func (o *output) object(v any) error {
 	}
 	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
 	for _, f := range fields {
+		if quiet, ok := quietDefaults[f.key]; ok && string(f.raw) == quiet {
+			continue
+		}
 		fmt.Fprintf(tw, "%s:\t%s\n", strings.ReplaceAll(f.key, "_", " "), o.value(f.key, f.raw))
 	}
 	return tw.Flush()
 }
+
+// quietDefaults are fields a person reading an object is not shown at
+// these values, which say "as by default": a project with no upstream, in
+// mode mock (§14), reads as projects always did.
+var quietDefaults = map[string]string{"upstream": `""`, "mode": `"mock"`}
 
 // column is a column of a table: its header and how a row's cell reads.
 type column struct {
