@@ -11,7 +11,7 @@ FUZZ_TARGETS = \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference ./query:FuzzConditionsMatchReference \
 	./server:FuzzQuery ./server:FuzzHandler ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
-	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport \
+	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions ./upstream:FuzzParseBase
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e

@@ -2,6 +2,7 @@ package decoy
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -195,6 +196,15 @@ type ImportBatch struct {
 	// and replaced.
 	Routes    []*Route
 	MaxRoutes int
+	// Load, when not nil, gives the batch's documents one at a time, as
+	// the store writes them, in place of the Data of Create and Replace
+	// (empty then): document i is Create[i]'s, and len(Create)+j is
+	// Replace[j]'s. The store calls release once it wrote a document, and
+	// before it loads the next, so that a batch holds one document in
+	// memory however many it writes (an import that streams). Their sizes
+	// are known before: Create's mocks' Size and Replace's Size; a
+	// document of another size is refused, and so is the batch.
+	Load func(ctx context.Context, i int) (d Data, release func(), err error)
 }
 
 // MockReplacement is an existing mock's new data.
@@ -204,6 +214,43 @@ type MockReplacement struct {
 	// Template, when not nil, is stored as the mock's template (see
 	// TemplateStore); nil leaves the template as it is.
 	Template *Template
+	// Size is the size of the data ImportBatch.Load gives for it; unused
+	// otherwise.
+	Size int64
+}
+
+// DocSize is the size of document i of the batch (see Load).
+func (b *ImportBatch) DocSize(i int) int64 {
+	switch {
+	case i < len(b.Create) && b.Load != nil:
+		return b.Create[i].Mock.Size
+	case i < len(b.Create):
+		return int64(len(b.Create[i].Data.Bytes))
+	case b.Load != nil:
+		return b.Replace[i-len(b.Create)].Size
+	}
+	return int64(len(b.Replace[i-len(b.Create)].Data.Data.Bytes))
+}
+
+// Doc returns document i of the batch and the function that releases it:
+// the Data given in the batch, or what Load gives, checked against its
+// size.
+func (b *ImportBatch) Doc(ctx context.Context, i int) (Data, func(), error) {
+	if b.Load == nil {
+		if i < len(b.Create) {
+			return b.Create[i].Data, func() {}, nil
+		}
+		return b.Replace[i-len(b.Create)].Data.Data, func() {}, nil
+	}
+	d, release, err := b.Load(ctx, i)
+	if err != nil {
+		return Data{}, nil, err
+	}
+	if want := b.DocSize(i); int64(len(d.Bytes)) != want {
+		release()
+		return Data{}, nil, fmt.Errorf("document %d of the import holds %d bytes, not the %d it was given with", i, len(d.Bytes), want)
+	}
+	return d, release, nil
 }
 
 // ImportWritten is what WriteImport wrote, in the batch's order.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -11,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,8 +90,8 @@ type importAnswer struct {
 }
 
 // importLimits bound what one import reads: the file is at most
-// --max-data-bytes, as a mock's document, and an export unpacks to at
-// most four times that.
+// --max-data-bytes, as a mock's document; an export, which streams, is
+// bounded by streamLimits.
 func (s *API) importLimits() importer.Limits {
 	return importer.Limits{MaxDataBytes: s.cfg.MaxDataBytes, MaxUnpackedBytes: 4 * s.cfg.MaxDataBytes, MaxRoutes: s.maxRoutes()}
 }
@@ -222,37 +224,32 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		return err
 	}
 	defer done()
-	max := s.cfg.MaxDataBytes
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes (--max-data-bytes)", max)
-	case err != nil:
-		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
-	}
-	if format == "" {
-		format = importer.Detect(body)
-	}
 	// A base path is a prefix of paths: "/" and a trailing "/" say nothing.
 	basePath := strings.TrimRight(q.Get("base_path"), "/")
 	gen := s.newImportGeneration(r.Context())
-	res, err := importer.Read(format, body, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath})
+	read, err := s.readImport(w, r, project, format, basePath, gen)
 	if gen.err != nil {
 		// Refused as a whole, rather than with operations skipped for
 		// the server's load.
+		if read != nil {
+			read.Close()
+		}
 		return gen.err
 	}
 	if err != nil {
 		return err
 	}
-	body = nil // the mocks hold what they need of it
+	defer read.Close()
+	res := read.Result
+	format = read.format
 
 	keepIDs := format == importer.FormatDecoy && !newIDs
 	mocks := make([]*importedMock, 0, len(res.Mocks))
 	defer func() {
 		for _, im := range mocks {
-			im.entry.Release()
+			if im.entry != nil {
+				im.entry.Release()
+			}
 		}
 	}()
 	skipped := append([]importer.Skipped{}, res.Skipped...)
@@ -359,6 +356,117 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	return nil
 }
 
+// readImport is an import's file as read: its mocks and routes, and its
+// format (as given, or guessed).
+type readImport struct {
+	*importer.Result
+	format string
+}
+
+// readImport reads the body of an import into project in format (guessed
+// from the content when empty). A Decoy export streams (see
+// readStreamed); the other formats are one document, read whole, of at
+// most --max-data-bytes.
+func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format, basePath string, gen *importGeneration) (*readImport, error) {
+	body := bufio.NewReader(r.Body)
+	head, _ := body.Peek(2)
+	if format == importer.FormatDecoy || format == "" && importer.Detect(head) == importer.FormatDecoy {
+		return s.readStreamed(w, r, project, body, basePath)
+	}
+	max := s.cfg.MaxDataBytes
+	file, err := io.ReadAll(http.MaxBytesReader(w, io.NopCloser(body), max))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes (--max-data-bytes)", max)
+	case err != nil:
+		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	}
+	if format == "" {
+		format = importer.Detect(file)
+	}
+	res, err := importer.Read(format, file, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath})
+	if err != nil {
+		return nil, err
+	}
+	return &readImport{Result: res, format: format}, nil
+}
+
+// readStreamed reads a Decoy export from body as it arrives, each data
+// file written to a file of the upload folder (see importer.SpoolExport)
+// rather than held: the import's memory does not grow with the project.
+// Each document is bounded by --max-data-bytes, and all of them together
+// by the max_bytes of the project's workspace (with no such limit, by
+// what the most mocks an import makes can hold); the archive itself by
+// what those unpack from.
+func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, basePath string) (*readImport, error) {
+	l, byWorkspace, err := s.streamLimits(r.Context(), project)
+	if err != nil {
+		return nil, err
+	}
+	max := importer.MaxArchiveBytes(l)
+	in := &bodyError{r: http.MaxBytesReader(w, io.NopCloser(body), max)}
+	res, err := importer.ReadSpooled(in, importer.Options{Limits: l, BasePath: basePath}, s.cfg.UploadDir)
+	var mbe *http.MaxBytesError
+	var se *importer.SpoolError
+	switch {
+	case err == nil:
+		return &readImport{Result: res, format: importer.FormatDecoy}, nil
+	case errors.As(in.err, &mbe):
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes", max)
+	case in.err != nil && !errors.Is(in.err, io.EOF) && decoy.ErrorCode(err) != decoy.ETOOLARGE:
+		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	case errors.As(err, &se):
+		return nil, uploadFileError("write", se.Err)
+	case byWorkspace && decoy.ErrorCode(err) == decoy.ETOOLARGE && strings.HasPrefix(decoy.ErrorMessage(err), "The export unpacks to more than"):
+		return nil, decoy.Errorf(decoy.ETOOLARGE, "%s (the workspace's max_bytes)", decoy.ErrorMessage(err))
+	}
+	return nil, err
+}
+
+// streamLimits are the bounds of an import that streams into project
+// (see readStreamed), and whether the workspace's max_bytes bounds it.
+func (s *API) streamLimits(ctx context.Context, project string) (l importer.Limits, byWorkspace bool, err error) {
+	l = s.importLimits()
+	l.MaxMocks = importer.DefaultMaxMocks
+	l.MaxUnpackedBytes = int64(l.MaxMocks) * min(l.MaxDataBytes, maxStreamedBytes/int64(l.MaxMocks))
+	if s.cfg.Teams == nil {
+		return l, false, nil
+	}
+	p, err := s.cfg.Teams.FindProject(ctx, project)
+	if err != nil {
+		return l, false, err
+	}
+	ws, err := s.cfg.Teams.FindWorkspace(ctx, p.WorkspaceID)
+	if err != nil {
+		return l, false, err
+	}
+	if m := ws.Limits.MaxBytes; m != nil {
+		l.MaxUnpackedBytes = min(max(*m, 1), maxStreamedBytes)
+		return l, true, nil
+	}
+	return l, false, nil
+}
+
+// maxStreamedBytes bounds an import that streams, whatever the limits: a
+// pebibyte, far past any disk, and far from overflowing.
+const maxStreamedBytes = 1 << 50
+
+// bodyError is a request body that remembers why reading it failed: a
+// reader of an archive says only that the archive ended.
+type bodyError struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyError) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
 // importPlan is what an import writes: the batch for the store, and for
 // each mock of the file the id of the existing mock it gives new data
 // ("" when it creates one), with the mocks it creates in the batch's order.
@@ -399,13 +507,23 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 		id := plan.replaces[i]
 		if id == "" {
 			plan.created = append(plan.created, im)
-			plan.batch.Create = append(plan.batch.Create, decoy.NewMock{Mock: im.mock, Data: decoy.Data{Bytes: im.entry.Data}, Template: im.template})
+			plan.batch.Create = append(plan.batch.Create, decoy.NewMock{Mock: im.mock, Data: im.data(), Template: im.template})
 			continue
 		}
 		im.mock.ID = id
 		plan.replaced = append(plan.replaced, im)
 		plan.batch.Replace = append(plan.batch.Replace, decoy.MockReplacement{ID: id,
-			Data: decoy.MockData{ContentType: im.mock.ContentType, Data: decoy.Data{Bytes: im.entry.Data}, ETag: im.mock.ETag}, Template: im.template})
+			Data: decoy.MockData{ContentType: im.mock.ContentType, Data: im.data(), ETag: im.mock.ETag}, Template: im.template, Size: im.mock.Size})
+	}
+	if len(mocks) > 0 && mocks[0].spool != "" {
+		// An import that streams: the store loads each document as it
+		// writes it.
+		plan.batch.Load = func(ctx context.Context, i int) (decoy.Data, func(), error) {
+			if i < len(plan.created) {
+				return plan.created[i].load(ctx, i)
+			}
+			return plan.replaced[i-len(plan.created)].load(ctx, i)
+		}
 	}
 	for _, ir := range res.Routes {
 		rt := &decoy.Route{ProjectID: project, Method: ir.Method, Path: ir.Path, MockID: mocks[ir.Mock].mock.ID, Action: ir.Action,
@@ -421,21 +539,34 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 	return plan, nil
 }
 
-// writeImport writes a planned import, and puts its mocks in the cache.
-// The caller holds writeMu.
+// writeImport writes a planned import, and puts its mocks in the cache;
+// those of an import that streams, of which nothing is held, are dropped
+// from it instead, for their next reads to load them. The caller holds
+// writeMu.
 func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportWritten, error) {
-	var entries []*mockcache.Entry
-	for _, im := range append(slices.Clip(plan.created), plan.replaced...) {
-		entries = append(entries, im.entry)
-	}
+	all := append(slices.Clip(plan.created), plan.replaced...)
 	var written *decoy.ImportWritten
-	_, err := s.storeMocks(ctx, entries, func(ctx context.Context) ([]*decoy.Mock, error) {
+	write := func(ctx context.Context) ([]*decoy.Mock, error) {
 		var err error
 		if written, err = s.cfg.Routes.WriteImport(ctx, plan.batch); err != nil {
 			return nil, err
 		}
 		return append(slices.Clip(written.Created), written.Replaced...), nil
-	})
+	}
+	var err error
+	if plan.batch.Load != nil {
+		_, err = write(ctx)
+		for _, im := range all {
+			s.announce(ctx, im.mock.ID)
+			s.cache.Remove(im.mock.ID)
+		}
+	} else {
+		entries := make([]*mockcache.Entry, len(all))
+		for i, im := range all {
+			entries[i] = im.entry
+		}
+		_, err = s.storeMocks(ctx, entries, write)
+	}
 	s.routesChanged(ctx, plan.batch.ProjectID)
 	if err == nil {
 		for i, rt := range plan.batch.Routes {
@@ -477,17 +608,22 @@ func (s *API) adoptSlug(ctx context.Context, project, slug string) error {
 }
 
 // importedMock is a mock of an import, ready to store: its settings, its
-// data as a cache entry, and the token issued when it is private.
+// data as a cache entry (or, for an import that streams, the file that
+// holds it, loaded when the store writes it), and the token issued when
+// it is private.
 type importedMock struct {
 	mock     *decoy.Mock
 	entry    *mockcache.Entry
+	spool    string
 	token    string
 	template *decoy.Template
 }
 
 // newImportedMock checks a mock an import read as the admin API checks an
 // upload, its template with checkTemplate, and makes it ready to store in
-// project.
+// project. A mock whose data is in a file (an import that streams) is
+// checked by loading it, and keeps none of it: its data is loaded again
+// when the store writes it.
 func newImportedMock(in importer.Mock, project string, keepID bool, checkTemplate func(*decoy.Template) error) (*importedMock, error) {
 	m := &decoy.Mock{
 		ID: uuid.NewString(), ProjectID: project, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
@@ -515,17 +651,73 @@ func newImportedMock(in importer.Mock, project string, keepID bool, checkTemplat
 		}
 		m.TemplateMode = t.Mode
 	}
-	e, err := mockcache.NewEntry(m, docfile.FromBytes(in.Data))
-	if err != nil {
-		return nil, named(err)
+	im := &importedMock{mock: m, template: in.Template, spool: in.Spool}
+	if in.Spool != "" {
+		m.Size = in.Size
+		if err := im.check(); err != nil {
+			return nil, named(err)
+		}
+	} else {
+		e, err := mockcache.NewEntry(m, docfile.FromBytes(in.Data))
+		if err != nil {
+			return nil, named(err)
+		}
+		im.entry = e
 	}
-	im := &importedMock{mock: m, entry: e, template: in.Template}
 	if m.Private {
 		var h *[]byte
 		im.token, h = issueToken()
 		m.TokenHash = *h
 	}
 	return im, nil
+}
+
+// data is the mock's data as a batch holds it: none for a mock that
+// streams, which the batch loads (see importPlan).
+func (im *importedMock) data() decoy.Data {
+	if im.entry == nil {
+		return decoy.Data{}
+	}
+	return decoy.Data{Bytes: im.entry.Data}
+}
+
+// check checks the data of a mock that streams as an upload's is checked
+// (see mockcache.NewEntry) and takes its ETag, holding it no longer than
+// that.
+func (im *importedMock) check() error {
+	d, release, err := im.load(context.Background(), 0)
+	if err != nil {
+		return err
+	}
+	defer release()
+	im.mock.ETag = jsondoc.ETag(d.Bytes)
+	doc := docfile.FromBytes(d.Bytes) // the entry's reference, to d's bytes
+	e, err := mockcache.NewEntry(im.mock, doc)
+	if err != nil {
+		return err
+	}
+	e.Release()
+	return nil
+}
+
+// load opens the data of a mock that streams: its file, mapped or read
+// (see docfile.Load), given to the store with the file, which a store that
+// keeps documents in files may take over (see decoy.Data). It is an
+// ImportBatch's Load, for one document.
+func (im *importedMock) load(context.Context, int) (decoy.Data, func(), error) {
+	f, err := os.Open(im.spool)
+	if err != nil {
+		return decoy.Data{}, nil, fmt.Errorf("open the data of an import: %w", err)
+	}
+	doc, err := docfile.Load(f)
+	if err != nil {
+		f.Close()
+		return decoy.Data{}, nil, fmt.Errorf("load the data of an import: %w", err)
+	}
+	return decoy.Data{Bytes: doc.Bytes(), File: f}, func() {
+		doc.Release()
+		f.Close()
+	}, nil
 }
 
 // exportProject serves GET /admin/v1/projects/{id}/export: the project's
@@ -628,10 +820,10 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 const importTimeout = 5 * time.Minute
 
 // maxImports bounds the imports that run at once on a server. Each holds
-// its file and the mocks made of it in memory (at most --max-data-bytes,
-// and four times that unpacked), so their number bounds the whole; it is
-// two so that one long import, of one workspace, leaves room for another
-// workspace's.
+// in memory its file and the mocks made of it (at most --max-data-bytes),
+// or, for an export, which streams, the manifest and one document at a
+// time, so their number bounds the whole; it is two so that one long
+// import, of one workspace, leaves room for another workspace's.
 const maxImports = 2
 
 // importSlots lets imports run one at a time per workspace, in the order

@@ -410,13 +410,14 @@ func ReadExport(r io.Reader, l Limits) (*Result, error) {
 	if manifest == nil {
 		return nil, decoy.Errorf(decoy.EINVALID, "Not a Decoy export: no %s", ManifestName)
 	}
-	return fromManifest(manifest, l, func(name string) ([]byte, error) {
+	return fromManifest(manifest, l, func(name string, m *Mock) error {
 		b, ok := files[name]
 		if !ok {
-			return nil, decoy.Errorf(decoy.EINVALID, "The export has no %s, which its manifest lists", name)
+			return decoy.Errorf(decoy.EINVALID, "The export has no %s, which its manifest lists", name)
 		}
 		delete(files, name)
-		return b, nil
+		m.Data = b
+		return nil
 	}, func() error {
 		for name := range files {
 			return decoy.Errorf(decoy.EINVALID, "The export holds %s, which its manifest does not list", name)
@@ -455,13 +456,14 @@ func ReadExportDir(dir string, l Limits) (*Result, error) {
 		return nil, err
 	}
 	var total int64
-	return fromManifest(manifest, l, func(name string) ([]byte, error) {
+	return fromManifest(manifest, l, func(name string, m *Mock) error {
 		b, err := read(name, l.MaxDataBytes)
 		total += int64(len(b))
 		if err == nil && total > l.MaxUnpackedBytes {
-			return nil, decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d bytes", l.MaxUnpackedBytes)
+			return decoy.Errorf(decoy.ETOOLARGE, "The export holds more than %d bytes", l.MaxUnpackedBytes)
 		}
-		return b, err
+		m.Data = b
+		return err
 	}, func() error { return nil })
 }
 
@@ -471,10 +473,10 @@ func HasManifest(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// fromManifest checks a manifest and makes its mocks, with the data that
-// data returns for each; rest is called last, to refuse files the
-// manifest does not list.
-func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), rest func() error) (*Result, error) {
+// fromManifest checks a manifest and makes its mocks, each given its data
+// (or where it is) by data, with the name of its file in the export; rest
+// is called last, to refuse files the manifest does not list.
+func fromManifest(raw []byte, l Limits, data func(name string, m *Mock) error, rest func() error) (*Result, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&m); err != nil {
@@ -525,18 +527,18 @@ func fromManifest(raw []byte, l Limits, data func(name string) ([]byte, error), 
 		if err := checkSettings(mm); err != nil {
 			return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: mock %s: %s", ManifestName, id, err)
 		}
-		b, err := data(DataPath(mm.ID))
-		if err != nil {
-			return nil, err
-		}
 		var tmpl *decoy.Template
 		if t := mm.Template; t != nil {
 			tmpl = &decoy.Template{Mode: t.Mode, ContentType: t.ContentType, Body: t.Body}
 		}
-		res.Mocks = append(res.Mocks, Mock{
+		m := Mock{
 			ID: id, Name: mm.Name, ContentType: mm.ContentType, Private: mm.Private, Status: mm.Status,
-			DelayMS: mm.DelayMS, RateLimit: mm.RateLimit, MonthlyQuota: mm.MonthlyQuota, Template: tmpl, Data: b,
-		})
+			DelayMS: mm.DelayMS, RateLimit: mm.RateLimit, MonthlyQuota: mm.MonthlyQuota, Template: tmpl,
+		}
+		if err := data(DataPath(mm.ID), &m); err != nil {
+			return nil, err
+		}
+		res.Mocks = append(res.Mocks, m)
 	}
 	if err := res.manifestRoutes(m.Routes); err != nil {
 		return nil, err

@@ -145,6 +145,48 @@ func FuzzReadExport(f *testing.F) {
 	})
 }
 
+// FuzzSpoolExport: SpoolExport reads what ReadExport reads, the same
+// mocks, routes and refusals, and leaves no file behind but the data of
+// the mocks it gives (which Close removes).
+func FuzzSpoolExport(f *testing.F) {
+	var b bytes.Buffer
+	w := importer.NewExportWriter(&b, "default", time.Unix(0, 0))
+	w.Add(importer.ManifestMock{ID: "00000000-0000-4000-8000-000000000001", Name: "a", ContentType: "application/json", Status: 200}, 3, bytes.NewReader([]byte("[1]")))
+	w.AddRoute(importer.ManifestRoute{Method: "GET", Path: "/a/{id}", MockID: "00000000-0000-4000-8000-000000000001"})
+	w.Close()
+	f.Add(b.Bytes())
+	f.Add([]byte{0x1f, 0x8b, 0x08, 0x00})
+	f.Fuzz(func(t *testing.T, file []byte) {
+		dir := t.TempDir()
+		want, werr := importer.ReadExport(bytes.NewReader(file), fuzzLimits)
+		got, err := importer.SpoolExport(bytes.NewReader(file), fuzzLimits, dir)
+		checkError(t, err)
+		if (err == nil) != (werr == nil) || err != nil && decoy.ErrorMessage(err) != decoy.ErrorMessage(werr) {
+			t.Fatalf("SpoolExport: %v; ReadExport: %v", err, werr)
+		}
+		left, _ := os.ReadDir(dir)
+		if err != nil {
+			if len(left) != 0 {
+				t.Fatalf("%d files left by a refused export", len(left))
+			}
+			return
+		}
+		if len(left) != len(got.Mocks) || len(got.Mocks) != len(want.Mocks) || len(got.Routes) != len(want.Routes) || got.Slug != want.Slug {
+			t.Fatalf("%d files, %d mocks, %d routes; ReadExport: %d mocks, %d routes", len(left), len(got.Mocks), len(got.Routes), len(want.Mocks), len(want.Routes))
+		}
+		for i, m := range got.Mocks {
+			data, err := os.ReadFile(m.Spool)
+			if err != nil || !bytes.Equal(data, want.Mocks[i].Data) || m.Size != int64(len(data)) || m.ID != want.Mocks[i].ID {
+				t.Fatalf("mock %d: %q (%d bytes), want %q: %v", i, data, m.Size, want.Mocks[i].Data, err)
+			}
+		}
+		got.Close()
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%d files left after Close", len(left))
+		}
+	})
+}
+
 // paramName is what a route's parameter may be named (§11.2 of the
 // contract): letters, digits, _, - and ., not starting with a digit.
 var paramName = regexp.MustCompile(`^[A-Za-z_.-][A-Za-z0-9_.-]*$`)

@@ -13,6 +13,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
@@ -39,8 +40,13 @@ type Mock struct {
 	MonthlyQuota *int64
 	// Template is the mock's template in a Decoy export, when it has one.
 	Template *decoy.Template
-	// Data is the mock's document, byte for byte.
+	// Data is the mock's document, byte for byte; nil when Spool holds
+	// it.
 	Data []byte
+	// Spool, when not empty, is the file that holds the document (an
+	// export read by SpoolExport), Size bytes, removed by Result.Close.
+	Spool string
+	Size  int64
 }
 
 // Skipped is a part of the file no mock was made from, and why.
@@ -90,6 +96,16 @@ type Result struct {
 	// Upstream is the project's upstream and mode in a Decoy export
 	// (§14); nil when it has none.
 	Upstream *decoy.ProjectUpstream
+}
+
+// Close removes the files that hold the result's documents (see
+// SpoolExport), those a store took over aside.
+func (r *Result) Close() {
+	for _, m := range r.Mocks {
+		if m.Spool != "" {
+			_ = os.Remove(m.Spool)
+		}
+	}
 }
 
 // Limits bound what one import reads.

@@ -44,7 +44,7 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 	var created []*decoy.Mock
 	err := db.write(ctx, func(tx pgx.Tx) (err error) {
 		g := growth{}
-		if created, err = db.createMocks(ctx, tx, mocks, g); err != nil {
+		if created, err = db.createMocks(ctx, tx, &decoy.ImportBatch{Create: mocks}, g); err != nil {
 			return err
 		}
 		return g.check(ctx, tx)
@@ -55,18 +55,20 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 	return created, nil
 }
 
-// createMocks stores new mocks in the transaction tx, each its data's
-// version 1, and adds them to g.
-func (db *DB) createMocks(ctx context.Context, tx pgx.Tx, mocks []decoy.NewMock, g growth) ([]*decoy.Mock, error) {
-	created := make([]*decoy.Mock, 0, len(mocks))
+// createMocks stores the mocks b creates in the transaction tx, each its
+// data's version 1, and adds them to g. Their documents are loaded one at
+// a time, each released once its chunks are written (see
+// decoy.ImportBatch.Load).
+func (db *DB) createMocks(ctx context.Context, tx pgx.Tx, b *decoy.ImportBatch, g growth) ([]*decoy.Mock, error) {
+	created := make([]*decoy.Mock, 0, len(b.Create))
 	now := db.now()
-	for _, nm := range mocks {
-		m, data := nm.Mock, nm.Data.Bytes
+	for i, nm := range b.Create {
+		m, size := nm.Mock, b.DocSize(i)
 		workspaceID, projectID, err := placeMock(ctx, tx, m)
 		if err != nil {
 			return nil, err
 		}
-		g.add(workspaceID, true, len(data) > 0)
+		g.add(workspaceID, true, size > 0)
 		var tmode, ttype *string
 		var tbody []byte
 		if t := nm.Template; t != nil {
@@ -79,7 +81,7 @@ func (db *DB) createMocks(ctx context.Context, tx pgx.Tx, mocks []decoy.NewMock,
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, $12, $13, $14, $15, $16, $17)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			m.RateLimit, m.MonthlyQuota, len(data), m.ETag, now, workspaceID, projectID, tmode, ttype, tbody))
+			m.RateLimit, m.MonthlyQuota, size, m.ETag, now, workspaceID, projectID, tmode, ttype, tbody))
 		switch pgCode(err) {
 		case uniqueViolation: // only the id is unique
 			return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
@@ -90,13 +92,24 @@ func (db *DB) createMocks(ctx context.Context, tx pgx.Tx, mocks []decoy.NewMock,
 			return nil, err
 		}
 		// The data is the mock's first version (§9 of the contract).
-		if err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(data)), m.ETag, now); err != nil {
+		if err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, size, m.ETag, now); err != nil {
 			return nil, err
 		}
-		if err := writeChunks(ctx, tx, versionChunks, m.ID, 1, data); err != nil {
+		if err := writeLoaded(ctx, tx, b, i, m.ID); err != nil {
 			return nil, err
 		}
 		created = append(created, c)
 	}
 	return created, nil
+}
+
+// writeLoaded writes document i of b (see decoy.ImportBatch.Doc) as the
+// chunks of version 1 of mock id, and releases it.
+func writeLoaded(ctx context.Context, tx pgx.Tx, b *decoy.ImportBatch, i int, id string) error {
+	data, release, err := b.Doc(ctx, i)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return writeChunks(ctx, tx, versionChunks, id, 1, data.Bytes)
 }

@@ -338,7 +338,9 @@ func checkShapes(ctx context.Context, q querier, projectID string, ws []routeWri
 
 // WriteImport writes an import's mocks and routes into a project in one
 // transaction: the paths of CreateMocks, ReplaceMockData and SetTemplate,
-// then storeRoutes, and the workspace's limits checked on the whole.
+// then storeRoutes, and the workspace's limits checked on the whole. The
+// documents are loaded one at a time, each released once its chunks are
+// written (see decoy.ImportBatch.Load).
 func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.ImportWritten, error) {
 	out := &decoy.ImportWritten{}
 	err := db.write(ctx, func(tx pgx.Tx) (err error) {
@@ -349,11 +351,12 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 		if err != nil {
 			return err
 		}
+		b.Create = create
 		g := growth{}
-		if out.Created, err = db.createMocks(ctx, tx, create, g); err != nil {
+		if out.Created, err = db.createMocks(ctx, tx, &b, g); err != nil {
 			return err
 		}
-		for _, r := range b.Replace {
+		for j, r := range b.Replace {
 			var projectID string
 			if err := tx.QueryRow(ctx, `SELECT project_id FROM mocks WHERE id = $1`, r.ID).Scan(&projectID); errors.Is(err, pgx.ErrNoRows) {
 				return notFound()
@@ -363,7 +366,7 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 			if projectID != b.ProjectID {
 				return notFound()
 			}
-			m, err := db.replaceData(ctx, tx, r.ID, r.Data, g)
+			m, err := db.replaceLoaded(ctx, tx, &b, len(b.Create)+j, g)
 			if err == nil && r.Template != nil {
 				m, err = db.setTemplate(ctx, tx, r.ID, *r.Template)
 			}
@@ -385,6 +388,20 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 		return nil, err
 	}
 	return out, nil
+}
+
+// replaceLoaded gives the mock of b's document i, one of b.Replace, that
+// document as its new data (see replaceData), loaded for the write alone.
+func (db *DB) replaceLoaded(ctx context.Context, tx pgx.Tx, b *decoy.ImportBatch, i int, g growth) (*decoy.Mock, error) {
+	r := b.Replace[i-len(b.Create)]
+	data, release, err := b.Doc(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	d := r.Data
+	d.Data = data
+	return db.replaceData(ctx, tx, r.ID, d, g)
 }
 
 // importMocks are the mocks b creates, each in b's project.

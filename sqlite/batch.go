@@ -58,14 +58,14 @@ func (g growth) add(workspaceID string, mocks, bytes int64) {
 }
 
 // addData adds to g what replacing the data of mock id, of workspace
-// workspaceID, with d adds: d, as a new version, less the bytes of the
-// live data the replacement drops.
-func (g growth) addData(ctx context.Context, q queryer, workspaceID, id string, d decoy.MockData) error {
+// workspaceID, with size bytes adds: those, as a new version, less the
+// bytes of the live data the replacement drops.
+func (g growth) addData(ctx context.Context, q queryer, workspaceID, id string, size int64) error {
 	r, err := readLiveRow(ctx, q, id)
 	if err != nil {
 		return err
 	}
-	g.add(workspaceID, 0, int64(len(d.Data.Bytes))-r.liveSize)
+	g.add(workspaceID, 0, size-r.liveSize)
 	return nil
 }
 
@@ -94,14 +94,15 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 	var created []*decoy.Mock
 	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
 		g := growth{}
-		places, err := placeMocks(ctx, tx, mocks, g)
+		b := &decoy.ImportBatch{Create: mocks}
+		places, err := placeMocks(ctx, tx, b, g)
 		if err != nil {
 			return err
 		}
 		if err := g.check(ctx, tx); err != nil {
 			return err
 		}
-		created, err = db.insertMocks(ctx, tx, w, mocks, places)
+		created, err = db.insertMocks(ctx, tx, w, b, places)
 		return err
 	})
 	if err != nil {
@@ -113,27 +114,28 @@ func (db *DB) CreateMocks(ctx context.Context, mocks []decoy.NewMock) ([]*decoy.
 // place is where a new mock goes.
 type place struct{ workspace, project string }
 
-// placeMocks puts each mock of a batch in its project (see placeMock) and
-// adds the batch to g.
-func placeMocks(ctx context.Context, q queryer, mocks []decoy.NewMock, g growth) ([]place, error) {
-	places := make([]place, len(mocks))
-	for i, nm := range mocks {
+// placeMocks puts each mock b creates in its project (see placeMock) and
+// adds them to g.
+func placeMocks(ctx context.Context, q queryer, b *decoy.ImportBatch, g growth) ([]place, error) {
+	places := make([]place, len(b.Create))
+	for i, nm := range b.Create {
 		w, p, err := placeMock(ctx, q, nm.Mock)
 		if err != nil {
 			return nil, err
 		}
 		places[i] = place{w, p}
-		g.add(w, 1, int64(len(nm.Data.Bytes)))
+		g.add(w, 1, b.DocSize(i))
 	}
 	return places, nil
 }
 
-// insertMocks stores mocks placed by placeMocks, with their documents and
-// templates, each its data's version 1.
-func (db *DB) insertMocks(ctx context.Context, tx *sql.Tx, w *docWrite, mocks []decoy.NewMock, places []place) ([]*decoy.Mock, error) {
+// insertMocks stores the mocks b creates, placed by placeMocks, with their
+// documents and templates, each its data's version 1. The documents are
+// loaded one at a time (see decoy.ImportBatch.Load).
+func (db *DB) insertMocks(ctx context.Context, tx *sql.Tx, w *docWrite, b *decoy.ImportBatch, places []place) ([]*decoy.Mock, error) {
 	now := db.now()
-	created := make([]*decoy.Mock, 0, len(mocks))
-	for i, nm := range mocks {
+	created := make([]*decoy.Mock, 0, len(b.Create))
+	for i, nm := range b.Create {
 		m := nm.Mock
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mocks WHERE id = ?`, m.ID).Scan(&n); err != nil {
@@ -142,11 +144,11 @@ func (db *DB) insertMocks(ctx context.Context, tx *sql.Tx, w *docWrite, mocks []
 		if n > 0 { // writes are serialised: still true at the insert
 			return nil, decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists", m.ID)
 		}
-		file, err := db.placeDoc(m.ID, nm.Data)
+		file, err := db.placeLoaded(ctx, w, b, i, m.ID)
 		if err != nil {
 			return nil, err
 		}
-		w.placed = append(w.placed, file)
+		size := b.DocSize(i)
 		var tmode, ttype any
 		var tbody []byte
 		if t := nm.Template; t != nil {
@@ -159,16 +161,32 @@ func (db *DB) insertMocks(ctx context.Context, tx *sql.Tx, w *docWrite, mocks []
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 			RETURNING `+mockColumns,
 			m.ID, m.Name, m.Private, m.TokenHash, m.ContentType, m.Status, m.DelayMS,
-			nullable(m.RateLimit), nullable(m.MonthlyQuota), len(nm.Data.Bytes), m.ETag, now, now, file,
+			nullable(m.RateLimit), nullable(m.MonthlyQuota), size, m.ETag, now, now, file,
 			places[i].workspace, places[i].project, tmode, ttype, tbody))
 		if err != nil {
 			return nil, err
 		}
 		// The data is the mock's first version (§9 of the contract).
-		if _, err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, int64(len(nm.Data.Bytes)), m.ETag, now, file); err != nil {
+		if _, err := db.addVersion(ctx, tx, m.ID, 1, m.ContentType, size, m.ETag, now, file); err != nil {
 			return nil, err
 		}
 		created = append(created, c)
 	}
 	return created, nil
+}
+
+// placeLoaded places document i of b (see decoy.ImportBatch.Doc), of mock
+// id, in a file of the docs folder, noted in w, and releases it.
+func (db *DB) placeLoaded(ctx context.Context, w *docWrite, b *decoy.ImportBatch, i int, id string) (string, error) {
+	data, release, err := b.Doc(ctx, i)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	file, err := db.placeDoc(id, data)
+	if err != nil {
+		return "", err
+	}
+	w.placed = append(w.placed, file)
+	return file, nil
 }

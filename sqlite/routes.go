@@ -308,7 +308,9 @@ func checkShapes(ctx context.Context, q queryer, projectID string, ws []routeWri
 // transaction, placing the documents of the mocks it creates and of the
 // data it replaces in files removed again when it does not commit: the
 // paths of CreateMocks, ReplaceMockData and SetTemplate, then
-// storeRoutes.
+// storeRoutes. The documents are loaded one at a time, each released once
+// its file is placed (see decoy.ImportBatch.Load), and the workspace's
+// limits are checked on their sizes before any is.
 func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.ImportWritten, error) {
 	out := &decoy.ImportWritten{}
 	err := db.writeDocs(ctx, func(tx *sql.Tx, w *docWrite) error {
@@ -321,12 +323,13 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 		if err != nil {
 			return err
 		}
+		b.Create = create
 		g := growth{}
-		places, err := placeMocks(ctx, tx, create, g)
+		places, err := placeMocks(ctx, tx, &b, g)
 		if err != nil {
 			return err
 		}
-		for _, r := range b.Replace {
+		for j, r := range b.Replace {
 			workspaceID, projectID, err := mockPlace(ctx, tx, r.ID)
 			if err != nil {
 				return err
@@ -334,18 +337,18 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 			if projectID != b.ProjectID {
 				return notFound()
 			}
-			if err := g.addData(ctx, tx, workspaceID, r.ID, r.Data); err != nil {
+			if err := g.addData(ctx, tx, workspaceID, r.ID, b.DocSize(len(b.Create)+j)); err != nil {
 				return err
 			}
 		}
 		if err := g.check(ctx, tx); err != nil {
 			return err
 		}
-		if out.Created, err = db.insertMocks(ctx, tx, w, create, places); err != nil {
+		if out.Created, err = db.insertMocks(ctx, tx, w, &b, places); err != nil {
 			return err
 		}
-		for _, r := range b.Replace {
-			m, err := db.replaceData(ctx, tx, w, r.ID, r.Data)
+		for j, r := range b.Replace {
+			m, err := db.replaceLoaded(ctx, tx, w, &b, len(b.Create)+j)
 			if err == nil && r.Template != nil {
 				m, err = db.setTemplate(ctx, tx, r.ID, *r.Template)
 			}
@@ -365,6 +368,20 @@ func (db *DB) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.Impo
 		return nil, err
 	}
 	return out, nil
+}
+
+// replaceLoaded gives the mock of b's document i, one of b.Replace, that
+// document as its new data (see replaceData), loaded for the write alone.
+func (db *DB) replaceLoaded(ctx context.Context, tx *sql.Tx, w *docWrite, b *decoy.ImportBatch, i int) (*decoy.Mock, error) {
+	r := b.Replace[i-len(b.Create)]
+	data, release, err := b.Doc(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	d := r.Data
+	d.Data = data
+	return db.replaceData(ctx, tx, w, r.ID, d)
 }
 
 // importMocks are the mocks b creates, each in b's project.

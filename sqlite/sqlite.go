@@ -439,7 +439,7 @@ func (db *DB) ReplaceMockData(ctx context.Context, id string, d decoy.MockData) 
 			return err
 		}
 		g := growth{}
-		if err := g.addData(ctx, tx, workspaceID, id, d); err != nil {
+		if err := g.addData(ctx, tx, workspaceID, id, int64(len(d.Data.Bytes))); err != nil {
 			return err
 		}
 		if err := g.check(ctx, tx); err != nil {

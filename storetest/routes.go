@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,7 @@ func RunRoutes(t *testing.T, open func(t *testing.T) RouteBackend) {
 	t.Run("WriteImport", func(t *testing.T) { testWriteImport(t, open(t)) })
 	t.Run("WriteImportAllOrNothing", func(t *testing.T) { testWriteImportAllOrNothing(t, open(t)) })
 	t.Run("WriteImportInPlace", func(t *testing.T) { testWriteImportInPlace(t, open(t)) })
+	t.Run("WriteImportLoaded", func(t *testing.T) { testWriteImportLoaded(t, open(t)) })
 	t.Run("WriteImportAgainstResult", func(t *testing.T) { testWriteImportAgainstResult(t, open(t)) })
 	t.Run("RouteRules", func(t *testing.T) { testRouteRules(t, open(t)) })
 	t.Run("ProjectUpstream", func(t *testing.T) { testProjectUpstream(t, open(t)) })
@@ -1027,4 +1029,148 @@ func testRouteRules(t *testing.T, s RouteBackend) {
 	same("kept by an import", got.Routes[0].Rules, rules)
 	same("set by an import", got.Routes[1].Rules, rules[1:2])
 	same("new by an import", got.Routes[2].Rules, []decoy.Rule{})
+}
+
+// loader gives an import's documents from files, as an import that
+// streams does (see decoy.ImportBatch.Load), and counts those held.
+type loader struct {
+	t    *testing.T
+	docs []string
+	// failAt is the document whose load fails (-1: none).
+	failAt       int
+	held, most   int
+	loaded, done int
+}
+
+func (l *loader) load(_ context.Context, i int) (decoy.Data, func(), error) {
+	if i == l.failAt {
+		return decoy.Data{}, nil, errors.New("the upload ended")
+	}
+	f, err := os.CreateTemp(l.t.TempDir(), "doc-*")
+	if err != nil {
+		return decoy.Data{}, nil, err
+	}
+	if _, err := f.WriteString(l.docs[i]); err != nil {
+		return decoy.Data{}, nil, err
+	}
+	l.loaded++
+	l.held++
+	l.most = max(l.most, l.held)
+	released := false
+	return decoy.Data{Bytes: []byte(l.docs[i]), File: f}, func() {
+		if released {
+			l.t.Errorf("document %d released twice", i)
+		}
+		released = true
+		l.held--
+		l.done++
+		f.Close()
+	}, nil
+}
+
+// loadedBatch creates mocks 1 to n of project p and replaces the data of
+// mock old, their documents given by l, with a route on each.
+func loadedBatch(p string, n int, old string, l *loader) decoy.ImportBatch {
+	b := decoy.ImportBatch{ProjectID: p, MaxRoutes: decoy.DefaultMaxRoutes, Load: l.load}
+	for i := 1; i <= n; i++ {
+		doc := fmt.Sprintf(`[{"id":%d,"pad":"%s"}]`, i, strings.Repeat("x", 100*i))
+		l.docs = append(l.docs, doc)
+		b.Create = append(b.Create, decoy.NewMock{Mock: &decoy.Mock{ID: id(i), Name: fmt.Sprint("m", i), ContentType: "application/json",
+			Status: 200, ETag: fmt.Sprintf(`"%d"`, i), Size: int64(len(doc))}})
+		b.Routes = append(b.Routes, get("", fmt.Sprint("/m", i), id(i)))
+	}
+	l.docs = append(l.docs, `"replaced"`)
+	b.Replace = []decoy.MockReplacement{{ID: old, Data: decoy.MockData{ContentType: "application/json", ETag: `"r"`}, Size: int64(len(`"replaced"`))}}
+	return b
+}
+
+// An import whose documents are loaded one at a time (an import that
+// streams) holds one at a time, releases each, and stores them; one whose
+// load fails midway, or that gives a document of another size than said,
+// stores nothing.
+func testWriteImportLoaded(t *testing.T, s RouteBackend) {
+	ctx := context.Background()
+	w := mustWorkspace(t, s, "acme", "")
+	p := mustProject(t, s, w.ID, "api")
+	old := createIn(t, s, 99, p.ID, "old", `["v1"]`)
+	mocks, bytes, err := s.WorkspaceUsage(ctx, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	nothing := func(t *testing.T) {
+		t.Helper()
+		for i := 1; i <= n; i++ {
+			if _, err := s.FindMock(ctx, id(i)); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+				t.Errorf("mock %d of a failed import: %v", i, err)
+			}
+		}
+		if d, err := find(t, s, 99); err != nil || d != `["v1"]` {
+			t.Errorf("data of the mock a failed import replaced: %q, %v", d, err)
+		}
+		if vs, err := s.MockVersions(ctx, old.ID); err != nil || numbers(vs) != "1*" {
+			t.Errorf("versions after a failed import: %s, %v", numbers(vs), err)
+		}
+		if rs := listRoutes(t, s, p.ID); len(rs) != 0 {
+			t.Errorf("routes after a failed import: %s", paths(rs))
+		}
+		if m, b, err := s.WorkspaceUsage(ctx, w.ID); err != nil || m != mocks || b != bytes {
+			t.Errorf("usage %d mocks, %d bytes after a failed import, was %d, %d (%v)", m, b, mocks, bytes, err)
+		}
+	}
+	for _, failAt := range []int{0, 2, n} {
+		t.Run(fmt.Sprint("FailAt", failAt), func(t *testing.T) {
+			l := &loader{t: t, failAt: failAt}
+			if _, err := s.WriteImport(ctx, loadedBatch(p.ID, n, old.ID, l)); err == nil || !strings.Contains(err.Error(), "the upload ended") {
+				t.Fatalf("an import whose document %d failed to load: %v", failAt, err)
+			}
+			if l.held != 0 || l.loaded != failAt {
+				t.Errorf("%d documents loaded, %d held after the import, want %d and 0", l.loaded, l.held, failAt)
+			}
+			nothing(t)
+		})
+	}
+	t.Run("WrongSize", func(t *testing.T) {
+		l := &loader{t: t, failAt: -1}
+		b := loadedBatch(p.ID, n, old.ID, l)
+		b.Create[3].Mock.Size++
+		if _, err := s.WriteImport(ctx, b); err == nil {
+			t.Fatal("a document of another size than said was stored")
+		}
+		if l.held != 0 {
+			t.Errorf("%d documents held after the import", l.held)
+		}
+		nothing(t)
+	})
+	t.Run("Written", func(t *testing.T) {
+		l := &loader{t: t, failAt: -1}
+		got, err := s.WriteImport(ctx, loadedBatch(p.ID, n, old.ID, l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.most != 1 || l.loaded != n+1 || l.done != n+1 {
+			t.Errorf("%d documents held at once, %d loaded, %d released; want 1, %d, %d", l.most, l.loaded, l.done, n+1, n+1)
+		}
+		if len(got.Created) != n || len(got.Replaced) != 1 || len(got.Routes) != n {
+			t.Fatalf("written %d created, %d replaced, %d routes", len(got.Created), len(got.Replaced), len(got.Routes))
+		}
+		for i := 1; i <= n; i++ {
+			if d, err := find(t, s, i); err != nil || d != l.docs[i-1] {
+				t.Errorf("data of mock %d: %q, %v", i, d, err)
+			}
+			if m := got.Created[i-1]; m.Size != int64(len(l.docs[i-1])) || m.ETag != fmt.Sprintf(`"%d"`, i) {
+				t.Errorf("mock %d: size %d, etag %s", i, m.Size, m.ETag)
+			}
+		}
+		if d, err := find(t, s, 99); err != nil || d != `"replaced"` || got.Replaced[0].Size != int64(len(`"replaced"`)) {
+			t.Errorf("replaced data: %q, %v", d, err)
+		}
+		var sum int64
+		for _, d := range l.docs {
+			sum += int64(len(d))
+		}
+		if m, b, err := s.WorkspaceUsage(ctx, w.ID); err != nil || m != mocks+n || b != bytes+sum {
+			t.Errorf("usage %d mocks, %d bytes, want %d, %d (%v)", m, b, mocks+n, bytes+sum, err)
+		}
+	})
 }

@@ -115,6 +115,9 @@ func TestBrowser(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(spec), ".spec.mjs")
 		t.Run(name, func(t *testing.T) {
 			runJourney(t, node, bin, filepath.Base(spec), filepath.Join(artifacts, name))
+			if name == "pages" {
+				updateDocScreenshots(t, filepath.Join(artifacts, name))
+			}
 		})
 	}
 }

@@ -18,8 +18,8 @@ import (
 // rssOverhead is what the process may hold besides what --max-cache-bytes
 // bounds, at the peak of its resident set (VmHWM):
 //   - 64 MiB: the binary's own pages and the runtime (about 30 MiB at
-//     start, more once the admin API and the store have run; see README's
-//     Memory), the collector's floor (it lets the heap grow to 16 MiB
+//     start, more once the admin API and the store have run; see Memory in
+//     docs/production.md), the collector's floor (it lets the heap grow to 16 MiB
 //     however little is live: gc.go), the upload of the document, and the
 //     answer and buffers of the request under way;
 //   - half the bound: garbage, until the next collection. The collector

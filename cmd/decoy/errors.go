@@ -13,7 +13,7 @@ import (
 	"github.com/decoy-mock/decoy/client"
 )
 
-// Exit codes, as README and decoy --help document them.
+// Exit codes, as docs/cli.md and decoy --help document them.
 const (
 	exitOK    = 0 // done
 	exitError = 1 // the command ran and failed: the server refused, is down, a file is missing
@@ -88,7 +88,11 @@ func errorLine(err error) string {
 				line += " — a server admin can raise it (decoy workspace limits)"
 			}
 		case 413:
-			line += " — the server takes documents up to its --max-data-bytes"
+			if strings.Contains(ae.Message, "max_bytes") {
+				line += " — a server admin can raise it (decoy workspace limits)"
+			} else {
+				line += " — the server takes documents up to its --max-data-bytes"
+			}
 		}
 		// A message the command wrapped (mock X created, but ...) keeps its
 		// words.

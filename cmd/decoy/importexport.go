@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -90,7 +89,7 @@ why; tokens of private mocks are shown once.`,
 }
 
 // openImport opens the file to import. A folder written by decoy export
-// --out DIR is packed into an export first.
+// --out DIR is packed into an export as it is sent.
 func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.ReadCloser, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -106,26 +105,18 @@ func openImport(cmd *cobra.Command, path string, o *client.ImportOptions) (io.Re
 	if !importer.HasManifest(path) {
 		return nil, fmt.Errorf("%s is a folder without %s: not an export", path, importer.ManifestName)
 	}
-	res, err := importer.ReadExportDir(path, importer.Limits{})
+	dir, err := importer.OpenExportDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", path, decoy.ErrorMessage(err))
 	}
-	var b bytes.Buffer
-	w := importer.NewExportWriter(&b, filepath.Base(path), time.Now())
-	w.SetSlug(res.Slug)
-	for _, m := range res.Mocks {
-		if err := w.Add(importer.ManifestOf(m), int64(len(m.Data)), bytes.NewReader(m.Data)); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range res.Routes {
-		w.AddRoute(importer.ManifestRouteOf(r, res.Mocks[r.Mock].ID))
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
+	// The archive is written as it is sent, a data file at a time.
+	pr, pw := io.Pipe()
+	go func() {
+		defer dir.Close()
+		pw.CloseWithError(dir.WriteTo(pw, time.Now()))
+	}()
 	o.Format = importer.FormatDecoy
-	return io.NopCloser(&b), nil
+	return pr, nil
 }
 
 // printImport prints what an import created, updated and skipped, and the
@@ -301,24 +292,31 @@ func unpackExport(dir string, body io.Reader) error {
 // seedExport loads a folder written by decoy export --out DIR as --seed:
 // each mock with its id and settings from the manifest.
 func (m *Main) seedExport(ctx context.Context, dir string) ([]*decoy.Mock, error) {
-	res, err := importer.ReadExportDir(dir, importer.Limits{MaxDataBytes: int64(m.Config.MaxDataBytes)})
+	export, err := importer.OpenExportDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--seed %s: %s", dir, decoy.ErrorMessage(err))
 	}
+	defer export.Close()
+	res := export.Result()
 	m.seedTokens = map[string]string{}
 	var mocks []*decoy.Mock
 	for _, in := range res.Mocks {
+		// One document at a time, whatever the size of the project.
+		data, err := export.ReadData(in, int64(m.Config.MaxDataBytes))
+		if err != nil {
+			return nil, fmt.Errorf("--seed %s: %s", dir, decoy.ErrorMessage(err))
+		}
 		mock, changed, token, err := m.server.Admin().SeedMock(ctx, &decoy.Mock{
 			ID: in.ID, Name: in.Name, ContentType: in.ContentType, Private: in.Private, Status: in.Status,
 			DelayMS: in.DelayMS, RateLimit: in.RateLimit, MonthlyQuota: in.MonthlyQuota,
-		}, in.Data, in.Template)
+		}, data, in.Template)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %s: mock %s: %s", dir, in.ID, decoy.ErrorMessage(err))
 		}
 		if token != "" {
 			m.seedTokens[mock.ID] = token
 		}
-		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(in.Data), "changed", changed)
+		m.log.Info("seeded mock", "name", mock.Name, "id", mock.ID, "bytes", len(data), "changed", changed)
 		mocks = append(mocks, mock)
 	}
 	routes := make([]*decoy.Route, len(res.Routes))

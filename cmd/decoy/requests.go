@@ -135,13 +135,6 @@ var requestColumns = []column{
 		return fmt.Sprintf("%.1f", ms)
 	}},
 	{"CLIENT", str("client")},
-	// Forwarded to the project's upstream (§14), or answered by Decoy.
-	{"BY", func(_ *output, r map[string]json.RawMessage) string {
-		if string(r["forwarded"]) == "true" {
-			return "upstream"
-		}
-		return "decoy"
-	}},
 	// Last: the one of any width.
 	{"PATH", func(_ *output, r map[string]json.RawMessage) string {
 		var path, query string
@@ -149,6 +142,9 @@ var requestColumns = []column{
 		json.Unmarshal(r["query"], &query)
 		if query != "" {
 			path += "?" + query
+		}
+		if string(r["forwarded"]) == "true" {
+			path += " (upstream)" // answered by the project's upstream (§14)
 		}
 		return path
 	}},

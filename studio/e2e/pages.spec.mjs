@@ -1,7 +1,8 @@
 // Every page of Decoy Studio, as a phone and a desktop show it, in the
 // light and the dark scheme: axe-core finds no serious or critical
 // violation on any of them, and each is saved as <page>-<width>-<scheme>.png
-// (README shows two of them). See harness.mjs for what runs it.
+// (docs/studio.md shows two of them: studio/screenshots_test.go). See
+// harness.mjs for what runs it.
 import assert from 'node:assert/strict';
 import { adminToken, base, checkA11y, expectFailedRequest, journey, log, newPage, screenshot, step } from './harness.mjs';
 

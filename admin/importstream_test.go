@@ -1,0 +1,180 @@
+package admin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/importer"
+	"github.com/decoy-mock/decoy/internal/servertest"
+	"github.com/decoy-mock/decoy/server"
+)
+
+// heapStore measures the live heap, after a collection, when an import
+// reaches the store and as the store loads each of its documents: the
+// most the import holds while it writes.
+type heapStore struct {
+	batchStore
+	base, most uint64
+	samples    int
+}
+
+// liveHeap is the heap the program holds, after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func (h *heapStore) sample() {
+	h.most = max(h.most, liveHeap())
+	h.samples++
+}
+
+func (h *heapStore) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.ImportWritten, error) {
+	h.sample()
+	if load := b.Load; load != nil {
+		b.Load = func(ctx context.Context, i int) (decoy.Data, func(), error) {
+			d, release, err := load(ctx, i)
+			h.sample()
+			return d, release, err
+		}
+	}
+	return h.batchStore.WriteImport(ctx, b)
+}
+
+// streamedExport writes, as it is read, an export of n JSON mocks of size
+// bytes each (mock i's data starts with i), and a route on each: the
+// test holds none of it.
+func streamedExport(n, size int) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		ew := importer.NewExportWriter(pw, "big", time.Now())
+		for i := range n {
+			data := bigDoc(i, size)
+			id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
+			if err := ew.Add(importer.ManifestMock{ID: id, Name: fmt.Sprint("m", i), ContentType: "application/json", Status: 200},
+				int64(len(data)), strings.NewReader(data)); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			ew.AddRoute(importer.ManifestRoute{Method: "GET", Path: fmt.Sprint("/m", i), MockID: id, Action: decoy.ActionRead})
+		}
+		pw.CloseWithError(ew.Close())
+	}()
+	return pr
+}
+
+// bigDoc is the document of mock i of streamedExport.
+func bigDoc(i, size int) string {
+	head := fmt.Sprintf(`[%d,"`, i)
+	return head + strings.Repeat("x", size-len(head)-2) + `"]`
+}
+
+// TestImportStreamsMemory: an export of a project many times larger than
+// --max-data-bytes (and than the four times of it an import once held
+// whole) is imported whole, and the import's live heap stays within a
+// fixed amount plus the largest document, however many documents it
+// writes: measured after a collection as the import reaches the store
+// and as each document is loaded (a count of bytes held, not a timing).
+func TestImportStreamsMemory(t *testing.T) {
+	const (
+		maxData = 64 << 10
+		size    = 48 << 10 // read into the heap when loaded (below docfile.MinMapSize)
+		n       = 200      // 9.4 MiB: 150 times --max-data-bytes
+		fixed   = 4 << 20
+	)
+	hs := &heapStore{}
+	h := servertest.New(t, func(c *server.Config) {
+		c.MaxDataBytes = maxData
+		hs.batchStore = c.Store.(batchStore)
+		c.Store, c.Routes = hs, hs
+	})
+	req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy", streamedExport(n, size))
+	req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
+	hs.base = liveHeap()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("import: %d %s", resp.StatusCode, body)
+	}
+	var a routedImport
+	if err := json.Unmarshal(body, &a); err != nil || len(a.Created) != n || len(a.Routes) != n {
+		t.Fatalf("import: %d created, %d routes (%v)", len(a.Created), len(a.Routes), err)
+	}
+	if hs.samples != n+1 {
+		t.Errorf("%d samples, want %d: the store did not load the documents one at a time", hs.samples, n+1)
+	}
+	grew := int64(hs.most) - int64(hs.base)
+	t.Logf("an import of %d documents of %d KiB (%.1f MiB): live heap grew by at most %.2f MiB", n, size>>10, float64(n*size)/(1<<20), float64(grew)/(1<<20))
+	if grew > fixed+maxData {
+		t.Errorf("the import held %d bytes more than before it, past %d (a fixed %d and the largest document)", grew, fixed+maxData, fixed)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		r := h.Get(fmt.Sprintf("/p/default/m%d", i))
+		if r.Status != 200 || r.Body != bigDoc(i, size) {
+			t.Errorf("mock %d after the import: %d, %d bytes", i, r.Status, len(r.Body))
+		}
+	}
+	if bytes.Contains(body, []byte(`"skipped":[{`)) {
+		t.Errorf("skipped: %s", body)
+	}
+}
+
+// TestImportStreamsLeavesNoSpool: the files an export's data is spooled to
+// are gone once its import ends: a dry run (which stores nothing), a
+// refused import, and one stored (whose files the store took or copied).
+func TestImportStreamsLeavesNoSpool(t *testing.T) {
+	uploads := t.TempDir()
+	h := servertest.New(t, func(c *server.Config) { c.UploadDir = uploads })
+	spooled := func(what string) {
+		t.Helper()
+		if left, _ := os.ReadDir(uploads); len(left) != 0 {
+			t.Errorf("%d files left in the upload folder after %s", len(left), what)
+		}
+	}
+	send := func(query string) (int, string) {
+		req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy"+query, streamedExport(5, 70<<10))
+		req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := send("&dry_run=true"); status != 200 || strings.Count(body, `"size":71680`) != 5 {
+		t.Errorf("dry run: %d %s", status, body)
+	}
+	spooled("a dry run")
+	if n := mockCount(h); n != 0 {
+		t.Errorf("a dry run stored %d mocks", n)
+	}
+	if status, body := send(""); status != 201 {
+		t.Errorf("import: %d %s", status, body)
+	}
+	spooled("an import")
+	if status, body := send(""); status != 409 {
+		t.Errorf("import again, every id taken: %d %s", status, body)
+	}
+	spooled("a refused import")
+	if n := mockCount(h); n != 5 {
+		t.Errorf("%d mocks after the imports, want 5", n)
+	}
+}
