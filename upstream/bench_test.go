@@ -27,7 +27,7 @@ func BenchmarkForward(b *testing.B) {
 	base, _ := upstream.ParseBase(up.URL + "/api")
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := p.Forward(w, r, upstream.Target{Base: base, Path: r.URL.EscapedPath()}, nil); err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 		}
 	}))
 	defer front.Close()
