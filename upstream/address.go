@@ -12,6 +12,7 @@ package upstream
 import (
 	"errors"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // ErrNotAllowed is the answer to a request whose upstream resolves to an
 // address that is not public and not allowed (§14).
-var ErrNotAllowed = answer.New(400, "Upstream address not allowed")
+var ErrNotAllowed = answer.New(http.StatusBadRequest, "Upstream address not allowed")
 
 // errRefused is what the dialer's Control returns for such an address; it
 // wraps ErrNotAllowed, through the errors of the dial and the transport.
