@@ -291,6 +291,14 @@ type TeamStore interface {
 
 	CreateInvitation(ctx context.Context, inv *Invitation) error
 	FindInvitation(ctx context.Context, hash []byte, now time.Time) (*Invitation, error)
+	// ListInvitations lists a workspace's pending (unexpired)
+	// invitations, oldest first (at most MaxMembers, the bound of members
+	// and invitations together); ENOTFOUND ("Workspace not found").
+	ListInvitations(ctx context.Context, workspaceID string, now time.Time) ([]*Invitation, error)
+	// RevokeInvitation deletes the pending invitation of an email (in any
+	// case) to a workspace and returns it, so that its link no longer
+	// works; ENOTFOUND ("Invitation not found") when there is none.
+	RevokeInvitation(ctx context.Context, workspaceID, email string, now time.Time) (*Invitation, error)
 	// AcceptInvitation uses the invitation once: it creates the user
 	// with the invitation's email and its membership, and deletes the
 	// invitation, in one transaction. When a user with that email exists

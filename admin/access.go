@@ -105,6 +105,8 @@ var adminRoutes = []adminRoute{
 	{method: "POST", path: "workspaces/{ws}/members", need: owner, action: "adding members", audit: "member.add", handle: (*API).addMember},
 	{method: "PATCH", path: "workspaces/{ws}/members/{user}", need: owner, action: "changing members", audit: "member.role", handle: (*API).patchMember},
 	{method: "DELETE", path: "workspaces/{ws}/members/{user}", need: owner, action: "removing members", audit: "member.remove", handle: (*API).removeMember},
+	{method: "GET", path: "workspaces/{ws}/invitations", need: viewer, handle: (*API).listInvitations},
+	{method: "DELETE", path: "workspaces/{ws}/invitations/{email}", need: owner, action: "revoking invitations", audit: "invitation.revoke", handle: (*API).revokeInvitation},
 	{method: "GET", path: "workspaces/{ws}/keys", need: owner, action: "listing API keys", handle: (*API).listKeys},
 	{method: "POST", path: "workspaces/{ws}/keys", need: owner, action: "creating API keys", audit: "key.create", handle: (*API).createKey},
 	{method: "DELETE", path: "workspaces/{ws}/keys/{key}", need: owner, action: "revoking API keys", audit: "key.revoke", handle: (*API).revokeKey},

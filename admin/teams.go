@@ -774,6 +774,49 @@ func (s *API) addMember(w http.ResponseWriter, r *http.Request, id string) error
 	return nil
 }
 
+// pendingInvitation is an invitation as the list shows it: never its
+// secret, which only the answer that made it held.
+type pendingInvitation struct {
+	Email     string     `json:"email"`
+	Role      decoy.Role `json:"role"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+}
+
+type invitationList struct {
+	Invitations []pendingInvitation `json:"invitations"`
+}
+
+// listInvitations is GET /workspaces/{ws}/invitations: the invitations
+// sent and neither accepted, revoked nor expired, oldest first.
+func (s *API) listInvitations(w http.ResponseWriter, r *http.Request, id string) error {
+	invs, err := s.cfg.Teams.ListInvitations(r.Context(), id, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	list := invitationList{Invitations: make([]pendingInvitation, 0, len(invs))}
+	for _, inv := range invs {
+		list.Invitations = append(list.Invitations, pendingInvitation{Email: inv.Email, Role: inv.Role, CreatedAt: inv.CreatedAt, ExpiresAt: inv.ExpiresAt})
+	}
+	answer.JSON(w, http.StatusOK, list)
+	return nil
+}
+
+// revokeInvitation is DELETE /workspaces/{ws}/invitations/{email}: the
+// invitation's link stops working at once.
+func (s *API) revokeInvitation(w http.ResponseWriter, r *http.Request, id string) error {
+	call := callOf(r)
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	inv, err := s.cfg.Teams.RevokeInvitation(ctx, id, call.params["email"], s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	call.auditTarget = &decoy.AuditTarget{Kind: "invitation", Name: inv.Email}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // putMember gives a user a role in a workspace. A member who held the
 // role already is left as is, and the audit log records nothing.
 func (s *API) putMember(ctx context.Context, call *adminCall, ws, userID string, role decoy.Role) (*decoy.Member, error) {

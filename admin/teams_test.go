@@ -378,6 +378,45 @@ func TestTeamsMembersAndInvitations(t *testing.T) {
 	servertest.WantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/members/"+tm.users["editor"], tm.owner, ""), 404, "Member not found")
 }
 
+// TestTeamsPendingInvitations: an invitation not yet accepted is listed
+// to the workspace's members (never its secret), an owner revokes it by
+// its email, its link stops working, and the audit log records who did.
+func TestTeamsPendingInvitations(t *testing.T) {
+	tm := newTeams(t)
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"Dana@example.com","role":"editor"}`), 201)
+	_, secret, _ := strings.Cut(v["invitation_url"].(string), "/#/invite/")
+	tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"eli@example.com","role":"viewer"}`), 201)
+	r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/invitations", tm.viewer, "")
+	tm.want(r, 200)
+	var list struct {
+		Invitations []struct {
+			Email, Role string
+			ExpiresAt   time.Time `json:"expires_at"`
+		} `json:"invitations"`
+	}
+	if err := json.Unmarshal([]byte(r.Body), &list); err != nil || len(list.Invitations) != 2 ||
+		list.Invitations[0].Email != "Dana@example.com" || list.Invitations[0].Role != "editor" || list.Invitations[1].Email != "eli@example.com" ||
+		list.Invitations[0].ExpiresAt.IsZero() || strings.Contains(r.Body, secret) || strings.Contains(r.Body, "dcy_") {
+		t.Fatalf("invitations: %s (%v)", r.Body, err)
+	}
+	if r := tm.call("GET", "/admin/v1/workspaces/"+tm.other+"/invitations", tm.owner, ""); r.Status != 404 {
+		t.Errorf("another workspace's invitations: %d %s", r.Status, r.Body)
+	}
+	servertest.WantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/invitations/dana@example.com", tm.editor, ""), 403, "Forbidden: revoking invitations needs the owner role")
+	tm.want(tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/invitations/dana@example.com", tm.owner, ""), 204)
+	servertest.WantError(t, tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 404, "Invitation not found")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"a long enough password"}`), 404, "Invitation not found")
+	servertest.WantError(t, tm.call("DELETE", "/admin/v1/workspaces/"+tm.ws+"/invitations/dana@example.com", tm.owner, ""), 404, "Invitation not found")
+	if r := tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/invitations", tm.owner, ""); !strings.Contains(r.Body, "eli@") || strings.Contains(r.Body, "Dana") {
+		t.Errorf("after revoking: %s", r.Body)
+	}
+	r = tm.call("GET", "/admin/v1/workspaces/"+tm.ws+"/audit?limit=1", tm.owner, "")
+	if tm.want(r, 200); !strings.Contains(r.Body, `"action":"invitation.revoke"`) || !strings.Contains(r.Body, `"kind":"invitation"`) ||
+		!strings.Contains(r.Body, `"name":"Dana@example.com"`) || !strings.Contains(r.Body, `"label":"owner@example.com"`) {
+		t.Errorf("audit of the revocation: %s", r.Body)
+	}
+}
+
 func TestTeamsAudit(t *testing.T) {
 	tm := newTeams(t)
 	m := tm.mustID(tm.call("POST", "/admin/v1/mocks?name=orders&project_id="+tm.project, tm.editor, `[{"secret":"body"}]`), 201)
@@ -615,6 +654,10 @@ func TestOpenAPITeamsResponses(t *testing.T) {
 		{"GET", "/admin/v1/workspaces/" + ws + "/members", owner, "", 200},
 		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"viewer@example.com","role":"viewer"}`, 201},
 		{"POST", "/admin/v1/workspaces/" + ws + "/members", owner, `{"email":"gus@example.com","role":"viewer"}`, 201},
+		{"GET", "/admin/v1/workspaces/" + ws + "/invitations", tm.viewer, "", 200},
+		{"DELETE", "/admin/v1/workspaces/" + ws + "/invitations/gus@example.com", tm.editor, "", 403},
+		{"DELETE", "/admin/v1/workspaces/" + ws + "/invitations/gus@example.com", owner, "", 204},
+		{"DELETE", "/admin/v1/workspaces/" + ws + "/invitations/gus@example.com", owner, "", 404},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["viewer"], owner, `{"role":"viewer"}`, 200},
 		{"PATCH", "/admin/v1/workspaces/" + ws + "/members/" + tm.users["owner"], owner, `{"role":"viewer"}`, 409},
 		{"GET", "/admin/v1/workspaces/" + ws + "/keys", owner, "", 200},

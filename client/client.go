@@ -38,6 +38,9 @@ type Mock struct {
 	URL string `json:"url"`
 	// Token is set only in the answer that creates or rotates it.
 	Token string `json:"token,omitempty"`
+	// TemplateMode is the mode of the mock's template ("once" or
+	// "always"), nil when it has none.
+	TemplateMode *string `json:"template_mode,omitempty"`
 }
 
 // Error is an error answer of the server.

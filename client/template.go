@@ -21,7 +21,18 @@ type TemplateMock struct {
 // application/json, or application/schema+json for a JSON Schema. It
 // returns the mock and the seed the template ran with.
 func (c *Client) SetTemplate(ctx context.Context, id string, template io.Reader, ct, mode string) (*TemplateMock, string, error) {
-	resp, err := c.send(ctx, http.MethodPut, "/admin/v1/mocks/"+url.PathEscape(id)+"/template?mode="+url.QueryEscape(mode), contentType(ct), template)
+	return c.SetTemplateSeed(ctx, id, template, ct, mode, "")
+}
+
+// SetTemplateSeed is SetTemplate with the seed the template runs with now
+// (a decimal integer; empty: a random one), so that a template in once
+// mode writes the data that seed gives.
+func (c *Client) SetTemplateSeed(ctx context.Context, id string, template io.Reader, ct, mode, seed string) (*TemplateMock, string, error) {
+	q := url.Values{"mode": {mode}}
+	if seed != "" {
+		q.Set("seed", seed)
+	}
+	resp, err := c.send(ctx, http.MethodPut, "/admin/v1/mocks/"+url.PathEscape(id)+"/template?"+q.Encode(), contentType(ct), template)
 	if err != nil {
 		return nil, "", err
 	}

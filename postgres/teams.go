@@ -851,6 +851,42 @@ func (db *DB) FindInvitation(ctx context.Context, hash []byte, now time.Time) (*
 	return inv, classify(err)
 }
 
+// ListInvitations lists a workspace's pending invitations, oldest first.
+func (db *DB) ListInvitations(ctx context.Context, workspaceID string, now time.Time) (_ []*decoy.Invitation, err error) {
+	defer func() { err = classify(err) }()
+	if ok, err := exists(ctx, db.pool, `SELECT 1 FROM workspaces WHERE id = $1`, workspaceID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, workspaceNotFound()
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+invitationColumns+` FROM invitations
+		WHERE workspace_id = $1 AND expires_at > $2 ORDER BY created_at, email_key LIMIT $3`, workspaceID, stamp(now), decoy.MaxMembers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var invs []*decoy.Invitation
+	for rows.Next() {
+		inv, err := scanInvitation(rows)
+		if err != nil {
+			return nil, err
+		}
+		invs = append(invs, inv)
+	}
+	return invs, rows.Err()
+}
+
+// RevokeInvitation deletes the pending invitation of an email.
+func (db *DB) RevokeInvitation(ctx context.Context, workspaceID, email string, now time.Time) (*decoy.Invitation, error) {
+	var inv *decoy.Invitation
+	err := db.write(ctx, func(tx pgx.Tx) (err error) {
+		inv, err = scanInvitation(tx.QueryRow(ctx, `DELETE FROM invitations WHERE workspace_id = $1 AND email_key = $2 AND expires_at > $3 RETURNING `+invitationColumns,
+			workspaceID, decoy.EmailKey(email), stamp(now)))
+		return err
+	})
+	return inv, err
+}
+
 // AcceptInvitation uses an invitation once: deleting it claims it, so of
 // concurrent acceptances one finds it.
 func (db *DB) AcceptInvitation(ctx context.Context, hash []byte, now time.Time, u *decoy.User) (*decoy.User, error) {

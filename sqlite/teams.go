@@ -860,6 +860,42 @@ func (db *DB) FindInvitation(ctx context.Context, hash []byte, now time.Time) (*
 	return inv, classify(err)
 }
 
+// ListInvitations lists a workspace's pending invitations, oldest first.
+func (db *DB) ListInvitations(ctx context.Context, workspaceID string, now time.Time) (_ []*decoy.Invitation, err error) {
+	defer func() { err = classify(err) }()
+	if ok, err := exists(ctx, db.reads, `SELECT 1 FROM workspaces WHERE id = ?`, workspaceID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, workspaceNotFound()
+	}
+	rows, err := db.reads.QueryContext(ctx, `SELECT `+invitationColumns+` FROM invitations
+		WHERE workspace_id = ? AND expires_at > ? ORDER BY created_at, email_key LIMIT ?`, workspaceID, millis(now), decoy.MaxMembers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var invs []*decoy.Invitation
+	for rows.Next() {
+		inv, err := scanInvitation(rows)
+		if err != nil {
+			return nil, err
+		}
+		invs = append(invs, inv)
+	}
+	return invs, rows.Err()
+}
+
+// RevokeInvitation deletes the pending invitation of an email.
+func (db *DB) RevokeInvitation(ctx context.Context, workspaceID, email string, now time.Time) (*decoy.Invitation, error) {
+	var inv *decoy.Invitation
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		inv, err = scanInvitation(tx.QueryRowContext(ctx, `DELETE FROM invitations WHERE workspace_id = ? AND email_key = ? AND expires_at > ? RETURNING `+invitationColumns,
+			workspaceID, decoy.EmailKey(email), millis(now)))
+		return err
+	})
+	return inv, err
+}
+
 // AcceptInvitation uses an invitation once.
 func (db *DB) AcceptInvitation(ctx context.Context, hash []byte, now time.Time, u *decoy.User) (*decoy.User, error) {
 	var user *decoy.User

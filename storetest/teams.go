@@ -33,6 +33,7 @@ func RunTeams(t *testing.T, open func(t *testing.T) TeamBackend) {
 	t.Run("Members", func(t *testing.T) { testMembers(t, open(t)) })
 	t.Run("LastOwner", func(t *testing.T) { testLastOwner(t, open(t)) })
 	t.Run("Invitations", func(t *testing.T) { testInvitations(t, open(t)) })
+	t.Run("PendingInvitations", func(t *testing.T) { testPendingInvitations(t, open(t)) })
 	t.Run("Projects", func(t *testing.T) { testProjects(t, open(t)) })
 	t.Run("ProjectsBound", func(t *testing.T) { testProjectsBound(t, open(t)) })
 	t.Run("DeleteProject", func(t *testing.T) { testDeleteProject(t, open(t)) })
@@ -761,6 +762,54 @@ func testInvitations(t *testing.T, s TeamBackend) {
 	}
 	if wins != 1 {
 		t.Errorf("%d acceptances of a single-use invitation", wins)
+	}
+}
+
+// testPendingInvitations: a workspace's pending invitations are listed,
+// oldest first, without the expired ones or other workspaces'; one is
+// revoked by its email in any case, and its link stops working.
+func testPendingInvitations(t *testing.T, s TeamBackend) {
+	ctx := context.Background()
+	ann := mustUser(t, s, "ann@example.com")
+	w := mustWorkspace(t, s, "acme", ann.ID)
+	other := mustWorkspace(t, s, "other", "")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for i, inv := range []*decoy.Invitation{
+		{Hash: hash("p1"), WorkspaceID: w.ID, Email: "Bob@example.com", Role: decoy.RoleEditor, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		{Hash: hash("p2"), WorkspaceID: w.ID, Email: "cat@example.com", Role: decoy.RoleViewer, CreatedAt: now.Add(time.Second), ExpiresAt: now.Add(time.Hour)},
+		{Hash: hash("p3"), WorkspaceID: w.ID, Email: "old@example.com", Role: decoy.RoleViewer, CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)},
+		{Hash: hash("p4"), WorkspaceID: other.ID, Email: "dan@example.com", Role: decoy.RoleViewer, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+	} {
+		if err := s.CreateInvitation(ctx, inv); err != nil {
+			t.Fatalf("invitation %d: %v", i, err)
+		}
+	}
+	invs, err := s.ListInvitations(ctx, w.ID, now)
+	if err != nil || len(invs) != 2 || invs[0].Email != "Bob@example.com" || invs[1].Email != "cat@example.com" ||
+		invs[0].Role != decoy.RoleEditor || !invs[0].ExpiresAt.Equal(now.Add(time.Hour)) || invs[0].WorkspaceID != w.ID {
+		t.Fatalf("ListInvitations = %+v, %v", invs, err)
+	}
+	_, err = s.ListInvitations(ctx, id(9), now)
+	wantError(t, err, decoy.ENOTFOUND, "Workspace not found")
+
+	got, err := s.RevokeInvitation(ctx, w.ID, "BOB@EXAMPLE.COM", now)
+	if err != nil || got.Email != "Bob@example.com" || got.Role != decoy.RoleEditor {
+		t.Fatalf("RevokeInvitation = %+v, %v", got, err)
+	}
+	_, err = s.FindInvitation(ctx, hash("p1"), now)
+	wantError(t, err, decoy.ENOTFOUND, "Invitation not found")
+	_, err = s.AcceptInvitation(ctx, hash("p1"), now, &decoy.User{Name: "Bob", PasswordHash: []byte("h")})
+	wantError(t, err, decoy.ENOTFOUND, "Invitation not found")
+	_, err = s.RevokeInvitation(ctx, w.ID, "bob@example.com", now)
+	wantError(t, err, decoy.ENOTFOUND, "Invitation not found")
+	// Another workspace's invitation is not this one's to revoke.
+	_, err = s.RevokeInvitation(ctx, w.ID, "dan@example.com", now)
+	wantError(t, err, decoy.ENOTFOUND, "Invitation not found")
+	if _, err := s.FindInvitation(ctx, hash("p4"), now); err != nil {
+		t.Errorf("another workspace's invitation went: %v", err)
+	}
+	if invs, err := s.ListInvitations(ctx, w.ID, now); err != nil || len(invs) != 1 || invs[0].Email != "cat@example.com" {
+		t.Errorf("after revoking: %+v, %v", invs, err)
 	}
 }
 

@@ -186,6 +186,10 @@ func accessMatrix(t *testing.T, p *proc) {
 			url := o.admin("POST", "workspaces/"+o.ws+"/members", `{"email":"`+o.unique("i")+`@example.com","role":"viewer"}`, 201, "invitation_url")
 			_, secret, _ := strings.Cut(url, "/#/invite/")
 			return secret
+		case "invitee":
+			email := o.unique("i") + "@example.com"
+			o.admin("POST", "workspaces/"+o.ws+"/members", `{"email":"`+email+`","role":"viewer"}`, 201, "invitation_url")
+			return email
 		case "name":
 			return o.unique("n")
 		case "route":
@@ -245,6 +249,8 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"POST", "workspaces/" + ws + "/members", `{"email":"{fresh:name}@example.com","role":"viewer"}`, owners(201), false},
 		{"PATCH", "workspaces/" + ws + "/members/{fresh:member}", `{"role":"editor"}`, owners(200), false},
 		{"DELETE", "workspaces/" + ws + "/members/{fresh:member}", "", owners(204), false},
+		{"GET", "workspaces/" + ws + "/invitations", "", wsViewers, false},
+		{"DELETE", "workspaces/" + ws + "/invitations/{fresh:invitee}", "", owners(204), false},
 		{"GET", "workspaces/" + ws + "/keys", "", owners(200), false},
 		{"POST", "workspaces/" + ws + "/keys", `{"name":"k","role":"viewer"}`, owners(201), false},
 		{"DELETE", "workspaces/" + ws + "/keys/{fresh:key}", "", owners(204), false},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/testservice"
 )
 
 // The CLI as people and scripts meet it, through the real binary: tables
@@ -28,7 +30,7 @@ func ttyRun(t *testing.T, env []string, errTTY bool, args ...string) (string, st
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		testservice.Skip(t, "terminal", fmt.Sprintf("no pseudo-terminal (%v): mount /dev/pts", err))
 	}
 	defer ptmx.Close()
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 160})
@@ -168,7 +170,7 @@ func TestErrorLines(t *testing.T) {
 		{"unknown flag", nil, []string{"mock", "list", "--colour"}, 2,
 			[]string{`decoy: unknown flag: --colour`, `Run 'decoy mock list --help' for usage.`}},
 		{"missing argument", nil, []string{"mock", "get"}, 2,
-			[]string{`decoy: mock get needs a mock id`, `Run 'decoy mock get --help' for usage.`}},
+			[]string{`decoy: mock get needs a mock (id or name)`, `Run 'decoy mock get --help' for usage.`}},
 		{"misspelt command", nil, []string{"mock", "lst"}, 2,
 			[]string{`decoy: unknown mock command "lst" (did you mean "list"?)`, `Run 'decoy mock --help' for usage.`}},
 		{"server without scheme", []string{"DECOY_SERVER=127.0.0.1:8080", "DECOY_ADMIN_TOKEN=x"}, []string{"mock", "list"}, 2,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/sqlite"
 )
 
@@ -73,7 +74,7 @@ func fill(t *testing.T, path string) {
 func TestDiskFull(t *testing.T) {
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a 5 MiB tmpfs (it takes root): %v %s", err, out)
+		testservice.Skip(t, "full-disk", fmt.Sprintf("cannot mount a 5 MiB tmpfs (%v %s): run the tests as root", err, strings.TrimSpace(string(out))))
 	}
 	t.Cleanup(func() { // after the process stops, before the folder goes
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {

@@ -1,8 +1,9 @@
 package main_test
 
 // The container image: decoy healthcheck (its HEALTHCHECK), what the
-// Dockerfile and docker-compose.yml must keep, read as text, and, where a
-// Docker daemon answers, the image built and run.
+// Dockerfile, docker-compose.yml (one node) and docker-compose.replicas.yml
+// must keep, read as text, and, where a Docker daemon answers, the image
+// built and run.
 
 import (
 	"bufio"
@@ -183,7 +184,7 @@ func TestDockerfile(t *testing.T) {
 
 // yamlBlock returns the lines nested under the key at path in a YAML file
 // indented with spaces, following an alias (key: *name) to its anchor. It
-// reads the plain block style docker-compose.yml is written in, no more.
+// reads the plain block style the compose files are written in, no more.
 func yamlBlock(lines []string, path ...string) ([]string, bool) {
 	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
 	block := lines
@@ -227,10 +228,50 @@ func yamlBlock(lines []string, path ...string) ([]string, bool) {
 	return block, true
 }
 
-// In docker-compose.yml, nginx starts once every replica answers: each
-// replica has a health check, and nginx waits for it to pass.
-func TestComposeWaitsForHealthyReplicas(t *testing.T) {
+// docker-compose.yml, the file docker compose up reads, runs one node:
+// one Decoy service and nothing else, its data in a volume at /data, on
+// port 8080; its first lines say where the replicas' setup is.
+func TestComposeSingleNode(t *testing.T) {
 	b, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	services, ok := yamlBlock(lines, "services")
+	if !ok {
+		t.Fatal("docker-compose.yml has no services")
+	}
+	var names []string
+	for _, l := range services {
+		if name, ok := strings.CutSuffix(l, ":"); ok && strings.TrimSpace(name) != "" && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	if !slices.Equal(names, []string{"decoy"}) {
+		t.Errorf("docker-compose.yml runs %v, want only decoy", names)
+	}
+	for _, want := range []struct {
+		path []string
+		line string
+	}{
+		{[]string{"services", "decoy", "volumes"}, "- decoy-data:/data"},
+		{[]string{"services", "decoy", "ports"}, `- "8080:8080"`},
+		{[]string{"services", "decoy", "build"}, ""},
+	} {
+		block, ok := yamlBlock(lines, want.path...)
+		if !ok || (want.line != "" && !slices.ContainsFunc(block, func(l string) bool { return strings.TrimSpace(l) == want.line })) {
+			t.Errorf("docker-compose.yml: %s lacks %q", strings.Join(want.path, "."), want.line)
+		}
+	}
+	if !strings.Contains(strings.Join(lines[:5], "\n"), "docker-compose.replicas.yml") {
+		t.Errorf("docker-compose.yml's first lines do not point to docker-compose.replicas.yml:\n%s", strings.Join(lines[:5], "\n"))
+	}
+}
+
+// In docker-compose.replicas.yml, nginx starts once every replica answers:
+// each replica has a health check, and nginx waits for it to pass.
+func TestComposeWaitsForHealthyReplicas(t *testing.T) {
+	b, err := os.ReadFile("../../docker-compose.replicas.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,11 +81,38 @@ func readTemplate(file string, schema bool, stdin io.Reader) ([]byte, string, er
 	return body, ct, err
 }
 
+// templateSource is what decoy mock create --template makes a mock of: the
+// template file, its mode, whether it is a JSON Schema, and the seed it
+// runs with (empty: a random one).
+type templateSource struct {
+	file, mode string
+	schema     bool
+	seed       string
+}
+
+// checkSeed checks --seed of decoy mock create: an integer, given with a
+// template in once mode (in always mode every read takes its own seed,
+// from the Decoy-Seed header).
+func checkSeed(seed, template, mode string) error {
+	switch {
+	case seed == "":
+		return nil
+	case template == "":
+		return usagef("--seed goes with --template")
+	case mode != "once":
+		return usagef("--seed goes with --mode once; with --mode always, each read takes its seed from the Decoy-Seed header")
+	}
+	if _, err := strconv.ParseUint(seed, 10, 64); err != nil {
+		return usagef("--seed must be an integer of 0 or more")
+	}
+	return nil
+}
+
 // createFromTemplate creates a mock whose data a template generates: the
 // mock is created with an empty array, then given the template, which
 // writes its data (once) or generates it on every read (always).
-func createFromTemplate(cmd *cobra.Command, cl *client.Client, out *output, o client.CreateOptions, file, mode string, schema bool) error {
-	body, ct, err := readTemplate(file, schema, cmd.InOrStdin())
+func createFromTemplate(cmd *cobra.Command, cl *client.Client, out *output, o client.CreateOptions, src templateSource) error {
+	body, ct, err := readTemplate(src.file, src.schema, cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -100,7 +127,7 @@ func createFromTemplate(cmd *cobra.Command, cl *client.Client, out *output, o cl
 	if err != nil {
 		return err
 	}
-	tm, _, err := cl.SetTemplate(ctx, m.ID, strings.NewReader(string(body)), ct, mode)
+	tm, _, err := cl.SetTemplateSeed(ctx, m.ID, strings.NewReader(string(body)), ct, src.mode, src.seed)
 	if err != nil {
 		return fmt.Errorf("mock %s created, but its template was refused: %w", m.ID, err)
 	}

@@ -20,16 +20,8 @@ import (
 // projectFlag adds --project to the flags of import and export.
 func projectFlag(cmd *cobra.Command) *string {
 	var project string
-	cmd.Flags().StringVar(&project, "project", decoy.DefaultName, `project id; "default" is the default project`)
+	cmd.Flags().StringVar(&project, "project", decoy.DefaultName, `the project: its id, its name, or WORKSPACE/NAME; "default" is the default project`)
 	return &project
-}
-
-// projectID is the id of --project.
-func projectID(p string) string {
-	if p == "" || p == decoy.DefaultName {
-		return decoy.DefaultProjectID
-	}
-	return p
 }
 
 func importCommand() *cobra.Command {
@@ -65,7 +57,11 @@ why; tokens of private mocks are shown once.`,
 			return err
 		}
 		defer file.Close()
-		res, err := cl.Import(cmd.Context(), projectID(*project), file, o)
+		pid, err := (handles{cl}).projectOrDefault(cmd.Context(), *project)
+		if err != nil {
+			return err
+		}
+		res, err := cl.Import(cmd.Context(), pid, file, o)
 		if err != nil {
 			return err
 		}
@@ -78,7 +74,7 @@ why; tokens of private mocks are shown once.`,
 			var p struct {
 				BaseURL string `json:"base_url"`
 			}
-			if err := cl.Do(cmd.Context(), "GET", "/admin/v1/projects/"+projectID(*project), nil, &p); err == nil {
+			if err := cl.Do(cmd.Context(), "GET", "/admin/v1/projects/"+pid, nil, &p); err == nil {
 				base = p.BaseURL
 			}
 		}
@@ -209,7 +205,11 @@ decoy import and decoy serve --seed read it back.`,
 		if err := a.resolve(cmd.Flags(), true); err != nil {
 			return err
 		}
-		body, err := a.client().Export(cmd.Context(), projectID(*project))
+		pid, err := (handles{a.client()}).projectOrDefault(cmd.Context(), *project)
+		if err != nil {
+			return err
+		}
+		body, err := a.client().Export(cmd.Context(), pid)
 		if err != nil {
 			return err
 		}

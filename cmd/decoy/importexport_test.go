@@ -145,7 +145,8 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 	q := start(t, t.TempDir(), append(store(), "--admin-token", adminToken, "--seed", dir)...)
 	sameSnapshots(t, snapshots(t, q), want)
 	wantTemplate(q)
-	if !tokenLine.MatchString(q.stdout.String()) {
+	// The seeded mocks are printed after the line that start waits for.
+	if !q.waitOutput("(shown once)") || !tokenLine.MatchString(q.stdout.String()) {
 		t.Errorf("serve --seed printed no token for the private mock:\n%s", q.stdout)
 	}
 	q.stop()

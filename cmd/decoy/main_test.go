@@ -527,7 +527,7 @@ func TestCLI(t *testing.T) {
 		message string
 	}{
 		{[]string{"mock", "get", m.ID}, 1, "404 Mock api not found"},
-		{[]string{"mock", "get"}, 2, "needs a mock id"},
+		{[]string{"mock", "get"}, 2, "needs a mock (id or name)"},
 		{[]string{"mock", "frobnicate"}, 2, "unknown mock command"},
 		{[]string{"mock", "create"}, 2, "--file is required"},
 		{[]string{"mock", "patch", m.ID}, 2, "at least one setting"},
@@ -560,21 +560,23 @@ func TestEnvironmentFlags(t *testing.T) {
 	}
 }
 
-// Every DECOY_* variable that docker-compose.yml sets is a flag of serve.
+// Every DECOY_* variable that the compose files set is a flag of serve.
 func TestComposeVariablesAreFlags(t *testing.T) {
-	compose, err := os.ReadFile("../../docker-compose.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	help, _ := exec.Command(binary, "serve", "--help").CombinedOutput()
-	vars := regexp.MustCompile(`(?m)^\s+(DECOY_[A-Z_]+):`).FindAllStringSubmatch(string(compose), -1)
-	if len(vars) < 5 {
-		t.Fatalf("found only %d DECOY_ variables in docker-compose.yml", len(vars))
-	}
-	for _, v := range vars {
-		flag := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v[1], "DECOY_"), "_", "-"))
-		if !regexp.MustCompile(`(?m)^\s+--` + regexp.QuoteMeta(flag) + `\b`).Match(help) {
-			t.Errorf("docker-compose.yml sets %s, but serve has no --%s", v[1], flag)
+	for _, file := range []string{"docker-compose.yml", "docker-compose.replicas.yml"} {
+		compose, err := os.ReadFile("../../" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars := regexp.MustCompile(`(?m)^\s+(DECOY_[A-Z_]+):`).FindAllStringSubmatch(string(compose), -1)
+		if len(vars) < 3 {
+			t.Fatalf("found only %d DECOY_ variables in %s", len(vars), file)
+		}
+		for _, v := range vars {
+			flag := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v[1], "DECOY_"), "_", "-"))
+			if !regexp.MustCompile(`(?m)^\s+--` + regexp.QuoteMeta(flag) + `\b`).Match(help) {
+				t.Errorf("%s sets %s, but serve has no --%s", file, v[1], flag)
+			}
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (l *limitFlag) Set(s string) error {
 func (l *limitFlag) Type() string { return "N|default" }
 
 func mockCreateCommand() *cobra.Command {
-	var file, template, mode string
+	var file, template, mode, seed string
 	var schema bool
 	var rate, quota limitFlag
 	o := client.CreateOptions{}
@@ -74,6 +74,7 @@ A private mock's token is printed this once.`,
 		Example: `  decoy mock create --file users.json --name users
   curl -s https://example.com/data.json | decoy mock create --file - --private
   decoy mock create --template people.json --mode always --name people
+  decoy mock create --template people.json --seed 42 --name people
   decoy mock create --file page.html --status 201 --delay-ms 300 --project PROJECT_ID`,
 		Args: exactArgs(0, "no argument"),
 	}
@@ -91,7 +92,8 @@ A private mock's token is printed this once.`,
 	fs.StringVar(&template, "template", "", "file with a template to generate the data from (- for standard input)")
 	fs.StringVar(&mode, "mode", "once", "with --template: once (generate now) or always (on every read)")
 	fs.BoolVar(&schema, "schema", false, "with --template: the template is a JSON Schema")
-	fs.StringVar(&o.ProjectID, "project", "", "id of the project to create the mock in (needed when you reach more than one)")
+	fs.StringVar(&seed, "seed", "", "with --template --mode once: the seed to generate the data with (default: a random one; decoy generate --seed shows what it gives)")
+	fs.StringVar(&o.ProjectID, "project", "", "the project to create the mock in: its id, its name, or WORKSPACE/NAME (needed when you reach more than one)")
 	cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"once", "always"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if template != "" && file != "" {
@@ -103,13 +105,19 @@ A private mock's token is printed this once.`,
 		if template != "" && mode != "once" && mode != "always" {
 			return usagef("--mode must be once or always")
 		}
+		if err := checkSeed(seed, template, mode); err != nil {
+			return err
+		}
 		cl, out, err := a.prepare(cmd)
 		if err != nil {
 			return err
 		}
 		o.RateLimit, o.MonthlyQuota = rate.value, quota.value
+		if o.ProjectID, err = (handles{cl}).project(cmd.Context(), o.ProjectID, ""); err != nil {
+			return err
+		}
 		if template != "" {
-			return createFromTemplate(cmd, cl, out, o, template, mode, schema)
+			return createFromTemplate(cmd, cl, out, o, templateSource{file: template, mode: mode, schema: schema, seed: seed})
 		}
 		data, ct, err := openData(cmd, file, o.ContentType)
 		if err != nil {
@@ -146,13 +154,20 @@ those of a project or a workspace, and whose name or id matches --q.`,
 	fs.IntVar(&limit, "limit", 0, "mocks per page, 1-1000 (default: the server's, 100)")
 	fs.StringVar(&cursor, "cursor", "", "cursor of the page to show (from next_cursor)")
 	fs.BoolVar(&all, "all", false, "follow next_cursor and list every mock")
-	fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only")
-	fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only")
+	fs.StringVar(&mq.ProjectID, "project", "", "list the mocks of this project only: its id, its name, or WORKSPACE/NAME")
+	fs.StringVar(&mq.WorkspaceID, "workspace", "", "list the mocks of this workspace only: its id or its name")
 	fs.StringVar(&mq.Q, "q", "", "list the mocks whose name contains, or id starts with, this")
 	cmd.RegisterFlagCompletionFunc("workspace", a.completeWorkspaces)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cl, out, err := a.prepare(cmd)
 		if err != nil {
+			return err
+		}
+		h := handles{cl}
+		if mq.WorkspaceID, err = h.workspace(cmd.Context(), mq.WorkspaceID); err != nil {
+			return err
+		}
+		if mq.ProjectID, err = h.project(cmd.Context(), mq.ProjectID, mq.WorkspaceID); err != nil {
 			return err
 		}
 		page := struct {
@@ -182,7 +197,7 @@ those of a project or a workspace, and whose name or id matches --q.`,
 // mockIDCommand is a command of one mock, by id: run gets the client, the
 // output and the id.
 func mockIDCommand(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string) error) *cobra.Command {
-	cmd := &cobra.Command{Use: use + " ID", Short: short, Long: long, Example: example, Args: exactArgs(1, "a mock id")}
+	cmd := &cobra.Command{Use: use + " ID", Short: short, Long: long, Example: example, Args: exactArgs(1, "a mock (id or name)")}
 	a := addAPIFlags(cmd, out)
 	cmd.ValidArgsFunction = a.completeMockIDs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -190,7 +205,11 @@ func mockIDCommand(use, short, long, example string, out bool, run func(cmd *cob
 		if err != nil {
 			return err
 		}
-		return run(cmd, cl, o, args[0])
+		id, err := (handles{cl}).mock(cmd.Context(), args[0], "")
+		if err != nil {
+			return err
+		}
+		return run(cmd, cl, o, id)
 	}
 	return cmd
 }

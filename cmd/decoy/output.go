@@ -70,12 +70,20 @@ func (o *output) object(v any) error {
 	if err != nil {
 		return o.json(v)
 	}
+	generated := false
+	for _, f := range fields {
+		generated = generated || (f.key == "template_mode" && string(f.raw) == `"always"`)
+	}
 	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
 	for _, f := range fields {
 		if quiet, ok := quietDefaults[f.key]; ok && string(f.raw) == quiet {
 			continue
 		}
-		fmt.Fprintf(tw, "%s:\t%s\n", strings.ReplaceAll(f.key, "_", " "), o.value(f.key, f.raw))
+		v := o.value(f.key, f.raw)
+		if generated && f.key == "size" {
+			v = "generated on every read" // what it stores is no size worth showing
+		}
+		fmt.Fprintf(tw, "%s:\t%s\n", strings.ReplaceAll(f.key, "_", " "), v)
 	}
 	return tw.Flush()
 }
@@ -384,6 +392,15 @@ func size(key string) func(*output, map[string]json.RawMessage) string {
 	}
 }
 
+// dataSize is a mock's size, or "generated" for one whose data a template
+// makes on every read: what it stores then is no size worth showing.
+func dataSize(o *output, r map[string]json.RawMessage) string {
+	if string(r["template_mode"]) == `"always"` {
+		return "generated"
+	}
+	return size("size")(o, r)
+}
+
 func party(key string) func(*output, map[string]json.RawMessage) string {
 	return func(o *output, r map[string]json.RawMessage) string { return o.party(r[key]) }
 }
@@ -401,7 +418,7 @@ func yes(key, word string) func(*output, map[string]json.RawMessage) string {
 // The tables of the lists the CLI prints.
 var (
 	mockColumns = []column{
-		{"NAME", str("name")}, {"ID", str("id")}, {"SIZE", size("size")},
+		{"NAME", str("name")}, {"ID", str("id")}, {"SIZE", dataSize},
 		{"ACCESS", func(_ *output, r map[string]json.RawMessage) string {
 			if string(r["private"]) == "true" {
 				return "private"
@@ -425,11 +442,13 @@ var (
 		{"EMAIL", str("email")}, {"NAME", str("name")}, {"ID", str("id")},
 		{"SERVER ADMIN", yes("server_admin", "yes")}, {"CREATED", ago("created_at")},
 	}
-	workspaceColumns = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	projectColumns   = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"MODE", str("mode")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	routeColumns     = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
-	memberColumns    = []column{{"EMAIL", str("email")}, {"NAME", str("name")}, {"ROLE", str("role")}, {"USER ID", str("user_id")}}
-	keyColumns       = []column{
+	workspaceColumns  = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	projectColumns    = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"MODE", str("mode")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	routeColumns      = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
+	invitationColumns = []column{{"EMAIL", str("email")}, {"ROLE", str("role")}, {"SENT", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["created_at"]) }},
+		{"EXPIRES", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["expires_at"]) }}}
+	memberColumns = []column{{"EMAIL", str("email")}, {"NAME", str("name")}, {"ROLE", str("role")}, {"USER ID", str("user_id")}}
+	keyColumns    = []column{
 		{"NAME", str("name")}, {"ID", str("id")}, {"ROLE", str("role")},
 		{"PROJECT", func(o *output, r map[string]json.RawMessage) string { return o.value("project_id", r["project_id"]) }},
 		{"EXPIRES", func(o *output, r map[string]json.RawMessage) string {

@@ -33,7 +33,7 @@ as the admin API gives it, or with --follow one entry per line.`,
 	}
 	a := addAPIFlags(cmd, true)
 	fs := cmd.Flags()
-	project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
+	project := fs.String("project", "", `the project: its id, its name, or WORKSPACE/NAME (required; "default" is the default project)`)
 	follow := fs.BoolP("follow", "f", false, "print each request as it is answered, until interrupted")
 	var f decoy.JournalFilter
 	fs.StringVar(&f.Method, "method", "", "only requests of this method")
@@ -60,7 +60,10 @@ as the admin API gives it, or with --follow one entry per line.`,
 		if err != nil {
 			return err
 		}
-		p := projectID(*project)
+		p, err := (handles{cl}).projectOrDefault(cmd.Context(), *project)
+		if err != nil {
+			return err
+		}
 		if *follow {
 			return followRequests(cmd, cl, p, f, out)
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 
@@ -27,8 +26,8 @@ func routeCommands() []teamCommand {
 				"  decoy route create --project PROJECT --method GET --path /teams/{team}/members --mock MOCK --bind team=teamId --items data\n" +
 				"  decoy route create --project PROJECT --method GET --path /orders --mock MOCK --rules rules.json",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
-				fields := routeFlags(fs)
+				project := fs.String("project", "", `the project: its id, its name, or WORKSPACE/NAME (required)`)
+				fields, mock := routeFlags(fs)
 				return func(_ []string, in *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
@@ -37,28 +36,33 @@ func routeCommands() []teamCommand {
 					if err != nil {
 						return call{}, err
 					}
-					return call{"POST", "projects/" + url.PathEscape(projectID(*project)) + "/routes", body}, nil
+					// A mock's name is looked for in the route's project.
+					body["mock_id"] = mockRef(*mock, *project)
+					return call{"POST", "projects/" + projectRef(*project, "") + "/routes", body}, nil
 				}
 			}},
 		{use: "list", short: "List a project's routes", args: 0, names: "no argument", example: "  decoy route list --project PROJECT",
 			list: "routes", cols: routeColumns, empty: "No routes.",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				project := fs.String("project", "", `id of the project (required; "default" is the default project)`)
+				project := fs.String("project", "", `the project: its id, its name, or WORKSPACE/NAME (required)`)
 				return func([]string, *bufio.Reader) (call, error) {
 					if *project == "" {
 						return call{}, usagef("--project is required")
 					}
-					return call{"GET", "projects/" + url.PathEscape(projectID(*project)) + "/routes", nil}, nil
+					return call{"GET", "projects/" + projectRef(*project, "") + "/routes", nil}, nil
 				}
 			}},
-		simple(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route id", example: "  decoy route get ROUTE"},
-			func(p []string) call { return call{"GET", "routes/" + url.PathEscape(p[0]), nil} }),
-		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route id",
+		ofRoute(teamCommand{use: "get ROUTE", short: "Show a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
+			example: "  decoy route get ROUTE\n  decoy route get --project shop 'GET /users/{id}'"},
+			func(route string) call { return call{"GET", "routes/" + route, nil} }),
+		{use: "update ROUTE", short: "Change a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
 			long: "Change what a route's flags name; the others stay. --items '' makes the route work on the whole data again. " +
 				"--rules FILE replaces the route's rules with the JSON array in FILE (- for standard input; [] removes them) and starts their counts again.",
-			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json",
+			example: "  decoy route update ROUTE --path /people/{id}\n  decoy route update ROUTE --items data\n  decoy route update ROUTE --rules rules.json\n" +
+				"  decoy route update --project shop 'GET /users' --items data",
 			flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
-				fields := routeFlags(fs)
+				fields, _ := routeFlags(fs)
+				project := routeProjectFlag(fs)
 				return func(pos []string, in *bufio.Reader) (call, error) {
 					body, err := fields(true, in)
 					if err != nil {
@@ -67,25 +71,43 @@ func routeCommands() []teamCommand {
 					if len(body) == 0 {
 						return call{}, usagef("nothing to change: give --method, --path, --mock, --action, --bind, --items or --rules")
 					}
-					return call{"PATCH", "routes/" + url.PathEscape(pos[0]), body}, nil
+					return call{"PATCH", "routes/" + routeRef(pos[0], *project), body}, nil
 				}
 			}},
-		simple(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route id", example: "  decoy route delete ROUTE", done: "Deleted."},
-			func(p []string) call { return call{"DELETE", "routes/" + url.PathEscape(p[0]), nil} }),
-		simple(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route id",
+		ofRoute(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
+			example: "  decoy route delete ROUTE\n  decoy route delete --project shop 'DELETE /users/{id}'", done: "Deleted."},
+			func(route string) call { return call{"DELETE", "routes/" + route, nil} }),
+		ofRoute(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route (its id, or METHOD PATH with --project)",
 			long:    "A rule with times holds for that many matching requests, counted across replicas; this starts every count of the route's rules again, so that, say, a rule that fails the first two requests fails the next two.",
 			example: "  decoy route rules-reset ROUTE"},
-			func(p []string) call { return call{"POST", "routes/" + url.PathEscape(p[0]) + "/rules/reset", nil} }),
+			func(route string) call { return call{"POST", "routes/" + route + "/rules/reset", nil} }),
 	}
+}
+
+// routeProjectFlag adds --project to a command of one route, which its
+// METHOD PATH needs.
+func routeProjectFlag(fs *pflag.FlagSet) *string {
+	return fs.String("project", "", `with a route named by its METHOD PATH: its project (id, name or WORKSPACE/NAME)`)
+}
+
+// ofRoute is a command of one route, given by its id or, with --project,
+// its METHOD PATH: build gets the route's reference.
+func ofRoute(tc teamCommand, build func(route string) call) teamCommand {
+	tc.flags = func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+		project := routeProjectFlag(fs)
+		return func(pos []string, _ *bufio.Reader) (call, error) { return build(routeRef(pos[0], *project)), nil }
+	}
+	return tc
 }
 
 // routeFlags adds the flags of a route's fields, and gives the body they
 // make: on an update only what was set, on a create what is needed. in is
-// standard input, which --rules - reads.
-func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[string]any, error) {
+// standard input, which --rules - reads. mock is what --mock holds: a
+// mock's id or name.
+func routeFlags(fs *pflag.FlagSet) (fields func(update bool, in *bufio.Reader) (map[string]any, error), mock *string) {
 	method := fs.String("method", "", "GET, POST, PUT, PATCH or DELETE")
 	path := fs.String("path", "", "the path template, e.g. /users/{id}")
-	mock := fs.String("mock", "", "id of the mock the route answers with")
+	mock = fs.String("mock", "", "the mock the route answers with: its id or its name")
 	action := fs.String("action", "", "read, create, replace, update or delete (default: from the method and path)")
 	bind := fs.StringArray("bind", nil, "param=field: the record field a path parameter is compared with (repeatable)")
 	items := fs.String("items", "", "dot path of the array inside the mock's data the route works on, e.g. data")
@@ -99,7 +121,7 @@ func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[stri
 		}
 		set("method", "method", strings.ToUpper(*method))
 		set("path", "path", *path)
-		set("mock", "mock_id", *mock)
+		set("mock", "mock_id", mockRef(*mock, ""))
 		set("action", "action", *action)
 		if !update {
 			switch {
@@ -137,7 +159,7 @@ func routeFlags(fs *pflag.FlagSet) func(update bool, in *bufio.Reader) (map[stri
 			body["rules"] = r
 		}
 		return body, nil
-	}
+	}, mock
 }
 
 // readRules reads a file of rules (- for standard input): a JSON array,

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/decoy-mock/decoy/client"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -37,6 +40,19 @@ type teamCommand struct {
 	empty string
 	// done is said on a terminal when the answer is empty (204).
 	done string
+	// more is a second list shown after the first one.
+	more *moreList
+}
+
+// moreList is a second list a list command shows: its path, made from the
+// first one's; the key of its array, which the JSON output holds beside
+// the first's; its columns, and the title it is shown under on a
+// terminal when it is not empty.
+type moreList struct {
+	path  func(first string) string
+	key   string
+	cols  []column
+	title string
 }
 
 // teamCommands builds decoy user, workspace, project, member, key, route,
@@ -47,6 +63,7 @@ func teamCommands() []*cobra.Command {
 		{"workspace", "Manage workspaces", "  decoy workspace create team\n  decoy workspace list"},
 		{"project", "Manage a workspace's projects", "  decoy project create --workspace WS api\n  decoy project list --workspace WS"},
 		{"member", "Manage who is in a workspace, and their roles", "  decoy member add --workspace WS --email bob@example.com --role editor\n  decoy member list --workspace WS"},
+		{"invitation", "List and revoke a workspace's pending invitations", "  decoy invitation list --workspace WS\n  decoy invitation revoke --workspace WS bob@example.com"},
 		{"key", "Manage a workspace's API keys, for scripts and CI", "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key list --workspace WS"},
 		{"route", "Manage a project's routes: its answers at its API's own paths", "  decoy route create --project PROJECT --method GET --path /users --mock MOCK\n  decoy route list --project PROJECT"},
 		{"token", "List and revoke your personal access tokens", "  decoy token list\n  decoy token revoke TOKEN_ID"},
@@ -82,6 +99,9 @@ func (tc teamCommand) command() *cobra.Command {
 		if err := a.resolve(cmd.Flags(), true); err != nil {
 			return err
 		}
+		if c, err = (handles{a.client()}).resolve(cmd.Context(), c); err != nil {
+			return err
+		}
 		var raw json.RawMessage
 		if err := a.client().Do(cmd.Context(), c.method, "/admin/v1/"+c.path, c.body, &raw); err != nil {
 			return err
@@ -92,11 +112,19 @@ func (tc teamCommand) command() *cobra.Command {
 			}
 			return nil
 		}
-		if o.human() {
-			if tc.list != "" {
-				return o.list(raw, tc.list, tc.cols, tc.empty)
+		if tc.more != nil {
+			if raw, err = tc.more.add(cmd.Context(), a.client(), c.path, raw); err != nil {
+				return err
 			}
-			return o.object(raw)
+		}
+		if o.human() {
+			if tc.list == "" {
+				return o.object(raw)
+			}
+			if err := o.list(raw, tc.list, tc.cols, tc.empty); err != nil || tc.more == nil {
+				return err
+			}
+			return tc.more.show(o, raw)
 		}
 		// As the CLI always printed it: decoded, and encoded again.
 		var v any
@@ -108,9 +136,33 @@ func (tc teamCommand) command() *cobra.Command {
 	return cmd
 }
 
+// add calls the second list, and puts its array into the first answer.
+func (m *moreList) add(ctx context.Context, cl *client.Client, first string, raw json.RawMessage) (json.RawMessage, error) {
+	var more, doc map[string]json.RawMessage
+	if err := cl.Do(ctx, "GET", "/admin/v1/"+m.path(first), nil, &more); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	doc[m.key] = more[m.key]
+	return json.Marshal(doc)
+}
+
+// show prints the second list under its title, when it is not empty.
+func (m *moreList) show(o *output, raw json.RawMessage) error {
+	var doc map[string]json.RawMessage
+	var rows []json.RawMessage
+	if json.Unmarshal(raw, &doc) != nil || json.Unmarshal(doc[m.key], &rows) != nil || len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(o.w, "\n%s\n", m.title)
+	return o.list(raw, m.key, m.cols, "")
+}
+
 // workspaceFlag adds --workspace, which is required.
 func workspaceFlag(fs *pflag.FlagSet) *string {
-	return fs.String("workspace", "", "id of the workspace (required)")
+	return fs.String("workspace", "", "the workspace: its id or its name (required)")
 }
 
 func needWorkspace(ws string) error {
@@ -156,7 +208,7 @@ func inWorkspace(tc teamCommand, build func(ws string, pos []string) (call, erro
 			if err := needWorkspace(*ws); err != nil {
 				return call{}, err
 			}
-			return build(url.PathEscape(*ws), pos)
+			return build(wsRef(*ws), pos)
 		}
 	}
 	return tc
@@ -254,13 +306,13 @@ func teamSpecs() map[string][]teamCommand {
 			simple(teamCommand{use: "list", short: "List the workspaces you see", args: 0, names: "no argument", example: "  decoy workspace list",
 				list: "workspaces", cols: workspaceColumns, empty: `No workspaces. Create one with "decoy workspace create NAME".`},
 				func([]string) call { return call{"GET", "workspaces", nil} }),
-			simple(teamCommand{use: "get WS", short: "Show a workspace and its limits", args: 1, names: "a workspace id", example: "  decoy workspace get WS"},
-				func(p []string) call { return call{"GET", "workspaces/" + url.PathEscape(p[0]), nil} }),
-			simple(teamCommand{use: "rename WS NAME", short: "Rename a workspace", args: 2, names: "a workspace id and a name", example: "  decoy workspace rename WS platform"},
+			simple(teamCommand{use: "get WS", short: "Show a workspace and its limits", args: 1, names: "a workspace (id or name)", example: "  decoy workspace get WS"},
+				func(p []string) call { return call{"GET", "workspaces/" + wsRef(p[0]), nil} }),
+			simple(teamCommand{use: "rename WS NAME", short: "Rename a workspace", args: 2, names: "a workspace (id or name) and a name", example: "  decoy workspace rename WS platform"},
 				func(p []string) call {
-					return call{"PATCH", "workspaces/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
+					return call{"PATCH", "workspaces/" + wsRef(p[0]), map[string]string{"name": p[1]}}
 				}),
-			{use: "limits WS", short: "Set a workspace's limits (server admins)", args: 1, names: "a workspace id",
+			{use: "limits WS", short: "Set a workspace's limits (server admins)", args: 1, names: "a workspace (id or name)",
 				long:    "Set a workspace's limits; a limit left out is none.",
 				example: "  decoy workspace limits WS --max-mocks 100 --max-bytes 1073741824 --monthly-reads 1000000",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
@@ -269,12 +321,12 @@ func teamSpecs() map[string][]teamCommand {
 					fs.Var(&bytes, "max-bytes", "most bytes of data, kept versions included (left out: no limit)")
 					fs.Var(&reads, "monthly-reads", "most served reads of its mocks per month (left out: no limit)")
 					return func(pos []string, _ *bufio.Reader) (call, error) {
-						return call{"PATCH", "workspaces/" + url.PathEscape(pos[0]), map[string]any{"limits": map[string]*int64{
+						return call{"PATCH", "workspaces/" + wsRef(pos[0]), map[string]any{"limits": map[string]*int64{
 							"max_mocks": mocks.v, "max_bytes": bytes.v, "monthly_reads": reads.v}}}, nil
 					}
 				}},
-			simple(teamCommand{use: "delete WS", short: "Delete a workspace", args: 1, names: "a workspace id", example: "  decoy workspace delete WS", done: "Deleted."},
-				func(p []string) call { return call{"DELETE", "workspaces/" + url.PathEscape(p[0]), nil} }),
+			simple(teamCommand{use: "delete WS", short: "Delete a workspace", args: 1, names: "a workspace (id or name)", example: "  decoy workspace delete WS", done: "Deleted."},
+				func(p []string) call { return call{"DELETE", "workspaces/" + wsRef(p[0]), nil} }),
 		},
 		"project": {
 			inWorkspace(teamCommand{use: "create NAME", short: "Create a project in a workspace", args: 1, names: "a name", example: "  decoy project create --workspace WS api"},
@@ -286,19 +338,19 @@ func teamSpecs() map[string][]teamCommand {
 				func(ws string, _ []string) (call, error) {
 					return call{"GET", "workspaces/" + ws + "/projects", nil}, nil
 				}),
-			simple(teamCommand{use: "get PROJECT", short: "Show a project", args: 1, names: "a project id", example: "  decoy project get PROJECT"},
-				func(p []string) call { return call{"GET", "projects/" + url.PathEscape(p[0]), nil} }),
-			simple(teamCommand{use: "rename PROJECT NAME", short: "Rename a project", args: 2, names: "a project id and a name", example: "  decoy project rename PROJECT web"},
+			simple(teamCommand{use: "get PROJECT", short: "Show a project", args: 1, names: "a project (id or name)", example: "  decoy project get PROJECT"},
+				func(p []string) call { return call{"GET", "projects/" + projectRef(p[0], ""), nil} }),
+			simple(teamCommand{use: "rename PROJECT NAME", short: "Rename a project", args: 2, names: "a project (id or name) and a name", example: "  decoy project rename PROJECT web"},
 				func(p []string) call {
-					return call{"PATCH", "projects/" + url.PathEscape(p[0]), map[string]string{"name": p[1]}}
+					return call{"PATCH", "projects/" + projectRef(p[0], ""), map[string]string{"name": p[1]}}
 				}),
-			simple(teamCommand{use: "slug PROJECT SLUG", short: "Change the slug a project's routes answer under (/p/SLUG)", args: 2, names: "a project id and a slug",
+			simple(teamCommand{use: "slug PROJECT SLUG", short: "Change the slug a project's routes answer under (/p/SLUG)", args: 2, names: "a project (id or name) and a slug",
 				long:    "Change a project's slug: 1-63 characters of a-z, 0-9 and -, not starting or ending with -, unique on the server. The routes answer under the new one at once, and no longer under the old one.",
 				example: "  decoy project slug PROJECT shop\n  decoy project slug default shop"},
 				func(p []string) call {
-					return call{"PATCH", "projects/" + url.PathEscape(projectID(p[0])), map[string]string{"slug": p[1]}}
+					return call{"PATCH", "projects/" + projectRef(p[0], ""), map[string]string{"slug": p[1]}}
 				}),
-			{use: "update PROJECT", short: "Change a project's name, slug, upstream or mode", args: 1, names: "a project id",
+			{use: "update PROJECT", short: "Change a project's name, slug, upstream or mode", args: 1, names: "a project (id or name)",
 				long: "Change any of a project's name, slug, upstream and mode. The upstream is the base URL (http or https) of the real backend the project stands in for; --upstream '' removes it. The mode is mock (unmatched requests get 404), passthrough (requests that match no route are forwarded to the upstream) or record (every request is forwarded, and each GET answer with a JSON body is kept as a mock with a route at its path).",
 				example: "  decoy project update PROJECT --upstream https://api.example.com --mode passthrough\n" +
 					"  decoy project update default --mode record\n  decoy project update PROJECT --mode mock",
@@ -317,23 +369,25 @@ func teamSpecs() map[string][]teamCommand {
 						if len(body) == 0 {
 							return call{}, usagef("give at least one of --name, --slug, --upstream and --mode")
 						}
-						return call{"PATCH", "projects/" + url.PathEscape(projectID(pos[0])), body}, nil
+						return call{"PATCH", "projects/" + projectRef(pos[0], ""), body}, nil
 					}
 				}},
-			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project id", done: "Deleted.",
+			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project (id or name)", done: "Deleted.",
 				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 					cascade := fs.Bool("cascade", false, "delete the project's mocks too")
 					return func(pos []string, _ *bufio.Reader) (call, error) {
-						return call{"DELETE", "projects/" + url.PathEscape(pos[0]) + "?cascade=" + strconv.FormatBool(*cascade), nil}, nil
+						return call{"DELETE", "projects/" + projectRef(pos[0], "") + "?cascade=" + strconv.FormatBool(*cascade), nil}, nil
 					}
 				}},
 		},
 		"route": routeCommands(),
 		"token": tokenCommands(),
 		"member": {
-			inWorkspace(teamCommand{use: "list", short: "List a workspace's members", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
-				list: "members", cols: memberColumns, empty: "No members."},
+			inWorkspace(teamCommand{use: "list", short: "List a workspace's members, and its pending invitations", args: 0, names: "no argument", example: "  decoy member list --workspace WS",
+				list: "members", cols: memberColumns, empty: "No members.",
+				more: &moreList{path: func(first string) string { return strings.TrimSuffix(first, "/members") + "/invitations" },
+					key: "invitations", cols: invitationColumns, title: `Pending invitations (revoke one with "decoy invitation revoke --workspace WS EMAIL"):`}},
 				func(ws string, _ []string) (call, error) {
 					return call{"GET", "workspaces/" + ws + "/members", nil}, nil
 				}),
@@ -347,7 +401,7 @@ func teamSpecs() map[string][]teamCommand {
 						if err := needWorkspace(*ws); err != nil {
 							return call{}, err
 						}
-						return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/members", map[string]string{"email": *email, "role": *role}}, nil
+						return call{"POST", "workspaces/" + wsRef(*ws) + "/members", map[string]string{"email": *email, "role": *role}}, nil
 					}
 				}},
 			inWorkspace(teamCommand{use: "role USER_ID owner|editor|viewer", short: "Change a member's role", args: 2, names: "a user id and a role",
@@ -361,6 +415,18 @@ func teamSpecs() map[string][]teamCommand {
 					return call{"DELETE", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), nil}, nil
 				}),
 		},
+		"invitation": {
+			inWorkspace(teamCommand{use: "list", short: "List a workspace's pending invitations", args: 0, names: "no argument", example: "  decoy invitation list --workspace WS",
+				list: "invitations", cols: invitationColumns, empty: `No pending invitations. Invite someone with "decoy member add --workspace WS --email EMAIL".`},
+				func(ws string, _ []string) (call, error) {
+					return call{"GET", "workspaces/" + ws + "/invitations", nil}, nil
+				}),
+			inWorkspace(teamCommand{use: "revoke EMAIL", short: "Revoke a pending invitation; its link stops working at once", args: 1, names: "the invited email", done: "Revoked.",
+				example: "  decoy invitation revoke --workspace WS bob@example.com"},
+				func(ws string, p []string) (call, error) {
+					return call{"DELETE", "workspaces/" + ws + "/invitations/" + url.PathEscape(p[0]), nil}, nil
+				}),
+		},
 		"key": {
 			{use: "create", short: "Create an API key; its secret is printed this once", args: 0, names: "no argument",
 				example: "  decoy key create --workspace WS --name ci --role editor --expires 720h\n  decoy key create --workspace WS --name reader --project PROJECT",
@@ -368,7 +434,7 @@ func teamSpecs() map[string][]teamCommand {
 					ws := workspaceFlag(fs)
 					name := fs.String("name", "", "what the key is for")
 					role := fs.String("role", "viewer", "editor or viewer")
-					project := fs.String("project", "", "limit the key to this project")
+					project := fs.String("project", "", "limit the key to this project (id or name)")
 					expires := fs.String("expires", "", "when the key stops working: a duration from now (720h) or a time (RFC 3339)")
 					return func([]string, *bufio.Reader) (call, error) {
 						if err := needWorkspace(*ws); err != nil {
@@ -376,7 +442,7 @@ func teamSpecs() map[string][]teamCommand {
 						}
 						body := map[string]any{"name": *name, "role": *role}
 						if *project != "" {
-							body["project_id"] = *project
+							body["project_id"] = projectRef(*project, *ws)
 						}
 						if *expires != "" {
 							at, err := time.Parse(time.RFC3339, *expires)
@@ -389,7 +455,7 @@ func teamSpecs() map[string][]teamCommand {
 							}
 							body["expires_at"] = at
 						}
-						return call{"POST", "workspaces/" + url.PathEscape(*ws) + "/keys", body}, nil
+						return call{"POST", "workspaces/" + wsRef(*ws) + "/keys", body}, nil
 					}
 				}},
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's API keys", args: 0, names: "no argument", example: "  decoy key list --workspace WS",
@@ -412,7 +478,7 @@ func teamSpecs() map[string][]teamCommand {
 						if err := needWorkspace(*ws); err != nil {
 							return call{}, err
 						}
-						return call{"GET", "workspaces/" + url.PathEscape(*ws) + "/audit" + page(), nil}, nil
+						return call{"GET", "workspaces/" + wsRef(*ws) + "/audit" + page(), nil}, nil
 					}
 				}},
 		},

@@ -28,7 +28,7 @@ func mockVersionsCommand() *cobra.Command {
 
 // versionCmd is a command of one version of a mock: ID V.
 func versionCmd(use, short, long, example string, out bool, run func(cmd *cobra.Command, cl *client.Client, o *output, id string, v int64) error) *cobra.Command {
-	cmd := &cobra.Command{Use: use + " ID VERSION", Short: short, Long: long, Example: example, Args: exactArgs(2, "a mock id and a version")}
+	cmd := &cobra.Command{Use: use + " ID VERSION", Short: short, Long: long, Example: example, Args: exactArgs(2, "a mock (id or name) and a version")}
 	a := addAPIFlags(cmd, out)
 	cmd.ValidArgsFunction = a.completeMockIDs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -40,7 +40,11 @@ func versionCmd(use, short, long, example string, out bool, run func(cmd *cobra.
 		if err != nil {
 			return err
 		}
-		return run(cmd, cl, o, args[0], v)
+		id, err := (handles{cl}).mock(cmd.Context(), args[0], "")
+		if err != nil {
+			return err
+		}
+		return run(cmd, cl, o, id, v)
 	}
 	return cmd
 }

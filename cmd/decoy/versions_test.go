@@ -67,9 +67,9 @@ func TestVersionsCLI(t *testing.T) {
 	}{
 		{[]string{"mock", "version-data", m.ID, "1"}, 1, "404 Version not found"},
 		{[]string{"mock", "restore", m.ID, "2"}, 1, "404 Version not found"},
-		{[]string{"mock", "restore", m.ID}, 2, "needs a mock id and a version"},
+		{[]string{"mock", "restore", m.ID}, 2, "needs a mock (id or name) and a version"},
 		{[]string{"mock", "version-data", m.ID, "x"}, 2, "the version is a number"},
-		{[]string{"mock", "versions"}, 2, "needs a mock id"},
+		{[]string{"mock", "versions"}, 2, "needs a mock (id or name)"},
 		{[]string{"mock", "versions", "0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d"}, 1, "404 Mock api not found"},
 		{[]string{"serve", "--data-dir", t.TempDir(), "--max-versions", "0"}, 1, "--max-versions must be from 1 to 1000"},
 	} {

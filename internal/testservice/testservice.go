@@ -7,7 +7,8 @@
 // machine's own servers are never touched.
 //
 // A test that cannot have what it needs skips through Skip, and Main ends
-// the run with one line naming what was skipped and how to enable it.
+// the run with one line naming what was skipped and how to enable it,
+// shown by go test ./... without -v too, and never hidden by its cache.
 //
 // A package whose tests use it runs them through Main:
 //
@@ -42,6 +43,7 @@ func Main(m *testing.M) int {
 func Skip(t testing.TB, what, reason string) {
 	t.Helper()
 	skipped.add(what, reason)
+	markUncached()
 	t.Skipf("%s: %s", what, reason)
 }
 
@@ -105,19 +107,45 @@ func packagePath() string {
 
 // report prints line where it will be seen. go test ./... shows a test
 // binary's output only when its package fails or with -v; otherwise it
-// discards it, and the controlling terminal is the one way to the person
-// running the tests. Without one (CI logs), the line is shown with -v.
+// discards it. The line then goes straight to the go command's own
+// standard output (a CI log, a terminal), beside its "ok" line; failing
+// that, to the controlling terminal.
 func report(line string, passed bool) {
 	fmt.Println(line)
 	if !passed || testing.Verbose() || isTerminal(os.Stdout) {
 		return // the output above is shown
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return
+	w := goCommandOutput()
+	if w == nil {
+		tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		w = tty
 	}
-	defer tty.Close()
-	io.WriteString(tty, line+"\n")
+	defer w.Close()
+	io.WriteString(w, line+"\n")
+}
+
+// skippedMarker is a file, in the directory of the package under test,
+// that a run which skips tests writes and opens, so that go test does not
+// cache its result: a cached result is printed without the run's output,
+// and so without the line that says what was skipped. (go test caches no
+// run that opened a file of the module changed within the last seconds.)
+const skippedMarker = ".decoy-test-skipped"
+
+// uncached makes this run's result uncached, once.
+var uncached sync.Once
+
+func markUncached() {
+	uncached.Do(func() {
+		if os.WriteFile(skippedMarker, []byte("tests were skipped; see go test's output\n"), 0o644) != nil {
+			return
+		}
+		if f, err := os.Open(skippedMarker); err == nil {
+			f.Close()
+		}
+	})
 }
 
 func isTerminal(f *os.File) bool {

@@ -2,7 +2,9 @@ package testservice
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,4 +51,29 @@ func TestPostgresBinDir(t *testing.T) {
 	if dir, ok := postgresBinDir(glob); !ok || dir != filepath.Join(root, "15", "bin") {
 		t.Errorf("postgresBinDir = %q, %v; want 15's", dir, ok)
 	}
+}
+
+// TestSkipLineShown: go test, without -v and with its output in a pipe
+// (a CI log), prints the line of what was skipped, and prints it again on
+// the next run rather than a cached "ok" without it; a run that skips
+// nothing prints none.
+func TestSkipLineShown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	const line = "skipped in ./internal/testservice/testdata/skips: 1 widget test (set WIDGET=1)\n"
+	for run := range 2 {
+		cmd := exec.Command("go", "test", "./testdata/skips")
+		cmd.Env = append(os.Environ(), "WIDGET=")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), line) || strings.Contains(string(out), "(cached)") {
+			t.Errorf("run %d: %v\n%s", run+1, err, out)
+		}
+	}
+	cmd := exec.Command("go", "test", "-count=1", "./testdata/skips")
+	cmd.Env = append(os.Environ(), "WIDGET=1")
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "skipped") {
+		t.Errorf("with WIDGET=1: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join("testdata", "skips", skippedMarker))
 }

@@ -34,6 +34,8 @@ async function seen(page, name) {
       await screenshot(page, label, { numbered: false });
     }
   }
+  // Back to the desktop, whose header shows its pages without the menu.
+  await page.setViewportSize({ width: widths[0], height: 900 });
 }
 
 await journey(async (browser) => {

@@ -853,9 +853,13 @@ function App() {
   const [error, setError] = useState(null);
   const [sideProject, setSideProject] = useState('');
   const [confirmSignOut, setConfirmSignOut] = useState(false);
+  // Below 800 px the header's pages and the sidebar fold into one menu,
+  // so that the header is one row; a link followed closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     if (route.page === 'list' || route.page === 'new') setSideProject(route.project || '');
   }, [route.page, route.project]);
+  useEffect(() => setMenuOpen(false), [location.hash]);
 
   const check = useCallback(async () => {
     try {
@@ -920,12 +924,15 @@ function App() {
   return (
     <TeamProvider>
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); const h = document.querySelector('main h1'); if (h) { h.setAttribute('tabindex', '-1'); h.focus(); } }}>Skip to content</a>
-      <header class="top">
+      <header class={`top${menuOpen ? ' open' : ''}`}>
         <a class="brand" href="#/"><Logo />Decoy Studio</a>
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav sidebar-body" onClick={() => setMenuOpen(!menuOpen)}>
+          {menuOpen ? 'Close menu' : 'Menu'}
+        </button>
         <MainNav route={route} onSignOut={signOut} />
       </header>
       <div class="layout">
-      <Sidebar route={route} projectID={route.page === 'list' ? route.project : sideProject} mockID={route.page === 'mock' ? route.id : ''} />
+      <Sidebar open={menuOpen} route={route} projectID={route.page === 'list' ? route.project : sideProject} mockID={route.page === 'mock' ? route.id : ''} />
       {route.page === 'list' && !route.project && <MocksPage />}
       {route.page === 'list' && route.project && <ProjectPage projectID={route.project} tab={route.tab} />}
       {route.page === 'transfer' && <ImportExportPage />}

@@ -1,11 +1,11 @@
-// The members of the chosen workspace: everyone sees the list; owners
-// invite by email, change roles and remove people. Inviting an email that
-// has no user yet gives a single-use link to pass on (Decoy sends no mail),
-// shown once.
+// The members of the chosen workspace: everyone sees the list, and the
+// invitations not yet accepted; owners invite by email, change roles,
+// remove people and revoke invitations. Inviting an email that has no user
+// yet gives a single-use link to pass on (Decoy sends no mail), shown once.
 import { useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { ROLES, RoleNote, items, useTeam } from './team.jsx';
-import { ConfirmDialog, CopyButton, Dialog, ErrorNote } from './ui.jsx';
+import { ConfirmDialog, CopyButton, Dialog, ErrorNote, Time } from './ui.jsx';
 
 /** InvitationDialog shows an invitation link once. */
 function InvitationDialog({ invitation, onClose }) {
@@ -80,15 +80,20 @@ export function MembersPage() {
   const [note, setNote] = useState('');
   const [invitation, setInvitation] = useState(null);
   const [removing, setRemoving] = useState(null);
+  const [invitations, setInvitations] = useState([]);
+  const [revoking, setRevoking] = useState(null);
 
-  const load = () =>
-    api.admin('GET', `/workspaces/${ws.id}/members`).then(
+  const load = () => {
+    api.admin('GET', `/workspaces/${ws.id}/invitations`).then((a) => setInvitations(items(a, 'invitations')), setError);
+    return api.admin('GET', `/workspaces/${ws.id}/members`).then(
       (a) => setMembers(items(a, 'members').slice().sort((x, y) => String(x.email).localeCompare(String(y.email)))),
       setError,
     );
+  };
   useEffect(() => {
     if (!ws) return;
     setMembers(null);
+    setInvitations([]);
     setError(null);
     setNote('');
     load();
@@ -126,7 +131,12 @@ export function MembersPage() {
       {note && <p class="notice" role="status">{note}</p>}
       <ErrorNote error={error} />
       {!members && !error && <p aria-busy="true">Loading…</p>}
-      {members && (
+      {members && members.length === 0 && (
+        <p class="empty" data-testid="members-empty">
+          {ws.name} has no members yet{invitations.length > 0 ? ': the people invited join when they open their link.' : manage ? ': invite someone below.' : '.'}
+        </p>
+      )}
+      {members && members.length > 0 && (
         <table class="mocks members">
           <caption class="sr-only">Members</caption>
           <thead>
@@ -156,7 +166,45 @@ export function MembersPage() {
           </tbody>
         </table>
       )}
+      {invitations.length > 0 && (
+        <section aria-labelledby="pending-title" data-testid="pending-invitations">
+          <h2 id="pending-title">Pending invitations</h2>
+          <table class="mocks members">
+            <caption class="sr-only">Pending invitations</caption>
+            <thead>
+              <tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th>{manage && <th scope="col"><span class="sr-only">Actions</span></th>}</tr>
+            </thead>
+            <tbody>
+              {invitations.map((i) => (
+                <tr key={i.email}>
+                  <td data-label="Email">{i.email}</td>
+                  <td data-label="Role">{i.role}</td>
+                  <td data-label="Expires"><Time value={i.expires_at} /></td>
+                  {manage && (
+                    <td data-label="Actions">
+                      <button type="button" class="danger" aria-label={`Revoke the invitation of ${i.email}`} onClick={() => setRevoking(i)}>Revoke</button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
       {manage && <InviteForm workspaceID={ws.id} onInvited={invited} />}
+      {revoking && (
+        <ConfirmDialog title="Revoke this invitation?" confirm="Revoke" danger onClose={() => setRevoking(null)}
+          onConfirm={async () => {
+            await api.admin('DELETE', `/workspaces/${ws.id}/invitations/${encodeURIComponent(revoking.email)}`);
+            setNote(`The invitation of ${revoking.email} was revoked.`);
+            setRevoking(null);
+            load();
+          }}>
+          <p>
+            The link sent to <strong>{revoking.email}</strong> stops working at once. You can invite them again.
+          </p>
+        </ConfirmDialog>
+      )}
       {invitation && <InvitationDialog invitation={invitation} onClose={() => setInvitation(null)} />}
       {removing && (
         <ConfirmDialog title="Remove this member?" confirm="Remove" danger onClose={() => setRemoving(null)}

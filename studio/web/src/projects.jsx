@@ -9,7 +9,7 @@ import { RoutesTab } from './routes.jsx';
 import { ProjectUpstream } from './upstream.jsx';
 import { RequestsTab } from './requests.jsx';
 import { items, useTeam } from './team.jsx';
-import { CopyButton, ErrorNote, Time, formatBytes, formatNumber, go } from './ui.jsx';
+import { CopyButton, ErrorNote, Time, dataSize, formatNumber, go } from './ui.jsx';
 
 const PAGE = 20;
 
@@ -324,7 +324,7 @@ function MockList({ projectID, projects }) {
                   {ws && !projectID && <td data-label="Project">{projectName(m.project_id)}</td>}
                   <td data-label="Id" class="mono small">{m.id}</td>
                   <td data-label="Private">{m.private ? 'yes' : 'no'}</td>
-                  <td data-label="Size">{formatBytes(m.size)}</td>
+                  <td data-label="Size">{dataSize(m)}</td>
                   <td data-label="Updated"><Time value={m.updated_at} /></td>
                   <td data-label="This month">
                     {u === undefined ? '…' : u === null ? '?' : `${formatNumber(u.month.used)}${u.month.limit ? ' of ' + formatNumber(u.month.limit) : ''}`}

@@ -1,7 +1,7 @@
 // Decoy Studio's sidebar: the workspace switcher, the projects of the
 // chosen workspace, and the mocks of the chosen project, so that moving
-// between mocks takes one click. Below 800 px wide it folds into a menu
-// button at the top of the page.
+// between mocks takes one click. Below 800 px wide it folds, with the
+// header's pages, into the header's menu button (open).
 import { useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { WorkspaceSwitcher, useTeam } from './team.jsx';
@@ -16,20 +16,15 @@ const SHOWN = 50;
  * project (of the list page, or of the mock shown), mockID the mock shown,
  * and changed anything that changes when the list may have.
  */
-export function Sidebar({ route, projectID, mockID }) {
+export function Sidebar({ open, route, projectID, mockID }) {
   const team = useTeam();
   const ws = team.workspace;
   const wsID = ws ? ws.id : '';
   const { projects, error, reload } = useProjects(wsID);
-  const [open, setOpen] = useState(false);
   const [mocks, setMocks] = useState(null);
   const showMocks = route.page !== 'list';
   const project = (projects || []).find((p) => p.id === projectID) || null;
 
-  useEffect(() => {
-    // A link followed closes the menu on a phone.
-    setOpen(false);
-  }, [location.hash]);
   useEffect(() => {
     if (!showMocks || !wsID) return setMocks(null);
     let live = true;
@@ -40,11 +35,16 @@ export function Sidebar({ route, projectID, mockID }) {
     return () => { live = false; };
   }, [wsID, projectID, showMocks, route.page, route.id]);
 
+  // Mocks of one name are told apart: by their project (when the list is
+  // of every project) and the start of their id.
+  const names = new Map();
+  for (const m of (mocks || []).slice(0, SHOWN)) if (m.name) names.set(m.name, (names.get(m.name) || 0) + 1);
+  const twins = new Set([...names].filter(([, n]) => n > 1).map(([name]) => name));
+  const projectName = (id) => ((projects || []).find((p) => p.id === id) || {}).name;
+  const whereAndID = (m) => [!project && projectName(m.project_id), m.id.slice(0, 8)].filter(Boolean).join(' · ');
+
   return (
     <aside class={`sidebar${open ? ' open' : ''}`} aria-label="Projects and mocks">
-      <button type="button" class="menu-toggle" aria-expanded={open} aria-controls="sidebar-body" onClick={() => setOpen(!open)}>
-        {open ? 'Close menu' : 'Menu'}
-      </button>
       <div class="sidebar-body" id="sidebar-body">
         <WorkspaceSwitcher />
         {ws && (
@@ -69,7 +69,10 @@ export function Sidebar({ route, projectID, mockID }) {
             <ul class="mock-list">
               {mocks.slice(0, SHOWN).map((m) => (
                 <li key={m.id}>
-                  <a href={`#/mocks/${m.id}`} aria-current={m.id === mockID ? 'page' : undefined}>{m.name || m.id}</a>
+                  <a href={`#/mocks/${m.id}`} aria-current={m.id === mockID ? 'page' : undefined}>
+                    {m.name || m.id}
+                    {twins.has(m.name) && <span class="twin" data-testid="mock-twin">{whereAndID(m)}</span>}
+                  </a>
                 </li>
               ))}
             </ul>

@@ -223,7 +223,7 @@ export function MainNav({ route, onSignOut }) {
   const team = useTeam();
   const here = (page) => (route.page === page ? 'page' : undefined);
   return (
-    <nav aria-label="Main">
+    <nav aria-label="Main" id="main-nav">
       <a href="#/" aria-current={here('list')}>Mocks</a>
       {team.can('editor') && <a href="#/new" aria-current={here('new')}>New mock</a>}
       {team.can('editor') && <a href="#/generate" aria-current={here('generate')}>Generate</a>}

@@ -26,6 +26,15 @@ export function formatBytes(n) {
   return `${oneDecimal.format(n / 1024 / 1024 / 1024)} GiB`;
 }
 
+/**
+ * dataSize is how big a mock's data is, or "generated" for a mock whose
+ * template makes its data afresh on every read: what it stores then (an
+ * empty array) is no size worth showing.
+ */
+export function dataSize(m) {
+  return m.template_mode === 'always' ? 'generated' : formatBytes(m.size);
+}
+
 /** relativeTime says how long ago (or in how long) d is: "3 minutes ago". */
 export function relativeTime(d, now = Date.now()) {
   const s = Math.round((d.getTime() - now) / 1000);
