@@ -9,10 +9,11 @@ FUZZTIME    ?= 30s
 FUZZ_TARGETS = \
 	./jsondoc:FuzzParse ./jsondoc:FuzzResolve ./jsondoc:FuzzCompareDecimal \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference ./query:FuzzConditionsMatchReference \
-	./server:FuzzQuery ./server:FuzzHandler ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
+	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzWrites ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
-	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions ./upstream:FuzzParseBase
+	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions \
+	./mockcache:FuzzLive ./upstream:FuzzParseBase
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

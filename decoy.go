@@ -134,6 +134,11 @@ type MockData struct {
 	ContentType string
 	Data        Data
 	ETag        string
+	// IfLiveSeq, when set, makes the replace a snapshot of the live data
+	// numbered so (§12.2: POST …/versions): ECONFLICT when the mock's live
+	// data has moved on since (a write or a reset came in between), and
+	// nothing changes.
+	IfLiveSeq *int64
 }
 
 // Data is a mock's document, handed between the server and a store.

@@ -144,6 +144,8 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "mocks/{mock}/usage/history", need: viewer, handle: (*API).usageHistory},
 	{method: "GET", path: "mocks/{mock}/versions", need: viewer, handle: (*API).listVersions},
 	{method: "GET", path: "mocks/{mock}/versions/{v}/data", need: viewer, handle: (*API).getVersionData},
+	{method: "POST", path: "mocks/{mock}/versions", need: editor, action: "saving versions", audit: "mock.snapshot", handle: (*API).postSnapshot},
+	{method: "POST", path: "mocks/{mock}/reset", need: editor, action: "resetting live data", audit: "mock.reset", handle: (*API).postReset},
 	{method: "POST", path: "mocks/{mock}/versions/{v}/restore", need: editor, action: "restoring versions", audit: "mock.restore", handle: (*API).postRestore},
 	{method: "GET", path: "mocks/{mock}/template", need: viewer, handle: (*API).getTemplate},
 	{method: "PUT", path: "mocks/{mock}/template", need: editor, action: "changing templates", audit: "mock.template", handle: (*API).putTemplate},

@@ -678,7 +678,7 @@ func (im *importedMock) data() decoy.Data {
 	if im.entry == nil {
 		return decoy.Data{}
 	}
-	return decoy.Data{Bytes: im.entry.Data}
+	return decoy.Data{Bytes: im.entry.Bytes()}
 }
 
 // check checks the data of a mock that streams as an upload's is checked

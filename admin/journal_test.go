@@ -222,7 +222,7 @@ func TestJournalStream(t *testing.T) {
 	// The server stops at once, ending the feeds.
 	start := time.Now()
 	tm.Srv.Close()
-	if took := time.Since(start); took > 5*time.Second {
+	if took := time.Since(start); took > 20*time.Second { // hung feeds would hold it for good; a loaded machine takes seconds
 		t.Errorf("closing the server with feeds open took %v", took)
 	}
 	for range all { // ends

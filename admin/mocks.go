@@ -222,6 +222,11 @@ func (s *API) getMock(w http.ResponseWriter, r *http.Request, id string) error {
 	return nil
 }
 
+// LiveHeader tells, on GET /admin/v1/mocks/{id}/data, whether the data is
+// the mock's current version ("version") or live data that writes changed
+// since ("changed").
+const LiveHeader = "Decoy-Live"
+
 func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 	e, err := s.cache.Get(r.Context(), id)
 	if err != nil {
@@ -230,14 +235,22 @@ func (s *API) getData(w http.ResponseWriter, r *http.Request, id string) error {
 	defer e.Release()
 	h := w.Header()
 	h.Set("Content-Type", e.Mock.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.Data)))
+	data := e.Bytes()
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	answer.SetHeader(h, "ETag", e.Mock.ETag)
+	// Whether the data is the current version's, or live data that writes
+	// through routes changed since (§12.2), for the Studio's Data tab.
+	live := "version"
+	if e.Changed() {
+		live = "changed"
+	}
+	answer.SetHeader(h, LiveHeader, live)
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.Doc == nil {
 		h.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.Data)
+	_, _ = w.Write(data)
 	return nil
 }
 

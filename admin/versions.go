@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/docfile"
+	"github.com/decoy-mock/decoy/jsondoc"
 )
 
 // The versions of a mock's data (§9 of the contract), under
@@ -149,4 +151,99 @@ func (s *API) uploadOf(v *decoy.Version, d decoy.Data) (*upload, error) {
 		return nil, decoy.Errorf(decoy.EINTERNAL, "restore version %d of mock: read %d bytes of %d", v.Version, u.doc.Size(), v.Size)
 	}
 	return u, nil
+}
+
+// errNoWrites answers the calls on live data of a server whose store
+// keeps no writes.
+var errNoWrites = answer.New(http.StatusNotImplemented, "This server's store does not keep writes")
+
+// liveStore returns the store's live data (§12.2), or errNoWrites.
+func (s *API) liveStore() (decoy.LiveStore, error) {
+	live, ok := s.cfg.Store.(decoy.LiveStore)
+	if !ok {
+		return nil, errNoWrites
+	}
+	return live, nil
+}
+
+// postReset is POST /admin/v1/mocks/{id}/reset: the live data goes back to
+// the current version (§12.2), and the mock is answered.
+func (s *API) postReset(w http.ResponseWriter, r *http.Request, id string) error {
+	live, err := s.liveStore()
+	if err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	m, err := live.ResetLive(ctx, id)
+	s.announce(ctx, id)
+	s.cache.Remove(id)
+	if err != nil {
+		return err
+	}
+	answer.JSON(w, http.StatusOK, s.view(r, m, ""))
+	return nil
+}
+
+// maxSnapshotAttempts bounds how many times a snapshot reads the live data
+// again because writes came while it was saved.
+const maxSnapshotAttempts = 8
+
+// postSnapshot is POST /admin/v1/mocks/{id}/versions: the live data, as
+// the store has it now, becomes a new version (§12.2), answered with 201.
+// Writes that come while it is saved are not lost: the store refuses a
+// snapshot of live data that moved on, and it is taken again.
+func (s *API) postSnapshot(w http.ResponseWriter, r *http.Request, id string) error {
+	if err := s.versionsKept(); err != nil {
+		return err
+	}
+	if _, err := s.liveStore(); err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		m, err := s.snapshot(ctx, id)
+		if decoy.ErrorCode(err) == decoy.ECONFLICT && attempt < maxSnapshotAttempts {
+			continue
+		}
+		s.announce(ctx, id)
+		s.cache.Remove(id)
+		if err != nil {
+			return err
+		}
+		vs, err := s.cfg.Versions.MockVersions(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if v.Current {
+				answer.JSON(w, http.StatusCreated, v)
+				return nil
+			}
+		}
+		answer.JSON(w, http.StatusCreated, m)
+		return nil
+	}
+}
+
+// snapshot saves the newest live data of mock id as its current version,
+// unless it moved on meanwhile (ECONFLICT).
+func (s *API) snapshot(ctx context.Context, id string) (*decoy.Mock, error) {
+	e, err := s.cache.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ne, err := s.cache.CatchUp(ctx, e) // takes over the reference to e
+	if err != nil {
+		return nil, err
+	}
+	defer ne.Release()
+	seq := ne.LiveSeq()
+	return s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: ne.Mock.ContentType,
+		Data: decoy.Data{Bytes: ne.Bytes()}, ETag: jsondoc.ETag(ne.Bytes()), IfLiveSeq: &seq})
 }

@@ -170,8 +170,8 @@ func TestVersionsErrors(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ method, path, allow string }{
-		{"POST", base, "GET"},
-		{"DELETE", base, "GET"},
+		{"PUT", base, "GET, POST"},
+		{"DELETE", base, "GET, POST"},
 		{"PUT", base + "/1/data", "GET"},
 		{"GET", base + "/1/restore", "POST"},
 	} {

@@ -41,3 +41,19 @@ func (c *Client) RestoreVersion(ctx context.Context, id string, version int64) (
 }
 
 func versionsPath(id string) string { return "/admin/v1/mocks/" + url.PathEscape(id) + "/versions" }
+
+// ResetLive sets a mock's live data back to its current version (§12.2):
+// the writes made through its routes since are dropped.
+func (c *Client) ResetLive(ctx context.Context, id string) (*Mock, error) {
+	var m Mock
+	err := c.do(ctx, http.MethodPost, "/admin/v1/mocks/"+url.PathEscape(id)+"/reset", "", nil, &m)
+	return &m, err
+}
+
+// Snapshot saves a mock's live data as a new version (§12.2), and returns
+// it.
+func (c *Client) Snapshot(ctx context.Context, id string) (*decoy.Version, error) {
+	var v decoy.Version
+	err := c.do(ctx, http.MethodPost, versionsPath(id), "", nil, &v)
+	return &v, err
+}

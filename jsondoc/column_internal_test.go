@@ -177,12 +177,12 @@ func TestColumnForms(t *testing.T) {
 			if form != tt.form {
 				t.Errorf("%s, want %s", form, tt.form)
 			}
-			n := len(d.spans)
+			n := d.spans.len()
 			if c.Len() != n {
 				t.Fatalf("Len %d, want %d", c.Len(), n)
 			}
 			values, found := 0, 0
-			for i, s := range d.spans {
+			for i, s := range d.spans.all() {
 				w := walker{b: d.raw}
 				if d.raw[s.start] == '{' {
 					w.walk(int(s.start), tt.path)

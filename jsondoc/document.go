@@ -3,6 +3,7 @@ package jsondoc
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -14,7 +15,7 @@ import (
 type Document struct {
 	raw     []byte
 	isArray bool
-	spans   []span // the elements of a top-level array
+	spans   spanList // the elements of a top-level array
 
 	// set keeps what is built over the document (columns, record
 	// digests, and what the query engine derives from columns), each by
@@ -27,6 +28,14 @@ type Document struct {
 	prefix string
 	// outer is set on an item view: where its array lies (see Items).
 	outer *outer
+	// live is set on a document an Editor made (see edit.go); origin on
+	// its array, when one change made it.
+	live   *live
+	origin atomic.Pointer[Origin]
+	// carriers are what CarryOver runs for the structures built over the
+	// document that a change can carry over (see Carrier).
+	carriersMu sync.Mutex
+	carriers   map[budget.Key]func(*Document)
 }
 
 // Key names a structure of kind built over the document's records for
@@ -46,7 +55,12 @@ func (d *Document) Structures() *budget.Set { return d.set }
 
 // SetStructures has what is built over the document kept in s from now on:
 // a cache calls it once, before it shares the document.
-func (d *Document) SetStructures(s *budget.Set) { d.set = s }
+func (d *Document) SetStructures(s *budget.Set) {
+	d.set = s
+	if d.live != nil && d.live.view != d {
+		d.live.view.set = s
+	}
+}
 
 // sumsKind names the record digests among the document's structures.
 const sumsKind = "sums"
@@ -55,21 +69,30 @@ const sumsKind = "sums"
 // bytes: the document and its record spans. What is built over it is
 // counted in its Structures.
 func (d *Document) MemoryBytes() int64 {
-	return int64(unsafe.Sizeof(*d)) + int64(cap(d.spans))*int64(unsafe.Sizeof(span{}))
+	n := int64(unsafe.Sizeof(*d)) + d.spans.memoryBytes()
+	if l := d.live; l != nil {
+		n += int64(unsafe.Sizeof(*l)) + l.seps.memoryBytes()
+		if l.view != d {
+			n += viewOverhead + l.view.spans.memoryBytes()
+		}
+	}
+	return n
 }
 
-// Bytes returns the stored document. The caller must not change it.
+// Bytes returns the bytes the document's values and records are spans of:
+// the stored document, or, for an edited one, the arena its elements are in
+// (its text is Whole). The caller must not change them.
 func (d *Document) Bytes() []byte { return d.raw }
 
 // IsArray reports whether the top-level value is an array.
 func (d *Document) IsArray() bool { return d.isArray }
 
 // Len returns the number of elements of a top-level array (0 otherwise).
-func (d *Document) Len() int { return len(d.spans) }
+func (d *Document) Len() int { return d.spans.len() }
 
 // Record returns the stored text of element i of the top-level array.
 func (d *Document) Record(i int) []byte {
-	s := d.spans[i]
+	s := d.spans.at(i)
 	return d.raw[s.start:s.end]
 }
 
@@ -77,25 +100,35 @@ func (d *Document) Record(i int) []byte {
 // computed on first use and kept with the document: a digest of any
 // selection of elements then costs a word per element, not a pass over
 // their bytes. It returns nil when they cannot be kept (the caller hashes
-// the records it needs). The caller must not change the result.
-func (d *Document) RecordSums() []uint64 {
+// the records it needs).
+func (d *Document) RecordSums() *Sums {
 	sums, _ := d.set.Load(d.Key(sumsKind, ""), func(b *budget.Build) any {
-		n := int64(len(d.spans))
+		n := int64(d.spans.len())
 		if !b.Fits(8*n) || !b.Reserve(8*n) {
 			return nil
 		}
-		sums := make([]uint64, len(d.spans))
-		for i, s := range d.spans {
+		d.Carrier(d.Key(sumsKind, ""), func(n *Document) { n.RecordSums() })
+		if sums := d.carriedSums(); sums != nil {
+			return sums
+		}
+		sums := make([]uint64, d.spans.len())
+		for i, s := range d.spans.all() {
 			sums[i] = xxhash.Sum64(d.raw[s.start:s.end])
 		}
-		return sums
-	}).([]uint64)
+		return &Sums{l: flatList(sums)}
+	}).(*Sums)
 	return sums
 }
 
+// Sums are the digests of a document's records (see RecordSums).
+type Sums struct{ l chunkList[uint64] }
+
+// At returns the digest of record i.
+func (s *Sums) At(i int) uint64 { return s.l.at(i) }
+
 // RecordLen returns the length of the stored text of element i.
 func (d *Document) RecordLen(i int) int {
-	s := d.spans[i]
+	s := d.spans.at(i)
 	return int(s.end - s.start)
 }
 
@@ -266,7 +299,7 @@ func (c *Column) walkTo(i int) *walker {
 		c.last = i
 		w.fanned = false
 		w.vals = w.vals[:0]
-		if s := c.doc.spans[i]; c.doc.raw[s.start] == '{' {
+		if s := c.doc.spans.at(i); c.doc.raw[s.start] == '{' {
 			w.walk(int(s.start), c.path)
 		}
 	}
@@ -278,7 +311,7 @@ func (c *Column) walkTo(i int) *walker {
 // element is not an object. It walks the element now and keeps nothing: a
 // document of one record (a request seen as JSON, say) is asked about once.
 func (d *Document) AppendValues(dst []Value, i int, p Path) []Value {
-	s := d.spans[i]
+	s := d.spans.at(i)
 	if d.raw[s.start] != '{' {
 		return dst
 	}
@@ -325,7 +358,7 @@ func (d *Document) keptColumn(b *budget.Build, path []string) any {
 
 // walkingColumn returns a column of path that keeps no values.
 func (d *Document) walkingColumn(path []string) *Column {
-	return &Column{doc: d, n: len(d.spans), walk: &walker{b: d.raw}, path: path, last: -1}
+	return &Column{doc: d, n: d.spans.len(), walk: &walker{b: d.raw}, path: path, last: -1}
 }
 
 // columnBuilds counts column builds, for tests.
@@ -341,14 +374,14 @@ const valueSize = int64(unsafe.Sizeof(Value{}))
 // reaches nothing holds nothing per element.
 func (d *Document) buildColumn(b *budget.Build, path []string) *Column {
 	columnBuilds.Add(1)
-	n := len(d.spans)
+	n := d.spans.len()
 	c := &Column{doc: d, n: n}
 	if !reserve(b, int64(unsafe.Sizeof(*c))) {
 		return nil
 	}
 	w := walker{b: d.raw}
 	found := 0 // elements with a value, while each has at most one
-	for i, s := range d.spans {
+	for i, s := range d.spans.all() {
 		w.fanned = false
 		w.vals = w.vals[:0]
 		if d.raw[s.start] == '{' {

@@ -33,6 +33,16 @@ func (d *Document) Items(path []string) (*Document, bool) {
 	if len(path) == 0 {
 		return d, d.isArray
 	}
+	if l := d.live; l != nil {
+		if joinPath(path) == l.key {
+			return l.view, true
+		}
+		p, err := l.reparse(d)
+		if err != nil {
+			return nil, false
+		}
+		return p.Items(path)
+	}
 	built := d.set.Load(d.Key(itemsKind, strings.Join(path, ".")), func(b *budget.Build) any {
 		v, ok := d.itemView(path, b)
 		if !ok {
@@ -101,15 +111,17 @@ func (d *Document) itemView(path []string, b *budget.Build) (*Document, bool) {
 	if b != nil && !b.Reserve(viewOverhead+int64(n)*int64(unsafe.Sizeof(span{}))) {
 		return nil, true
 	}
-	v := &Document{raw: raw, isArray: true, set: d.set, outer: &outer{start: uint32(i), end: uint32(end)},
-		prefix: d.prefix + itemsKind + ":" + strings.Join(path, ".") + "|", spans: make([]span, 0, n)}
+	v := &Document{raw: raw, isArray: true, set: d.set, outer: &outer{start: uint32(i), end: uint32(end), docEnd: uint32(len(raw))},
+		prefix: d.prefix + itemsKind + ":" + strings.Join(path, ".") + "|"}
+	spans := make([]span, 0, n)
 	for j := skipWS(raw, i+1); raw[j] != ']'; {
 		e := valueEnd(raw, j)
-		v.spans = append(v.spans, span{uint32(j), uint32(e)})
+		spans = append(spans, span{uint32(j), uint32(e)})
 		if j = skipWS(raw, e); raw[j] == ',' {
 			j = skipWS(raw, j+1)
 		}
 	}
+	v.spans = flatSpans(spans)
 	return v, true
 }
 
@@ -118,9 +130,13 @@ const viewOverhead = int64(unsafe.Sizeof(Document{}) + unsafe.Sizeof(outer{}) + 
 
 // outer is where an item view's array lies in its document.
 type outer struct {
-	start, end uint32
-	sumOnce    sync.Once
-	sum        uint64
+	// start and end bound the array, docEnd the document, in its bytes.
+	start, end, docEnd uint32
+	// objects, on the view of an edited array, tells whether every
+	// element is an object (see Objects).
+	objects *bool
+	sumOnce sync.Once
+	sum     uint64
 }
 
 // OuterSum returns, for an item view, the 64-bit xxhash of the document's
@@ -134,7 +150,7 @@ func (d *Document) OuterSum() (uint64, bool) {
 	o.sumOnce.Do(func() {
 		h := xxhash.New()
 		h.Write(d.raw[:o.start])
-		h.Write(d.raw[o.end:])
+		h.Write(d.raw[o.end:o.docEnd])
 		o.sum = h.Sum64()
 	})
 	return o.sum, true
@@ -147,5 +163,5 @@ func (d *Document) Outer() (before, after []byte, ok bool) {
 	if d.outer == nil {
 		return nil, nil, false
 	}
-	return d.raw[:d.outer.start], d.raw[d.outer.end:], true
+	return d.raw[:d.outer.start], d.raw[d.outer.end:d.outer.docEnd], true
 }

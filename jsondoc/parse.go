@@ -102,7 +102,7 @@ func Parse(raw []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.spans = p.spans.join()
+	d.spans = flatSpans(p.spans.join())
 	return d, nil
 }
 

@@ -48,7 +48,7 @@ type Answer struct {
 // (see builtAnswers); "" keeps nothing (a query string with a token).
 func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch string) Answer {
 	a := Answer{Status: e.Mock.Status, e: e, processed: q != nil && q.Processing(), Total: -1}
-	size := len(e.Data)
+	size := int(e.Size())
 	keep := a.processed && key != "" && e.answers != nil
 	etag := e.Mock.ETag
 	var items []string
@@ -80,7 +80,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	}
 	tag := etag // of the identity body
 	if etag == "" {
-		etag = jsondoc.ETag(e.Data)
+		etag = jsondoc.ETag(e.Bytes())
 	}
 	a.Gzip = size >= gzipMinSize && acceptsGzip
 	if a.Gzip {
@@ -120,7 +120,7 @@ func (a *Answer) Bytes() []byte {
 	case a.Gzip:
 		return a.gz
 	case !a.processed:
-		return a.e.Data
+		return a.e.Bytes()
 	case a.built != nil:
 		return a.built.body
 	}

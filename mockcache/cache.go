@@ -68,6 +68,14 @@ type Cache struct {
 	maxOpen int
 	// onEvict is called with how many entries the bounds dropped.
 	onEvict func(n int)
+
+	// live, when set, keeps the mocks' live data: entries hold it.
+	live decoy.LiveStore
+	// wants holds, under mu, the numbers announcements said mocks' live
+	// data reached (see Advance), until a cached entry reaches them;
+	// advancing the mocks whose entries are being caught up.
+	wants     map[string]int64
+	advancing map[string]bool
 }
 
 // maxTrust is how long a replica on a shared store serves an entry without
@@ -100,6 +108,11 @@ type Config struct {
 	OnStale func(id string, err error)
 	// Now is the clock of the checks against a shared store.
 	Now func() time.Time
+	// Live, when set, keeps the mocks' live data (§12): an entry holds its
+	// mock's live data, the base the store keeps with the writes after it
+	// applied (see decoy.LiveStore). Nil: no writes, entries hold the
+	// stored data.
+	Live decoy.LiveStore
 }
 
 // New returns an empty cache.
@@ -109,7 +122,8 @@ func New(cfg Config) *Cache {
 	}
 	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), mapped: make(map[string]*Entry),
 		flights: make(map[flightKey]*flight), shared: cfg.Shared, now: cfg.Now,
-		pool: budget.NewPool(max(cfg.MaxBytes, 0)), maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale}
+		pool: budget.NewPool(max(cfg.MaxBytes, 0)), maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale,
+		live: cfg.Live}
 }
 
 // Trusted reports whether cached entries can be served without asking the
@@ -127,9 +141,14 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	if e != nil && !e.body.Acquire() {
 		e = nil
 	}
+	behind := e != nil && c.behindLocked(e)
 	c.mu.RUnlock()
 	if e == nil {
 		return c.load(ctx, id)
+	}
+	if behind {
+		// Another replica's write was announced: it is seen from now on.
+		return c.CatchUp(ctx, e)
 	}
 	e.set.Touch()
 	if !c.shared {
@@ -170,10 +189,13 @@ func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, e
 			c.onStale(e.Mock.ID, err)
 		}
 		return e, nil
+	case e.sameMock(m) && m.LiveSeq > e.liveSeq && c.live != nil:
+		// Writes another replica made, unheard: applied, not loaded again.
+		return c.CatchUp(ctx, e)
 	case e.sameMock(m):
 		e.checked.Store(c.now().UnixNano())
 		return e, nil
-	case e.sameData(m):
+	case e.sameData(m) && (m.LiveSeq == e.liveSeq || c.live == nil):
 		fresh := e.WithMock(m)
 		fresh.checked.Store(c.now().UnixNano())
 		// The strings of the new settings are counted before they come
@@ -265,20 +287,9 @@ func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error
 	// must not cancel it.
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
 	defer cancel()
-	m, data, err := c.store.FindMockData(lctx, id)
+	e, err := c.read(lctx, id)
 	if err != nil {
 		return nil, err
-	}
-	body, err := DocOf(data)
-	if err != nil {
-		return nil, err
-	}
-	e, err := NewEntry(m, body)
-	if err != nil {
-		// Stored under a JSON type but not JSON (written by hand?): serve
-		// it unchanged rather than not at all.
-		e = &Entry{Mock: m, body: body, Data: body.Bytes(), ContentType: []string{m.ContentType}}
-		e.unbounded()
 	}
 	e.checked.Store(c.now().UnixNano())
 	fits := c.admit(e)
@@ -292,6 +303,32 @@ func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error
 	}
 	c.mu.Unlock()
 	release(drop)
+	return e, nil
+}
+
+// read reads a mock from the store: its live data when the cache keeps
+// live data, else its stored data. The entry comes with a reference for the
+// caller.
+func (c *Cache) read(ctx context.Context, id string) (*Entry, error) {
+	if c.live != nil {
+		return c.fetchLive(ctx, id)
+	}
+	m, data, err := c.store.FindMockData(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	body, err := DocOf(data)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEntry(m, body)
+	if err != nil {
+		// Stored under a JSON type but not JSON (written by hand?): serve
+		// it unchanged rather than not at all.
+		e = &Entry{Mock: m, body: body, data: body.Bytes(), ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
+			storedETag: m.ETag, storedSize: body.Size()}
+		e.unbounded()
+	}
 	return e, nil
 }
 

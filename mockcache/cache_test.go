@@ -104,7 +104,7 @@ func TestMaxOpenDocuments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(e.Data); got != mockDoc(i) {
+		if got := string(e.Bytes()); got != mockDoc(i) {
 			t.Fatalf("mock %d: %q", i, got)
 		}
 		e.Release()
@@ -192,8 +192,8 @@ func TestDroppedWhileRead(t *testing.T) {
 			if c.Peek(mockID(0)) == e {
 				t.Fatal("not dropped")
 			}
-			if string(e.Data) != mockDoc(0) {
-				t.Fatalf("read %q while held", e.Data)
+			if string(e.Bytes()) != mockDoc(0) {
+				t.Fatalf("read %q while held", e.Bytes())
 			}
 			_, mapped := c.Len()
 			if n := docfile.MappedDocs() - base; n != int64(mapped)+1 {
@@ -231,12 +231,12 @@ func TestSettingsShareDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Mock.Name != "renamed" || string(e.Data) != mockDoc(0) || store.loads.Load() != 1 {
-		t.Fatalf("name %q, data %q, %d loads", e.Mock.Name, e.Data, store.loads.Load())
+	if e.Mock.Name != "renamed" || string(e.Bytes()) != mockDoc(0) || store.loads.Load() != 1 {
+		t.Fatalf("name %q, data %q, %d loads", e.Mock.Name, e.Bytes(), store.loads.Load())
 	}
 	old.Release()
 	c.Remove(mockID(0))
-	if string(e.Data) != mockDoc(0) || docfile.MappedDocs()-base != 1 {
+	if string(e.Bytes()) != mockDoc(0) || docfile.MappedDocs()-base != 1 {
 		t.Fatal("document gone while the new entry is read")
 	}
 	e.Release()
@@ -271,9 +271,9 @@ func TestMaxOpenDocumentsConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				doc := jsondoc.ETag(e.Data) // reads every byte
-				if string(e.Data) != mockDoc(i) || doc != jsondoc.ETag([]byte(mockDoc(i))) {
-					errs <- fmt.Errorf("mock %d: %q", i, e.Data)
+				doc := jsondoc.ETag(e.Bytes()) // reads every byte
+				if string(e.Bytes()) != mockDoc(i) || doc != jsondoc.ETag([]byte(mockDoc(i))) {
+					errs <- fmt.Errorf("mock %d: %q", i, e.Bytes())
 					e.Release()
 					return
 				}

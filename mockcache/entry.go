@@ -16,14 +16,18 @@ import (
 )
 
 // Entry is a mock ready to serve: its settings and its data, parsed once.
-// Its data may be mapped from a file (see docfile): Data, Doc and what
+// Its data may be mapped from a file (see docfile): Bytes, Doc and what
 // they give (records, answers) must not be used once the reference that
 // Get gave is released. Entries with the same data (new settings) share
 // one document, and its references, and what is kept over it.
 type Entry struct {
+	// Mock is the mock's settings, and a description of the data the
+	// entry holds: with writes (§12), its live data's (Size, ETag,
+	// LiveSeq; see Live).
 	Mock *decoy.Mock
-	// Data is the stored document.
-	Data []byte
+	// data is the stored document (see Bytes, which gives the live
+	// data).
+	data []byte
 	// ContentType is Mock.ContentType as a header value, made once.
 	ContentType []string
 	// Doc is the parsed data when the content type is JSON, else nil.
@@ -44,6 +48,17 @@ type Entry struct {
 	// checked is when the entry was last known to match the store (Unix
 	// nanoseconds), for replicas that share the store.
 	checked atomic.Int64
+
+	// liveSeq is the number of the live data the entry holds (see
+	// decoy.LiveStore); edited is set when that is not the current
+	// version's data as stored (writes, or a base a compaction wrote).
+	liveSeq int64
+	edited  bool
+	// storedETag and storedSize describe the current version's data, as
+	// the store describes it (Mock describes the live data), for the
+	// checks against the store.
+	storedETag string
+	storedSize int64
 }
 
 // entryOverhead is about what an entry holds besides its data, the strings
@@ -88,7 +103,8 @@ func (e *Entry) attach(set *budget.Set) {
 // EINVALID error naming the line and column.
 func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 	data := body.Bytes()
-	e := &Entry{Mock: m, body: body, Data: data, ContentType: []string{m.ContentType}}
+	e := &Entry{Mock: m, body: body, data: data, ContentType: []string{m.ContentType}, liveSeq: m.LiveSeq,
+		storedETag: m.ETag, storedSize: int64(len(data))}
 	if IsJSON(m.ContentType) {
 		if !utf8.Valid(data) {
 			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
@@ -136,8 +152,11 @@ func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 // WithMock returns a copy of e with new settings and the same data (and
 // what is kept over it).
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
-	return &Entry{Mock: m, body: e.body, Data: e.Data, Doc: e.Doc, set: e.set, answers: e.answers,
-		oneAnswer: e.oneAnswer, ContentType: []string{m.ContentType}}
+	f := &Entry{Mock: m, body: e.body, data: e.data, Doc: e.Doc, set: e.set, answers: e.answers,
+		oneAnswer: e.oneAnswer, ContentType: []string{m.ContentType}, liveSeq: e.liveSeq, edited: e.edited,
+		storedETag: m.ETag, storedSize: e.storedSize}
+	f.Mock = f.liveMock(m)
+	return f
 }
 
 // sameMock reports whether m is the stored version of the mock e holds: the
@@ -149,7 +168,7 @@ func (e *Entry) sameMock(m *decoy.Mock) bool {
 
 // sameData reports whether m describes the data e holds.
 func (e *Entry) sameData(m *decoy.Mock) bool {
-	return m.ETag == e.Mock.ETag && m.ContentType == e.Mock.ContentType && m.Size == int64(len(e.Data)) &&
+	return m.ETag == e.storedETag && m.ContentType == e.Mock.ContentType && m.Size == e.storedSize &&
 		m.CreatedAt.Equal(e.Mock.CreatedAt)
 }
 
@@ -195,11 +214,11 @@ func (e *Entry) Gzip() []byte {
 // answer's, for an entry made for one answer.
 func (e *Entry) writeGzip(w io.Writer) {
 	if e.oneAnswer {
-		gzipTo(w, func(zw io.Writer) { zw.Write(e.Data) })
+		gzipTo(w, func(zw io.Writer) { zw.Write(e.Bytes()) })
 		return
 	}
 	zw, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
-	zw.Write(e.Data)
+	zw.Write(e.Bytes())
 	zw.Close()
 }
 

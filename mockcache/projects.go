@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/bodyschema"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/route"
 	"github.com/decoy-mock/decoy/rule"
@@ -72,6 +73,17 @@ type Binding struct {
 	Key string
 	// Rules are the route's rules (§13.1), compiled; nil: none.
 	Rules *rule.Set
+
+	// What a route that writes (§12) adds. ID is the path of the records'
+	// id field: the field an item route binds with its last parameter (the
+	// route's own, or the first item route's on the same collection for a
+	// create route), else "id". Location, on a create route, is the GET
+	// item route on the same collection, whose path names a new record
+	// (nil: none, and no Location). Schema checks the bodies written
+	// (§12.3); nil: none, or one that does not compile.
+	ID       []string
+	Location *route.Template
+	Schema   *bodyschema.Schema
 }
 
 // Binding returns what route r of the project adds to a read.
@@ -96,6 +108,57 @@ func bindingOf(r *decoy.Route) *Binding {
 		b.Items = strings.Split(*r.Items, ".")
 	}
 	return b
+}
+
+// bindWrites works out what the routes that write add (see Binding): the
+// id field of their records and, for create routes, the item route of a
+// new record's Location.
+func bindWrites(routes []*decoy.Route, bindings map[*decoy.Route]*Binding) {
+	type collection struct{ mock, items string }
+	itemsOf := func(r *decoy.Route) string {
+		if r.Items == nil {
+			return ""
+		}
+		return *r.Items
+	}
+	// The item routes of each collection, GET ones first.
+	items := map[collection][]*decoy.Route{}
+	for _, r := range routes {
+		if t, err := route.Parse(r.Path); err == nil && t.Item() && bindings[r] != nil {
+			k := collection{r.MockID, itemsOf(r)}
+			if r.Method == "GET" {
+				items[k] = append([]*decoy.Route{r}, items[k]...)
+			} else {
+				items[k] = append(items[k], r)
+			}
+		}
+	}
+	for _, r := range routes {
+		b := bindings[r]
+		if b == nil || r.Action == decoy.ActionRead {
+			continue
+		}
+		b.ID = []string{"id"}
+		idOf := func(item *decoy.Route) {
+			if f := bindings[item].Fields; len(f) > 0 {
+				b.ID = f[len(f)-1].Segs()
+			}
+		}
+		if r.Action == decoy.ActionCreate {
+			k := collection{r.MockID, itemsOf(r)}
+			if found := items[k]; len(found) > 0 {
+				idOf(found[0])
+				if found[0].Method == "GET" {
+					b.Location, _ = route.Parse(found[0].Path)
+				}
+			}
+		} else {
+			idOf(r)
+		}
+		if len(r.RequestSchema) > 0 {
+			b.Schema, _ = bodyschema.Compile(r.RequestSchema)
+		}
+	}
 }
 
 // NewProjects returns an empty cache of the routes of store's projects,
@@ -181,6 +244,7 @@ func (p *Projects) load(ctx context.Context, slug string, gen uint64) (*ProjectR
 	for _, r := range routes {
 		pr.bindings[r] = bindingOf(r)
 	}
+	bindWrites(routes, pr.bindings)
 	pr.checked.Store(p.cache.now().UnixNano())
 	pr.used.Store(p.clock.Add(1))
 	p.mu.Lock()

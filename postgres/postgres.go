@@ -411,6 +411,9 @@ func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.Moc
 	if err != nil {
 		return nil, err
 	}
+	if d.IfLiveSeq != nil && *d.IfLiveSeq != r.seq {
+		return nil, liveChanged(r.seq)
+	}
 	if err := resetLive(ctx, tx, id); err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (r Result) ETag() string {
 	for _, i := range r.Records {
 		var sum uint64
 		if sums != nil {
-			sum = sums[i]
+			sum = sums.At(int(i))
 		} else {
 			sum = xxhash.Sum64(r.doc.Record(int(i)))
 		}

@@ -134,6 +134,70 @@ func sortRanks(d *jsondoc.Document, p jsondoc.Path, desc bool) *ranks {
 type index struct {
 	n        int // records in the document
 	postings map[string]*posting
+	// over holds, on an index carried over from the document's origin
+	// (see carryIndex), the postings of the values whose records changed
+	// since postings was built, in place of postings' (an empty one:
+	// none). postings is then shared, never changed.
+	over map[string]*posting
+	// bytes is what the index holds.
+	bytes int64
+	// carried is set on an index carried over: its postings may be
+	// shared with indexes of documents of other lengths, whose bitsets
+	// would not fit it.
+	carried bool
+	// parent is set, instead of postings, on an index carried over a
+	// delete: its lists are parent's without record cut, the records after
+	// it one place earlier. depth counts the parents.
+	parent *index
+	cut    int32
+	depth  int
+	// remap, when set, gives the place now of each record postings lists
+	// (-1: deleted since): deletes folded in (see fold).
+	remap []int32
+}
+
+// get returns the posting of key k, or nil.
+func (ix *index) get(k string) *posting {
+	if ix.over != nil {
+		if p, ok := ix.over[k]; ok {
+			return p
+		}
+	}
+	if ix.parent != nil {
+		p := ix.parent.get(k)
+		if p == nil {
+			return nil
+		}
+		at, _ := slices.BinarySearch(p.ids, ix.cut)
+		if at == len(p.ids) {
+			return p // all before the cut: unchanged
+		}
+		return &posting{ids: cutOut(slices.Clone(p.ids), ix.cut)}
+	}
+	p := ix.postings[k]
+	if p == nil || ix.remap == nil {
+		return p
+	}
+	ids := make([]int32, 0, len(p.ids))
+	for _, id := range p.ids {
+		if r := ix.remap[id]; r >= 0 {
+			ids = append(ids, r)
+		}
+	}
+	return &posting{ids: ids}
+}
+
+// cutOut takes record cut out of ids (ascending), in place: the records
+// after it come one place earlier.
+func cutOut(ids []int32, cut int32) []int32 {
+	at, found := slices.BinarySearch(ids, cut)
+	if found {
+		ids = slices.Delete(ids, at, at+1)
+	}
+	for i := at; i < len(ids); i++ {
+		ids[i]--
+	}
+	return ids
 }
 
 // posting is the records of one value. A large one also keeps them as a
@@ -186,7 +250,13 @@ func equalityIndex(d *jsondoc.Document, p jsondoc.Path, fold bool) *index {
 	if fold {
 		key.Kind = kindIndexFolded
 	}
-	ix, _ := d.Structures().Load(key, func(b *budget.Build) any { return buildIndex(b, d, p, fold) }).(*index)
+	ix, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		d.Carrier(key, func(n *jsondoc.Document) { equalityIndex(n, p, fold) })
+		if ix := carryIndex(b, d, key, p, fold); ix != nil {
+			return ix
+		}
+		return buildIndex(b, d, p, fold)
+	}).(*index)
 	return ix
 }
 
@@ -277,7 +347,8 @@ func buildIndex(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, fold bool)
 			}
 		}
 	}
-	if !m.settle(ix.memoryBytes()) {
+	ix.bytes = ix.memoryBytes()
+	if !m.settle(ix.bytes) {
 		return nil
 	}
 	return ix
@@ -339,15 +410,19 @@ func (ix *index) lookup(c *Condition) ([]int32, bitset) {
 	var lists [3]*posting
 	n := 0
 	for _, k := range c.keys {
-		if p := ix.postings[k]; p != nil {
+		if p := ix.get(k); p != nil && len(p.ids) > 0 {
 			lists[n] = p
 			n++
 		}
 	}
-	switch n {
-	case 0:
+	switch {
+	case n == 0:
 		return nil, nil
-	case 1:
+	case n == 1 && ix.carried:
+		// Postings are shared with indexes of other lengths: their
+		// bitsets would be of the wrong one.
+		return lists[0].ids, nil
+	case n == 1:
 		return lists[0].ids, lists[0].membership(ix.n)
 	}
 	// A value that is both a string and a number ("30"): rare, merged.

@@ -31,6 +31,9 @@ type Field struct {
 // NewField compiles a field path of the §1.3 syntax, split into segments.
 func NewField(segs []string) Field { return Field{segs: segs, path: jsondoc.NewPath(segs)} }
 
+// Segs returns the field's path, split into segments.
+func (f Field) Segs() []string { return f.segs }
+
 // Bound returns the $eq condition of a path parameter: the field f equals
 // value, compared as a filter's value is (§1.3).
 func Bound(f Field, value string) Condition {

@@ -36,7 +36,7 @@ func TestJournalRecords(t *testing.T) {
 		{"GET", "/api/" + strings.ToUpper(priv.ID), nil, 401},
 		{"GET", "/p/default/nothing", nil, 404},
 		{"DELETE", "/p/default/users", nil, 405},
-		{"POST", "/p/default/users", nil, 501},
+		{"POST", "/p/default/users", nil, 400}, // no body: not one JSON object
 		{"HEAD", "/p/default/users", nil, 200},
 		// Reached no project: not recorded.
 		{"GET", "/p/no-such-project/users", nil, 404},
@@ -63,7 +63,7 @@ func TestJournalRecords(t *testing.T) {
 	}
 	want := []row{
 		{"HEAD", "/p/default/users", "", list.ID, u.ID, 200},
-		{"POST", "/p/default/users", "", post.ID, "", 501},
+		{"POST", "/p/default/users", "", post.ID, u.ID, 400},
 		{"DELETE", "/p/default/users", "", "", "", 405},
 		{"GET", "/p/default/nothing", "", "", "", 404},
 		{"GET", "/api/" + strings.ToUpper(priv.ID), "", "", priv.ID, 401},

@@ -95,10 +95,6 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	rt := m.Route
 	n.route = rt.ID
-	if rt.Action != decoy.ActionRead && pr.Binding(rt).Rules == nil {
-		// A route that writes answers through its rules only (§13.1).
-		return errWriteNotServed(rt.Action)
-	}
 	e, err := s.cache.Get(ctx, rt.MockID)
 	if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 		// Deleted with its routes since the table was read.
@@ -110,12 +106,15 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	n.mock = e.Mock.ID
 	defer e.Release()
-	return s.read(w, r, routeTarget(e, pr, m))
+	t := routeTarget(e, pr, m)
+	t.prefix = strings.TrimSuffix(r.URL.EscapedPath(), path)
+	return s.read(w, r, t)
 }
 
-// errWriteNotServed answers a route that writes (§12): not served yet.
+// errWriteNotServed answers a route that writes (§12) on a server whose
+// store keeps no live data.
 func errWriteNotServed(action string) error {
-	return answer.New(http.StatusNotImplemented, "This route "+action+"s records: writes through routes are not served yet")
+	return answer.New(http.StatusNotImplemented, "This route "+action+"s records: this server's store does not keep writes")
 }
 
 // noRoute is the 404 of a path no route of the project matches.
@@ -135,7 +134,7 @@ func routeTarget(e *mockcache.Entry, pr *mockcache.ProjectRoutes, m route.Match)
 		t.rules, t.routeID, t.params = b.Rules, m.Route.ID, m.Params
 	}
 	if m.Route.Action != decoy.ActionRead {
-		t.write = m.Route.Action
+		t.write, t.binding, t.params = m.Route.Action, b, m.Params
 	}
 	if len(m.Params) == 0 {
 		return t

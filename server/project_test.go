@@ -22,7 +22,7 @@ func withTeams(c *server.Config) {
 }
 
 // addRoute adds a route to the default project through the admin API.
-func addRoute(t *testing.T, h *servertest.Harness, method, path, mockID string, extra ...string) decoy.Route {
+func addRoute(t testing.TB, h *servertest.Harness, method, path, mockID string, extra ...string) decoy.Route {
 	t.Helper()
 	body := map[string]any{"method": method, "path": path, "mock_id": mockID}
 	for i := 0; i+1 < len(extra); i += 2 {

@@ -20,7 +20,7 @@ import (
 )
 
 // exposedHeaders are the response headers a browser app may read.
-const exposedHeaders = "X-Total-Count, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed, Decoy-Rule"
+const exposedHeaders = "X-Total-Count, ETag, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, Decoy-Seed, Decoy-Rule"
 
 // A read reaches a mock by its id (/mock/{id}) or through a project's route
 // (§11, project.go). Finding the mock is the entry's own first stage; from
@@ -47,9 +47,13 @@ type target struct {
 	rules   *rule.Set
 	routeID string
 	params  []route.Param
-	// write is the action of a route that writes (§12, not served yet:
-	// its normal answer is a 501); "" for a read.
-	write string
+	// write is the action of a route that writes (§12, write.go); ""
+	// for a read. binding is what the route adds to its writes, prefix
+	// the path the request reached the project under ("/p/{slug}", or ""
+	// on its own host).
+	write   string
+	binding *mockcache.Binding
+	prefix  string
 	// keep is false when no answer of the target is kept.
 	keep bool
 }
@@ -124,6 +128,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 		if first >= 0 {
 			return s.answerRules(w, r, &rd, ev, first)
 		}
+	}
+	if t.write != "" {
+		return s.writeRecords(w, r, &rd)
 	}
 	return s.readNormally(w, r, &rd, nil, nil)
 }

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net"
@@ -228,6 +229,13 @@ type Server struct {
 	// admin is the admin API, under /admin/v1.
 	admin *admin.API
 
+	// live keeps mocks' live data (§12), when the store does; nil: routes
+	// that write answer 501. writes are the turns of writes to one mock,
+	// compact the compactions of their logs (write.go).
+	live    decoy.LiveStore
+	writes  writeLocks
+	compact compactor
+
 	// proxy passes projects' requests to their upstreams (upstream.go).
 	proxy *upstream.Proxy
 }
@@ -252,8 +260,11 @@ func New(cfg Config) *Server {
 		generation: generate.NewQueue(generate.QueueConfig{Workers: cfg.GenerateWorkers, Waiting: cfg.GenerateWaiting,
 			Timeout: cfg.GenerateTimeout, MaxBytes: cfg.MaxDataBytes}),
 	}
+	s.live, _ = cfg.Store.(decoy.LiveStore)
+	s.writes.seed = maphash.MakeSeed()
 	s.cache = mockcache.New(mockcache.Config{
 		Store:            cfg.Store,
+		Live:             s.live,
 		Shared:           cfg.SharedStore,
 		MaxBytes:         cfg.MaxCacheBytes,
 		MaxOpenDocuments: cfg.MaxOpenDocuments,

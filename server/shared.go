@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,15 @@ func (l *listener) Invalidated(id string) {
 		if s.projects != nil {
 			s.projects.Remove(project)
 		}
+		return
+	}
+	if write, ok := strings.CutPrefix(id, decoy.WriteAnnouncement); ok {
+		mock, seqText, _ := strings.Cut(write, ":")
+		if seq, err := strconv.ParseInt(seqText, 10, 64); err == nil {
+			s.cache.Advance(mock, seq)
+			return
+		}
+		s.cache.Remove(mock)
 		return
 	}
 	s.cache.Remove(id)

@@ -475,6 +475,9 @@ func (db *DB) replaceData(ctx context.Context, tx *sql.Tx, w *docWrite, id strin
 	if err != nil {
 		return nil, err
 	}
+	if d.IfLiveSeq != nil && *d.IfLiveSeq != r.seq {
+		return nil, liveChanged(r.seq)
+	}
 	if err := resetLive(ctx, tx, w, id, r); err != nil {
 		return nil, err
 	}

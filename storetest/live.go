@@ -487,7 +487,14 @@ func testLiveSnapshot(t *testing.T, s LiveBackend) {
 	mustAppend(t, s, 1, write(1, decoy.WriteCreate, "2", `{"id":2}`), 19)
 	mustAppend(t, s, 1, write(2, decoy.WriteUpdate, "1", `{"id":1,"a":true}`), 28)
 	live := `[{"id":1,"a":true},{"id":2}]`
-	m, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "application/json", Data: bytesOf(live), ETag: `"live"`})
+	// A snapshot of live data that moved on since changes nothing.
+	stale := int64(1)
+	if _, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "application/json", Data: bytesOf(`[]`), ETag: `"x"`, IfLiveSeq: &stale}); decoy.ErrorCode(err) != decoy.ECONFLICT {
+		t.Fatalf("snapshot of live data number 1 at 2: %v, want ECONFLICT", err)
+	}
+	wantLive(t, s, 1, decoy.LiveState{Seq: 2, BaseSeq: 0, Size: 28})
+	seq := int64(2)
+	m, err := s.ReplaceMockData(ctx, id(1), decoy.MockData{ContentType: "application/json", Data: bytesOf(live), ETag: `"live"`, IfLiveSeq: &seq})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func mockCommand() *cobra.Command {
   decoy mock get 0b9d7c8e-1d2f-4a3b-9c8d-7e6f5a4b3c2d`,
 		mockCreateCommand(), mockListCommand(), mockGetCommand(), mockDataCommand(), mockUpdateCommand(),
 		mockPatchCommand(), mockRotateTokenCommand(), mockUsageCommand(), mockDeleteCommand(),
-		mockVersionsCommand(), mockVersionDataCommand(), mockRestoreCommand())
+		mockVersionsCommand(), mockVersionDataCommand(), mockRestoreCommand(), mockResetCommand(), mockSnapshotCommand())
 }
 
 // limitFlag is a limit override: a number, or "default" for the server's.

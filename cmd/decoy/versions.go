@@ -74,3 +74,31 @@ func mockRestoreCommand() *cobra.Command {
 			return o.object(m)
 		})
 }
+
+func mockResetCommand() *cobra.Command {
+	return mockIDCommand("reset", "Drop the writes made through a mock's routes",
+		"Set a mock's live data back to its current version: the records created, changed\nand deleted through its routes since are dropped (on every replica).",
+		"  decoy mock reset ID", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			m, err := cl.ResetLive(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return o.object(m)
+		})
+}
+
+func mockSnapshotCommand() *cobra.Command {
+	return mockIDCommand("snapshot", "Save a mock's live data as a new version",
+		"Save a mock's live data, with the writes made through its routes, as a new version:\nthe current one, which a reset then goes back to.",
+		"  decoy mock snapshot ID", true,
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
+			v, err := cl.Snapshot(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return o.list(struct {
+				Versions []decoy.Version `json:"versions"`
+			}{[]decoy.Version{*v}}, "versions", versionColumns, "")
+		})
+}

@@ -124,7 +124,7 @@ await journey(async (browser) => {
   await step('an edited template on the Generate page asks too', async () => {
     await page.goto(`${base}/#/generate`);
     await page.locator('#template-editor .cm-content').waitFor();
-    await setEditor(page, '#template-editor', '{"$repeat": 2, "$item": {"id": "{{ seq }}"}}');
+    await setEditor(page, '#template-editor', '{"$repeat": 2, "$item": {"id": "{{ index }}"}}');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mocks' }).click();
     const ask = page.getByRole('dialog', { name: 'Leave without saving?' });
     await ask.getByRole('button', { name: 'Discard changes' }).click();
@@ -250,6 +250,8 @@ await journey(async (browser) => {
     const card = page.getByTestId('large-doc');
     await card.waitFor();
     assert.equal(await page.locator('#data-editor').count(), 0);
+    // Its live state is read from the headers alone.
+    await page.getByTestId('live-note').filter({ hasText: 'Live data: version 1, unchanged.' }).waitFor();
     await screenshot(page, 'large-doc');
     const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('button', { name: 'Download' }).click()]);
     assert.equal(download.suggestedFilename(), 'ux-big.json');

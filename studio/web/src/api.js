@@ -96,6 +96,34 @@ export async function admin(method, path, { body, contentType, raw } = {}) {
 }
 
 /**
+ * liveData reads a mock's live data from the admin API: {text, live},
+ * where live is the Decoy-Live header ("version": the data is the current
+ * version's; "changed": writes through routes changed it since). With
+ * headOnly the body is not read (a large document): text is null.
+ */
+export async function liveData(id, { headOnly = false } = {}) {
+  const path = `/mocks/${encodeURIComponent(id)}/data`;
+  const send = () => fetch('/admin/v1' + path, { headers: { 'X-CSRF-Token': csrf }, credentials: 'same-origin', cache: 'no-store' });
+  let res = await send();
+  if (res.status === 403) {
+    // As admin does: another tab may have signed in again.
+    const s = await session();
+    if (s.signed_in) res = await send();
+  }
+  if (res.status === 401) {
+    csrf = '';
+    onSignedOut();
+  }
+  if (!res.ok) throw await errorOf(res);
+  const live = res.headers.get('Decoy-Live') || '';
+  if (headOnly) {
+    await res.body.cancel();
+    return { text: null, live };
+  }
+  return { text: await res.text(), live };
+}
+
+/**
  * listMocks returns every mock the filter names ({workspace_id,
  * project_id, q}, empty values left out), following the pages.
  */

@@ -109,7 +109,10 @@ function JSONEditor({ initial, onChange, label, editorRef, isJSON = true, id }) 
   useEffect(() => {
     const ed = createEditor(host.current, { doc: initial, onChange, label, isJSON });
     if (editorRef) editorRef.current = ed;
-    return () => ed.destroy();
+    return () => {
+      ed.destroy();
+      if (editorRef && editorRef.current === ed) editorRef.current = null;
+    };
   }, []);
   return <div class="editor" ref={host} id={id} />;
 }
@@ -343,6 +346,63 @@ function ReplaceWithFile({ mock, onSaved, onNote }) {
   );
 }
 
+/**
+ * LiveBar says whether the live data (§12.2) is the current version's or
+ * was changed since by writes through routes, and offers Refresh and, to
+ * editors, Reset and Save as version: each asks first (see DataTab).
+ * Unsaved edits in the editor hold them back, as the live data would
+ * replace the edits.
+ */
+function LiveBar({ live, current, editable, dirty, busy, onRefresh, onAsk }) {
+  const since = current ? `version ${current}` : 'the current version';
+  return (
+    <div class="live-bar">
+      {live === 'changed' && (
+        <p class="warning" role="status" data-testid="live-note">
+          <strong>Live data: changed by writes through routes since {since}.</strong>{' '}
+          Every read sees it as it is now; no version keeps it until it is saved as one.
+        </p>
+      )}
+      {live === 'version' && (
+        <p class="note" role="status" data-testid="live-note">
+          <strong>Live data: {current ? `version ${current}` : 'the current version'}, unchanged.</strong>{' '}
+          Writes through routes (POST, PUT, PATCH, DELETE) change it without making a version.
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" onClick={onRefresh} disabled={dirty || busy}>Refresh</button>
+        {editable && <button type="button" onClick={() => onAsk('reset')} disabled={dirty || busy || live !== 'changed'}>Reset</button>}
+        {editable && <button type="button" onClick={() => onAsk('snapshot')} disabled={dirty || busy || live !== 'changed'}>Save as version</button>}
+      </div>
+      {dirty && <p class="hint">Save or revert your edits to refresh, reset or save the live data.</p>}
+    </div>
+  );
+}
+
+/** LiveDialog asks before a Reset or a Save as version of the live data. */
+function LiveDialog({ what, mock, current, onClose, onConfirm }) {
+  const name = <strong>{mock.name || mock.id}</strong>;
+  const since = current ? `version ${current}` : 'the current version';
+  if (what === 'reset') {
+    return (
+      <ConfirmDialog title="Reset the live data?" confirm="Reset" danger onClose={onClose} onConfirm={onConfirm}>
+        <p>
+          The live data of {name} goes back to {since}: what writes through routes added, changed or deleted since is
+          lost, and the next read gets {since}. To keep it, save it as a version first.
+        </p>
+      </ConfirmDialog>
+    );
+  }
+  return (
+    <ConfirmDialog title="Save the live data as a version?" confirm="Save as version" onClose={onClose} onConfirm={onConfirm}>
+      <p>
+        The live data of {name}, with what writes through routes changed since {since}, is kept as a new version: the
+        current one, which Reset goes back to. {since[0].toUpperCase() + since.slice(1)} stays in the versions.
+      </p>
+    </ConfirmDialog>
+  );
+}
+
 function DataTab({ mock, onSaved }) {
   const big = mock.size > EDITOR_MAX_BYTES;
   const [anyway, setAnyway] = useState(false);
@@ -357,12 +417,85 @@ function DataTab({ mock, onSaved }) {
   const editable = useTeam().can('editor', mock.workspace_id);
   const reading = !big || anyway;
   const [replaced, setReplaced] = useState(0);
+  // The live data's state (§12.2): 'version' or 'changed', and the number
+  // of the current version; asking is the confirmation shown ('reset',
+  // 'snapshot' or 'overwrite').
+  const [live, setLive] = useState('');
+  const [current, setCurrent] = useState(null);
+  const [asking, setAsking] = useState(null);
+  const [refreshing, setRefreshing] = useState(false);
   useUnsaved('data', text !== null && text !== saved);
+
+  // load reads the live data (the headers only when it is too large to
+  // open) and the versions, for the number of the current one. The editor
+  // gets the new text only when it differs, so that a refresh that finds
+  // nothing new keeps the cursor where it was. Of loads that overlap (the
+  // tab shown while a refresh runs), the last one started is shown.
+  const loads = useRef(0);
+  const load = useCallback(async () => {
+    const n = ++loads.current;
+    setRefreshing(true);
+    try {
+      const [d, vs] = await Promise.all([
+        api.liveData(mock.id, { headOnly: !reading }),
+        api.admin('GET', `/mocks/${mock.id}/versions`),
+      ]);
+      if (n !== loads.current) return;
+      const cur = (vs.versions || []).find((v) => v.current);
+      setCurrent(cur ? cur.version : null);
+      setLive(d.live);
+      if (reading) {
+        if (editor.current && editor.current.text !== d.text) editor.current.text = d.text;
+        setText(d.text);
+        setSaved(d.text);
+      }
+      setError(null);
+    } catch (e) {
+      if (n === loads.current) setError(e);
+    } finally {
+      if (n === loads.current) setRefreshing(false);
+    }
+  }, [mock.id, reading]);
+  // Read afresh each time the tab opens (it mounts), when the data is
+  // replaced with a file, and when the large document is opened anyway.
   useEffect(() => {
-    if (!reading) return;
     setText(null);
-    api.admin('GET', `/mocks/${mock.id}/data`, { raw: true }).then((t) => { setText(t); setSaved(t); }, setError);
-  }, [mock.id, reading, replaced]);
+    load();
+  }, [load, replaced]);
+  // And when the browser tab is shown again (back from the app that
+  // writes), unless edits would be lost.
+  const dirtyNow = useRef(false);
+  dirtyNow.current = text !== null && text !== saved;
+  useEffect(() => {
+    const shown = () => {
+      if (document.visibilityState === 'visible' && !dirtyNow.current) load();
+    };
+    document.addEventListener('visibilitychange', shown);
+    return () => document.removeEventListener('visibilitychange', shown);
+  }, [load]);
+
+  const reset = async () => {
+    const m = await api.admin('POST', `/mocks/${mock.id}/reset`);
+    setAsking(null);
+    onSaved(m);
+    await load();
+    setNote(`Reset: the live data is ${current ? `version ${current}` : 'the current version'} again.`);
+  };
+  const snapshot = async () => {
+    const v = await api.admin('POST', `/mocks/${mock.id}/versions`);
+    setAsking(null);
+    onSaved(await api.admin('GET', `/mocks/${mock.id}`));
+    await load();
+    setNote(<>Saved as version {v.version}, now the current one: see <a href={`#/mocks/${mock.id}/versions`}>Versions</a>.</>);
+  };
+  const liveBar = (dirty) => (
+    <LiveBar live={live} current={current} editable={editable} dirty={dirty} busy={refreshing}
+      onRefresh={() => { setNote(''); load(); }} onAsk={setAsking} />
+  );
+  const liveDialog = (asking === 'reset' || asking === 'snapshot') && (
+    <LiveDialog what={asking} mock={mock} current={current} onClose={() => setAsking(null)}
+      onConfirm={asking === 'reset' ? reset : snapshot} />
+  );
   const download = async () => {
     setError(null);
     try {
@@ -390,8 +523,10 @@ function DataTab({ mock, onSaved }) {
             <button type="button" onClick={() => setAnyway(true)}>Open in the editor anyway</button>
           </div>
         </div>
-        {editable && <ReplaceWithFile mock={mock} onSaved={onSaved} onNote={setNote} />}
-        {note && <p class="notice" role="status">{note}</p>}
+        {liveBar(false)}
+        {liveDialog}
+        {editable && <ReplaceWithFile mock={mock} onSaved={(m) => { onSaved(m); setReplaced((n) => n + 1); }} onNote={setNote} />}
+        {note && <p class="notice" role="status" data-testid="data-note">{note}</p>}
         <ErrorNote error={error} />
       </section>
     );
@@ -399,14 +534,27 @@ function DataTab({ mock, onSaved }) {
   if (error && text === null) return <ErrorNote error={error} />;
   if (text === null) return <p aria-busy="true">Loading…</p>;
   const valid = !json || checkJSON(text) === null;
-  const save = async () => {
+  // save writes the editor's text as the data. Unless sure, it first checks
+  // that the live data is still what the editor was loaded with: writes
+  // through routes since would be lost, so it asks first.
+  const save = async (sure) => {
     setBusy(true);
     setError(null);
     setNote('');
     try {
+      if (sure !== true) {
+        const now = await api.liveData(mock.id);
+        if (now.text !== saved) {
+          setLive(now.live);
+          setAsking('overwrite');
+          return;
+        }
+      }
       const m = await api.upload('PUT', `/mocks/${mock.id}/data`, text, { contentType: mock.content_type, onProgress: setProgress });
       setSaved(text);
       onSaved(m);
+      // The saved text is the live data and a new current version.
+      await load();
       setNote('Saved: the next read gets the new data.');
     } catch (e) {
       setError(e);
@@ -418,7 +566,8 @@ function DataTab({ mock, onSaved }) {
   const dirty = text !== saved;
   return (
     <section aria-label="Data">
-      <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(mock.size)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
+      {liveBar(dirty)}
+      <p class="hint">Stored as <code>{mock.content_type}</code>, {formatBytes(new TextEncoder().encode(saved).length)}. Ctrl-F searches, Ctrl-Shift-[ folds, Tab leaves the editor.</p>
       <JSONEditor initial={text} onChange={setText} label="Mock data" editorRef={editor} isJSON={json} id="data-editor" />
       <Validity text={text} editorRef={editor} isJSON={json} />
       {!editable && <RoleNote need="editor" what="changing the data" workspaceID={mock.workspace_id} />}
@@ -430,8 +579,19 @@ function DataTab({ mock, onSaved }) {
       </div>}
       <UploadProgress progress={progress} label="Saving" />
       {editable && <ReplaceWithFile mock={mock} onSaved={(m) => { onSaved(m); setReplaced((n) => n + 1); }} onNote={setNote} />}
-      {note && <p class="notice" role="status">{note}</p>}
+      {note && <p class="notice" role="status" data-testid="data-note">{note}</p>}
       <ErrorNote error={error} />
+      {liveDialog}
+      {asking === 'overwrite' && (
+        <ConfirmDialog title="Replace the changed live data?" confirm="Save my edits" danger onClose={() => setAsking(null)}
+          onConfirm={async () => { setAsking(null); await save(true); }}>
+          <p>
+            Since this tab read it, the live data of <strong>{mock.name || mock.id}</strong> changed (writes through
+            routes, or another save). Saving your edits replaces it: those changes are lost. To see them first, copy
+            your edits, revert, and refresh.
+          </p>
+        </ConfirmDialog>
+      )}
     </section>
   );
 }

@@ -1,0 +1,194 @@
+package query
+
+import (
+	"slices"
+
+	"github.com/decoy-mock/decoy/budget"
+	"github.com/decoy-mock/decoy/jsondoc"
+)
+
+// Carrying structures over a write (§12 of the contract): a document one
+// write made from another (jsondoc.Document.Origin) gets the equality
+// indexes and the next id of the one before changed where the record
+// changed, rather than built again: a write costs about its record, and so
+// does the read after it. Sort orders are built again when asked for.
+
+// maxDepth is how many deletes an index is carried over before it folds
+// them in. Tests lower it.
+var maxDepth = 16
+
+// maxOver is how many values an index carried over holds apart from the
+// postings it shares, before it folds them in (a copy of the map). Tests
+// lower it.
+var maxOver = 1024
+
+// carryIndex returns the index of p over d carried over from the index of
+// d's origin, when that is kept and the change keeps every other record in
+// its place (a replace, an append); nil otherwise (the caller builds it).
+func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.Path, fold bool) *index {
+	o := d.Origin()
+	if o == nil {
+		return nil
+	}
+	prev, _ := o.Doc.Structures().Get(key).(*index)
+	if prev == nil {
+		return nil
+	}
+	if o.Op == jsondoc.EditDelete {
+		ix := &index{n: d.Len(), parent: prev, cut: int32(o.Index), depth: prev.depth + 1, bytes: prev.bytes, carried: true}
+		if ix.depth > maxDepth {
+			ix.fold()
+		}
+		if !b.Reserve(ix.bytes) {
+			return nil
+		}
+		return ix
+	}
+	var old []string
+	if o.Op == jsondoc.EditReplace {
+		old = valueKeys(nil, o.Doc, o.Index, p, fold)
+	}
+	cur := valueKeys(nil, d, o.Index, p, fold)
+	ix := &index{n: d.Len(), postings: prev.postings, over: prev.over, bytes: prev.bytes, carried: true,
+		parent: prev.parent, cut: prev.cut, depth: prev.depth, remap: prev.remap}
+	id := int32(o.Index)
+	changed := map[string]*posting{}
+	for _, k := range old {
+		if !slices.Contains(cur, k) && changed[k] == nil {
+			ids := ix.get(k).ids
+			if at, ok := slices.BinarySearch(ids, id); ok {
+				changed[k] = &posting{ids: slices.Delete(slices.Clone(ids), at, at+1)}
+			}
+		}
+	}
+	for _, k := range cur {
+		if slices.Contains(old, k) || changed[k] != nil {
+			continue
+		}
+		var ids []int32
+		if p := ix.get(k); p != nil {
+			ids = p.ids
+		}
+		at, ok := slices.BinarySearch(ids, id)
+		if ok {
+			continue
+		}
+		ids = slices.Insert(slices.Clone(ids), at, id)
+		changed[k] = &posting{ids: ids}
+		if ix.get(k) == nil {
+			ix.bytes += int64(len(k)) + postingOverhead
+		}
+		ix.bytes += 4
+	}
+	if len(changed) > 0 {
+		over := make(map[string]*posting, len(ix.over)+len(changed))
+		for k, p := range ix.over {
+			over[k] = p
+		}
+		for k, p := range changed {
+			over[k] = p
+		}
+		ix.over = over
+		if len(over) > maxOver {
+			ix.flatten()
+		}
+	}
+	if !b.Reserve(ix.bytes) {
+		return nil
+	}
+	return ix
+}
+
+// flatten makes the postings of ix its own, with what over, its remap and
+// the deletes of its parents hold in them.
+func (ix *index) flatten() {
+	keys := map[string]struct{}{}
+	ix.keys(keys)
+	all := make(map[string]*posting, len(keys))
+	for k := range keys {
+		if p := ix.get(k); p != nil && len(p.ids) > 0 {
+			all[k] = &posting{ids: slices.Clone(p.ids)}
+		}
+	}
+	ix.postings, ix.over, ix.parent, ix.cut, ix.depth, ix.remap = all, nil, nil, 0, 0, nil
+	ix.bytes = ix.memoryBytes()
+}
+
+// fold folds the deletes of ix's parents into a remap of the postings
+// they share (a word a record, not a copy of every list), and their
+// values apart into one map.
+func (ix *index) fold() {
+	var levels []*index // ix, its parent, …, the one with postings
+	for l := ix; l != nil; l = l.parent {
+		levels = append(levels, l)
+	}
+	bottom := levels[len(levels)-1]
+	remap := slices.Clone(bottom.remap)
+	if remap == nil {
+		remap = make([]int32, bottom.n)
+		for i := range remap {
+			remap[i] = int32(i)
+		}
+	}
+	for i := len(levels) - 2; i >= 0; i-- {
+		c := levels[i].cut
+		for j, r := range remap {
+			switch {
+			case r == c:
+				remap[j] = -1
+			case r > c:
+				remap[j] = r - 1
+			}
+		}
+	}
+	over := map[string]*posting{}
+	for j := len(levels) - 1; j >= 0; j-- { // the upper levels' win
+		for k, p := range levels[j].over {
+			ids := slices.Clone(p.ids)
+			for i := j - 1; i >= 0; i-- {
+				ids = cutOut(ids, levels[i].cut)
+			}
+			over[k] = &posting{ids: ids}
+		}
+	}
+	ix.postings, ix.remap, ix.over, ix.parent, ix.cut, ix.depth = bottom.postings, remap, over, nil, 0, 0
+	ix.bytes = bottom.bytes + 4*int64(len(remap))
+}
+
+// keys adds to seen every key ix may list records under.
+func (ix *index) keys(seen map[string]struct{}) {
+	for k := range ix.over {
+		seen[k] = struct{}{}
+	}
+	if ix.parent != nil {
+		ix.parent.keys(seen)
+		return
+	}
+	for k := range ix.postings {
+		seen[k] = struct{}{}
+	}
+}
+
+// valueKeys appends to dst the index keys of the values p reaches in
+// record i of d, as buildIndex lists the record under them.
+func valueKeys(dst []string, d *jsondoc.Document, i int, p jsondoc.Path, fold bool) []string {
+	var scratch, k []byte
+	var elems []jsondoc.Value
+	add := func(v jsondoc.Value) {
+		var ok bool
+		if k, ok = appendValueKey(k[:0], d, v, fold, &scratch); ok && !slices.Contains(dst, string(k)) {
+			dst = append(dst, string(k))
+		}
+	}
+	for _, v := range d.AppendValues(nil, i, p) {
+		if v.Kind != jsondoc.Array {
+			add(v)
+			continue
+		}
+		elems = d.AppendElements(elems[:0], v)
+		for _, e := range elems {
+			add(e)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,474 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/maphash"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mergepatch"
+	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/query"
+	"github.com/google/uuid"
+)
+
+// Writes (§12 of the contract): a route whose action is create, replace,
+// update or delete changes the records of its mock's collection. A write
+// passes the checks a read does (token, rate limit, rules), then:
+//
+//  1. its body is read and checked (one JSON object, within
+//     --max-data-bytes, valid against the route's request schema);
+//  2. it is planned over the live data this replica holds: the record it
+//     finds, the id it assigns, the record it stores (planWrite);
+//  3. the quota counts it as served;
+//  4. it is committed: appended to the mock's log of writes in the store
+//     as the write after the live data it was planned over. When another
+//     writer came first (on any replica), this replica catches up with the
+//     store and plans again. Writes to one mock on one replica take turns,
+//     so that they do not race each other to the store;
+//  5. the cache's entry takes it (Entry.Apply), other replicas are told,
+//     and the record is answered.
+//
+// Its cost is the record's: the store appends one row, the cache applies
+// one change. Now and then the log is compacted into a new base, in the
+// background (maybeCompact).
+
+// writeState is what the stages of a write share.
+type writeState struct {
+	action string
+	b      *mockcache.Binding
+	body   []byte // the request's JSON object (nil for delete)
+}
+
+// planned is a write worked out over the live data: the change to commit,
+// and its answer.
+type planned struct {
+	w        decoy.Write
+	size     int64 // the live data's size once w is applied
+	status   int
+	record   []byte // answered; nil for delete
+	location string // the new record's path, for create
+}
+
+// writeRecords answers a request to a route that writes, from the quota
+// step on (the rules were tried and none answered).
+func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readState) error {
+	t := &rd.t
+	if s.live == nil {
+		return errWriteNotServed(t.write)
+	}
+	ws := writeState{action: t.write, b: t.binding}
+	if ws.action != decoy.WriteDelete {
+		body, err := s.writeBody(r)
+		if err != nil {
+			return err
+		}
+		if ws.b.Schema != nil {
+			if err := ws.b.Schema.Check(body); err != nil {
+				return err
+			}
+		}
+		ws.body = body
+	}
+	ctx := r.Context()
+	reserved, err := s.reserve(ctx, w.Header(), t.e.Mock, rd.rate, rd.quotaLimit, rd.month, rd.now, true)
+	if err != nil {
+		return err
+	}
+	p, err := s.commitWrite(ctx, r, t, &ws)
+	if err != nil {
+		s.release(ctx, reserved)
+		return err
+	}
+	if delay := t.e.Mock.DelayMS; delay > 0 {
+		s.wait(ctx, time.Duration(delay)*time.Millisecond, reservation{})
+	}
+	s.cfg.Usage.Served(t.e.Mock.ID, rd.now)
+	h := w.Header()
+	if p.location != "" {
+		h["Location"] = one(p.location)
+	}
+	if p.record == nil {
+		w.WriteHeader(p.status)
+		return nil
+	}
+	h["Content-Type"] = valJSON
+	h["Content-Length"] = one(strconv.Itoa(len(p.record)))
+	w.WriteHeader(p.status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(p.record)
+	}
+	return nil
+}
+
+// Errors of §12.1.
+var (
+	errBodyNotObject  = answer.New(http.StatusBadRequest, "Body must be a JSON object")
+	errNotCollection  = answer.New(http.StatusConflict, "Data is not a collection")
+	errRecordExists   = answer.New(http.StatusConflict, "Record exists")
+	errIDMismatch     = answer.New(http.StatusBadRequest, "Id does not match the path")
+	errWritesContend  = answer.New(http.StatusServiceUnavailable, "Too many writes to this mock at once; try again", "Retry-After", "1")
+	errNestedIDAbsent = answer.New(http.StatusBadRequest, "Body lacks the records' id field")
+)
+
+// writeBody reads a write's body: one JSON object, at most
+// --max-data-bytes (413 past it), without the white space around it.
+func (s *Server) writeBody(r *http.Request) ([]byte, error) {
+	limit := s.cfg.MaxDataBytes
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	if r.Body == nil {
+		return nil, errBodyNotObject
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		if tooSlow(r) != nil {
+			return nil, tooSlow(r)
+		}
+		return nil, answer.New(http.StatusBadRequest, "The body could not be read")
+	}
+	if int64(len(b)) > limit {
+		return nil, answer.New(http.StatusRequestEntityTooLarge, "Body larger than "+strconv.FormatInt(limit, 10)+" bytes (--max-data-bytes)")
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return nil, errBodyNotObject
+	}
+	return b, nil
+}
+
+// maxWriteAttempts bounds how many times a write is planned again after
+// other replicas' writes came first.
+const maxWriteAttempts = 32
+
+// commitWrite plans the write over the newest live data this replica
+// holds, and commits it: see the steps above. It takes its turn among the
+// writes to the mock on this replica.
+func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws *writeState) (*planned, error) {
+	id := t.e.Mock.ID
+	mu := s.writeLock(id)
+	mu.Lock()
+	defer mu.Unlock()
+	// The entry may have moved on while the request waited for its turn.
+	e, err := s.cache.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if e != nil {
+			e.Release()
+		}
+	}()
+	for attempt := 0; ; attempt++ {
+		p, err := planWrite(e, t, ws)
+		if err != nil {
+			return nil, err
+		}
+		p.w.Seq = e.LiveSeq() + 1
+		p.w.At = s.cfg.Now().UTC()
+		err = s.live.AppendWrite(ctx, id, &p.w, p.size)
+		if decoy.ErrorCode(err) == decoy.ECONFLICT {
+			if attempt+1 >= maxWriteAttempts {
+				return nil, errWritesContend
+			}
+			// CatchUp takes over the reference to e.
+			ne, cerr := s.cache.CatchUp(ctx, e)
+			e = ne
+			if cerr != nil {
+				return nil, cerr
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Acknowledged by the store: from here on the write is done,
+		// whatever the cache makes of it.
+		if ne, aerr := e.Apply(&p.w); aerr == nil {
+			s.cache.PutLive(ne)
+			ne.Release()
+		} else {
+			s.log.Error("a committed write did not apply to the cached mock; dropping it", "mock", id, "seq", p.w.Seq, "err", aerr)
+			s.cache.Remove(id)
+		}
+		s.announceWrite(ctx, id, p.w.Seq)
+		s.maybeCompact(id, p.w.Seq)
+		p.location = s.locationOf(r, t, p)
+		return p, nil
+	}
+}
+
+// planWrite works out the write ws asks for over the live data of e.
+func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) {
+	coll, ok := e.Records(t.scope.Items)
+	if !ok || !allObjects(coll) {
+		return nil, errNotCollection
+	}
+	b := ws.b
+	p := &planned{w: decoy.Write{Op: ws.action, Items: strings.Join(t.scope.Items, "."), Field: strings.Join(b.ID, ".")}}
+	size := e.Size()
+	if ws.action == decoy.WriteCreate {
+		key, has := memberText(ws.body, b.ID)
+		record := ws.body
+		if has {
+			if _, found := findRecord(coll, b.ID, key); found {
+				return nil, errRecordExists
+			}
+		} else {
+			if len(b.ID) != 1 {
+				return nil, errNestedIDAbsent
+			}
+			key = newID(coll, b.ID)
+			record = withID(ws.body, b.ID[0], key)
+		}
+		p.w.Key, p.w.Record = string(key), record
+		p.size, p.status, p.record = size+int64(len(record))+1, http.StatusCreated, record
+		return p, nil
+	}
+
+	// An item route: the record its path names, as a read finds it.
+	i, ok := firstHolding(coll, t.scope.Conditions)
+	if !ok {
+		return nil, errRecordNotFound
+	}
+	old := coll.Record(i)
+	key, has := memberText(old, b.ID)
+	if !has {
+		// A record without an id cannot be named by the log.
+		return nil, answer.New(http.StatusConflict, "The record has no "+strings.Join(b.ID, ".")+" field to be written by")
+	}
+	p.w.Key = string(key)
+	last := t.scope.Conditions[len(t.scope.Conditions)-1:]
+	switch ws.action {
+	case decoy.WriteDelete:
+		p.size, p.status = size-int64(len(old))-1, http.StatusNoContent
+		return p, nil
+	case decoy.WriteReplace:
+		record := ws.body
+		if _, has := memberText(record, b.ID); has {
+			if !holdsFor(record, last) {
+				return nil, errIDMismatch
+			}
+		} else {
+			if len(b.ID) != 1 {
+				return nil, errNestedIDAbsent
+			}
+			record = withID(record, b.ID[0], key)
+		}
+		p.w.Record = record
+	case decoy.WriteUpdate:
+		record, err := mergepatch.Apply(old, ws.body)
+		if err != nil {
+			return nil, answer.New(http.StatusBadRequest, "Body must be a JSON object")
+		}
+		if got, has := memberText(record, b.ID); !has || !bytes.Equal(got, key) && !holdsFor(record, last) {
+			return nil, errIDMismatch
+		}
+		p.w.Record = record
+	}
+	p.size = size - int64(len(old)) + int64(len(p.w.Record))
+	p.status, p.record = http.StatusOK, p.w.Record
+	return p, nil
+}
+
+// allObjects reports whether every record of a collection is a JSON
+// object (§12.1: else it is not a collection).
+func allObjects(coll *jsondoc.Document) bool {
+	for i := range coll.Len() {
+		if rec := coll.Record(i); len(rec) == 0 || rec[0] != '{' {
+			return false
+		}
+	}
+	return true
+}
+
+// firstHolding returns the first record of coll for which every condition
+// holds, found as an item route's read finds it (through the equality
+// index of the field).
+func firstHolding(coll *jsondoc.Document, conds []query.Condition) (int, bool) {
+	res := query.Item(query.Scope{Conditions: conds}).Run(coll)
+	if len(res.Records) == 0 {
+		return 0, false
+	}
+	return int(res.Records[0]), true
+}
+
+// holdsFor reports whether the conditions hold for record, a JSON object.
+func holdsFor(record []byte, conds []query.Condition) bool {
+	doc, err := jsondoc.Parse(append(append([]byte{'['}, record...), ']'))
+	if err != nil || doc.Len() != 1 {
+		return false
+	}
+	var sc query.Scratch
+	return query.Conditions(conds).Holds(doc, 0, &sc)
+}
+
+// findRecord returns the record of coll that has key (JSON text) at the
+// field path, as an item route whose parameter is key would find it.
+func findRecord(coll *jsondoc.Document, field []string, key []byte) (int, bool) {
+	text := string(key)
+	if unq, err := strconv.Unquote(text); err == nil {
+		text = unq
+	}
+	return firstHolding(coll, []query.Condition{query.Bound(query.NewField(field), text)})
+}
+
+// newID is the id a create assigns (§12.1): one more than the largest id
+// when every record's id is an integer, else a random UUID.
+func newID(coll *jsondoc.Document, field []string) []byte {
+	if next, ok := query.NextIntID(coll, field); ok {
+		return strconv.AppendInt(nil, next, 10)
+	}
+	return strconv.AppendQuote(nil, uuid.NewString())
+}
+
+// memberText returns the JSON text of the value at path in obj, a JSON
+// object; false when it has none.
+func memberText(obj []byte, path []string) ([]byte, bool) {
+	cur := json.RawMessage(obj)
+	for _, seg := range path {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(cur, &m) != nil {
+			return nil, false
+		}
+		v, ok := m[seg]
+		if !ok {
+			return nil, false
+		}
+		cur = v
+	}
+	return bytes.TrimSpace(cur), true
+}
+
+// withID returns obj, a JSON object, with member name set to id as its
+// first member: every byte of obj kept.
+func withID(obj []byte, name string, id []byte) []byte {
+	rest := bytes.TrimSpace(obj[1:])
+	out := make([]byte, 0, len(obj)+len(name)+len(id)+4)
+	out = append(out, '{')
+	out = strconv.AppendQuote(out, name)
+	out = append(out, ':')
+	out = append(out, id...)
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[1:]...)
+}
+
+// locationOf is the path of a record created through t (§12.1): the
+// project's GET item route on the collection, filled with the create
+// route's parameters and the new id, under the prefix the request came
+// through; "" when there is none.
+func (s *Server) locationOf(r *http.Request, t *target, p *planned) string {
+	b := t.binding
+	if p.w.Op != decoy.WriteCreate || b.Location == nil {
+		return ""
+	}
+	values := make([]string, 0, len(t.params)+1)
+	for _, pa := range t.params {
+		values = append(values, pa.Value)
+	}
+	id := p.w.Key
+	if unq, err := strconv.Unquote(id); err == nil {
+		id = unq
+	}
+	values = append(values, id)
+	if len(values) != len(b.Location.Params()) {
+		return ""
+	}
+	return t.prefix + b.Location.Expand(values)
+}
+
+// announceWrite tells the other replicas that mock id's live data is at
+// write number seq: they apply the writes they lack.
+func (s *Server) announceWrite(ctx context.Context, id string, seq int64) {
+	if s.cfg.Invalidator == nil {
+		return
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := s.cfg.Invalidator.Invalidate(actx, decoy.WriteAnnouncement+id+":"+strconv.FormatInt(seq, 10)); err != nil {
+		s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
+		s.log.Warn("could not announce a write to other replicas", "mock", id, "err", err)
+	}
+}
+
+// writeLocks are the turns writes to one mock take on this replica: a
+// mock's writes take the lock its id hashes to.
+type writeLocks struct {
+	seed  maphash.Seed
+	locks [64]sync.Mutex
+}
+
+func (s *Server) writeLock(id string) *sync.Mutex {
+	return &s.writes.locks[maphash.String(s.writes.seed, id)%uint64(len(s.writes.locks))]
+}
+
+// Compaction: a mock's log is made its base again once it holds
+// compactAfter writes since this replica last compacted it. One compaction
+// runs at a time on a replica, in the background; a compaction another
+// replica made since changes nothing (LiveStore.Compact).
+const compactAfter = 2000
+
+// compactTimeout bounds a compaction.
+const compactTimeout = 5 * time.Minute
+
+type compactor struct {
+	mu      sync.Mutex
+	pending map[string]int64 // writes since the last compaction, by mock
+	running bool
+}
+
+// maybeCompact counts a write to mock id, and compacts its log in the
+// background once it is long enough.
+func (s *Server) maybeCompact(id string, seq int64) {
+	c := &s.compact
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = map[string]int64{}
+	}
+	c.pending[id]++
+	if c.pending[id] < compactAfter || c.running {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.pending, id)
+	c.running = true
+	c.mu.Unlock()
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.running = false
+			c.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
+		defer cancel()
+		if err := s.compactMock(ctx, id); err != nil {
+			s.log.Warn("could not compact a mock's writes; they stay in its log", "mock", id, "err", err)
+		}
+	}()
+}
+
+// compactMock writes mock id's live data, as this replica holds it, as its
+// new base.
+func (s *Server) compactMock(ctx context.Context, id string) error {
+	e, err := s.cache.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer e.Release()
+	if e.LiveSeq() == 0 {
+		return nil
+	}
+	return s.live.Compact(ctx, id, e.LiveSeq(), decoy.Data{Bytes: e.Bytes()})
+}

@@ -1,0 +1,312 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
+	"github.com/decoy-mock/decoy/server"
+)
+
+// step is one request of a write test and what it must answer.
+type step struct {
+	name     string
+	method   string
+	path     string
+	body     string
+	status   int
+	want     string // the body answered, exactly ("" with 204); a leading ~ makes it a regexp
+	location string
+	// data, when set, is the mock's data (GET /admin/v1/mocks/{id}/data)
+	// after the step, exactly.
+	data string
+}
+
+// run sends each step through the project and checks its answer and the
+// data it leaves.
+func runSteps(t *testing.T, h *servertest.Harness, mockID string, steps []step) {
+	t.Helper()
+	for _, st := range steps {
+		r := h.Send(st.method, st.path, "application/json", st.body)
+		if r.Status != st.status {
+			t.Fatalf("%s: %s %s: status %d, want %d (%s)", st.name, st.method, st.path, r.Status, st.status, r.Body)
+		}
+		got := strings.TrimSuffix(r.Body, "\n")
+		if re, ok := strings.CutPrefix(st.want, "~"); ok {
+			if !regexp.MustCompile("^" + re + "$").MatchString(got) {
+				t.Errorf("%s: body %s, want /%s/", st.name, got, re)
+			}
+		} else if got != st.want {
+			t.Errorf("%s: body %s, want %s", st.name, got, st.want)
+		}
+		if loc := r.Header.Get("Location"); loc != st.location && st.location != "*" {
+			t.Errorf("%s: Location %q, want %q", st.name, loc, st.location)
+		}
+		if st.data != "" {
+			if d := h.Send("GET", "/admin/v1/mocks/"+mockID+"/data", "", ""); d.Body != st.data {
+				t.Errorf("%s: data %s, want %s", st.name, d.Body, st.data)
+			}
+		}
+	}
+}
+
+// CONTRACT §12.1: each write, its answer and what it leaves of the data,
+// byte for byte; the errors, which change nothing.
+func TestWrites(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	const data = `[{"id":1,"name":"Ada"}, {"id":2,"name":"Linus"}]`
+	u := h.Create(data, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "GET", "/users", u.ID)
+	addRoute(t, h, "GET", "/users/{id}", u.ID)
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID)
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	addRoute(t, h, "DELETE", "/users/{id}", u.ID)
+	runSteps(t, h, u.ID, []step{
+		{name: "create assigns the next id, first", method: "POST", path: "/p/default/users", body: ` { "name" : "Grace" }` + "\n",
+			status: 201, want: `{"id":3, "name" : "Grace" }`, location: "/p/default/users/3",
+			data: `[{"id":1,"name":"Ada"}, {"id":2,"name":"Linus"}, {"id":3, "name" : "Grace" }]`},
+		{name: "create keeps a given id", method: "POST", path: "/p/default/users", body: `{"name":"Edsger","id":10}`,
+			status: 201, want: `{"name":"Edsger","id":10}`, location: "/p/default/users/10"},
+		{name: "an id present", method: "POST", path: "/p/default/users", body: `{"id":3}`, status: 409, want: `{"error":"Record exists"}`},
+		{name: "not an object", method: "POST", path: "/p/default/users", body: `[{"id":4}]`, status: 400, want: `{"error":"Body must be a JSON object"}`},
+		{name: "not JSON", method: "POST", path: "/p/default/users", body: `{"id":`, status: 400, want: `{"error":"Body must be a JSON object"}`},
+		{name: "no body", method: "POST", path: "/p/default/users", status: 400, want: `{"error":"Body must be a JSON object"}`},
+		{name: "the next id after a given one", method: "POST", path: "/p/default/users", body: `{}`,
+			status: 201, want: `{"id":11}`, location: "/p/default/users/11"},
+		{name: "replace sets the id from the path", method: "PUT", path: "/p/default/users/2", body: `{"name":"Linus T"}`,
+			status: 200, want: `{"id":2,"name":"Linus T"}`},
+		{name: "replace with the path's id", method: "PUT", path: "/p/default/users/2", body: `{"name":"Linus","id":2}`,
+			status: 200, want: `{"name":"Linus","id":2}`},
+		{name: "replace with another id", method: "PUT", path: "/p/default/users/2", body: `{"id":5}`, status: 400, want: `{"error":"Id does not match the path"}`},
+		{name: "replace of none", method: "PUT", path: "/p/default/users/99", body: `{}`, status: 404, want: `{"error":"Not found"}`},
+		{name: "merge patch", method: "PATCH", path: "/p/default/users/1", body: `{"name":null,"age":36,"tags":{"a":1}}`,
+			status: 200, want: `{"id":1,"age":36,"tags":{"a":1}}`},
+		{name: "patch of none", method: "PATCH", path: "/p/default/users/99", body: `{}`, status: 404, want: `{"error":"Not found"}`},
+		{name: "patch not an object", method: "PATCH", path: "/p/default/users/1", body: `3`, status: 400, want: `{"error":"Body must be a JSON object"}`},
+		{name: "delete", method: "DELETE", path: "/p/default/users/3", status: 204,
+			data: `[{"id":1,"age":36,"tags":{"a":1}}, {"name":"Linus","id":2}, {"name":"Edsger","id":10}, {"id":11}]`},
+		{name: "delete of none", method: "DELETE", path: "/p/default/users/3", status: 404, want: `{"error":"Not found"}`},
+		{name: "a read sees the writes", method: "GET", path: "/p/default/users/10", status: 200, want: `{"name":"Edsger","id":10}`},
+		{name: "so does /mock/{id}", method: "GET", path: "/mock/" + u.ID + "?order_by=id&order_direction=desc&limit=1", status: 200, want: `[{"id":11}]`},
+	})
+}
+
+// §12.1 on a wrapped collection: only its array changes; ids that are not
+// all integers get UUIDs; a route's bound field is the id.
+func TestWritesWrapped(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	const data = `{"links":{"self":"/teams"},
+ "data":[{"slug":"a","n":1},{"slug":"b","n":2}] ,"meta":{"total":2}}`
+	w := h.Create(data, client.CreateOptions{Name: "teams"})
+	addRoute(t, h, "GET", "/teams/{slug}", w.ID, "items", `"data"`)
+	addRoute(t, h, "POST", "/teams", w.ID, "items", `"data"`)
+	addRoute(t, h, "PATCH", "/teams/{slug}", w.ID, "items", `"data"`)
+	addRoute(t, h, "DELETE", "/teams/{slug}", w.ID, "items", `"data"`)
+	info := h.Create(`{"a":1}`, client.CreateOptions{Name: "info"})
+	addRoute(t, h, "POST", "/info", info.ID)
+	empty := h.Create(`[ ]`, client.CreateOptions{Name: "empty"})
+	addRoute(t, h, "POST", "/empty", empty.ID)
+	runSteps(t, h, w.ID, []step{
+		{name: "create with its bound id", method: "POST", path: "/p/default/teams", body: `{"slug":"c"}`,
+			status: 201, want: `{"slug":"c"}`, location: "/p/default/teams/c",
+			data: `{"links":{"self":"/teams"},
+ "data":[{"slug":"a","n":1},{"slug":"b","n":2},{"slug":"c"}] ,"meta":{"total":2}}`},
+		{name: "a UUID when ids are not integers", method: "POST", path: "/p/default/teams", body: `{"n":4}`,
+			status: 201, want: `~\{"slug":"[0-9a-f-]{36}","n":4\}`, location: "*"},
+		{name: "patch in the array", method: "PATCH", path: "/p/default/teams/a", body: `{"n":10}`, status: 200, want: `{"slug":"a","n":10}`},
+		{name: "delete the first", method: "DELETE", path: "/p/default/teams/a", status: 204},
+		{name: "not a collection", method: "POST", path: "/p/default/info", body: `{}`, status: 409, want: `{"error":"Data is not a collection"}`},
+		{name: "the first of an empty array", method: "POST", path: "/p/default/empty", body: `{}`, status: 201, want: `{"id":1}`},
+	})
+	if d := h.Send("GET", "/admin/v1/mocks/"+empty.ID+"/data", "", ""); d.Body != `[{"id":1} ]` {
+		t.Errorf("the empty array after a create: %s", d.Body)
+	}
+	var v struct {
+		Data []map[string]any `json:"data"`
+		Meta map[string]any   `json:"meta"`
+	}
+	d := h.Send("GET", "/admin/v1/mocks/"+w.ID+"/data", "", "")
+	if err := json.Unmarshal([]byte(d.Body), &v); err != nil || len(v.Data) != 3 || v.Data[0]["slug"] != "b" || v.Meta["total"] != 2.0 {
+		t.Errorf("wrapped data after writes: %s (%v)", d.Body, err)
+	}
+}
+
+// §12.1: a body past --max-data-bytes is a 413, and changes nothing.
+func TestWriteTooLarge(t *testing.T) {
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = 64 })
+	u := h.Create(`[]`, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "POST", "/users", u.ID)
+	runSteps(t, h, u.ID, []step{
+		{name: "too large", method: "POST", path: "/p/default/users", body: `{"name":"` + strings.Repeat("x", 64) + `"}`,
+			status: 413, want: `{"error":"Body larger than 64 bytes (--max-data-bytes)"}`, data: `[]`},
+	})
+}
+
+// §12.2: reset goes back to the current version; POST …/versions saves the
+// live data as a new one.
+func TestWriteResetSnapshot(t *testing.T) {
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.Versions = c.Store.(decoy.VersionStore) })
+	u := h.Create(`[{"id":1}]`, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "POST", "/users", u.ID)
+	runSteps(t, h, u.ID, []step{
+		{name: "create", method: "POST", path: "/p/default/users", body: `{}`, status: 201, want: `{"id":2}`, location: "", data: `[{"id":1},{"id":2}]`},
+	})
+	r := h.Send("POST", "/admin/v1/mocks/"+u.ID+"/reset", "", "")
+	if r.Status != 200 || !strings.Contains(r.Body, `"id":"`+u.ID+`"`) {
+		t.Fatalf("reset: %d %s", r.Status, r.Body)
+	}
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Body != `[{"id":1}]` {
+		t.Errorf("data after reset: %s", d.Body)
+	}
+	if d := h.Send("GET", "/mock/"+u.ID, "", ""); d.Body != `[{"id":1}]` {
+		t.Errorf("read after reset: %s", d.Body)
+	}
+	runSteps(t, h, u.ID, []step{
+		{name: "create again", method: "POST", path: "/p/default/users", body: `{"a":1}`, status: 201, want: `{"id":2,"a":1}`},
+	})
+	r = h.Send("POST", "/admin/v1/mocks/"+u.ID+"/versions", "", "")
+	if r.Status != 201 || !strings.Contains(r.Body, `"current":true`) {
+		t.Fatalf("snapshot: %d %s", r.Status, r.Body)
+	}
+	vs := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/versions", "", "")
+	if strings.Count(vs.Body, `"version"`) != 2 {
+		t.Errorf("versions after a snapshot: %s", vs.Body)
+	}
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/versions/2/data", "", ""); d.Body != `[{"id":1},{"id":2,"a":1}]` {
+		t.Errorf("the snapshot's data: %s", d.Body)
+	}
+	// A reset now goes back to the snapshot.
+	runSteps(t, h, u.ID, []step{{name: "create after", method: "POST", path: "/p/default/users", body: `{}`, status: 201, want: `{"id":3}`}})
+	h.Send("POST", "/admin/v1/mocks/"+u.ID+"/reset", "", "")
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Body != `[{"id":1},{"id":2,"a":1}]` {
+		t.Errorf("data after a reset to the snapshot: %s", d.Body)
+	}
+	// An upload replaces the live data.
+	runSteps(t, h, u.ID, []step{{name: "create", method: "POST", path: "/p/default/users", body: `{}`, status: 201, want: `{"id":3}`}})
+	h.Send("PUT", "/admin/v1/mocks/"+u.ID+"/data", "application/json", `[{"id":7}]`)
+	runSteps(t, h, u.ID, []step{{name: "after an upload", method: "POST", path: "/p/default/users", body: `{}`, status: 201, want: `{"id":8}`, data: `[{"id":7},{"id":8}]`}})
+}
+
+// §12.2: writes pass a read's checks: the monthly quota counts them.
+func TestWriteQuota(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "POST", "/users", u.ID)
+	if r := h.Send("PATCH", "/admin/v1/mocks/"+u.ID, "application/json", `{"monthly_quota":1}`); r.Status != 200 {
+		t.Fatalf("quota: %d %s", r.Status, r.Body)
+	}
+	runSteps(t, h, u.ID, []step{
+		{name: "within", method: "POST", path: "/p/default/users", body: `{}`, status: 201, want: `{"id":1}`},
+		{name: "past the quota", method: "POST", path: "/p/default/users", body: `{}`, status: http.StatusTooManyRequests,
+			want: `~\{"error":".*quota.*"\}`, data: `[{"id":1}]`},
+	})
+}
+
+// The admin API's data tells live data that writes changed from the
+// current version (Decoy-Live), for the Studio.
+func TestWriteLiveHeader(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "POST", "/users", u.ID)
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "version" {
+		t.Errorf("before a write: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+	h.Send("POST", "/p/default/users", "application/json", `{}`)
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "changed" {
+		t.Errorf("after a write: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+	h.Send("POST", "/admin/v1/mocks/"+u.ID+"/reset", "", "")
+	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Header.Get("Decoy-Live") != "version" {
+		t.Errorf("after a reset: Decoy-Live %q", d.Header.Get("Decoy-Live"))
+	}
+}
+
+// FuzzWrites sends arbitrary bodies to each kind of route that writes, on
+// a plain and a wrapped collection: no answer is a 5xx, every error is a
+// JSON error, and the data stays valid JSON, its records objects, after
+// every write.
+func FuzzWrites(f *testing.F) {
+	h := servertest.New(f, withTeams)
+	plain := h.Create(`[{"id":1,"a":{"b":[1,"x"]}},{"id":"s","c":null}]`, client.CreateOptions{Name: "plain", RateLimit: i64(0)})
+	wrapped := h.Create(`{"meta":{}, "data":[ {"k":"a"} ]}`, client.CreateOptions{Name: "wrapped", RateLimit: i64(0)})
+	f.Add(0, "1", `{"a":null,"z":[]}`)
+	f.Add(1, "", `{"id":1}`)
+	f.Add(2, "s", `{"id":"s","x":"\u00e9"}`)
+	f.Add(3, "1", ``)
+	f.Add(4, "a", `{"k":"a","v":{"w":1}}`)
+	f.Add(5, "", `  {"k" : 7 }  `)
+	f.Add(0, "%2e%2e", `{"a":{"b":null}}`)
+	for _, m := range []struct{ method, path, mock, items string }{
+		{"PATCH", "/plain/{id}", plain.ID, ""},
+		{"POST", "/plain", plain.ID, ""},
+		{"PUT", "/plain/{id}", plain.ID, ""},
+		{"DELETE", "/plain/{id}", plain.ID, ""},
+		{"PATCH", "/wrapped/{k}", wrapped.ID, `"data"`},
+		{"POST", "/wrapped", wrapped.ID, `"data"`},
+	} {
+		addRoute(f, h, m.method, m.path, m.mock, "items", orNull(m.items))
+	}
+	routes := []struct{ method, prefix, mock string }{
+		{"PATCH", "/p/default/plain/", plain.ID}, {"POST", "/p/default/plain", plain.ID}, {"PUT", "/p/default/plain/", plain.ID},
+		{"DELETE", "/p/default/plain/", plain.ID}, {"PATCH", "/p/default/wrapped/", wrapped.ID}, {"POST", "/p/default/wrapped", wrapped.ID},
+	}
+	f.Fuzz(func(t *testing.T, which int, key, body string) {
+		rt := routes[uint(which)%uint(len(routes))]
+		path := rt.prefix
+		if strings.HasSuffix(path, "/") {
+			if key == "" || strings.ContainsAny(key, "/?#") {
+				return
+			}
+			path += key
+		}
+		req := httptest.NewRequest(rt.method, "http://decoy.test/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath = "", ""
+		req.URL, _ = req.URL.Parse(path)
+		if req.URL == nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.Srv.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q %q: %d %s", rt.method, path, body, rec.Code, rec.Body)
+		}
+		if rec.Code >= 400 {
+			var e struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("%s %q: %d answer is not a JSON error: %q", rt.method, path, rec.Code, rec.Body)
+			}
+		}
+		_, d, err := h.Admin.Data(t.Context(), rt.mock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(d, &v); err != nil {
+			t.Fatalf("data after %s %q %q is not JSON: %v\n%s", rt.method, path, body, err, d)
+		}
+		if w, ok := v.(map[string]any); ok {
+			v = w["data"]
+		}
+		for _, r := range v.([]any) {
+			if _, ok := r.(map[string]any); !ok {
+				t.Fatalf("a record that is not an object after %s %q %q: %s", rt.method, path, body, d)
+			}
+		}
+	})
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+func i64(n int64) *int64 { return &n }
