@@ -13,7 +13,7 @@ FUZZ_TARGETS = \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions \
-	./mockcache:FuzzLive
+	./mockcache:FuzzLive ./upstream:FuzzParseBase
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

@@ -128,6 +128,8 @@ type RouteStore interface {
 	// invalid slug too, EINVALID "Invalid slug"). Returns ENOTFOUND
 	// "Project not found".
 	SetProjectSlug(ctx context.Context, projectID, slug string) (*Project, error)
+	// UpstreamStore sets a project's upstream and mode (§14).
+	UpstreamStore
 
 	// CreateRoute stores r (ID, CreatedAt and UpdatedAt filled in when
 	// empty, nil Rules stored as none; r itself is not changed) when its

@@ -131,7 +131,13 @@ type Project struct {
 	// Slug names the project in the URLs of its routes (§11.1): unique on
 	// the server. A store derives it from the name at creation (Slugify,
 	// SlugCandidate) unless it is set; a rename keeps it.
-	Slug      string    `json:"slug"`
+	Slug string `json:"slug"`
+	// Upstream is the base URL of the backend the project stands in for
+	// (§14); "" when none.
+	Upstream string `json:"upstream"`
+	// Mode is ModeMock, ModePassthrough or ModeRecord; a store fills in
+	// ModeMock when a project is created without one.
+	Mode      string    `json:"mode"`
 	CreatedAt time.Time `json:"created_at"`
 	// RoutesVersion advances with every change to the project's routes or
 	// slug (see RouteStore).

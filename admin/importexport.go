@@ -340,6 +340,16 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 			s.log.Warn("import: the export's slug was not taken", "project", project, "slug", res.Slug, "err", err)
 		}
 	}
+	if up := res.Upstream; up != nil {
+		// An export's project passes requests on as it did (§14).
+		p, err := s.cfg.Teams.FindProject(ctx, project)
+		if err == nil {
+			_, _, err = s.setUpstream(ctx, p, upstreamFields{Upstream: &up.Upstream, Mode: &up.Mode})
+		}
+		if err != nil {
+			s.log.Warn("import: the export's upstream was not set", "project", project, "err", err)
+		}
+	}
 	s.log.Info("import", "project", project, "format", format, "created", len(written.Created), "updated", len(written.Replaced),
 		"routes", len(written.Routes), "skipped", len(out.Skipped))
 	answer.JSON(w, http.StatusCreated, out)
@@ -757,6 +767,7 @@ func (s *API) exportRoutes(ctx context.Context, ew *importer.ExportWriter, proje
 		return err
 	}
 	ew.SetSlug(p.Slug)
+	ew.SetUpstream(decoy.ProjectUpstream{Upstream: p.Upstream, Mode: p.Mode})
 	routes, err := s.cfg.Routes.ListRoutes(ctx, project)
 	if err != nil {
 		return err

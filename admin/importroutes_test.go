@@ -224,3 +224,29 @@ func TestImportDryRunAndBasePath(t *testing.T) {
 		}
 	}
 }
+
+// CONTRACT §14: an export carries the project's upstream and mode, and an
+// import sets them on the project it goes into.
+func TestExportCarriesUpstream(t *testing.T) {
+	h := servertest.New(t, withRoutes)
+	if r := h.Send("PATCH", projectPath, "application/json", `{"upstream":"https://api.example.com/v1/","mode":"passthrough"}`); r.Status != 200 ||
+		!strings.Contains(r.Body, `"upstream":"https://api.example.com/v1","mode":"passthrough"`) {
+		t.Fatalf("PATCH: %d %s", r.Status, r.Body)
+	}
+	export := h.Send("GET", projectPath+"/export", "", "")
+	manifest := gunzip(t, []byte(export.Body))
+	if !strings.Contains(manifest, `"upstream": "https://api.example.com/v1"`) || !strings.Contains(manifest, `"mode": "passthrough"`) {
+		t.Fatalf("the manifest: %s", manifest)
+	}
+	r := h.Send("POST", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID+"/projects", "application/json", `{"name":"copy"}`)
+	var p struct{ ID, Upstream, Mode string }
+	json.Unmarshal([]byte(r.Body), &p)
+	if p.Mode != "mock" || p.Upstream != "" {
+		t.Fatalf("a new project: %s", r.Body)
+	}
+	decodeRouted(t, h.SendFile("POST", "/admin/v1/projects/"+p.ID+"/import?format=decoy&new_ids=true", []byte(export.Body)), 201)
+	json.Unmarshal([]byte(h.Send("GET", "/admin/v1/projects/"+p.ID, "", "").Body), &p)
+	if p.Upstream != "https://api.example.com/v1" || p.Mode != "passthrough" {
+		t.Errorf("after the import: upstream %q, mode %q", p.Upstream, p.Mode)
+	}
+}

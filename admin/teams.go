@@ -1011,18 +1011,30 @@ func (s *API) createProject(w http.ResponseWriter, r *http.Request, id string) e
 	call := callOf(r)
 	var in struct {
 		Name string `json:"name"`
+		upstreamFields
 	}
-	if err := decodeBody(w, r, &in, "name"); err != nil {
+	if err := decodeBody(w, r, &in, "name, and optionally upstream and mode"); err != nil {
 		return err
 	}
 	if err := validLabel("name", in.Name); err != nil {
 		return err
+	}
+	if _, err := upstreamOf(&decoy.Project{}, in.upstreamFields); err != nil {
+		return err // checked before the project is made
 	}
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	p, err := s.cfg.Teams.CreateProject(ctx, &decoy.Project{WorkspaceID: id, Name: in.Name})
 	if err != nil {
 		return err
+	}
+	if in.given() {
+		s.writeMu.Lock()
+		p, _, err = s.setUpstream(ctx, p, in.upstreamFields)
+		s.writeMu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	call.auditTarget = &decoy.AuditTarget{Kind: "project", ID: p.ID, Name: p.Name}
 	w.Header().Set("Location", "/admin/v1/projects/"+p.ID)
@@ -1036,20 +1048,24 @@ func (s *API) getProject(w http.ResponseWriter, r *http.Request, _ string) error
 }
 
 // patchProject is PATCH /projects/{id}: a new name, a new slug (§11.1),
-// or both. A new slug moves the project's routes to it at once: the old
+// a new upstream or mode (§14), or several. A new slug moves the project's routes to it at once: the old
 // one answers 404.
 func (s *API) patchProject(w http.ResponseWriter, r *http.Request, id string) error {
 	call := callOf(r)
 	var in struct {
 		Name *string `json:"name"`
 		Slug *string `json:"slug"`
+		upstreamFields
 	}
-	const fields = "name, slug or both"
+	const fields = "any of name, slug, upstream and mode"
 	if err := decodeBody(w, r, &in, fields); err != nil {
 		return err
 	}
-	if in.Name == nil && in.Slug == nil {
+	if in.Name == nil && in.Slug == nil && !in.given() {
 		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
+	}
+	if _, err := upstreamOf(call.project, in.upstreamFields); err != nil {
+		return err
 	}
 	if in.Name != nil {
 		if err := validLabel("name", *in.Name); err != nil {
@@ -1080,6 +1096,18 @@ func (s *API) patchProject(w http.ResponseWriter, r *http.Request, id string) er
 		s.routesChanged(ctx, id)
 		call.auditAction = "project.slug"
 		if in.Name != nil {
+			call.auditAction = "project.update"
+		}
+	}
+	if in.given() {
+		var changed bool
+		if p, changed, err = s.setUpstream(ctx, p, in.upstreamFields); err != nil {
+			return err
+		}
+		switch {
+		case in.Name == nil && in.Slug == nil:
+			call.auditAction = "project.upstream"
+		case changed:
 			call.auditAction = "project.update"
 		}
 	}

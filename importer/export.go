@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/upstream"
 	"github.com/google/uuid"
 )
 
@@ -51,9 +52,13 @@ type Manifest struct {
 	Version int    `json:"version"`
 	Project string `json:"project"`
 	// Slug is the project's slug (§11.1); empty in older exports.
-	Slug   string          `json:"slug,omitempty"`
-	Mocks  []ManifestMock  `json:"mocks"`
-	Routes []ManifestRoute `json:"routes"`
+	Slug string `json:"slug,omitempty"`
+	// Upstream and Mode are the project's upstream and mode (§14);
+	// absent when it has none and is in mode mock, and in older exports.
+	Upstream string          `json:"upstream,omitempty"`
+	Mode     string          `json:"mode,omitempty"`
+	Mocks    []ManifestMock  `json:"mocks"`
+	Routes   []ManifestRoute `json:"routes"`
 }
 
 // ManifestRoute is one route of a manifest: a decoy.Route without its id
@@ -149,6 +154,15 @@ func NewExportWriter(w io.Writer, project string, now time.Time) *ExportWriter {
 
 // SetSlug records the project's slug.
 func (e *ExportWriter) SetSlug(slug string) { e.manifest.Slug = slug }
+
+// SetUpstream records the project's upstream and mode (§14); mode mock
+// with no upstream is left out, as the default.
+func (e *ExportWriter) SetUpstream(up decoy.ProjectUpstream) {
+	if up.Upstream == "" && (up.Mode == "" || up.Mode == decoy.ModeMock) {
+		return
+	}
+	e.manifest.Upstream, e.manifest.Mode = up.Upstream, up.Mode
+}
 
 // AddRoute records a route of the project. Routes are written in the
 // order they are added (creation order, as ListRoutes gives them); one
@@ -484,6 +498,21 @@ func fromManifest(raw []byte, l Limits, data func(name string, m *Mock) error, r
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: slug must be 1 to 63 characters of a-z, 0-9 and -, not starting or ending with -", ManifestName)
 	}
 	res := &Result{Slug: m.Slug}
+	if m.Upstream != "" || m.Mode != "" {
+		up := decoy.ProjectUpstream{Upstream: m.Upstream, Mode: m.Mode}
+		if up.Mode == "" {
+			up.Mode = decoy.ModeMock
+		}
+		if up.Upstream != "" {
+			if _, err := upstream.ParseBase(up.Upstream); err != nil {
+				return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: %s", ManifestName, decoy.ErrorMessage(err))
+			}
+		}
+		if err := decoy.CheckProjectUpstream(up); err != nil {
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: %s", ManifestName, decoy.ErrorMessage(err))
+		}
+		res.Upstream = &up
+	}
 	seen := map[string]bool{}
 	for i, mm := range m.Mocks {
 		u, err := uuid.Parse(mm.ID)

@@ -680,3 +680,34 @@ func TestReadExportHostileRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestReadExportUpstream: a manifest's upstream and mode (§14) are read
+// as the admin API takes them, and refused when they are not.
+func TestReadExportUpstream(t *testing.T) {
+	with := func(fields string) []byte {
+		m := strings.Replace(manifest(id1), `"routes":null`, fields+`"routes":null`, 1)
+		return archive(t, entry{name: "decoy.json", body: m}, entry{name: "data/" + id1 + ".json", body: "[]"})
+	}
+	r, err := importer.ReadExport(bytes.NewReader(with(`"upstream":"https://api.example.com/v1","mode":"record",`)), importer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Upstream == nil || r.Upstream.Upstream != "https://api.example.com/v1" || r.Upstream.Mode != decoy.ModeRecord {
+		t.Errorf("upstream %+v", r.Upstream)
+	}
+	if r, err := importer.ReadExport(bytes.NewReader(with("")), importer.Limits{}); err != nil || r.Upstream != nil {
+		t.Errorf("no upstream: %+v, %v", r, err)
+	}
+	for _, c := range []struct{ fields, text string }{
+		{`"upstream":"ftp://x","mode":"passthrough",`, "scheme"},
+		{`"upstream":"http://u:p@x",`, "credentials"},
+		{`"mode":"passthrough",`, "needs an upstream"},
+		{`"upstream":"http://x","mode":"tunnel",`, "mode must be"},
+	} {
+		_, err := importer.ReadExport(bytes.NewReader(with(c.fields)), importer.Limits{})
+		wantCode(t, err, decoy.EINVALID)
+		if !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: %v, want it to say %q", c.fields, err, c.text)
+		}
+	}
+}

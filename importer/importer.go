@@ -93,6 +93,9 @@ type Result struct {
 	// Slug is the project's slug in a Decoy export; empty otherwise, and
 	// in an export written before projects had slugs.
 	Slug string
+	// Upstream is the project's upstream and mode in a Decoy export
+	// (§14); nil when it has none.
+	Upstream *decoy.ProjectUpstream
 }
 
 // Close removes the files that hold the result's documents (see

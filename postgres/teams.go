@@ -924,11 +924,11 @@ func (db *DB) AcceptInvitation(ctx context.Context, hash []byte, now time.Time, 
 
 // Projects
 
-const projectColumns = `id, workspace_id, name, slug, routes_version, created_at`
+const projectColumns = `id, workspace_id, name, slug, upstream, mode, routes_version, created_at`
 
 func scanProject(s scanner) (*decoy.Project, error) {
 	var p decoy.Project
-	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.RoutesVersion, &p.CreatedAt); err != nil {
+	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.Upstream, &p.Mode, &p.RoutesVersion, &p.CreatedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, projectNotFound()
 		}

@@ -26,6 +26,9 @@ type journalNote struct {
 	// rule names the rule that answered (§13.1), for the rules' stage to
 	// set; "" when none did.
 	rule string
+	// forwarded is set for a request passed to the project's upstream
+	// (§14).
+	forwarded bool
 }
 
 // noteOf returns the note of the request w answers, which the read path
@@ -80,6 +83,7 @@ func (q *journalRequest) Entry() *decoy.JournalEntry {
 		Status:     q.status,
 		DurationMS: float64(q.elapsed.Microseconds()) / 1000,
 		Client:     q.s.clientAddr(r),
+		Forwarded:  q.note.forwarded,
 	}
 	if b := q.body; b != nil {
 		e.Body = string(b.kept)

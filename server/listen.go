@@ -116,6 +116,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.closeErr = s.close()
 		s.admin.Close()
+		s.proxy.Close()
 	})
 	return s.closeErr
 }

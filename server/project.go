@@ -75,6 +75,9 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	n := noteOf(w)
 	n.project = pr.Project.ID
+	if done, err := s.serveUpstream(w, r, pr, path); done {
+		return err // passed to the project's upstream (§14, upstream.go)
+	}
 	if isPreflight(r) {
 		allowed := pr.Table.Allowed(path)
 		if allowed == 0 {

@@ -29,6 +29,7 @@ import (
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
+	"github.com/decoy-mock/decoy/upstream"
 	"github.com/decoy-mock/decoy/usage"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -145,6 +146,14 @@ type Config struct {
 	// Retry-After (see generate.Queue).
 	GenerateWorkers, GenerateWaiting int
 
+	// UpstreamTimeout bounds each stage of an exchange with a project's
+	// upstream (§14): connecting, and waiting for its answer's head (0:
+	// upstream.DefaultTimeout).
+	UpstreamTimeout time.Duration
+	// UpstreamAllow are the networks upstreams may be in although they
+	// are not public (--upstream-allow).
+	UpstreamAllow []netip.Prefix
+
 	// Addr is the address Open listens on ("127.0.0.1:0": a free port).
 	Addr string
 	// TLSCert and TLSKey, when set, are the PEM files of the certificate
@@ -226,6 +235,9 @@ type Server struct {
 	live    decoy.LiveStore
 	writes  writeLocks
 	compact compactor
+
+	// proxy passes projects' requests to their upstreams (upstream.go).
+	proxy *upstream.Proxy
 }
 
 // New returns a server for cfg.
@@ -349,6 +361,7 @@ func New(cfg Config) *Server {
 		Now:                 cfg.Now,
 	})
 	s.studio = s.newStudio()
+	s.proxy = s.newProxy()
 	s.hosts = newHostCheck(cfg.Addr, cfg.AllowedHosts, cfg.PublicURL)
 	var h http.Handler = s.observe(s.recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.route(w, r); err != nil {

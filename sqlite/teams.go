@@ -950,12 +950,12 @@ func memberRole(ctx context.Context, q queryer, workspaceID, userID string) (dec
 
 // Projects
 
-const projectColumns = `id, workspace_id, name, slug, routes_version, created_at`
+const projectColumns = `id, workspace_id, name, slug, upstream, mode, routes_version, created_at`
 
 func scanProject(s scanner) (*decoy.Project, error) {
 	var p decoy.Project
 	var created int64
-	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.RoutesVersion, &created); err != nil {
+	if err := s.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Slug, &p.Upstream, &p.Mode, &p.RoutesVersion, &created); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, projectNotFound()
 		}

@@ -45,6 +45,7 @@ func RunRoutes(t *testing.T, open func(t *testing.T) RouteBackend) {
 	t.Run("WriteImportLoaded", func(t *testing.T) { testWriteImportLoaded(t, open(t)) })
 	t.Run("WriteImportAgainstResult", func(t *testing.T) { testWriteImportAgainstResult(t, open(t)) })
 	t.Run("RouteRules", func(t *testing.T) { testRouteRules(t, open(t)) })
+	t.Run("ProjectUpstream", func(t *testing.T) { testProjectUpstream(t, open(t)) })
 }
 
 func projectWithSlug(t *testing.T, s RouteBackend, workspaceID, name, slug string) (*decoy.Project, error) {

@@ -266,6 +266,8 @@ func accessMatrix(t *testing.T, p *proc) {
 		{"GET", "projects/" + p1 + "/export", "", editors(200), false},
 		{"GET", "projects/" + p2 + "/export", "", wsEditors(200), false},
 		{"PATCH", "projects/" + p2, `{"slug":"{fresh:name}"}`, wsEditors(200), false},
+		{"PATCH", "projects/" + p2, `{"upstream":"https://api.example.com","mode":"passthrough"}`, wsEditors(200), false},
+		{"PATCH", "projects/" + p2, `{"mode":"mock"}`, wsEditors(200), false},
 		{"GET", "projects/" + p1 + "/routes", "", viewers, false},
 		{"GET", "projects/" + p2 + "/routes", "", wsViewers, false},
 		{"POST", "projects/" + p1 + "/routes", `{"method":"GET","path":"/{fresh:name}","mock_id":"` + m + `"}`, editors(201), false},

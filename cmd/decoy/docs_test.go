@@ -62,8 +62,9 @@ var docPages = []string{
 // TestDocs's pages, and the guides with tests of their own.
 func docRunners() map[string]string {
 	runners := map[string]string{
-		"docs/routes.md": "TestDocsRoutes",
-		"docs/rules.md":  "TestDocsRules",
+		"docs/routes.md":      "TestDocsRoutes",
+		"docs/rules.md":       "TestDocsRules",
+		"docs/passthrough.md": "TestDocsPassthrough",
 	}
 	for _, page := range docPages {
 		runners[page] = "TestDocs"
@@ -206,7 +207,18 @@ func docBlocks(page string) []docBlock {
 // runDoc runs the shell blocks of the page at path (from the repository's
 // root), compares what they print with the page, and returns how many
 // blocks ran.
-func runDoc(t *testing.T, path string) int {
+func runDoc(t *testing.T, path string) int { return runDocWith(t, path, docSetup{}) }
+
+// docSetup is what a page needs of the test beyond the server it starts:
+// more flags for decoy serve, and addresses of the page to rewrite (pairs
+// of the page's and the test's, as 127.0.0.1:8080 is the server's).
+type docSetup struct {
+	args    []string
+	replace []string
+}
+
+// runDocWith is runDoc with a page's setup.
+func runDocWith(t *testing.T, path string, setup docSetup) int {
 	root := repoRoot(t)
 	page, err := os.ReadFile(filepath.Join(root, path))
 	if err != nil {
@@ -217,12 +229,12 @@ func runDoc(t *testing.T, path string) int {
 			t.Fatalf("%s runs %s, which is not installed: apt-get install %s", path, tool, tool)
 		}
 	}
-	p := start(t, t.TempDir(), "--admin-token", adminToken, "--seed", filepath.Join(root, "examples"))
+	p := start(t, t.TempDir(), append([]string{"--admin-token", adminToken, "--seed", filepath.Join(root, "examples")}, setup.args...)...)
 	hostPort := strings.TrimPrefix(p.url, "http://")
 	_, port, _ := strings.Cut(hostPort, ":")
 	second := freePort(t)
-	local := strings.NewReplacer("127.0.0.1:8080", hostPort, "localhost:8080", "localhost:"+port,
-		"127.0.0.1:8443", "127.0.0.1:"+second, "localhost:8443", "localhost:"+second)
+	local := strings.NewReplacer(append([]string{"127.0.0.1:8080", hostPort, "localhost:8080", "localhost:" + port,
+		"127.0.0.1:8443", "127.0.0.1:" + second, "localhost:8443", "localhost:" + second}, setup.replace...)...)
 
 	blocks := docBlocks(string(page))
 	const mark = "\x1edecoy-doc-block "

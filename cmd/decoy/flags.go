@@ -160,6 +160,19 @@ func (p *prefixFlag) Set(s string) error {
 	return nil
 }
 
+// addedPrefixFlag is a prefixFlag given any number of times: each adds
+// its prefixes to the others'.
+type addedPrefixFlag struct{ prefixFlag }
+
+func (p *addedPrefixFlag) Set(s string) error {
+	var more prefixFlag
+	if err := more.Set(s); err != nil {
+		return err
+	}
+	p.prefixFlag = append(p.prefixFlag, more...)
+	return nil
+}
+
 func (l *listFlag) Type() string { return "list" }
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }

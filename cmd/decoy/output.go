@@ -76,6 +76,9 @@ func (o *output) object(v any) error {
 	}
 	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
 	for _, f := range fields {
+		if quiet, ok := quietDefaults[f.key]; ok && string(f.raw) == quiet {
+			continue
+		}
 		v := o.value(f.key, f.raw)
 		if generated && f.key == "size" {
 			v = "generated on every read" // what it stores is no size worth showing
@@ -84,6 +87,11 @@ func (o *output) object(v any) error {
 	}
 	return tw.Flush()
 }
+
+// quietDefaults are fields a person reading an object is not shown at
+// these values, which say "as by default": a project with no upstream, in
+// mode mock (§14), reads as projects always did.
+var quietDefaults = map[string]string{"upstream": `""`, "mode": `"mock"`}
 
 // column is a column of a table: its header and how a row's cell reads.
 type column struct {
@@ -435,7 +443,7 @@ var (
 		{"SERVER ADMIN", yes("server_admin", "yes")}, {"CREATED", ago("created_at")},
 	}
 	workspaceColumns  = []column{{"NAME", str("name")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
-	projectColumns    = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
+	projectColumns    = []column{{"NAME", str("name")}, {"SLUG", str("slug")}, {"MODE", str("mode")}, {"ID", str("id")}, {"CREATED", ago("created_at")}}
 	routeColumns      = []column{{"METHOD", str("method")}, {"PATH", str("path")}, {"ACTION", str("action")}, {"MOCK", str("mock_id")}, {"ID", str("id")}}
 	invitationColumns = []column{{"EMAIL", str("email")}, {"ROLE", str("role")}, {"SENT", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["created_at"]) }},
 		{"EXPIRES", func(o *output, r map[string]json.RawMessage) string { return o.ago(r["expires_at"]) }}}

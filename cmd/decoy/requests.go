@@ -146,6 +146,9 @@ var requestColumns = []column{
 		if query != "" {
 			path += "?" + query
 		}
+		if string(r["forwarded"]) == "true" {
+			path += " (upstream)" // answered by the project's upstream (§14)
+		}
 		return path
 	}},
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/decoy-mock/decoy/secret"
 	"github.com/decoy-mock/decoy/server"
 	"github.com/decoy-mock/decoy/sqlite"
+	"github.com/decoy-mock/decoy/upstream"
 	readusage "github.com/decoy-mock/decoy/usage"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -79,6 +80,8 @@ type Config struct {
 	RoutesDomain     string
 	MaxRoutes        int
 	JournalSize      int
+	UpstreamTimeout  time.Duration
+	UpstreamAllow    addedPrefixFlag
 }
 
 // Main is the decoy serve program: ParseFlags, then Run, then Close. An
@@ -157,6 +160,8 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RoutesDomain, "routes-domain", "", "a domain D under which SLUG.D serves project SLUG's routes at their own paths, as SLUG.localhost always does (point *.D at the server)")
 	fs.IntVar(&c.MaxRoutes, "max-routes", decoy.DefaultMaxRoutes, "most routes a project holds (1 or more)")
 	fs.IntVar(&c.JournalSize, "journal-size", decoy.DefaultJournalSize, fmt.Sprintf("requests kept in each project's request journal, the oldest leaving first (up to %d); 0 = no journal", maxJournalSize))
+	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", upstream.DefaultTimeout, "how long a project's upstream may take to accept a connection and to start its answer before the request gets 502 (pass-through and recording)")
+	fs.Var(&c.UpstreamAllow, "upstream-allow", "CIDRs or addresses, comma-separated or repeated, where upstreams may be although not public (loopback, private, link-local…: refused otherwise)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 35*time.Second, "how long in-flight requests may take to finish at shutdown")
 }
 
@@ -210,6 +215,8 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--max-routes must be 1 or more")
 	case c.JournalSize < 0 || c.JournalSize > maxJournalSize:
 		return fmt.Errorf("--journal-size must be from 0 (no journal) to %d", maxJournalSize)
+	case c.UpstreamTimeout <= 0:
+		return fmt.Errorf("--upstream-timeout must be more than 0")
 	case c.RoutesDomain != "" && !validDomain(c.RoutesDomain):
 		return fmt.Errorf("--routes-domain %q is not a domain name (such as mocks.example.com)", c.RoutesDomain)
 	}
@@ -356,6 +363,8 @@ func (m *Main) Run(ctx context.Context) error {
 		ClientLimiter:       inmem.NewLimiter(),
 		ClientRateLimit:     c.ClientRateLimit,
 		TrustedProxies:      c.TrustedProxies,
+		UpstreamTimeout:     c.UpstreamTimeout,
+		UpstreamAllow:       c.UpstreamAllow.prefixFlag,
 		SharedStore:         c.DatabaseURL != "",
 		AdminTokenHash:      adminHash,
 		DefaultRateLimit:    c.RateLimit,
@@ -461,6 +470,8 @@ func (m *Main) Run(ctx context.Context) error {
 		"routes_domain", c.RoutesDomain,
 		"max_routes", c.MaxRoutes,
 		"journal_size", c.JournalSize,
+		"upstream_timeout", c.UpstreamTimeout.String(),
+		"upstream_allow", c.UpstreamAllow.String(),
 		"rule_counts", rules,
 	)
 

@@ -350,6 +350,28 @@ func teamSpecs() map[string][]teamCommand {
 				func(p []string) call {
 					return call{"PATCH", "projects/" + projectRef(p[0], ""), map[string]string{"slug": p[1]}}
 				}),
+			{use: "update PROJECT", short: "Change a project's name, slug, upstream or mode", args: 1, names: "a project (id or name)",
+				long: "Change any of a project's name, slug, upstream and mode. The upstream is the base URL (http or https) of the real backend the project stands in for; --upstream '' removes it. The mode is mock (unmatched requests get 404), passthrough (requests that match no route are forwarded to the upstream) or record (every request is forwarded, and each GET answer with a JSON body is kept as a mock with a route at its path).",
+				example: "  decoy project update PROJECT --upstream https://api.example.com --mode passthrough\n" +
+					"  decoy project update default --mode record\n  decoy project update PROJECT --mode mock",
+				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
+					name := fs.String("name", "", "new name")
+					slug := fs.String("slug", "", "new slug")
+					up := fs.String("upstream", "", "base URL of the real backend ('' for none)")
+					mode := fs.String("mode", "", "mock, passthrough or record")
+					return func(pos []string, _ *bufio.Reader) (call, error) {
+						body := map[string]string{}
+						for flag, v := range map[string]*string{"name": name, "slug": slug, "upstream": up, "mode": mode} {
+							if fs.Changed(flag) {
+								body[flag] = *v
+							}
+						}
+						if len(body) == 0 {
+							return call{}, usagef("give at least one of --name, --slug, --upstream and --mode")
+						}
+						return call{"PATCH", "projects/" + projectRef(pos[0], ""), body}, nil
+					}
+				}},
 			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project (id or name)", done: "Deleted.",
 				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { RoutesTab } from './routes.jsx';
+import { ProjectUpstream } from './upstream.jsx';
 import { RequestsTab } from './requests.jsx';
 import { items, useTeam } from './team.jsx';
 import { CopyButton, ErrorNote, Time, dataSize, formatNumber, go } from './ui.jsx';
@@ -144,6 +145,7 @@ export function ProjectPage({ projectID, tab }) {
       {project && (
         <>
           <ProjectAddress project={project} editable={editable} onChanged={reload} />
+          <ProjectUpstream project={project} editable={editable} onChanged={reload} />
           <nav class="tabs" aria-label="Project sections">
             <a href={`#/projects/${project.id}`} aria-current={tab === 'mocks' ? 'page' : undefined}>Mocks</a>
             <a href={`#/projects/${project.id}/routes`} aria-current={tab === 'routes' ? 'page' : undefined}>Routes</a>

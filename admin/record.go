@@ -1,0 +1,406 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/importer"
+	"github.com/decoy-mock/decoy/route"
+)
+
+// This file keeps what a project in mode record hears from its upstream
+// (§14 of the contract): each GET answer with a JSON body becomes a mock
+// with a route at its path, the latest answer winning. It is written as
+// an import of that one answer is (planImport, writeImport), so that a
+// route at the same path keeps its id and its mock gets the answer as a
+// new version, and the workspace's limits are checked in the store's
+// transaction. A collection and the items of the same resource are bound
+// together as an OpenAPI import binds them (§11.5): a collection's mock
+// has an item route, and an item recorded next to a recorded collection
+// becomes (or replaces) its record there.
+
+// Recording is one answer to keep.
+type Recording struct {
+	ProjectID string
+	// Path is the request's path after the project's prefix, escaped as
+	// it came; its query is not part of it (a query makes no new route).
+	Path        string
+	Status      int
+	ContentType string
+	// Body is the answer's JSON body, whole.
+	Body []byte
+}
+
+// Recorded is where a recording went.
+type Recorded struct {
+	RouteID, MockID string
+}
+
+// errNotRecordable is a recording that cannot be a route: a path that is
+// no route's, or a body that is not JSON.
+var errNotRecordable = decoy.Errorf(decoy.EINVALID, "The answer cannot be recorded")
+
+// Record keeps an answer as a mock with a route at its path (see the top
+// of this file). Errors are the store's, the workspace's limits among
+// them, and EINVALID for an answer that cannot be recorded.
+func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
+	if s.cfg.Routes == nil {
+		return nil, errNoUpstreams
+	}
+	path, ok := routePath(rec.Path)
+	if !ok || !json.Valid(rec.Body) || int64(len(rec.Body)) > s.cfg.MaxDataBytes {
+		return nil, errNotRecordable
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	routes, err := s.cfg.Routes.ListRoutes(ctx, rec.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.recordResult(ctx, rec, path, routes)
+	if err != nil {
+		return nil, err
+	}
+	mocks := make([]*importedMock, 0, len(res.Mocks))
+	defer func() {
+		for _, im := range mocks {
+			im.entry.Release()
+		}
+	}()
+	for _, in := range res.Mocks {
+		im, err := newImportedMock(in, rec.ProjectID, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		mocks = append(mocks, im)
+	}
+	plan, err := s.planImport(ctx, rec.ProjectID, res, mocks)
+	if err != nil {
+		return nil, err
+	}
+	written, err := s.writeImport(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	out := &Recorded{}
+	if len(written.Routes) > 0 {
+		out.RouteID, out.MockID = written.Routes[0].ID, written.Routes[0].MockID
+	}
+	return out, nil
+}
+
+// routePath is the route path of a request's escaped path: each segment
+// decoded, a trailing "/" dropped; false when that is no route's path (an
+// encoded "/", braces, too many segments).
+func routePath(escaped string) (string, bool) {
+	escaped = strings.TrimRight(escaped, "/")
+	if escaped == "" {
+		return "/", true
+	}
+	segs := strings.Split(escaped[1:], "/")
+	for i, seg := range segs {
+		dec, err := url.PathUnescape(seg)
+		if err != nil || strings.Contains(dec, "/") {
+			return "", false
+		}
+		segs[i] = dec
+	}
+	path := "/" + strings.Join(segs, "/")
+	t, err := route.Parse(path)
+	if err != nil || t.Item() {
+		return "", false
+	}
+	return path, true
+}
+
+// recordResult is what recording rec at path writes, as an import's
+// result: its mocks and routes. The mock of an existing route at the same
+// path gets the answer (planImport finds it by the route's shape).
+func (s *API) recordResult(ctx context.Context, rec Recording, path string, routes []*decoy.Route) (*importer.Result, error) {
+	byShape := make(map[string]*decoy.Route, len(routes))
+	for _, rt := range routes {
+		byShape[rt.Shape()] = rt
+	}
+	answer := importer.Mock{Name: mockName(path), ContentType: rec.ContentType, Status: rec.Status, Data: rec.Body}
+	if old := byShape["GET "+path]; old != nil {
+		// The latest answer wins, kept where the route sends it.
+		res := &importer.Result{Mocks: []importer.Mock{answer},
+			Routes: []importer.Route{{Method: "GET", Path: path, Action: old.Action, Bind: old.Bind}}}
+		if items, ok := collectionOf(rec.Body); ok {
+			res.Routes[0].Items = items
+			res.Routes = append(res.Routes, itemRoutes(path, items, rec.Body, byShape, old.MockID)...)
+		}
+		return res, nil
+	}
+	if res, ok, err := s.recordItem(ctx, rec, path, routes, byShape); ok || err != nil {
+		return res, err
+	}
+	res := &importer.Result{Mocks: []importer.Mock{answer}, Routes: []importer.Route{{Method: "GET", Path: path, Action: decoy.ActionRead}}}
+	if items, ok := collectionOf(rec.Body); ok {
+		res.Routes[0].Items = items
+		res.Routes = append(res.Routes, itemRoutes(path, items, rec.Body, byShape, "")...)
+	}
+	return res, nil
+}
+
+// mockName names a recorded mock: "GET /path", cut to a name's bound.
+func mockName(path string) string {
+	name := "GET " + path
+	for len(name) > decoy.MaxNameLength {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name
+}
+
+// collectionOf reports whether a JSON body is a collection, as an OpenAPI
+// import tells one (§11.5): an array of objects (nil items), or an object
+// with exactly one member that is an array of objects (items names it).
+func collectionOf(body []byte) (*string, bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, false
+	}
+	switch body[0] {
+	case '[':
+		return nil, objects(body)
+	case '{':
+		var members map[string]json.RawMessage
+		if json.Unmarshal(body, &members) != nil {
+			return nil, false
+		}
+		var found *string
+		for k, v := range members {
+			if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' && objects(v) {
+				if found != nil {
+					return nil, false
+				}
+				k := k
+				found = &k
+			}
+		}
+		if found == nil || strings.Contains(*found, ".") {
+			return nil, false
+		}
+		return found, true
+	}
+	return nil, false
+}
+
+// objects reports whether a JSON array holds objects only (an empty one
+// does).
+func objects(array []byte) bool {
+	var elems []json.RawMessage
+	if json.Unmarshal(array, &elems) != nil {
+		return false
+	}
+	for _, e := range elems {
+		if e = bytes.TrimSpace(e); len(e) == 0 || e[0] != '{' {
+			return false
+		}
+	}
+	return true
+}
+
+// recordField is the record field a recorded collection's item route
+// binds.
+const recordField = "id"
+
+// itemRoutes is the item route of a recorded collection at path, GET
+// path/{id} bound to its records' id, when every record has one and the
+// project has no route of that shape on another mock (mockID: the
+// collection's, "" for a new one).
+func itemRoutes(path string, items *string, body []byte, byShape map[string]*decoy.Route, mockID string) []importer.Route {
+	itemPath := strings.TrimSuffix(path, "/") + "/{" + recordField + "}"
+	if old := byShape["GET "+decoy.PathShape(itemPath)]; old != nil && old.MockID != mockID {
+		return nil
+	}
+	elems, _, _, ok := arrayOf(body, items)
+	if !ok || len(elems) == 0 {
+		return nil
+	}
+	for _, e := range elems {
+		if _, ok := fieldText(e, recordField); !ok {
+			return nil
+		}
+	}
+	return []importer.Route{{Method: "GET", Path: itemPath, Action: decoy.ActionRead, Bind: map[string]string{recordField: recordField}, Items: items}}
+}
+
+// recordItem binds an item answer at path to a recorded collection at its
+// parent path: when the parent's GET route reads a collection and the
+// answer is an object whose id field (the one the collection's item route
+// binds, else id) is the path's last segment, the answer becomes the
+// collection's record of that id, replaced or appended, and the item route
+// is made when missing. ok is false when the answer is not such an item.
+func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes []*decoy.Route, byShape map[string]*decoy.Route) (*importer.Result, bool, error) {
+	i := strings.LastIndexByte(path, '/')
+	parentPath, key := path[:i], path[i+1:]
+	if parentPath == "" || key == "" {
+		return nil, false, nil
+	}
+	parent := byShape["GET "+parentPath]
+	if parent == nil || parent.Action != decoy.ActionRead {
+		return nil, false, nil
+	}
+	field, item := recordField, (*decoy.Route)(nil)
+	if old := byShape["GET "+decoy.PathShape(parentPath+"/{x}")]; old != nil {
+		if old.MockID != parent.MockID {
+			return nil, false, nil
+		}
+		item = old
+		t, err := route.Parse(old.Path)
+		if err != nil {
+			return nil, false, nil
+		}
+		names := t.Params()
+		param := names[len(names)-1]
+		field = param
+		if f, ok := old.Bind[param]; ok {
+			field = f
+		}
+	}
+	if strings.Contains(field, ".") {
+		return nil, false, nil
+	}
+	if v, ok := fieldText(rec.Body, field); !ok || v != key {
+		return nil, false, nil
+	}
+	m, data, err := s.cfg.Store.FindMockData(ctx, parent.MockID)
+	if err != nil {
+		return nil, false, err
+	}
+	current, err := readAll(data, s.cfg.MaxDataBytes)
+	if err != nil {
+		return nil, false, nil // too large to rewrite: recorded apart
+	}
+	merged, ok := withRecord(current, parent.Items, field, key, bytes.TrimSpace(rec.Body))
+	if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
+		return nil, false, nil
+	}
+	res := &importer.Result{
+		Mocks: []importer.Mock{{Name: m.Name, ContentType: m.ContentType, Status: m.Status, DelayMS: m.DelayMS,
+			RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Private: m.Private, Data: merged}},
+	}
+	itemPath := parentPath + "/{" + field + "}"
+	bind := map[string]string{field: field}
+	if item != nil {
+		itemPath, bind = item.Path, item.Bind
+	}
+	res.Routes = []importer.Route{
+		{Method: "GET", Path: itemPath, Action: decoy.ActionRead, Bind: bind, Items: parent.Items},
+		{Method: "GET", Path: parent.Path, Action: parent.Action, Bind: parent.Bind, Items: parent.Items},
+	}
+	return res, true, nil
+}
+
+// readAll reads a mock's stored data, up to limit bytes.
+func readAll(data decoy.Data, limit int64) ([]byte, error) {
+	if data.File == nil {
+		return data.Bytes, nil
+	}
+	defer data.File.Close()
+	b, err := io.ReadAll(io.LimitReader(data.File, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = errNotRecordable
+	}
+	return b, err
+}
+
+// fieldText is the text of a JSON object's member as a path segment
+// would name it: a string's content, a number's digits; false for any
+// other value, a missing member, or a body that is no object.
+func fieldText(object []byte, field string) (string, bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(object, &members) != nil {
+		return "", false
+	}
+	v, ok := members[field]
+	if !ok {
+		return "", false
+	}
+	v = bytes.TrimSpace(v)
+	var s string
+	if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	var n json.Number
+	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && json.Unmarshal(v, &n) == nil {
+		return n.String(), true
+	}
+	return "", false
+}
+
+// arrayOf finds the array of a collection's data: the data itself (nil
+// items) or its member items; it returns the elements and the byte range
+// of the array within data.
+func arrayOf(data []byte, items *string) (elems []json.RawMessage, start, end int, ok bool) {
+	if items == nil {
+		trimmed := bytes.TrimSpace(data)
+		start = bytes.Index(data, trimmed[:min(1, len(trimmed))])
+		if json.Unmarshal(trimmed, &elems) != nil {
+			return nil, 0, 0, false
+		}
+		return elems, start, start + len(trimmed), true
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, 0, 0, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, 0, 0, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, 0, 0, false
+		}
+		if k, _ := t.(string); k == *items {
+			end = int(dec.InputOffset())
+			start = end - len(raw)
+			if json.Unmarshal(raw, &elems) != nil {
+				return nil, 0, 0, false
+			}
+			return elems, start, end, true
+		}
+	}
+	return nil, 0, 0, false
+}
+
+// withRecord is a collection's data with record in place of the record
+// whose field is key, or appended when none is; every other byte stays.
+func withRecord(data []byte, items *string, field, key string, record []byte) ([]byte, bool) {
+	elems, start, end, ok := arrayOf(data, items)
+	if !ok {
+		return nil, false
+	}
+	replaced := false
+	for i, e := range elems {
+		if v, ok := fieldText(e, field); ok && v == key {
+			elems[i] = record
+			replaced = true
+			break
+		}
+	}
+	if !replaced {
+		elems = append(elems, record)
+	}
+	out := make([]byte, 0, len(data)+len(record)+1)
+	out = append(out, data[:start]...)
+	out = append(out, '[')
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	out = append(out, ']')
+	return append(out, data[end:]...), true
+}

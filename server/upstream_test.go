@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/internal/servertest"
+	"github.com/decoy-mock/decoy/server"
+)
+
+func withUpstreams(c *server.Config) {
+	c.UpstreamAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+}
+
+// setMode sets the default project's upstream and mode.
+func setMode(t *testing.T, h *servertest.Harness, upstream, mode string) {
+	t.Helper()
+	body := `{"upstream":"` + upstream + `","mode":"` + mode + `"}`
+	if r := h.Send("PATCH", "/admin/v1/projects/"+decoy.DefaultProjectID, "application/json", body); r.Status != 200 {
+		t.Fatalf("PATCH %s: %d %s", body, r.Status, r.Body)
+	}
+}
+
+// CONTRACT §14: in mode passthrough a request no route answers goes to the
+// upstream, a route wins, a preflight on a path with no route is answered
+// with Decoy's CORS policy, and the journal marks what was forwarded; the
+// answer is served sandboxed, with Decoy's CORS headers only.
+func TestPassthrough(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Access-Control-Allow-Origin", "https://elsewhere.example")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		io.WriteString(w, "<p>"+r.Method+" "+r.URL.Path+"</p>")
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams, servertest.WithJournal(t, 100))
+	u := h.Create(users, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "GET", "/users", u.ID)
+	setMode(t, h, up.URL+"/api", "passthrough")
+
+	if r := h.Do("GET", "/p/default/users"); r.Status != 200 || !strings.HasPrefix(r.Body, "[") {
+		t.Errorf("routed: %d %s", r.Status, r.Body)
+	}
+	r := h.Do("GET", "/p/default/pages/1", "Origin", "https://app.example")
+	if r.Status != 200 || r.Body != "<p>GET /api/pages/1</p>" {
+		t.Fatalf("forwarded: %d %s", r.Status, r.Body)
+	}
+	if got := r.Header.Values("Access-Control-Allow-Origin"); len(got) != 1 || got[0] != "*" {
+		t.Errorf("Access-Control-Allow-Origin %q", got)
+	}
+	if got := r.Header.Values("X-Content-Type-Options"); len(got) != 1 {
+		t.Errorf("X-Content-Type-Options %q", got)
+	}
+	if r.Header.Get("Content-Security-Policy") != "sandbox" {
+		t.Errorf("Content-Security-Policy %q", r.Header.Get("Content-Security-Policy"))
+	}
+	pre := h.Do("OPTIONS", "/p/default/pages/1", "Origin", "https://app.example", "Access-Control-Request-Method", "PUT",
+		"Access-Control-Request-Headers", "X-App")
+	if pre.Status != 204 || !strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "PUT") ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-App") {
+		t.Errorf("preflight: %d %v", pre.Status, pre.Header)
+	}
+	es := h.Journal(decoy.DefaultProjectID, 3)
+	byPath := map[string]*decoy.JournalEntry{}
+	for _, e := range es {
+		byPath[e.Method+" "+e.Path] = e
+	}
+	if e := byPath["GET /p/default/pages/1"]; e == nil || !e.Forwarded || e.Status != 200 || e.RouteID != "" {
+		t.Errorf("forwarded entry %+v", e)
+	}
+	if e := byPath["GET /p/default/users"]; e == nil || e.Forwarded {
+		t.Errorf("routed entry %+v", e)
+	}
+}
+
+// CONTRACT §14: in mode record every request goes to the upstream, routes
+// or not, and a GET's JSON answer becomes a route at its path whose mock
+// holds it; the journal names them.
+func TestRecord(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"path":"`+r.URL.Path+`"}`)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams, servertest.WithJournal(t, 100))
+	u := h.Create(users, client.CreateOptions{Name: "users"})
+	addRoute(t, h, "GET", "/users", u.ID)
+	setMode(t, h, up.URL, "record")
+	for _, path := range []string{"/users", "/status?x=1"} {
+		if r := h.Do("GET", "/p/default"+path); r.Status != 200 || !strings.HasPrefix(r.Body, `{"path":`) {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	setMode(t, h, up.URL, "mock")
+	for path, want := range map[string]string{"/users": `{"path":"/users"}`, "/status": `{"path":"/status"}`} {
+		if r := h.Do("GET", "/p/default"+path); r.Status != 200 || r.Body != want {
+			t.Errorf("replay %s: %d %s, want %s", path, r.Status, r.Body, want)
+		}
+	}
+	es := h.Journal(decoy.DefaultProjectID, 4)
+	for _, e := range es {
+		if e.Forwarded && e.MockID == "" {
+			t.Errorf("a recorded request journaled without its mock: %+v", e)
+		}
+	}
+}
+
+// CONTRACT §14: recorded mocks never keep Authorization, cookies or token
+// headers, not even when the upstream echoes them in its answer.
+func TestRecordKeepsNoCredential(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"headers":{"auth":"`+r.Header.Get("Authorization")+`","cookie":"`+r.Header.Get("Cookie")+`"}}`)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams)
+	setMode(t, h, up.URL, "record")
+	for _, header := range [][]string{
+		{"Authorization", "Bearer app-secret-1234"},
+		{"Cookie", "theme=dark; sid=s3cr3t-cookie"},
+	} {
+		if r := h.Do("GET", "/p/default/echo", header...); r.Status != 200 || !strings.Contains(r.Body, header[1][len(header[1])-6:]) {
+			t.Fatalf("GET /echo with %s: %d %s", header[0], r.Status, r.Body)
+		}
+	}
+	if r := h.Do("GET", "/p/default/echo"); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	r := h.Send("GET", "/admin/v1/projects/"+decoy.DefaultProjectID+"/routes", "", "")
+	if !strings.Contains(r.Body, `"path":"/echo"`) {
+		t.Fatalf("the answer without credentials is not recorded: %s\n%s", r.Body, h.Logs)
+	}
+	setMode(t, h, up.URL, "mock")
+	if r := h.Do("GET", "/p/default/echo"); r.Body != `{"headers":{"auth":"","cookie":""}}` {
+		t.Errorf("replay: %s", r.Body)
+	}
+}
