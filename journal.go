@@ -81,6 +81,9 @@ func appendJSONFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, '0')
 	}
+	if m, ok := thousandths(f); ok {
+		return appendThousandths(b, m)
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -94,6 +97,42 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// thousandths returns f as a whole number m of thousandths, when f is
+// the float64 nearest m/1000, as a duration in milliseconds made from
+// microseconds is, and not zero (-0 is written "-0"). Below 1e12 the
+// ulp of f is under 1.3e-4, so the decimal m/1000 is the shortest that
+// reads back as f: what strconv would write, found without its search.
+func thousandths(f float64) (int64, bool) {
+	if f == 0 || !(math.Abs(f) < 1e12) {
+		return 0, false
+	}
+	m := math.Round(f * 1000)
+	if m/1000 != f {
+		return 0, false
+	}
+	return int64(m), true
+}
+
+// appendThousandths appends m/1000 as a decimal, without trailing zeros.
+func appendThousandths(b []byte, m int64) []byte {
+	if m < 0 {
+		b = append(b, '-')
+		m = -m
+	}
+	b = strconv.AppendInt(b, m/1000, 10)
+	frac := m % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, digits[:n]...)
 }
 
 const hexDigits = "0123456789abcdef"

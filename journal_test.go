@@ -89,6 +89,20 @@ func TestJournalEntryJSON(t *testing.T) {
 	}
 }
 
+// Durations in milliseconds made from microseconds, which AppendJSON
+// writes without strconv's search, are written as encoding/json writes
+// them: every one up to 100 s, at the bound of 1e12 ms and around it,
+// and the ones that are not whole thousandths (-0 among them).
+func TestJournalEntryJSONDurations(t *testing.T) {
+	for us := range int64(100_000_000) / 997 {
+		sameJSON(t, &decoy.JournalEntry{DurationMS: float64(us*997) / 1000})
+	}
+	for _, ms := range []float64{0.001, 0.01, 0.1, 0.656, 1, 10, 12.5, 100.1, 999.999, 1e12 - 0.001, 1e12, 1e12 + 0.5,
+		999999999999.999, 123456789012.345, -0.001, -42.5, math.Copysign(0, -1), 0.0005, 1.0 / 3, 0.1 + 0.2, 1e-6, 5e-324} {
+		sameJSON(t, &decoy.JournalEntry{DurationMS: ms})
+	}
+}
+
 // FuzzJournalEntryJSON checks AppendJSON against encoding/json on any text.
 func FuzzJournalEntryJSON(f *testing.F) {
 	f.Add("GET", "/p/x", "a=1", "body", "Accept", "*/*", 200, 1.5, true, int64(0))

@@ -139,7 +139,8 @@ func (f JournalFilter) Matches(e *JournalEntry) bool {
 // store, orders the entries of a project (see ParseJournalID).
 type JournalStore interface {
 	// Append adds entries, by project and oldest first, and sets their
-	// IDs. EUNAVAILABLE when the store cannot take them.
+	// IDs. EUNAVAILABLE when the store cannot take them. It keeps the
+	// entries, not batch nor its slices, which the caller uses again.
 	Append(ctx context.Context, batch map[string][]*JournalEntry) error
 	// List returns up to limit entries of a project that pass f, newest
 	// first, from after cursor ("" for the first page), and the cursor

@@ -76,6 +76,12 @@ type Journal struct {
 	droppedQueue, droppedStore atomic.Int64
 	failLogged                 atomic.Int64 // when a failed write was last logged (Unix ns)
 
+	// byProject and spare are write's, kept from one batch to the next so
+	// that a batch costs no allocation: the entries of a batch by project,
+	// and emptied slices to take a project's from.
+	byProject map[string][]*decoy.JournalEntry
+	spare     [][]*decoy.JournalEntry
+
 	mu sync.Mutex
 	// followers are the projects followed now, each with the channel the
 	// next write of the project closes.
@@ -118,7 +124,8 @@ func New(c Config) *Journal {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Journal{cfg: c, queue: make(chan item, c.Queue), followers: map[string]*followed{}}
+	return &Journal{cfg: c, queue: make(chan item, c.Queue), followers: map[string]*followed{},
+		byProject: map[string][]*decoy.JournalEntry{}}
 }
 
 // Record queues an entry for a project's journal; when the queue is full
@@ -190,15 +197,24 @@ func (j *Journal) take(batch []item) []item {
 	return batch
 }
 
-// write makes the entries of batch and appends them to the store.
+// maxSpare bounds the emptied slices write keeps for the next batches.
+const maxSpare = 8
+
+// write makes the entries of batch and appends them to the store. Only
+// Run calls it, one batch at a time.
 func (j *Journal) write(batch []item) {
-	entries := make(map[string][]*decoy.JournalEntry, 1)
+	entries := j.byProject
+	defer j.empty(entries)
 	for i, it := range batch {
 		e := it.entry
 		if e == nil {
 			e = it.req.Entry()
 		}
-		entries[it.project] = append(entries[it.project], e)
+		list, ok := entries[it.project]
+		if !ok && len(j.spare) > 0 {
+			list, j.spare = j.spare[len(j.spare)-1], j.spare[:len(j.spare)-1]
+		}
+		entries[it.project] = append(list, e)
 		batch[i] = item{} // let the request go
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.cfg.WriteTimeout)
@@ -220,6 +236,18 @@ func (j *Journal) write(batch []item) {
 		}
 	}
 	j.mu.Unlock()
+}
+
+// empty lets a written batch's entries go, and keeps a few of its
+// slices for the next batches.
+func (j *Journal) empty(entries map[string][]*decoy.JournalEntry) {
+	for project, list := range entries {
+		clear(list)
+		if len(j.spare) < maxSpare {
+			j.spare = append(j.spare, list[:0])
+		}
+		delete(entries, project)
+	}
 }
 
 // List returns up to limit entries of a project that pass f, newest first.

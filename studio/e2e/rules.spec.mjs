@@ -9,7 +9,9 @@
 // and the first call answers normally again; the JSON view refuses what
 // is not JSON, and adds a fault, which the panel shows as a network error;
 // a viewer sees the rules and tries them, without controls to change
-// them; and the dialog fits 375 px. See harness.mjs for what runs it.
+// them; the dialog fits 375 px; and, the counts reset, two calls an app
+// makes appear live in the project's Requests tab: the 200, then the 503.
+// See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
 import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, signInAsAdmin, step } from './harness.mjs';
 
@@ -194,6 +196,39 @@ await journey(async (browser) => {
     const tried = await send(vDialog, 1);
     assert.equal(tried.rule, 'rule “first ok”'); // counted afresh since the rules changed
     await screenshot(vPage, 'viewer-rules');
+  });
+
+  // ------------------------------------------------ the live journal
+  await step('the live journal: an app calls twice, and the Requests tab shows the 200, then the 503, as they happen', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base}/#/projects/${project.id}/requests`);
+    const rows = page.locator('table.requests tbody tr');
+    await rows.first().waitFor();
+    await page.getByTestId('live').filter({ hasText: 'Live' }).waitFor();
+    // The calls the try panel sent are there already: its 503 among them.
+    assert.ok(await rows.filter({ hasText: itemPath }).filter({ hasText: '503' }).count() >= 1, 'the try panel’s 503 is not in the journal');
+    const loads = await page.evaluate(() => performance.getEntriesByType('navigation').length);
+    // The counts start again, and an app (this script, not the page)
+    // calls twice: the rule "first ok" answers the first, "then down" fails the second.
+    const { id } = (await call('GET', `/projects/${project.id}/routes`)).routes[0];
+    await call('POST', `/routes/${id}/rules/reset`);
+    const statuses = [];
+    for (const n of [1, 2]) {
+      const res = await fetch(`${base}${itemPath}?call=${n}`);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses, [200, 503]);
+    const second = rows.filter({ hasText: `${itemPath}?call=2` });
+    await second.waitFor();
+    assert.match(await second.innerText(), /GET[\s\S]*503/);
+    const first = rows.filter({ hasText: `${itemPath}?call=1` });
+    assert.match(await first.innerText(), /GET[\s\S]*200/);
+    // Newest first: the 503 above the 200; and no reload brought them.
+    assert.match(await rows.nth(0).innerText(), /call=2/);
+    assert.match(await rows.nth(1).innerText(), /call=1/);
+    assert.equal(await page.evaluate(() => performance.getEntriesByType('navigation').length), loads);
+    await screenshot(page, 'rules-journal');
   });
 
   await vContext.close();
