@@ -43,9 +43,13 @@ func (r *liveRow) dataSize() int64 {
 }
 
 func readLiveRow(ctx context.Context, q queryer, id string) (*liveRow, error) {
+	return scanLiveRow(q.QueryRowContext(ctx, selectLiveRow, id))
+}
+
+// scanLiveRow reads the row of selectLiveRow.
+func scanLiveRow(row *sql.Row) (*liveRow, error) {
 	var r liveRow
-	err := q.QueryRowContext(ctx, `SELECT workspace_id, size, live_seq, base_seq, live_size, base_file FROM mocks WHERE id = ?`, id).
-		Scan(&r.workspaceID, &r.size, &r.seq, &r.baseSeq, &r.liveSize, &r.baseFile)
+	err := row.Scan(&r.workspaceID, &r.size, &r.seq, &r.baseSeq, &r.liveSize, &r.baseFile)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound()
 	}
@@ -180,6 +184,7 @@ func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
 	}
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	db.prepareAppends(ctx)
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
 		fail(err)
@@ -213,11 +218,80 @@ func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
 	db.appends.mu.Unlock()
 }
 
+// Statements of an append, prepared once on the writing connection: a
+// write is a few small statements, which SQLite would otherwise parse
+// again each time (about a tenth of a write's CPU).
+const (
+	selectLiveRow = `SELECT workspace_id, size, live_seq, base_seq, live_size, base_file FROM mocks WHERE id = ?`
+	insertWrite   = `INSERT INTO mock_writes (mock_id, seq, op, items, field, key, record, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	updateLiveSeq = `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ? WHERE id = ?`
+)
+
+// appendStmts are the append's statements, prepared on first use; nil
+// when they could not be (each is then parsed as it runs).
+type appendStmts struct {
+	once                        sync.Once
+	selectLive, insert, advance *sql.Stmt
+}
+
+// prepareAppends prepares the append's statements, once, before a
+// transaction holds the writing connection (a statement is prepared on a
+// connection of its own choosing, which would wait for the transaction).
+func (db *DB) prepareAppends(ctx context.Context) {
+	st := &db.appendStmts
+	st.once.Do(func() {
+		prepare := func(q string) *sql.Stmt {
+			s, err := db.writes.PrepareContext(context.WithoutCancel(ctx), q)
+			if err != nil {
+				return nil
+			}
+			return s
+		}
+		st.selectLive, st.insert, st.advance = prepare(selectLiveRow), prepare(insertWrite), prepare(updateLiveSeq)
+	})
+}
+
+// stmt returns the statement of text prepared for tx, or nil (see
+// prepareAppends, which must have run).
+func (db *DB) stmt(ctx context.Context, tx *sql.Tx, text string) *sql.Stmt {
+	st := &db.appendStmts
+	var s *sql.Stmt
+	switch text {
+	case selectLiveRow:
+		s = st.selectLive
+	case insertWrite:
+		s = st.insert
+	case updateLiveSeq:
+		s = st.advance
+	}
+	if s == nil {
+		return nil
+	}
+	return tx.StmtContext(ctx, s) // the same connection: not prepared again
+}
+
+// execAppend runs one of the append's statements in tx.
+func (db *DB) execAppend(ctx context.Context, tx *sql.Tx, text string, args ...any) error {
+	var err error
+	if s := db.stmt(ctx, tx, text); s != nil {
+		_, err = s.ExecContext(ctx, args...)
+	} else {
+		_, err = tx.ExecContext(ctx, text, args...)
+	}
+	return err
+}
+
 // appendWrite appends r's write in tx, when its number follows the live
 // data's. A refusal is a *decoy.Error returned before any change.
 func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 	w := r.w
-	lr, err := readLiveRow(ctx, tx, r.id)
+	var lr *liveRow
+	var err error
+	if s := db.stmt(ctx, tx, selectLiveRow); s != nil {
+		lr, err = scanLiveRow(s.QueryRowContext(ctx, r.id))
+	} else {
+		lr, err = readLiveRow(ctx, tx, r.id)
+	}
 	if err != nil {
 		return err
 	}
@@ -239,12 +313,10 @@ func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO mock_writes (mock_id, seq, op, items, field, key, record, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
+	if err := db.execAppend(ctx, tx, insertWrite, r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ? WHERE id = ?`, w.Seq, r.size, db.now(), r.id)
-	return err
+	return db.execAppend(ctx, tx, updateLiveSeq, w.Seq, r.size, db.now(), r.id)
 }
 
 // Writes returns the writes after a number, read with the mock's base in

@@ -34,6 +34,9 @@ type DB struct {
 	// writes holds the one connection for admin writes, with synchronous=FULL
 	// so an acknowledged write survives power loss.
 	writes *sql.DB
+	// appendStmts are the statements of a write's append, prepared on
+	// writes' connection (live.go).
+	appendStmts appendStmts
 	// counts holds the one connection that folds quota counts into the
 	// database, with synchronous=NORMAL: the journals keep the counts
 	// until then (see quota.go).

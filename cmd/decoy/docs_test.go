@@ -606,7 +606,13 @@ func TestDocsFirstStart(t *testing.T) {
 	if err := p.stop(); err != nil { // every line written out
 		t.Fatal(err)
 	}
-	want := strings.NewReplacer("http://127.0.0.1:8080", p.url, "./examples", "../../examples").Replace(shown.text)
+	// The page shows a build from a checkout's sources, "(devel)"; a
+	// binary built from a clone names its commit instead.
+	version := "(devel)"
+	if m := regexp.MustCompile(`^Decoy (.+) serving on `).FindStringSubmatch(p.stdout.String()); m != nil {
+		version = m[1]
+	}
+	want := strings.NewReplacer("http://127.0.0.1:8080", p.url, "./examples", "../../examples", "Decoy (devel) serving", "Decoy "+version+" serving").Replace(shown.text)
 	if err := matchOutput(want, p.stdout.String()); err != nil {
 		t.Errorf("README.md:%d: %v\ngot:\n%s", shown.line, err, p.stdout)
 	}
