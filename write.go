@@ -136,3 +136,30 @@ type LiveStore interface {
 // number of its last write. A replica that has the mock applies the writes
 // it lacks, rather than loading the mock again.
 const WriteAnnouncement = "write:"
+
+// CheckWrite refuses a write no store keeps: an unknown Op, a Seq below 1,
+// a negative size of the live data (EINVALID). Both stores' AppendWrite
+// start with it.
+func CheckWrite(w *Write, size int64) error {
+	switch {
+	case w.Op != WriteCreate && w.Op != WriteReplace && w.Op != WriteUpdate && w.Op != WriteDelete:
+		return Errorf(EINVALID, "Unknown write operation %q", w.Op)
+	case w.Seq < 1:
+		return Errorf(EINVALID, "A write's number is 1 or more")
+	case size < 0:
+		return Errorf(EINVALID, "The live data's size is 0 or more")
+	}
+	return nil
+}
+
+// ErrLiveChanged is a store's ECONFLICT for a write, compaction or snapshot
+// computed on live data that has moved on to number seq.
+func ErrLiveChanged(seq int64) error {
+	return Errorf(ECONFLICT, "The live data changed: it is at number %d", seq)
+}
+
+// ErrLogFull is a store's EUNAVAILABLE for a write to a mock whose log
+// holds n writes after its base, its bound, until a compaction.
+func ErrLogFull(n int64) error {
+	return Errorf(EUNAVAILABLE, "The mock's log holds %d writes waiting for a compaction; try again later", n)
+}

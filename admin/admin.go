@@ -268,7 +268,12 @@ func (s *API) Close() {
 // it on every replica. The change is in the store already, so a failure only
 // delays what they see: it is logged and counted, and the Invalidator sends
 // it again once it can.
-func (s *API) announce(ctx context.Context, id string) {
+func (s *API) announce(ctx context.Context, id string) { s.Announce(ctx, id) }
+
+// Announce tells the other replicas of a change named id (a mock's id, or
+// one of the announcements of package decoy), as announce does: for the
+// server's own changes, such as writes through routes.
+func (s *API) Announce(ctx context.Context, id string) {
 	if s.cfg.Invalidator == nil {
 		return
 	}

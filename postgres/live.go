@@ -80,32 +80,11 @@ func (db *DB) maxLiveWrites() int64 {
 	return decoy.DefaultMaxLiveWrites
 }
 
-// checkWrite refuses a write no store keeps.
-func checkWrite(w *decoy.Write, size int64) error {
-	switch {
-	case w.Op != decoy.WriteCreate && w.Op != decoy.WriteReplace && w.Op != decoy.WriteUpdate && w.Op != decoy.WriteDelete:
-		return decoy.Errorf(decoy.EINVALID, "Unknown write operation %q", w.Op)
-	case w.Seq < 1:
-		return decoy.Errorf(decoy.EINVALID, "A write's number is 1 or more")
-	case size < 0:
-		return decoy.Errorf(decoy.EINVALID, "The live data's size is 0 or more")
-	}
-	return nil
-}
-
-func liveChanged(seq int64) error {
-	return decoy.Errorf(decoy.ECONFLICT, "The live data changed: it is at number %d", seq)
-}
-
-func logFull(n int64) error {
-	return decoy.Errorf(decoy.EUNAVAILABLE, "The mock's log holds %d writes waiting for a compaction; try again later", n)
-}
-
 // AppendWrite appends w to the mock's log when the live data is number
 // w.Seq-1, under the lock of the mock's row, and is durable once
 // committed.
 func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size int64) error {
-	if err := checkWrite(w, size); err != nil {
+	if err := decoy.CheckWrite(w, size); err != nil {
 		return err
 	}
 	at := db.now()
@@ -118,10 +97,10 @@ func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size i
 			return err
 		}
 		if w.Seq != r.seq+1 {
-			return liveChanged(r.seq)
+			return decoy.ErrLiveChanged(r.seq)
 		}
 		if n := r.seq - r.baseSeq; n >= db.maxLiveWrites() {
-			return logFull(n)
+			return decoy.ErrLogFull(n)
 		}
 		if _, err := tx.Exec(ctx, `
 			WITH w AS (

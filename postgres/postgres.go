@@ -412,7 +412,7 @@ func (db *DB) replaceData(ctx context.Context, tx pgx.Tx, id string, d decoy.Moc
 		return nil, err
 	}
 	if d.IfLiveSeq != nil && *d.IfLiveSeq != r.seq {
-		return nil, liveChanged(r.seq)
+		return nil, decoy.ErrLiveChanged(r.seq)
 	}
 	if err := resetLive(ctx, tx, id); err != nil {
 		return nil, err

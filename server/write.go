@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -222,7 +223,7 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		key, has := memberText(ws.body, b.ID)
 		record := ws.body
 		if has {
-			if _, found := findRecord(coll, b.ID, key); found {
+			if _, found := query.FindRecord(coll, b.ID, key); found {
 				return nil, errRecordExists
 			}
 		} else {
@@ -302,12 +303,6 @@ func holdsFor(record []byte, conds []query.Condition) bool {
 	return query.Conditions(conds).Holds(doc, 0, &sc)
 }
 
-// findRecord returns the record of coll whose field has key (JSON text),
-// compared as filters compare.
-func findRecord(coll *jsondoc.Document, field []string, key []byte) (int, bool) {
-	return query.FindRecord(coll, field, key)
-}
-
 // newID is the id a create assigns (§12.1): one more than the largest id
 // when every record's id is an integer, else a random UUID.
 func newID(coll *jsondoc.Document, field []string) []byte {
@@ -375,17 +370,10 @@ func (s *Server) locationOf(r *http.Request, t *target, p *planned) string {
 }
 
 // announceWrite tells the other replicas that mock id's live data is at
-// write number seq: they apply the writes they lack.
+// write number seq: they apply the writes they lack. The write is stored
+// already, so a client that leaves does not stop the announcement.
 func (s *Server) announceWrite(ctx context.Context, id string, seq int64) {
-	if s.cfg.Invalidator == nil {
-		return
-	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if err := s.cfg.Invalidator.Invalidate(actx, decoy.WriteAnnouncement+id+":"+strconv.FormatInt(seq, 10)); err != nil {
-		s.metrics.sharedErrors.WithLabelValues("invalidation").Inc()
-		s.log.Warn("could not announce a write to other replicas", "mock", id, "err", err)
-	}
+	s.admin.Announce(context.WithoutCancel(ctx), decoy.WriteAnnouncement+id+":"+strconv.FormatInt(seq, 10))
 }
 
 // writeLocks are the turns writes to one mock take on this replica: a
@@ -399,43 +387,29 @@ func (s *Server) writeLock(id string) *sync.Mutex {
 	return &s.writes.locks[maphash.String(s.writes.seed, id)%uint64(len(s.writes.locks))]
 }
 
-// Compaction: a mock's log is made its base again once it holds
-// compactAfter writes since this replica last compacted it. One compaction
-// runs at a time on a replica, in the background; a compaction another
-// replica made since changes nothing (LiveStore.Compact).
+// Compaction: a mock's log is made its base again at every compactAfter-th
+// write, by the replica that took it (the writes' numbers are the mock's,
+// on every replica, so nothing is counted apart). One compaction runs at a
+// time on a replica, in the background; one whose turn finds another
+// running is left to the next compactAfter writes, well within the log's
+// bound (decoy.DefaultMaxLiveWrites). A compaction another replica made
+// since changes nothing (LiveStore.Compact).
 const compactAfter = 2000
 
 // compactTimeout bounds a compaction.
 const compactTimeout = 5 * time.Minute
 
-type compactor struct {
-	mu      sync.Mutex
-	pending map[string]int64 // writes since the last compaction, by mock
-	running bool
-}
+// compactor is whether a compaction runs on this replica.
+type compactor struct{ running atomic.Bool }
 
-// maybeCompact counts a write to mock id, and compacts its log in the
-// background once it is long enough.
+// maybeCompact compacts mock id's log in the background when write number
+// seq is its turn.
 func (s *Server) maybeCompact(id string, seq int64) {
-	c := &s.compact
-	c.mu.Lock()
-	if c.pending == nil {
-		c.pending = map[string]int64{}
-	}
-	c.pending[id]++
-	if c.pending[id] < compactAfter || c.running {
-		c.mu.Unlock()
+	if seq%compactAfter != 0 || !s.compact.running.CompareAndSwap(false, true) {
 		return
 	}
-	delete(c.pending, id)
-	c.running = true
-	c.mu.Unlock()
 	go func() {
-		defer func() {
-			c.mu.Lock()
-			c.running = false
-			c.mu.Unlock()
-		}()
+		defer s.compact.running.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
 		defer cancel()
 		if err := s.compactMock(ctx, id); err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
@@ -310,3 +311,38 @@ func orNull(s string) string {
 }
 
 func i64(n int64) *int64 { return &n }
+
+// §12 item 3 of the issue: the log is folded into a new base in the
+// background every 2,000 writes, and the data read stays the live data.
+func TestWriteCompacts(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	for i := range 2000 {
+		if r := h.Send("POST", "/p/default/users", "application/json", `{}`); r.Status != 201 {
+			t.Fatalf("write %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	var live decoy.LiveStore = h.Store
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := live.Live(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.BaseSeq == 2000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no compaction after 2,000 writes: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ws, err := live.Writes(t.Context(), u.ID, 2000, 10); err != nil || len(ws) != 0 {
+		t.Errorf("the log after the compaction: %d writes, %v", len(ws), err)
+	}
+	r := h.Send("GET", "/mock/"+u.ID+"?order_by=id&order_direction=desc&limit=1", "", "")
+	if strings.TrimSpace(r.Body) != `[{"id":2000}]` {
+		t.Errorf("the last record after the compaction: %s", r.Body)
+	}
+}

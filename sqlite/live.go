@@ -67,27 +67,6 @@ func (db *DB) maxLiveWrites() int64 {
 	return decoy.DefaultMaxLiveWrites
 }
 
-// checkWrite refuses a write no store keeps.
-func checkWrite(w *decoy.Write, size int64) error {
-	switch {
-	case w.Op != decoy.WriteCreate && w.Op != decoy.WriteReplace && w.Op != decoy.WriteUpdate && w.Op != decoy.WriteDelete:
-		return decoy.Errorf(decoy.EINVALID, "Unknown write operation %q", w.Op)
-	case w.Seq < 1:
-		return decoy.Errorf(decoy.EINVALID, "A write's number is 1 or more")
-	case size < 0:
-		return decoy.Errorf(decoy.EINVALID, "The live data's size is 0 or more")
-	}
-	return nil
-}
-
-func liveChanged(seq int64) error {
-	return decoy.Errorf(decoy.ECONFLICT, "The live data changed: it is at number %d", seq)
-}
-
-func logFull(n int64) error {
-	return decoy.Errorf(decoy.EUNAVAILABLE, "The mock's log holds %d writes waiting for a compaction; try again later", n)
-}
-
 // AppendWrite appends w to the mock's log when the live data is number
 // w.Seq-1. The check and the append run in one transaction under the
 // write lock, so that no other writer, of this process (writeMu) or
@@ -100,7 +79,7 @@ func logFull(n int64) error {
 // changes nothing and leaves the others be; a failure of the transaction
 // fails every write of it, none of them stored.
 func (db *DB) AppendWrite(ctx context.Context, id string, w *decoy.Write, size int64) error {
-	if err := checkWrite(w, size); err != nil {
+	if err := decoy.CheckWrite(w, size); err != nil {
 		return err
 	}
 	at := db.now()
@@ -251,29 +230,20 @@ func (db *DB) prepareAppends(ctx context.Context) {
 	})
 }
 
-// stmt returns the statement of text prepared for tx, or nil (see
-// prepareAppends, which must have run).
-func (db *DB) stmt(ctx context.Context, tx *sql.Tx, text string) *sql.Stmt {
-	st := &db.appendStmts
-	var s *sql.Stmt
-	switch text {
-	case selectLiveRow:
-		s = st.selectLive
-	case insertWrite:
-		s = st.insert
-	case updateLiveSeq:
-		s = st.advance
-	}
+// inTx returns the prepared statement s for tx (on the same connection:
+// not prepared again), or nil when it could not be prepared.
+func inTx(ctx context.Context, tx *sql.Tx, s *sql.Stmt) *sql.Stmt {
 	if s == nil {
 		return nil
 	}
-	return tx.StmtContext(ctx, s) // the same connection: not prepared again
+	return tx.StmtContext(ctx, s)
 }
 
-// execAppend runs one of the append's statements in tx.
-func (db *DB) execAppend(ctx context.Context, tx *sql.Tx, text string, args ...any) error {
+// execAppend runs one of the append's statements in tx: prepared, its
+// text when it could not be.
+func execAppend(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt, text string, args ...any) error {
 	var err error
-	if s := db.stmt(ctx, tx, text); s != nil {
+	if s := inTx(ctx, tx, prepared); s != nil {
 		_, err = s.ExecContext(ctx, args...)
 	} else {
 		_, err = tx.ExecContext(ctx, text, args...)
@@ -287,7 +257,7 @@ func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 	w := r.w
 	var lr *liveRow
 	var err error
-	if s := db.stmt(ctx, tx, selectLiveRow); s != nil {
+	if s := inTx(ctx, tx, db.appendStmts.selectLive); s != nil {
 		lr, err = scanLiveRow(s.QueryRowContext(ctx, r.id))
 	} else {
 		lr, err = readLiveRow(ctx, tx, r.id)
@@ -296,10 +266,10 @@ func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 		return err
 	}
 	if w.Seq != lr.seq+1 {
-		return liveChanged(lr.seq)
+		return decoy.ErrLiveChanged(lr.seq)
 	}
 	if n := lr.seq - lr.baseSeq; n >= db.maxLiveWrites() {
-		return logFull(n)
+		return decoy.ErrLogFull(n)
 	}
 	// Only a write that grows the live data is held to max_bytes; what
 	// it adds to the count is its size less what the live data counted
@@ -313,10 +283,10 @@ func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 			return err
 		}
 	}
-	if err := db.execAppend(ctx, tx, insertWrite, r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
+	if err := execAppend(ctx, tx, db.appendStmts.insert, insertWrite, r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
 		return err
 	}
-	return db.execAppend(ctx, tx, updateLiveSeq, w.Seq, r.size, db.now(), r.id)
+	return execAppend(ctx, tx, db.appendStmts.advance, updateLiveSeq, w.Seq, r.size, db.now(), r.id)
 }
 
 // Writes returns the writes after a number, read with the mock's base in

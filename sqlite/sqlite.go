@@ -479,7 +479,7 @@ func (db *DB) replaceData(ctx context.Context, tx *sql.Tx, w *docWrite, id strin
 		return nil, err
 	}
 	if d.IfLiveSeq != nil && *d.IfLiveSeq != r.seq {
-		return nil, liveChanged(r.seq)
+		return nil, decoy.ErrLiveChanged(r.seq)
 	}
 	if err := resetLive(ctx, tx, w, id, r); err != nil {
 		return nil, err
