@@ -61,8 +61,9 @@ func rotateClients(cfg *config) []client {
 // rotateAnswers are Decoy's answers to every mock of the phase, as one
 // client got them, which the floors' are checked against.
 type rotateAnswers struct {
-	plain, wire [][]byte
-	encoding    []string
+	plain, wire         [][]byte
+	encoding            []string
+	plainHead, wireHead []http.Header // the headers sent with plain and wire
 }
 
 func (b *bench) runRotation(ctx context.Context) {
@@ -245,7 +246,8 @@ func (b *bench) startRotationDecoy(ctx context.Context, docs [][]byte, ids []str
 // rateLimit above 0 (Decoy), it also checks that every answer went through
 // the rate limiter and the default monthly quota, from their headers.
 func rotationAnswers(ctx context.Context, addr string, targets []string, c client, timeout time.Duration, rateLimit int64) (*rotateAnswers, error) {
-	a := &rotateAnswers{plain: make([][]byte, len(targets)), wire: make([][]byte, len(targets)), encoding: make([]string, len(targets))}
+	a := &rotateAnswers{plain: make([][]byte, len(targets)), wire: make([][]byte, len(targets)), encoding: make([]string, len(targets)),
+		plainHead: make([]http.Header, len(targets)), wireHead: make([]http.Header, len(targets))}
 	for i, t := range targets {
 		url := "http://" + addr + t
 		body, h, err := fetch(ctx, url, timeout, nil)
@@ -258,6 +260,7 @@ func rotationAnswers(ctx context.Context, addr string, targets []string, c clien
 			}
 		}
 		a.plain[i], a.wire[i] = body, body
+		a.plainHead[i], a.wireHead[i] = h, h
 		if c.Gzip {
 			wire, h, err := fetch(ctx, url, timeout, c.headers(""))
 			if err != nil {
@@ -267,7 +270,7 @@ func rotationAnswers(ctx context.Context, addr string, targets []string, c clien
 			if err := verifyEncoded(enc, wire, body); err != nil {
 				return nil, fmt.Errorf("%s: %w", t, err)
 			}
-			a.wire[i], a.encoding[i] = wire, enc
+			a.wire[i], a.encoding[i], a.wireHead[i] = wire, enc, h
 		}
 	}
 	return a, nil
@@ -289,11 +292,11 @@ func limitsInForce(h http.Header, rateLimit, quota int64) error {
 // writeRotationFloor writes Decoy's answers where nginx and nethttp serve them.
 func writeRotationFloor(www string, a *rotateAnswers) error {
 	for i := range a.plain {
-		var gz []byte
+		f := floorFile{plain: a.plain[i], plainHead: a.plainHead[i]}
 		if a.encoding[i] != "" {
-			gz = a.wire[i]
+			f.gz, f.gzHead = a.wire[i], a.wireHead[i]
 		}
-		if err := saveFloor(www, rotateFloor(i), a.plain[i], gz); err != nil {
+		if err := saveFloor(www, rotateFloor(i), f); err != nil {
 			return err
 		}
 	}

@@ -277,14 +277,14 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 	if r.Server == "decoy" {
 		ref[q.ID] = a
 		if a.body != nil {
-			if err := saveFloor(filepath.Join(b.work, "www"), floorPath(q, d), a.body, a.wire); err != nil {
+			if err := saveFloor(filepath.Join(b.work, "www"), floorPath(q, d), floorFile{a.body, a.wire, a.head, a.wireHead}); err != nil {
 				r.Status, r.Note = "failed", join(r.Note, err.Error())
 				return
 			}
 			if q.base() == "whole" && !sameFile(d.users, a.body) {
 				r.Note = join(r.Note, "whole answer differs from the stored document")
 			}
-			a.body, a.wire = nil, nil
+			a.body, a.wire, a.head, a.wireHead = nil, nil, nil, nil
 		}
 	} else if want := ref[q.ID]; want != nil {
 		same := slices.Equal(a.ids, want.ids)
@@ -423,6 +423,9 @@ type answer struct {
 	wireSize int64   // as the client got it
 	body     []byte  // uncompressed; kept only when nginx needs it
 	wire     []byte  // as the client got it, when compressed and nginx needs it
+	// head and wireHead are the headers sent with body and with wire, kept
+	// with them: nethttp sends them too, so that it sends what Decoy sends.
+	head, wireHead http.Header
 }
 
 func (a *answer) describeWire() string {
@@ -437,7 +440,7 @@ func (a *answer) describeWire() string {
 // that client and checks that a gzipped answer decompresses to the first.
 // That check runs here, once, so that the load generator never decompresses.
 func checkAnswer(ctx context.Context, url string, timeout time.Duration, c client, token string, keep bool) (*answer, error) {
-	body, _, err := fetch(ctx, url, timeout, client{Token: c.Token}.headers(token))
+	body, head, err := fetch(ctx, url, timeout, client{Token: c.Token}.headers(token))
 	if err != nil {
 		return nil, err
 	}
@@ -462,11 +465,11 @@ func checkAnswer(ctx context.Context, url string, timeout time.Duration, c clien
 		}
 		a.encoding, a.wireSize = enc, int64(len(wire))
 		if keep && enc != "" {
-			a.wire = wire
+			a.wire, a.wireHead = wire, h
 		}
 	}
 	if keep {
-		a.body = body
+		a.body, a.head = body, head
 	}
 	return a, nil
 }
@@ -543,21 +546,55 @@ func floorPath(q query, d *dataFiles) string {
 	return "floor/" + d.size.Label + "/" + name
 }
 
+// floorFile is one answer of Decoy's as the floors serve it: the plain
+// bytes, the gzipped ones (nil when Decoy sent none), and the headers Decoy
+// sent with each.
+type floorFile struct {
+	plain, gz         []byte
+	plainHead, gzHead http.Header
+}
+
 // saveFloor writes an answer where nginx serves it, under www: the plain
 // bytes, and the gzipped ones beside them as NAME.gz when the server sent
 // them gzipped (gzip_static serves that file to a client accepting gzip).
-func saveFloor(www, rel string, plain, gz []byte) error {
+// Decoy's headers go beside each as NAME.head and NAME.gz.head, which
+// nethttp sends with it (nginx sends its own).
+func saveFloor(www, rel string, f floorFile) error {
 	path := filepath.Join(www, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, plain, 0o644); err != nil {
+	if err := os.WriteFile(path, f.plain, 0o644); err != nil {
 		return err
 	}
-	if gz == nil {
+	if err := writeHead(path+".head", f.plainHead); err != nil {
+		return err
+	}
+	if f.gz == nil {
 		return nil
 	}
-	return os.WriteFile(path+".gz", gz, 0o644)
+	if err := os.WriteFile(path+".gz", f.gz, 0o644); err != nil {
+		return err
+	}
+	return writeHead(path+".gz.head", f.gzHead)
+}
+
+// writeHead writes the headers of an answer that nethttp sends with it, in
+// the wire's form: what net/http writes itself (Date, Content-Length) and
+// what belongs to one connection are left out.
+func writeHead(path string, h http.Header) error {
+	if h == nil {
+		return nil
+	}
+	h = h.Clone()
+	for _, k := range []string{"Date", "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding"} {
+		h.Del(k)
+	}
+	var b bytes.Buffer
+	if err := h.Write(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func sameFile(path string, b []byte) bool {

@@ -4,7 +4,10 @@
 // Decoy's bytes, next to what nginx costs.
 //
 // Like nginx's gzip_static, a client whose Accept-Encoding names gzip gets
-// NAME.gz when it exists, with Content-Encoding: gzip. A file is read once,
+// NAME.gz when it exists, with Content-Encoding: gzip. The headers in
+// NAME.head (NAME.gz.head), in the wire's form, are sent with the file:
+// the bench writes there the headers Decoy sent with the same answer, so
+// that net/http sends the same bytes with the same headers as Decoy. A file is read once,
 // at its first request, and kept: the bytes are then sent from memory, as
 // Decoy sends a kept answer. What is kept is bounded (-keep, 16 MiB; a
 // larger file is kept alone): past it, the files kept before are dropped
@@ -16,11 +19,14 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/textproto"
 	"os"
 	"path"
 	"runtime/debug"
@@ -56,6 +62,7 @@ type files struct {
 type file struct {
 	body    []byte
 	length  []string
+	head    http.Header // sent with body, from NAME.head
 	missing bool
 }
 
@@ -97,6 +104,9 @@ func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (f *files) send(w http.ResponseWriter, r *http.Request, x *file) {
 	h := w.Header()
+	for k, v := range x.head {
+		h[k] = v
+	}
 	h["Content-Type"] = valJSON
 	h["Content-Length"] = x.length
 	w.WriteHeader(http.StatusOK)
@@ -122,6 +132,9 @@ func (f *files) get(name string) (*file, error) {
 		return nil, err
 	default:
 		x = &file{body: b, length: []string{strconv.Itoa(len(b))}}
+		if x.head, err = readHead(f.fsys, name+".head"); err != nil {
+			return nil, err
+		}
 	}
 	cost := max(int64(len(b)), minCost)
 	f.mu.Lock()
@@ -141,4 +154,21 @@ func (f *files) get(name string) (*file, error) {
 		debug.FreeOSMemory()
 	}
 	return x, nil
+}
+
+// readHead reads the headers in the named file, in the wire's form (nil
+// when there is no such file).
+func readHead(fsys fs.FS, name string) (http.Header, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(b, '\r', '\n')))).ReadMIMEHeader()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return http.Header(h), nil
 }

@@ -118,3 +118,41 @@ func TestKeptBounded(t *testing.T) {
 		t.Errorf("%d bytes kept, over the bound of %d", f.bytes, f.budget)
 	}
 }
+
+// TestHead: the headers in NAME.head, and NAME.gz.head for the gzipped file,
+// are sent with the file, as Decoy sent them with the same answer; the
+// length is the file's own.
+func TestHead(t *testing.T) {
+	packed := gzipped(t, `[{"id":1}]`)
+	srv := newFiles(fstest.MapFS{
+		"a.json":         {Data: []byte(`[{"id":1}]`)},
+		"a.json.head":    {Data: []byte("Etag: \"p\"\r\nVary: Accept-Encoding\r\nX-Total-Count: 1\r\nContent-Length: 999\r\n")},
+		"a.json.gz":      {Data: []byte(packed)},
+		"a.json.gz.head": {Data: []byte("Content-Encoding: gzip\r\nEtag: \"p-gzip\"\r\nVary: Accept-Encoding\r\n")},
+		"bad.json":       {Data: []byte(`[]`)},
+		"bad.json.head":  {Data: []byte("no colon here\r\n")},
+	}, 1<<20)
+	for _, tc := range []struct {
+		accept, etag, total, length string
+	}{
+		{"", `"p"`, "1", "10"},
+		{"gzip", `"p-gzip"`, "", strconv.Itoa(len(packed))},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/a.json", nil)
+		req.Header.Set("Accept-Encoding", tc.accept)
+		srv.ServeHTTP(rec, req)
+		h := rec.Header()
+		if h.Get("Etag") != tc.etag || h.Get("X-Total-Count") != tc.total || h.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("accept %q: headers %v, want the .head file's", tc.accept, h)
+		}
+		if got := h.Get("Content-Length"); got != tc.length {
+			t.Errorf("accept %q: Content-Length %s, want the file's %s", tc.accept, got, tc.length)
+		}
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "/bad.json", nil))
+	if rec.Code != 500 {
+		t.Errorf("a malformed .head answered %d, want 500", rec.Code)
+	}
+}
