@@ -13,14 +13,14 @@ import (
 const (
 	// largeAnswer is where large answers start, counted uncompressed: the
 	// same answer is large for the plain client and the gzip one.
-	largeAnswer    = 64 << 10
-	largeVsNginx   = 0.9 // Decoy's req/s ÷ nginx's on the same bytes, for a large answer
-	smallVsNginx   = 0.6 // the same, for a smaller one
+	largeAnswer  = 64 << 10
+	largeVsNginx = 0.9 // Decoy's req/s ÷ nginx's on the same bytes, for a large answer
+	smallVsNginx = 0.6 // the same, for a smaller one
 	// vsNetHTTP is Decoy's req/s ÷ Go net/http's alone sending the same
 	// bytes with the same headers, for every answer: what Decoy's own work
 	// may cost over the server it is built on.
-	vsNetHTTP = 0.9
-	queryVsOthers  = 50  // queries on 100k records, ÷ the faster of json-server and Mockoon
+	vsNetHTTP      = 0.9
+	queryVsOthers  = 50 // queries on 100k records, ÷ the faster of json-server and Mockoon
 	queriesAtSize  = 100_000
 	millionRecords = 1_000_000
 )
