@@ -149,13 +149,6 @@ func (o *output) list(v any, key string, cols []column, empty string) error {
 	return nil
 }
 
-// text prints a line for people; scripts get nothing.
-func (o *output) text(format string, args ...any) {
-	if o.human() {
-		fmt.Fprintf(o.w, format+"\n", args...)
-	}
-}
-
 // done says what a command did when its answer is empty, format taking
 // arg: on a terminal on standard output, else on errW (standard error),
 // where a script's log shows it and its output, for a program, stays
