@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -45,6 +46,7 @@ func run(m *testing.M, last bool) int {
 	began := time.Now()
 	code := m.Run()
 	stopAll()
+	defer freshenMarker()
 	pkg := packagePath()
 	line := skipped.summary(pkg)
 	r := thisRun()
@@ -195,8 +197,11 @@ func report(line string, passed bool) {
 // the last seconds.)
 const skippedMarker = ".decoy-test-skipped"
 
-// uncached makes this run's result uncached, once.
-var uncached sync.Once
+// uncached makes this run's result uncached, once; marked says it did.
+var (
+	uncached sync.Once
+	marked   atomic.Bool
+)
 
 func markUncached() {
 	uncached.Do(func() {
@@ -205,8 +210,20 @@ func markUncached() {
 		}
 		if f, err := os.Open(skippedMarker); err == nil {
 			f.Close()
+			marked.Store(true)
 		}
 	})
+}
+
+// freshenMarker, at the very end of a run that opened the marker, makes
+// it new again: go test looks at its age when the test binary has ended,
+// and caches the run if it is more than 2 seconds old, which it is after
+// a long run (or MainLast's wait).
+func freshenMarker() {
+	if marked.Load() {
+		now := time.Now()
+		os.Chtimes(skippedMarker, now, now)
+	}
 }
 
 func isTerminal(f *os.File) bool {

@@ -56,19 +56,21 @@ func TestPostgresBinDir(t *testing.T) {
 
 // TestSkipLineShown: go test, without -v and with its output in a pipe
 // (a CI log), prints the line of what was skipped, and prints it again on
-// the next run rather than a cached "ok" without it; a run that skips
-// nothing prints none.
+// the next run rather than a cached "ok" without it, even when the run went
+// on long after the skip; a run that skips nothing prints none.
 func TestSkipLineShown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
 	const line = "skipped in ./internal/testservice/testdata/skips: 1 widget test (set WIDGET=1)\n"
-	for run := range 2 {
-		cmd := exec.Command("go", "test", "./testdata/skips")
-		cmd.Env = append(os.Environ(), "WIDGET=")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), line) || strings.Contains(string(out), "(cached)") {
-			t.Errorf("run %d: %v\n%s", run+1, err, out)
+	for _, long := range []string{"", "1"} { // 1: a run long after its skip
+		for run := range 2 {
+			cmd := exec.Command("go", "test", "./testdata/skips")
+			cmd.Env = append(os.Environ(), "WIDGET=", "LONG_RUN="+long)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), line) || strings.Contains(string(out), "(cached)") {
+				t.Errorf("LONG_RUN=%s, run %d: %v\n%s", long, run+1, err, out)
+			}
 		}
 	}
 	cmd := exec.Command("go", "test", "-count=1", "./testdata/skips")
