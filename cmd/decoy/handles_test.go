@@ -195,8 +195,9 @@ func TestInvitationsCLI(t *testing.T) {
 	if cliJSON(t, p, &list, "invitation", "list", "--workspace", "team"); len(list.Invitations) != 1 {
 		t.Errorf("invitation list: %+v", list)
 	}
-	if out, errOut, code := ttyRun(t, env, false, "invitation", "revoke", "--workspace", "team", "BOB@example.com"); code != 0 || out != "Revoked.\n" {
-		t.Errorf("invitation revoke: exit %d %q %s", code, out, errOut)
+	if out, errOut, code := ttyRun(t, env, false, "invitation", "revoke", "--workspace", "team", "BOB@example.com"); code != 0 ||
+		out != "Revoked the invitation of BOB@example.com; its link no longer works\n" || errOut != "" {
+		t.Errorf("invitation revoke on a terminal: exit %d %q %s", code, out, errOut)
 	}
 	if cliJSON(t, p, &list, "invitation", "list", "--workspace", "team"); len(list.Invitations) != 0 {
 		t.Errorf("invitation list after revoking: %+v", list)
@@ -210,6 +211,53 @@ func TestInvitationsCLI(t *testing.T) {
 	}
 	if out, _, _ := ttyRun(t, env, false, "member", "list", "--workspace", "team"); strings.Contains(out, "Pending") {
 		t.Errorf("member list after revoking:\n%s", out)
+	}
+}
+
+// TestDoneSaid: a command whose answer is empty says what it did, on a
+// terminal and in a script's log (standard error, its standard output
+// left empty); decoy mock delete too.
+func TestDoneSaid(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	cliJSON(t, p, nil, "workspace", "create", "team")
+	cliJSON(t, p, nil, "member", "add", "--workspace", "team", "--email", "bob@example.com")
+	if out, errOut, code := decoyCLI(t, p, "", "invitation", "revoke", "--workspace", "team", "bob@example.com"); code != 0 || out != "" ||
+		errOut != "Revoked the invitation of bob@example.com; its link no longer works\n" {
+		t.Errorf("invitation revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var m struct{ ID string }
+	if out, errOut, code := decoyCLI(t, p, "[1]", "mock", "create", "--file", "-", "--name", "gone"); code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+		t.Fatalf("mock create: exit %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := decoyCLI(t, p, "", "mock", "delete", "gone"); code != 0 || out != "" || errOut != "Deleted mock "+m.ID+"\n" {
+		t.Errorf("mock delete: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestWorkspaceCreateTwin: a workspace whose name another has already is
+// made, with a warning on standard error naming the other's id and the
+// ambiguity; a name of its own warns of nothing.
+func TestWorkspaceCreateTwin(t *testing.T) {
+	p := start(t, t.TempDir(), "--admin-token", adminToken)
+	var first, second struct{ ID string }
+	out, errOut, code := decoyCLI(t, p, "", "workspace", "create", "acme")
+	if code != 0 || errOut != "" || json.Unmarshal([]byte(out), &first) != nil {
+		t.Fatalf("the first acme: exit %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = decoyCLI(t, p, "", "workspace", "create", "acme")
+	if code != 0 || json.Unmarshal([]byte(out), &second) != nil || second.ID == first.ID {
+		t.Fatalf("the second acme: exit %d %s %s", code, out, errOut)
+	}
+	want := `decoy: warning: another workspace is named "acme" already (` + first.ID + `): the name now stands for more than one, and --workspace "acme" is refused as ambiguous. ` +
+		`Give the new one's id (` + second.ID + `), or rename one with "decoy workspace rename ID NAME".` + "\n"
+	if errOut != want {
+		t.Errorf("the second acme's warning:\n got %q\nwant %q", errOut, want)
+	}
+	if _, errOut, code := decoyCLI(t, p, "", "workspace", "create", "acme"); code != 0 || !strings.Contains(errOut, "2 other workspaces are named \"acme\" already") {
+		t.Errorf("the third acme: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := decoyCLI(t, p, "", "workspace", "create", "Acme corp"); code != 0 || errOut != "" {
+		t.Errorf("another name: exit %d %s", code, errOut)
 	}
 }
 

@@ -274,13 +274,11 @@ func mockUsageCommand() *cobra.Command {
 
 func mockDeleteCommand() *cobra.Command {
 	return mockIDCommand("delete", "Delete a mock", "Delete a mock, its data and its kept versions. Its URL answers 404 at once.", "  decoy mock delete ID", false,
-		func(cmd *cobra.Command, cl *client.Client, _ *output, id string) error {
+		func(cmd *cobra.Command, cl *client.Client, o *output, id string) error {
 			if err := cl.DeleteMock(cmd.Context(), id); err != nil {
 				return err
 			}
-			if isTerminal(cmd.OutOrStdout()) {
-				fmt.Fprintf(cmd.OutOrStdout(), "Deleted mock %s\n", id)
-			}
+			o.done(cmd.ErrOrStderr(), "Deleted mock %s", id)
 			return nil
 		})
 }

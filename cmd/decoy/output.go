@@ -149,11 +149,16 @@ func (o *output) list(v any, key string, cols []column, empty string) error {
 	return nil
 }
 
-// text prints a line for people; scripts get nothing.
-func (o *output) text(format string, args ...any) {
-	if o.human() {
-		fmt.Fprintf(o.w, format+"\n", args...)
+// done says what a command did when its answer is empty, format taking
+// arg: on a terminal on standard output, else on errW (standard error),
+// where a script's log shows it and its output, for a program, stays
+// empty.
+func (o *output) done(errW io.Writer, format, arg string) {
+	w := o.w
+	if !o.human() {
+		w = errW
 	}
+	fmt.Fprintf(w, format+"\n", arg)
 }
 
 type field struct {

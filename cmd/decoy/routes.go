@@ -75,7 +75,7 @@ func routeCommands() []teamCommand {
 				}
 			}},
 		ofRoute(teamCommand{use: "delete ROUTE", short: "Delete a route", args: 1, names: "a route (its id, or METHOD PATH with --project)",
-			example: "  decoy route delete ROUTE\n  decoy route delete --project shop 'DELETE /users/{id}'", done: "Deleted."},
+			example: "  decoy route delete ROUTE\n  decoy route delete --project shop 'DELETE /users/{id}'", done: "Deleted route %s"},
 			func(route string) call { return call{"DELETE", "routes/" + route, nil} }),
 		ofRoute(teamCommand{use: "rules-reset ROUTE", short: "Start the counts of a route's rules again", args: 1, names: "a route (its id, or METHOD PATH with --project)",
 			long:    "A rule with times holds for that many matching requests, counted across replicas; this starts every count of the route's rules again, so that, say, a rule that fails the first two requests fails the next two.",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -38,8 +39,16 @@ type teamCommand struct {
 	list  string
 	cols  []column
 	empty string
-	// done is said on a terminal when the answer is empty (204).
+	// done is said when the answer is empty (204), with the first
+	// argument for its %s: on standard output on a terminal, else on
+	// standard error, so that a script's log shows it and its output
+	// stays empty.
 	done string
+	// twins is the key of the list that the path a create command posts
+	// to answers a GET with: the things of the same kind, among which a
+	// name must be unique to be a handle. A new one whose name another
+	// already has is made, with a warning.
+	twins string
 	// more is a second list shown after the first one.
 	more *moreList
 }
@@ -108,9 +117,12 @@ func (tc teamCommand) command() *cobra.Command {
 		}
 		if len(raw) == 0 { // 204
 			if tc.done != "" {
-				o.text("%s", tc.done)
+				o.done(cmd.ErrOrStderr(), tc.done, pos[0])
 			}
 			return nil
+		}
+		if tc.twins != "" {
+			warnTwins(cmd.Context(), a.client(), cmd.ErrOrStderr(), c.path, tc.twins, raw)
 		}
 		if tc.more != nil {
 			if raw, err = tc.more.add(cmd.Context(), a.client(), c.path, raw); err != nil {
@@ -134,6 +146,37 @@ func (tc teamCommand) command() *cobra.Command {
 		return o.json(v)
 	}
 	return cmd
+}
+
+// warnTwins warns on w when the thing just made (its answer, raw) has the
+// name of another in the list at path (under key), the one it was posted
+// to: the name, as a handle, now stands for both, and a command given it
+// refuses it as ambiguous. A list that cannot be read warns of nothing:
+// the thing is made.
+func warnTwins(ctx context.Context, cl *client.Client, w io.Writer, path, key string, raw json.RawMessage) {
+	var made struct{ ID, Name string }
+	if json.Unmarshal(raw, &made) != nil || made.Name == "" {
+		return
+	}
+	var page map[string][]struct{ ID, Name string }
+	if cl.Do(ctx, "GET", "/admin/v1/"+path, nil, &page) != nil {
+		return
+	}
+	var others []string
+	for _, t := range page[key] {
+		if t.Name == made.Name && t.ID != made.ID {
+			others = append(others, t.ID)
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	kind, some := strings.TrimSuffix(key, "s"), "another "+strings.TrimSuffix(key, "s")+" is"
+	if len(others) > 1 {
+		some = strconv.Itoa(len(others)) + " other " + key + " are"
+	}
+	fmt.Fprintf(w, "decoy: warning: %s named %q already (%s): the name now stands for more than one, and --%s %q is refused as ambiguous. "+
+		"Give the new one's id (%s), or rename one with \"decoy %s rename ID NAME\".\n", some, made.Name, strings.Join(others, ", "), kind, made.Name, made.ID, kind)
 }
 
 // add calls the second list, and puts its array into the first answer.
@@ -297,11 +340,12 @@ func teamSpecs() map[string][]teamCommand {
 						return call{"PATCH", "users/" + url.PathEscape(pos[0]), body}, nil
 					}
 				}},
-			simple(teamCommand{use: "delete USER_ID", short: "Delete a user", args: 1, names: "a user id", example: "  decoy user delete USER_ID", done: "Deleted."},
+			simple(teamCommand{use: "delete USER_ID", short: "Delete a user", args: 1, names: "a user id", example: "  decoy user delete USER_ID", done: "Deleted user %s"},
 				func(p []string) call { return call{"DELETE", "users/" + url.PathEscape(p[0]), nil} }),
 		},
 		"workspace": {
-			simple(teamCommand{use: "create NAME", short: "Create a workspace, with a project named default", args: 1, names: "a name", example: "  decoy workspace create team"},
+			simple(teamCommand{use: "create NAME", short: "Create a workspace, with a project named default", args: 1, names: "a name", example: "  decoy workspace create team", twins: "workspaces",
+				long: "Create a workspace, with a project named default. Commands take a workspace by its id or its name; a name that another workspace has already is made, with a warning, and is then ambiguous: give the id."},
 				func(p []string) call { return call{"POST", "workspaces", map[string]string{"name": p[0]}} }),
 			simple(teamCommand{use: "list", short: "List the workspaces you see", args: 0, names: "no argument", example: "  decoy workspace list",
 				list: "workspaces", cols: workspaceColumns, empty: `No workspaces. Create one with "decoy workspace create NAME".`},
@@ -325,7 +369,7 @@ func teamSpecs() map[string][]teamCommand {
 							"max_mocks": mocks.v, "max_bytes": bytes.v, "monthly_reads": reads.v}}}, nil
 					}
 				}},
-			simple(teamCommand{use: "delete WS", short: "Delete a workspace", args: 1, names: "a workspace (id or name)", example: "  decoy workspace delete WS", done: "Deleted."},
+			simple(teamCommand{use: "delete WS", short: "Delete a workspace", args: 1, names: "a workspace (id or name)", example: "  decoy workspace delete WS", done: "Deleted workspace %s"},
 				func(p []string) call { return call{"DELETE", "workspaces/" + wsRef(p[0]), nil} }),
 		},
 		"project": {
@@ -372,7 +416,7 @@ func teamSpecs() map[string][]teamCommand {
 						return call{"PATCH", "projects/" + projectRef(pos[0], ""), body}, nil
 					}
 				}},
-			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project (id or name)", done: "Deleted.",
+			{use: "delete PROJECT", short: "Delete a project (with its mocks: --cascade)", args: 1, names: "a project (id or name)", done: "Deleted project %s",
 				example: "  decoy project delete PROJECT\n  decoy project delete PROJECT --cascade",
 				flags: func(fs *pflag.FlagSet) func([]string, *bufio.Reader) (call, error) {
 					cascade := fs.Bool("cascade", false, "delete the project's mocks too")
@@ -409,7 +453,7 @@ func teamSpecs() map[string][]teamCommand {
 				func(ws string, p []string) (call, error) {
 					return call{"PATCH", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), map[string]string{"role": p[1]}}, nil
 				}),
-			inWorkspace(teamCommand{use: "remove USER_ID", short: "Remove a member from a workspace", args: 1, names: "a user id", done: "Removed.",
+			inWorkspace(teamCommand{use: "remove USER_ID", short: "Remove a member from a workspace", args: 1, names: "a user id", done: "Removed member %s",
 				example: "  decoy member remove --workspace WS USER_ID"},
 				func(ws string, p []string) (call, error) {
 					return call{"DELETE", "workspaces/" + ws + "/members/" + url.PathEscape(p[0]), nil}, nil
@@ -421,7 +465,7 @@ func teamSpecs() map[string][]teamCommand {
 				func(ws string, _ []string) (call, error) {
 					return call{"GET", "workspaces/" + ws + "/invitations", nil}, nil
 				}),
-			inWorkspace(teamCommand{use: "revoke EMAIL", short: "Revoke a pending invitation; its link stops working at once", args: 1, names: "the invited email", done: "Revoked.",
+			inWorkspace(teamCommand{use: "revoke EMAIL", short: "Revoke a pending invitation; its link stops working at once", args: 1, names: "the invited email", done: "Revoked the invitation of %s; its link no longer works",
 				example: "  decoy invitation revoke --workspace WS bob@example.com"},
 				func(ws string, p []string) (call, error) {
 					return call{"DELETE", "workspaces/" + ws + "/invitations/" + url.PathEscape(p[0]), nil}, nil
@@ -461,7 +505,7 @@ func teamSpecs() map[string][]teamCommand {
 			inWorkspace(teamCommand{use: "list", short: "List a workspace's API keys", args: 0, names: "no argument", example: "  decoy key list --workspace WS",
 				list: "keys", cols: keyColumns, empty: `No API keys. Create one with "decoy key create".`},
 				func(ws string, _ []string) (call, error) { return call{"GET", "workspaces/" + ws + "/keys", nil}, nil }),
-			inWorkspace(teamCommand{use: "revoke KEY_ID", short: "Revoke an API key; it stops working at once", args: 1, names: "a key id", done: "Revoked.",
+			inWorkspace(teamCommand{use: "revoke KEY_ID", short: "Revoke an API key; it stops working at once", args: 1, names: "a key id", done: "Revoked key %s",
 				example: "  decoy key revoke --workspace WS KEY_ID"},
 				func(ws string, p []string) (call, error) {
 					return call{"DELETE", "workspaces/" + ws + "/keys/" + url.PathEscape(p[0]), nil}, nil

@@ -50,7 +50,7 @@ func tokenCommands() []teamCommand {
 				user := userFlag(fs)
 				return func([]string, *bufio.Reader) (call, error) { return call{"GET", tokensPath(*user), nil}, nil }
 			}},
-		{use: "revoke TOKEN_ID", short: "Revoke a personal access token; it stops working at once", args: 1, names: "a token id", done: "Revoked.",
+		{use: "revoke TOKEN_ID", short: "Revoke a personal access token; it stops working at once", args: 1, names: "a token id", done: "Revoked token %s",
 			long: "Revoke one of your personal access tokens, by the id decoy token list shows: it is refused at once, on every replica. " +
 				"A server admin revokes any user's with --user. A new password revokes all of a user's tokens.",
 			example: "  decoy token revoke TOKEN_ID\n  decoy token revoke --user USER_ID TOKEN_ID",

@@ -6,9 +6,12 @@
 // directory on a spare loopback port, and stopped when the tests end. The
 // machine's own servers are never touched.
 //
-// A test that cannot have what it needs skips through Skip, and Main ends
-// the run with one line naming what was skipped and how to enable it,
-// shown by go test ./... without -v too, and never hidden by its cache.
+// A test that cannot have what it needs skips through Skip. A package's
+// run ends with one line naming what it skipped and how to enable it,
+// shown by go test without -v too, and never hidden by its cache. When go
+// test runs the whole module (go test ./...), those lines are gathered
+// instead into one for the whole run, which the package it runs last
+// prints at the end (see MainLast).
 //
 // A package whose tests use it runs them through Main:
 //
@@ -23,18 +26,54 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Main runs the tests, stops the servers started for them, reports what was
 // skipped, and returns the exit code for os.Exit.
-func Main(m *testing.M) int {
+func Main(m *testing.M) int { return run(m, false) }
+
+// MainLast is Main for the package that go test ./... runs last, the last
+// of go list ./... (TestReporterIsLast holds it there), whose tests call
+// NotCached. When go test runs the whole module, it waits, after its own
+// tests, for the run's other test binaries to end, and prints the one
+// line of what the whole run skipped, after their results.
+func MainLast(m *testing.M) int { return run(m, true) }
+
+func run(m *testing.M, last bool) int {
+	began := time.Now()
 	code := m.Run()
 	stopAll()
-	if line := skipped.summary(packagePath()); line != "" {
+	defer freshenMarker()
+	pkg := packagePath()
+	line := skipped.summary(pkg)
+	r := thisRun()
+	if r == nil { // one package's run, or a few: each says its own
+		if line != "" {
+			report(line, code == 0)
+		}
+		return code
+	}
+	r.record(pkg, skipped.groups())
+	if !last {
+		if line != "" {
+			fmt.Println(line) // in the package's own output (-v, or a failure); the run's line counts it
+		}
+		return code
+	}
+	if line := r.summary(r.wait(waitUntil(began))); line != "" {
 		report(line, code == 0)
 	}
 	return code
+}
+
+// NotCached keeps the result of t's package out of go test's cache, so
+// that its tests, and its TestMain, run on every go test.
+func NotCached(t testing.TB) {
+	t.Helper()
+	markUncached()
 }
 
 // Skip records that t cannot run because what (a "PostgreSQL" test, a
@@ -73,22 +112,44 @@ func (s *skips) add(what, reason string) {
 	}
 }
 
-// summary is the one line that ends a run with skipped tests, or "".
-func (s *skips) summary(pkg string) string {
+// group is the tests skipped for want of one thing: how many, and why.
+type group struct {
+	What string   `json:"what"`
+	N    int      `json:"n"`
+	Why  []string `json:"why"`
+}
+
+// groups are the tests skipped so far, in the order first seen.
+func (s *skips) groups() []group {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.order) == 0 {
+	gs := make([]group, len(s.order))
+	for i, what := range s.order {
+		gs[i] = group{what, s.n[what], slices.Clone(s.why[what])}
+	}
+	return gs
+}
+
+// summary is the one line that ends a package's run with skipped tests,
+// or "".
+func (s *skips) summary(pkg string) string {
+	gs := s.groups()
+	if len(gs) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, what := range s.order {
-		noun := "tests"
-		if s.n[what] == 1 {
-			noun = "test"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s %s (%s)", s.n[what], what, noun, strings.Join(s.why[what], "; ")))
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = fmt.Sprintf("%d %s (%s)", g.N, tests(g.What, g.N), strings.Join(g.Why, "; "))
 	}
 	return fmt.Sprintf("skipped in %s: %s", pkg, strings.Join(parts, ", "))
+}
+
+// tests is "PostgreSQL tests", or "PostgreSQL test" for one.
+func tests(what string, n int) string {
+	if n == 1 {
+		return what + " test"
+	}
+	return what + " tests"
 }
 
 // packagePath is the import path of the package under test, shortened to
@@ -128,24 +189,41 @@ func report(line string, passed bool) {
 }
 
 // skippedMarker is a file, in the directory of the package under test,
-// that a run which skips tests writes and opens, so that go test does not
-// cache its result: a cached result is printed without the run's output,
-// and so without the line that says what was skipped. (go test caches no
-// run that opened a file of the module changed within the last seconds.)
+// that a run which skips tests (or calls NotCached) writes and opens, so
+// that go test does not cache its result: a cached result is printed
+// without the run's output, and so without the line that says what was
+// skipped; and a package's run that skipped nothing, cached, stays true.
+// (go test caches no run that opened a file of the module changed within
+// the last seconds.)
 const skippedMarker = ".decoy-test-skipped"
 
-// uncached makes this run's result uncached, once.
-var uncached sync.Once
+// uncached makes this run's result uncached, once; marked says it did.
+var (
+	uncached sync.Once
+	marked   atomic.Bool
+)
 
 func markUncached() {
 	uncached.Do(func() {
-		if os.WriteFile(skippedMarker, []byte("tests were skipped; see go test's output\n"), 0o644) != nil {
+		if os.WriteFile(skippedMarker, []byte("a run not to be cached: see internal/testservice\n"), 0o644) != nil {
 			return
 		}
 		if f, err := os.Open(skippedMarker); err == nil {
 			f.Close()
+			marked.Store(true)
 		}
 	})
+}
+
+// freshenMarker, at the very end of a run that opened the marker, makes
+// it new again: go test looks at its age when the test binary has ended,
+// and caches the run if it is more than 2 seconds old, which it is after
+// a long run (or MainLast's wait).
+func freshenMarker() {
+	if marked.Load() {
+		now := time.Now()
+		os.Chtimes(skippedMarker, now, now)
+	}
 }
 
 func isTerminal(f *os.File) bool {

@@ -5,6 +5,7 @@ package skips
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/decoy-mock/decoy/internal/testservice"
 )
@@ -14,5 +15,14 @@ func TestMain(m *testing.M) { os.Exit(testservice.Main(m)) }
 func TestWidget(t *testing.T) {
 	if os.Getenv("WIDGET") != "1" {
 		testservice.Skip(t, "widget", "set WIDGET=1")
+	}
+}
+
+// TestLongRun, with LONG_RUN=1, ages the file Skip wrote to keep the run
+// out of go test's cache, as a run that goes on long after its skip does.
+func TestLongRun(t *testing.T) {
+	if os.Getenv("LONG_RUN") == "1" {
+		old := time.Now().Add(-time.Hour)
+		os.Chtimes(".decoy-test-skipped", old, old)
 	}
 }
