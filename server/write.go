@@ -313,22 +313,8 @@ func newID(coll *jsondoc.Document, field []string) []byte {
 }
 
 // memberText returns the JSON text of the value at path in obj, a JSON
-// object; false when it has none.
-func memberText(obj []byte, path []string) ([]byte, bool) {
-	cur := json.RawMessage(obj)
-	for _, seg := range path {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(cur, &m) != nil {
-			return nil, false
-		}
-		v, ok := m[seg]
-		if !ok {
-			return nil, false
-		}
-		cur = v
-	}
-	return bytes.TrimSpace(cur), true
-}
+// object (validated); false when it has none.
+func memberText(obj []byte, path []string) ([]byte, bool) { return jsondoc.MemberText(obj, path) }
 
 // withID returns obj, a JSON object, with member name set to id as its
 // first member: every byte of obj kept.
