@@ -31,7 +31,7 @@ type chunkList[T any] struct {
 
 // chunkMax is the most spans a chunk holds: a change copies at most that
 // many (32 KiB). Tests lower it.
-var chunkMax = 4096
+var chunkMax = 1024
 
 func flatSpans(s []span) spanList { return spanList{flat: s} }
 
@@ -125,21 +125,22 @@ type spanEditor = chunkEditor[span]
 func editSpans(l *spanList) *spanEditor { return editChunks(l) }
 
 // chunkEditor changes a list without changing the list it came from: the
-// chunks it changes are copied first (owned).
+// chunks it changes are copied first (owned), and the list of chunks when
+// it first changes (a list never changed is the one it came from).
 type chunkEditor[T any] struct {
-	l     chunkList[T]
-	owned []bool
+	l      chunkList[T]
+	owned  []bool
+	cloned bool
 }
 
 // editChunks returns an editor of l: chunked (l's own chunks shared) or,
 // for a flat list, cut into chunks (copied).
 func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	if l.chunks != nil {
-		return &chunkEditor[T]{l: chunkList[T]{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts),
-			uniform: l.uniform, size: l.size}, owned: make([]bool, len(l.chunks))}
+		return &chunkEditor[T]{l: *l}
 	}
 	size := chunkMax
-	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}}
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}, cloned: true}
 	for i := 0; i < len(l.flat); i += size {
 		c := l.flat[i:min(i+size, len(l.flat))]
 		e.l.chunks = append(e.l.chunks, append(make([]T, 0, size), c...))
@@ -149,8 +150,19 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	return e
 }
 
+// clone makes the list of chunks the editor's own, before its first
+// change.
+func (e *chunkEditor[T]) clone() {
+	if !e.cloned {
+		e.l.chunks, e.l.starts = slices.Clone(e.l.chunks), slices.Clone(e.l.starts)
+		e.owned = make([]bool, len(e.l.chunks))
+		e.cloned = true
+	}
+}
+
 // own has chunk k copied, unless it was already.
 func (e *chunkEditor[T]) own(k int) []T {
+	e.clone()
 	if !e.owned[k] {
 		e.l.chunks[k] = append(make([]T, 0, e.l.size), e.l.chunks[k]...)
 		e.owned[k] = true
@@ -164,6 +176,7 @@ func (e *chunkEditor[T]) set(i int, s T) {
 }
 
 func (e *chunkEditor[T]) append(s T) {
+	e.clone()
 	n := len(e.l.chunks)
 	if n == 0 || len(e.l.chunks[n-1]) >= e.l.size {
 		e.l.chunks = append(e.l.chunks, make([]T, 0, e.l.size))
@@ -176,6 +189,7 @@ func (e *chunkEditor[T]) append(s T) {
 }
 
 func (e *chunkEditor[T]) delete(i int) {
+	e.clone()
 	k := e.l.chunk(i)
 	if k != len(e.l.chunks)-1 {
 		e.l.uniform = false
