@@ -35,8 +35,10 @@ type DB struct {
 	// so an acknowledged write survives power loss.
 	writes *sql.DB
 	// appendStmts are the statements of a write's append, prepared on
-	// writes' connection (live.go).
+	// writes' connection, and fast those of appendFast, prepared on its
+	// driver connection, under writeMu (live.go).
 	appendStmts appendStmts
+	fast        *fastStmts
 	// counts holds the one connection that folds quota counts into the
 	// database, with synchronous=NORMAL: the journals keep the counts
 	// until then (see quota.go).
