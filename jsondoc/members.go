@@ -123,18 +123,22 @@ func scanString(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false
 	}
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexAny(b[j:], "\"\\")
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			return 0, false
 		}
 		j += k
-		if b[j] == '"' {
+		// Escaped when an odd number of backslashes come before it.
+		bs := 0
+		for m := j - 1; m > i && b[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 0 {
 			return j + 1, true
 		}
-		j += 2
+		j++
 	}
-	return 0, false
 }
 
 // scanValue returns the end of the value that starts at i.
