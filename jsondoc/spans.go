@@ -125,12 +125,13 @@ type spanEditor = chunkEditor[span]
 func editSpans(l *spanList) *spanEditor { return editChunks(l) }
 
 // chunkEditor changes a list without changing the list it came from: the
-// chunks it changes are copied first (owned), and the list of chunks when
-// it first changes (a list never changed is the one it came from).
+// chunks it changes are copied first (owned), the list of chunks when it
+// first changes one, and their starts when it first changes those (a
+// replace changes none; a list never changed is the one it came from).
 type chunkEditor[T any] struct {
-	l      chunkList[T]
-	owned  []bool
-	cloned bool
+	l              chunkList[T]
+	owned          []bool
+	cloned, starts bool
 }
 
 // editChunks returns an editor of l: chunked (l's own chunks shared) or,
@@ -140,7 +141,7 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 		return &chunkEditor[T]{l: *l}
 	}
 	size := chunkMax
-	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}, cloned: true}
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}, cloned: true, starts: true}
 	for i := 0; i < len(l.flat); i += size {
 		c := l.flat[i:min(i+size, len(l.flat))]
 		e.l.chunks = append(e.l.chunks, append(make([]T, 0, size), c...))
@@ -151,20 +152,33 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 }
 
 // clone makes the list of chunks the editor's own, before its first
-// change.
-func (e *chunkEditor[T]) clone() {
+// change, and with starts their starts too.
+func (e *chunkEditor[T]) clone(starts bool) {
 	if !e.cloned {
-		e.l.chunks, e.l.starts = slices.Clone(e.l.chunks), slices.Clone(e.l.starts)
+		e.l.chunks = slices.Clone(e.l.chunks)
 		e.owned = make([]bool, len(e.l.chunks))
 		e.cloned = true
+	}
+	if starts && !e.starts {
+		e.l.starts = slices.Clone(e.l.starts)
+		e.starts = true
 	}
 }
 
 // own has chunk k copied, unless it was already.
 func (e *chunkEditor[T]) own(k int) []T {
-	e.clone()
+	e.clone(false)
 	if !e.owned[k] {
-		e.l.chunks[k] = append(make([]T, 0, e.l.size), e.l.chunks[k]...)
+		src := e.l.chunks[k]
+		if k == len(e.l.chunks)-1 {
+			// The last, with room for appends.
+			c := make([]T, len(src), max(e.l.size, len(src)))
+			copy(c, src)
+			e.l.chunks[k] = c
+		} else {
+			// Copied without clearing first: the copy fills it.
+			e.l.chunks[k] = append([]T(nil), src...)
+		}
 		e.owned[k] = true
 	}
 	return e.l.chunks[k]
@@ -176,7 +190,7 @@ func (e *chunkEditor[T]) set(i int, s T) {
 }
 
 func (e *chunkEditor[T]) append(s T) {
-	e.clone()
+	e.clone(true)
 	n := len(e.l.chunks)
 	if n == 0 || len(e.l.chunks[n-1]) >= e.l.size {
 		e.l.chunks = append(e.l.chunks, make([]T, 0, e.l.size))
@@ -189,7 +203,7 @@ func (e *chunkEditor[T]) append(s T) {
 }
 
 func (e *chunkEditor[T]) delete(i int) {
-	e.clone()
+	e.clone(true)
 	k := e.l.chunk(i)
 	if k != len(e.l.chunks)-1 {
 		e.l.uniform = false
