@@ -178,7 +178,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		p.w.At = s.cfg.Now().UTC()
 		// Applied before it is stored: a write that does not apply never
 		// reaches the log, and the live data's size is known exactly.
-		ne, err := e.Apply(&p.w)
+		ne, err := e.ApplyPlanned(&p.w)
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +389,7 @@ func (s *Server) writeLock(id string) *sync.Mutex {
 // maxCompactAfter.
 const (
 	compactAfter    = 2000
-	compactShare    = 4 << 10
+	compactShare    = 2 << 10
 	maxCompactAfter = 16000
 )
 
