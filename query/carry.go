@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/decoy-mock/decoy/budget"
@@ -43,6 +44,16 @@ func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.
 			return nil
 		}
 		return ix
+	}
+	if o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p) {
+		// The record's values at p are as they were (most writes change
+		// other fields): the index before holds, for as many records.
+		ix := *prev
+		ix.n, ix.carried = d.Len(), true
+		if !b.Reserve(ix.bytes) {
+			return nil
+		}
+		return &ix
 	}
 	var old []string
 	if o.Op == jsondoc.EditReplace {
@@ -167,6 +178,22 @@ func (ix *index) keys(seen map[string]struct{}) {
 	for k := range ix.postings {
 		seen[k] = struct{}{}
 	}
+}
+
+// sameValues reports whether record i of a and of b hold the same values
+// at p, written alike (and so listed under the same keys).
+func sameValues(a, b *jsondoc.Document, i int, p jsondoc.Path) bool {
+	var bufA, bufB [4]jsondoc.Value
+	va, vb := a.AppendValues(bufA[:0], i, p), b.AppendValues(bufB[:0], i, p)
+	if len(va) != len(vb) {
+		return false
+	}
+	for k := range va {
+		if !bytes.Equal(a.Text(va[k]), b.Text(vb[k])) {
+			return false
+		}
+	}
+	return true
 }
 
 // valueKeys appends to dst the index keys of the values p reaches in
