@@ -3,12 +3,12 @@ package server
 import "testing"
 
 // Compactions come every 2,000 writes, or on large data as many more as
-// keep the whole data's rewrite near 4 KiB a write, doubling up to 16,000;
+// keep the whole data's rewrite near 2 KiB a write, doubling up to 16,000;
 // each turn of a longer interval is a turn of every shorter one.
 func TestCompactEvery(t *testing.T) {
 	for _, tc := range []struct{ size, want int64 }{
-		{0, 2000}, {1 << 20, 2000}, {8_000_000, 2000}, {8_200_000, 4000},
-		{26_000_000, 8000}, {60_000_000, 16000}, {1 << 40, 16000},
+		{0, 2000}, {1 << 20, 2000}, {4_000_000, 2000}, {4_200_000, 4000},
+		{12_000_000, 8000}, {26_000_000, 16000}, {1 << 40, 16000},
 	} {
 		if got := compactEvery(tc.size); got != tc.want {
 			t.Errorf("compactEvery(%d) = %d, want %d", tc.size, got, tc.want)
