@@ -271,7 +271,11 @@ func (db *DB) appendFast(ctx context.Context, batch []*appendReq) bool {
 				return
 			}
 			if _, rerr := exec(st.rollback); rerr != nil {
-				err = driver.ErrBadConn // not to be used again in a transaction
+				// Not to be used again, in a transaction: database/sql
+				// closes it, once its statements are.
+				st.close()
+				db.fast = nil
+				err = driver.ErrBadConn
 			}
 		}()
 		now := db.now()
@@ -304,12 +308,45 @@ func (db *DB) appendFast(ctx context.Context, batch []*appendReq) bool {
 	return err == nil
 }
 
+// closeFast finalizes appendFast's statements on their connection, before
+// it closes: a connection closed with statements of its own still open
+// would stay open until they are (holding its files, and the log SQLite
+// removes when the last connection closes).
+func (db *DB) closeFast() {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	st := db.fast
+	if st == nil {
+		return
+	}
+	db.fast = nil
+	c, err := db.writes.Conn(context.Background())
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_ = c.Raw(func(dc any) error {
+		if dc == st.conn {
+			st.close()
+		}
+		return nil
+	})
+}
+
+// close finalizes the statements, within a Raw call on their connection.
+func (st *fastStmts) close() {
+	for _, s := range []driver.Stmt{st.begin, st.commit, st.rollback, st.advance, st.insert} {
+		s.Close()
+	}
+}
+
 // arg is the argument of a statement's parameter i.
 func arg(i int, v any) driver.NamedValue { return driver.NamedValue{Ordinal: i, Value: v} }
 
 // prepareFast returns appendFast's statements prepared on dc, the writing
 // connection's driver connection, preparing them when it is new (those of
-// one database/sql closed are dropped with it).
+// a connection database/sql closed, which appendFast did not close first,
+// are dropped: it closed with them).
 func (db *DB) prepareFast(ctx context.Context, dc any) (*fastStmts, error) {
 	if st := db.fast; st != nil && st.conn == dc {
 		return st, nil

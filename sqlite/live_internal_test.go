@@ -416,3 +416,25 @@ func TestAppendsFast(t *testing.T) {
 		t.Errorf("Live = %+v, %v; want number 6, 25 bytes", st, err)
 	}
 }
+
+// Closing the store closes its database whole, appendFast's statements
+// too: the last connection to close removes SQLite's log.
+func TestCloseAfterAppends(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	appendCreates(t, db, m.ID, 0, 3)
+	if db.fast == nil {
+		t.Fatal("no appendFast statements")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName+"-wal")); !os.IsNotExist(err) {
+		t.Errorf("the log is left after Close: %v", err)
+	}
+}

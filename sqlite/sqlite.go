@@ -174,6 +174,7 @@ func (db *DB) Close() error {
 		db.stopSweep()
 		<-db.swept
 		err := db.closeQuota()
+		db.closeFast()
 		db.closeErr = errors.Join(err, db.reads.Close(), db.counts.Close(), db.writes.Close(), db.lock.Close())
 	})
 	return db.closeErr
