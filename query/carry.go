@@ -12,7 +12,10 @@ import (
 // write made from another (jsondoc.Document.Origin) gets the equality
 // indexes and the next id of the one before changed where the record
 // changed, rather than built again: a write costs about its record, and so
-// does the read after it. Sort orders are built again when asked for.
+// does the read after it. A sort order (and its ranks) is carried over a
+// write that replaces a record and leaves its values at the order's path
+// as written (the order is the same); over any other, it is built again
+// when asked for.
 
 // maxDepth is how many deletes an index is carried over before it folds
 // them in. Tests lower it.
@@ -178,6 +181,38 @@ func (ix *index) keys(seen map[string]struct{}) {
 	for k := range ix.postings {
 		seen[k] = struct{}{}
 	}
+}
+
+// unchangedAt reports whether d was made by replacing a record of its
+// origin by one with the same values at p, written alike.
+func unchangedAt(d *jsondoc.Document, p jsondoc.Path) bool {
+	o := d.Origin()
+	return o != nil && o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p)
+}
+
+// carried returns the structure named key kept over d's origin, reserved
+// in b for d, when d's change leaves every record's values at p as they
+// were (see unchangedAt), so that it holds for d as it is; nil otherwise.
+// Its size is what it holds: a sort order's or its ranks' list of ids.
+func carried(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.Path) any {
+	if !unchangedAt(d, p) {
+		return nil
+	}
+	o := d.Origin()
+	prev := o.Doc.Structures().Get(key)
+	var n int64
+	switch x := prev.(type) {
+	case *order:
+		n = 4 * int64(len(x.perm))
+	case *ranks:
+		n = 4 * int64(len(x.r))
+	default:
+		return nil
+	}
+	if !b.Reserve(n) {
+		return nil
+	}
+	return prev
 }
 
 // sameValues reports whether record i of a and of b hold the same values
