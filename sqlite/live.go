@@ -433,38 +433,20 @@ func inTx(ctx context.Context, tx *sql.Tx, s *sql.Stmt) *sql.Stmt {
 }
 
 // execAppend runs one of the append's statements in tx: prepared, its
-// text when it could not be. It returns how many rows it changed.
-func execAppend(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt, text string, args ...any) (int64, error) {
-	var res sql.Result
+// text when it could not be.
+func execAppend(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt, text string, args ...any) error {
 	var err error
 	if s := inTx(ctx, tx, prepared); s != nil {
-		res, err = s.ExecContext(ctx, args...)
+		_, err = s.ExecContext(ctx, args...)
 	} else {
-		res, err = tx.ExecContext(ctx, text, args...)
+		_, err = tx.ExecContext(ctx, text, args...)
 	}
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return err
 }
 
 // appendWrite appends r's write in tx, when its number follows the live
 // data's. A refusal is a *decoy.Error returned before any change.
 func (db *DB) appendWrite(ctx context.Context, tx *sql.Tx, r *appendReq) error {
-	w := r.w
-	if err := db.checkAppend(ctx, tx, r); err != nil {
-		return err
-	}
-	if _, err := execAppend(ctx, tx, db.appendStmts.insert, insertWrite, r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
-		return err
-	}
-	_, err := execAppend(ctx, tx, db.appendStmts.advance, updateLiveSeq, w.Seq, r.size, db.now(), r.id)
-	return err
-}
-
-// checkAppend checks r's write against the mock's row and its workspace's
-// limits, step by step: nil when it may be appended, else why not.
-func (db *DB) checkAppend(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 	w := r.w
 	var lr *liveRow
 	var err error
@@ -494,7 +476,10 @@ func (db *DB) checkAppend(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 			return err
 		}
 	}
-	return nil
+	if err := execAppend(ctx, tx, db.appendStmts.insert, insertWrite, r.id, w.Seq, w.Op, w.Items, w.Field, w.Key, w.Record, r.at); err != nil {
+		return err
+	}
+	return execAppend(ctx, tx, db.appendStmts.advance, updateLiveSeq, w.Seq, r.size, db.now(), r.id)
 }
 
 // Writes returns the writes after a number, read with the mock's base in
