@@ -31,7 +31,7 @@ type chunkList[T any] struct {
 
 // chunkMax is the most spans a chunk holds: a change copies at most that
 // many (32 KiB). Tests lower it.
-var chunkMax = 4096
+var chunkMax = 1024
 
 func flatSpans(s []span) spanList { return spanList{flat: s} }
 
@@ -125,21 +125,23 @@ type spanEditor = chunkEditor[span]
 func editSpans(l *spanList) *spanEditor { return editChunks(l) }
 
 // chunkEditor changes a list without changing the list it came from: the
-// chunks it changes are copied first (owned).
+// chunks it changes are copied first (owned), the list of chunks when it
+// first changes one, and their starts when it first changes those (a
+// replace changes none; a list never changed is the one it came from).
 type chunkEditor[T any] struct {
-	l     chunkList[T]
-	owned []bool
+	l              chunkList[T]
+	owned          []bool
+	cloned, starts bool
 }
 
 // editChunks returns an editor of l: chunked (l's own chunks shared) or,
 // for a flat list, cut into chunks (copied).
 func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	if l.chunks != nil {
-		return &chunkEditor[T]{l: chunkList[T]{chunks: slices.Clone(l.chunks), starts: slices.Clone(l.starts),
-			uniform: l.uniform, size: l.size}, owned: make([]bool, len(l.chunks))}
+		return &chunkEditor[T]{l: *l}
 	}
 	size := chunkMax
-	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}}
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}, cloned: true, starts: true}
 	for i := 0; i < len(l.flat); i += size {
 		c := l.flat[i:min(i+size, len(l.flat))]
 		e.l.chunks = append(e.l.chunks, append(make([]T, 0, size), c...))
@@ -149,10 +151,34 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 	return e
 }
 
+// clone makes the list of chunks the editor's own, before its first
+// change, and with starts their starts too.
+func (e *chunkEditor[T]) clone(starts bool) {
+	if !e.cloned {
+		e.l.chunks = slices.Clone(e.l.chunks)
+		e.owned = make([]bool, len(e.l.chunks))
+		e.cloned = true
+	}
+	if starts && !e.starts {
+		e.l.starts = slices.Clone(e.l.starts)
+		e.starts = true
+	}
+}
+
 // own has chunk k copied, unless it was already.
 func (e *chunkEditor[T]) own(k int) []T {
+	e.clone(false)
 	if !e.owned[k] {
-		e.l.chunks[k] = append(make([]T, 0, e.l.size), e.l.chunks[k]...)
+		src := e.l.chunks[k]
+		if k == len(e.l.chunks)-1 {
+			// The last, with room for appends.
+			c := make([]T, len(src), max(e.l.size, len(src)))
+			copy(c, src)
+			e.l.chunks[k] = c
+		} else {
+			// Copied without clearing first: the copy fills it.
+			e.l.chunks[k] = append([]T(nil), src...)
+		}
 		e.owned[k] = true
 	}
 	return e.l.chunks[k]
@@ -164,6 +190,7 @@ func (e *chunkEditor[T]) set(i int, s T) {
 }
 
 func (e *chunkEditor[T]) append(s T) {
+	e.clone(true)
 	n := len(e.l.chunks)
 	if n == 0 || len(e.l.chunks[n-1]) >= e.l.size {
 		e.l.chunks = append(e.l.chunks, make([]T, 0, e.l.size))
@@ -176,6 +203,7 @@ func (e *chunkEditor[T]) append(s T) {
 }
 
 func (e *chunkEditor[T]) delete(i int) {
+	e.clone(true)
 	k := e.l.chunk(i)
 	if k != len(e.l.chunks)-1 {
 		e.l.uniform = false

@@ -12,8 +12,9 @@ package mergepatch
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+
+	"github.com/decoy-mock/decoy/jsondoc"
 )
 
 // ErrNotObject is Apply's error for a target or a patch that is not a
@@ -37,65 +38,59 @@ func Apply(target, patch []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// member is one member of an object: its key as written (quoted) and
-// decoded, and its value as written.
-type member struct {
-	rawKey []byte
-	key    string
-	value  []byte
+// errInvalid is merge's error for text that is not valid JSON.
+var errInvalid = errors.New("mergepatch: invalid JSON")
+
+// keyIndex finds the last member of a list with a key: by a scan of a
+// short list, through a map of a long one.
+type keyIndex struct {
+	ms []jsondoc.Member
+	m  map[string]int
 }
 
-// members splits the object obj (valid JSON) into its members, in order.
-func members(obj []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, err
+// shortList is the most members a keyIndex scans.
+const shortList = 16
+
+func newKeyIndex(ms []jsondoc.Member) keyIndex {
+	x := keyIndex{ms: ms}
+	if len(ms) > shortList {
+		x.m = make(map[string]int, len(ms))
+		for i, m := range ms {
+			x.m[string(m.Key)] = i
+		}
 	}
-	var ms []member
-	for dec.More() {
-		keyStart := skipSpace(obj, int(dec.InputOffset()))
-		if keyStart < len(obj) && obj[keyStart] == ',' {
-			keyStart = skipSpace(obj, keyStart+1)
-		}
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		keyEnd := int(dec.InputOffset())
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		ms = append(ms, member{rawKey: obj[keyStart:keyEnd], key: key, value: raw})
-	}
-	return ms, nil
+	return x
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+// last returns the index of the last member whose key is key.
+func (x keyIndex) last(key []byte) (int, bool) {
+	if x.m != nil {
+		i, ok := x.m[string(key)]
+		return i, ok
 	}
-	return i
+	for i := len(x.ms) - 1; i >= 0; i-- {
+		if bytes.Equal(x.ms[i].Key, key) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // merge writes target (an object) patched with patch (an object) to out.
 func merge(out *bytes.Buffer, target, patch []byte) error {
-	tm, err := members(target)
-	if err != nil {
-		return err
+	var keys []byte
+	var tbuf, pbuf [shortList]jsondoc.Member
+	tm, ok := jsondoc.AppendMembers(tbuf[:0], &keys, target)
+	if !ok {
+		return errInvalid
 	}
-	pm, err := members(patch)
-	if err != nil {
-		return err
+	pm, ok := jsondoc.AppendMembers(pbuf[:0], &keys, patch)
+	if !ok {
+		return errInvalid
 	}
 	// The last of duplicate keys wins in a patch, as in a JSON parser;
 	// in the target, a key patched applies to each of its members.
-	last := make(map[string]int, len(pm))
-	for i, m := range pm {
-		last[m.key] = i
-	}
+	last := newKeyIndex(pm)
 	out.WriteByte('{')
 	n := 0
 	sep := func() {
@@ -106,35 +101,34 @@ func merge(out *bytes.Buffer, target, patch []byte) error {
 	}
 	// A key the target holds twice has the value of its last occurrence,
 	// as in a JSON parser: a patched key is merged with that one, and
-	// written once, where it first appears.
-	lastT := make(map[string]int, len(tm))
-	for i, m := range tm {
-		lastT[m.key] = i
-	}
-	seen := make(map[string]bool, len(tm))
+	// written once, where it first appears. seen marks the patch's
+	// members written (each the last of its key).
+	lastT := newKeyIndex(tm)
+	seen := make([]bool, len(pm))
 	for _, m := range tm {
-		i, patched := last[m.key]
+		i, patched := last.last(m.Key)
 		if !patched {
 			sep()
-			out.Write(m.rawKey)
+			out.Write(m.RawKey)
 			out.WriteByte(':')
-			out.Write(m.value)
+			out.Write(m.Value)
 			continue
 		}
-		if seen[m.key] {
+		if seen[i] {
 			continue // a duplicate of a patched key: written once, with the patch
 		}
-		seen[m.key] = true
-		pv := pm[i].value
+		seen[i] = true
+		pv := pm[i].Value
 		if isNull(pv) {
 			continue // removed
 		}
 		sep()
-		out.Write(m.rawKey)
+		out.Write(m.RawKey)
 		out.WriteByte(':')
-		tv := tm[lastT[m.key]].value
+		j, _ := lastT.last(m.Key)
+		tv := tm[j].Value
 		if isObject(pv) && isObject(tv) {
-			if err := merge(out, bytes.TrimSpace(tv), bytes.TrimSpace(pv)); err != nil {
+			if err := merge(out, tv, pv); err != nil {
 				return err
 			}
 			continue
@@ -144,14 +138,14 @@ func merge(out *bytes.Buffer, target, patch []byte) error {
 		}
 	}
 	for i, m := range pm {
-		if last[m.key] != i || seen[m.key] || isNull(m.value) {
+		if j, _ := last.last(m.Key); j != i || seen[i] || isNull(m.Value) {
 			continue
 		}
-		seen[m.key] = true
+		seen[i] = true
 		sep()
-		out.Write(m.rawKey)
+		out.Write(m.RawKey)
 		out.WriteByte(':')
-		if err := writeValue(out, m.value); err != nil {
+		if err := writeValue(out, m.Value); err != nil {
 			return err
 		}
 	}
@@ -164,15 +158,12 @@ func merge(out *bytes.Buffer, target, patch []byte) error {
 // null members.
 func writeValue(out *bytes.Buffer, v []byte) error {
 	if isObject(v) {
-		return merge(out, []byte("{}"), bytes.TrimSpace(v))
+		return merge(out, []byte("{}"), v)
 	}
 	out.Write(v)
 	return nil
 }
 
-func isNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
+func isNull(v []byte) bool { return string(v) == "null" }
 
-func isObject(v []byte) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) > 0 && v[0] == '{'
-}
+func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }

@@ -143,7 +143,24 @@ func (e *Entry) editor(items string) (*jsondoc.Editor, error) {
 // data holds no array of objects at w.Items, ENOTFOUND "Not found" when no
 // record has the key, EINVALID for a record that is not one JSON object or
 // an unknown operation.
-func (e *Entry) Apply(w *decoy.Write) (*Entry, error) {
+func (e *Entry) Apply(w *decoy.Write) (*Entry, error) { return e.apply(w, checkRecord) }
+
+// ApplyPlanned is Apply for a write whose record its caller made one JSON
+// object, without whitespace around it (a body it validated, or a merge
+// of such with a record of the data): the record is checked to be valid
+// UTF-8, not parsed again.
+func (e *Entry) ApplyPlanned(w *decoy.Write) (*Entry, error) { return e.apply(w, checkUTF8) }
+
+// checkUTF8 returns the record of a planned write, when it is valid UTF-8.
+func checkUTF8(rec []byte) ([]byte, error) {
+	if !utf8.Valid(rec) {
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid record: not valid UTF-8")
+	}
+	return rec, nil
+}
+
+// apply is Apply, checking a record with check.
+func (e *Entry) apply(w *decoy.Write, check func([]byte) ([]byte, error)) (*Entry, error) {
 	if w.Seq != e.liveSeq+1 {
 		return nil, decoy.Errorf(decoy.ECONFLICT, "Write %d does not follow live data %d", w.Seq, e.liveSeq)
 	}
@@ -159,15 +176,15 @@ func (e *Entry) Apply(w *decoy.Write) (*Entry, error) {
 		}
 		return i, nil
 	}
-	if err := applyTo(ed, w, find); err != nil {
+	if err := applyTo(ed, w, find, check); err != nil {
 		return nil, err
 	}
 	return e.derive(ed.Document(), w.Seq), nil
 }
 
 // applyTo applies w to the collection ed edits, finding the record of a
-// replace, an update or a delete with find.
-func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, error)) error {
+// replace, an update or a delete with find, checking a record with check.
+func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, error), check func([]byte) ([]byte, error)) error {
 	switch w.Op {
 	case decoy.WriteCreate, decoy.WriteReplace, decoy.WriteUpdate, decoy.WriteDelete:
 	default:
@@ -176,7 +193,7 @@ func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, e
 	var rec []byte
 	if w.Op != decoy.WriteDelete {
 		var err error
-		if rec, err = checkRecord(w.Record); err != nil {
+		if rec, err = check(w.Record); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/decoy-mock/decoy/budget"
@@ -11,7 +12,10 @@ import (
 // write made from another (jsondoc.Document.Origin) gets the equality
 // indexes and the next id of the one before changed where the record
 // changed, rather than built again: a write costs about its record, and so
-// does the read after it. Sort orders are built again when asked for.
+// does the read after it. A sort order (and its ranks) is carried over a
+// write that replaces a record and leaves its values at the order's path
+// as written (the order is the same); over any other, it is built again
+// when asked for.
 
 // maxDepth is how many deletes an index is carried over before it folds
 // them in. Tests lower it.
@@ -43,6 +47,16 @@ func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.
 			return nil
 		}
 		return ix
+	}
+	if o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p) {
+		// The record's values at p are as they were (most writes change
+		// other fields): the index before holds, for as many records.
+		ix := *prev
+		ix.n, ix.carried = d.Len(), true
+		if !b.Reserve(ix.bytes) {
+			return nil
+		}
+		return &ix
 	}
 	var old []string
 	if o.Op == jsondoc.EditReplace {
@@ -167,6 +181,54 @@ func (ix *index) keys(seen map[string]struct{}) {
 	for k := range ix.postings {
 		seen[k] = struct{}{}
 	}
+}
+
+// unchangedAt reports whether d was made by replacing a record of its
+// origin by one with the same values at p, written alike.
+func unchangedAt(d *jsondoc.Document, p jsondoc.Path) bool {
+	o := d.Origin()
+	return o != nil && o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p)
+}
+
+// carried returns the structure named key kept over d's origin, reserved
+// in b for d, when d's change leaves every record's values at p as they
+// were (see unchangedAt), so that it holds for d as it is; nil otherwise.
+// Its size is what it holds: a sort order's or its ranks' list of ids.
+func carried(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.Path) any {
+	if !unchangedAt(d, p) {
+		return nil
+	}
+	o := d.Origin()
+	prev := o.Doc.Structures().Get(key)
+	var n int64
+	switch x := prev.(type) {
+	case *order:
+		n = 4 * int64(len(x.perm))
+	case *ranks:
+		n = 4 * int64(len(x.r))
+	default:
+		return nil
+	}
+	if !b.Reserve(n) {
+		return nil
+	}
+	return prev
+}
+
+// sameValues reports whether record i of a and of b hold the same values
+// at p, written alike (and so listed under the same keys).
+func sameValues(a, b *jsondoc.Document, i int, p jsondoc.Path) bool {
+	var bufA, bufB [4]jsondoc.Value
+	va, vb := a.AppendValues(bufA[:0], i, p), b.AppendValues(bufB[:0], i, p)
+	if len(va) != len(vb) {
+		return false
+	}
+	for k := range va {
+		if !bytes.Equal(a.Text(va[k]), b.Text(vb[k])) {
+			return false
+		}
+	}
+	return true
 }
 
 // valueKeys appends to dst the index keys of the values p reaches in

@@ -71,3 +71,65 @@ func testCarryIndex(t *testing.T, over, depth int) {
 		}
 	}
 }
+
+// A sort order and its ranks are carried over a replace that leaves the
+// record's value at their path as written (shared, as the write's
+// CarryOver makes them, before any read asks), and built again over any
+// other write; either way they are those of the data built afresh.
+func TestCarryOrder(t *testing.T) {
+	d, err := jsondoc.Parse([]byte(`[{"id":1,"age":30,"n":"c"},{"id":2,"age":20,"n":"a"},{"id":3,"age":30,"n":"b"},{"id":4}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := jsondoc.NewPath([]string{"age"})
+	for step, w := range []struct {
+		op     jsondoc.EditOp
+		at     int
+		rec    string
+		shared bool
+	}{
+		{jsondoc.EditReplace, 0, `{"id":1,"age":30,"n":"z"}`, true},
+		{jsondoc.EditReplace, 2, `{"n":"y","age":30,"id":3}`, true},
+		{jsondoc.EditReplace, 3, `{"id":4,"n":"x"}`, true},
+		{jsondoc.EditReplace, 1, `{"id":2,"age":31}`, false},
+		{jsondoc.EditReplace, 1, `{"id":2,"age":31.0}`, false}, // equal, written otherwise
+		{jsondoc.EditAppend, 0, `{"id":5,"age":1}`, false},
+		{jsondoc.EditDelete, 0, ``, false},
+		{jsondoc.EditReplace, 0, `{"id":2,"age":31.0,"n":"w"}`, true},
+	} {
+		var prev [2]*order
+		var prevRanks [2]*ranks
+		for i, desc := range []bool{false, true} {
+			prev[i], prevRanks[i] = sortOrder(d, path, desc), sortRanks(d, path, desc)
+		}
+		ed, _ := d.Editor(nil)
+		switch w.op {
+		case jsondoc.EditAppend:
+			ed.Append([]byte(w.rec), true)
+		case jsondoc.EditReplace:
+			ed.Replace(w.at, []byte(w.rec), true)
+		default:
+			ed.Delete(w.at)
+		}
+		d = ed.Document()
+		d.CarryOver()
+		fresh, err := jsondoc.Parse(d.Whole())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, desc := range []bool{false, true} {
+			kept := d.Structures().Get(orderKey(d, path, desc)) != nil
+			got, want := sortOrder(d, path, desc), sortOrder(fresh, path, desc)
+			if kept != w.shared || (got == prev[i]) != w.shared {
+				t.Errorf("step %d, desc %v: order kept at the write %v, shared %v; want %v", step, desc, kept, got == prev[i], w.shared)
+			}
+			if !slices.Equal(got.perm, want.perm) {
+				t.Fatalf("step %d, desc %v: order %v, afresh %v", step, desc, got.perm, want.perm)
+			}
+			gotRanks, wantRanks := sortRanks(d, path, desc), sortRanks(fresh, path, desc)
+			if (gotRanks == prevRanks[i]) != w.shared || !slices.Equal(gotRanks.r, wantRanks.r) {
+				t.Fatalf("step %d, desc %v: ranks %v (shared %v), afresh %v", step, desc, gotRanks.r, gotRanks == prevRanks[i], wantRanks.r)
+			}
+		}
+	}
+}

@@ -46,8 +46,25 @@ type ranks struct {
 // keep their stored order in both, and null and missing stay last), or nil
 // when it cannot be kept.
 func sortOrder(d *jsondoc.Document, p jsondoc.Path, desc bool) *order {
-	o, _ := d.Structures().Load(orderKey(d, p, desc), func(b *budget.Build) any { return buildOrder(b, d, p, desc) }).(*order)
+	key := orderKey(d, p, desc)
+	o, _ := d.Structures().Load(key, func(b *budget.Build) any {
+		d.Carrier(key, func(n *jsondoc.Document) {
+			if unchangedAt(n, p) {
+				sortOrder(n, p, desc)
+			}
+		})
+		return carryOrBuildOrder(b, d, p, desc)
+	}).(*order)
 	return o
+}
+
+// carryOrBuildOrder returns the order of d by p carried over from d's
+// origin (see carried), else built.
+func carryOrBuildOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool) any {
+	if prev, _ := carried(b, d, orderKey(d, p, desc), p).(*order); prev != nil {
+		return prev
+	}
+	return buildOrder(b, d, p, desc)
 }
 
 func orderKey(d *jsondoc.Document, p jsondoc.Path, desc bool) budget.Key {
@@ -107,7 +124,15 @@ func sortRanks(d *jsondoc.Document, p jsondoc.Path, desc bool) *ranks {
 		key.Kind = kindRanksDesc
 	}
 	r, _ := d.Structures().Load(key, func(b *budget.Build) any {
-		ord, _ := b.Use(orderKey(d, p, desc), func(b *budget.Build) any { return buildOrder(b, d, p, desc) }).(*order)
+		d.Carrier(key, func(n *jsondoc.Document) {
+			if unchangedAt(n, p) {
+				sortRanks(n, p, desc)
+			}
+		})
+		if prev, _ := carried(b, d, key, p).(*ranks); prev != nil {
+			return prev
+		}
+		ord, _ := b.Use(orderKey(d, p, desc), func(b *budget.Build) any { return carryOrBuildOrder(b, d, p, desc) }).(*order)
 		if ord == nil {
 			return nil
 		}

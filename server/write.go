@@ -178,11 +178,12 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		p.w.At = s.cfg.Now().UTC()
 		// Applied before it is stored: a write that does not apply never
 		// reaches the log, and the live data's size is known exactly.
-		ne, err := e.Apply(&p.w)
+		ne, err := e.ApplyPlanned(&p.w)
 		if err != nil {
 			return nil, err
 		}
-		err = s.live.AppendWrite(ctx, id, &p.w, ne.Size())
+		size := ne.Size()
+		err = s.live.AppendWrite(ctx, id, &p.w, size)
 		if err != nil {
 			ne.Release()
 		}
@@ -205,7 +206,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		s.cache.PutLive(ne)
 		ne.Release()
 		s.announceWrite(ctx, id, p.w.Seq)
-		s.maybeCompact(id, p.w.Seq)
+		s.maybeCompact(id, p.w.Seq, size)
 		p.location = s.locationOf(r, t, p)
 		return p, nil
 	}
@@ -313,22 +314,8 @@ func newID(coll *jsondoc.Document, field []string) []byte {
 }
 
 // memberText returns the JSON text of the value at path in obj, a JSON
-// object; false when it has none.
-func memberText(obj []byte, path []string) ([]byte, bool) {
-	cur := json.RawMessage(obj)
-	for _, seg := range path {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(cur, &m) != nil {
-			return nil, false
-		}
-		v, ok := m[seg]
-		if !ok {
-			return nil, false
-		}
-		cur = v
-	}
-	return bytes.TrimSpace(cur), true
-}
+// object (validated); false when it has none.
+func memberText(obj []byte, path []string) ([]byte, bool) { return jsondoc.MemberText(obj, path) }
 
 // withID returns obj, a JSON object, with member name set to id as its
 // first member: every byte of obj kept.
@@ -387,14 +374,34 @@ func (s *Server) writeLock(id string) *sync.Mutex {
 	return &s.writes.locks[maphash.String(s.writes.seed, id)%uint64(len(s.writes.locks))]
 }
 
-// Compaction: a mock's log is made its base again at every compactAfter-th
-// write, by the replica that took it (the writes' numbers are the mock's,
-// on every replica, so nothing is counted apart). One compaction runs at a
-// time on a replica, in the background; one whose turn finds another
-// running is left to the next compactAfter writes, well within the log's
-// bound (decoy.DefaultMaxLiveWrites). A compaction another replica made
-// since changes nothing (LiveStore.Compact).
-const compactAfter = 2000
+// Compaction: a mock's log is made its base again at every
+// compactEvery-th write, by the replica that took it (the writes' numbers
+// are the mock's, on every replica, so nothing is counted apart). One
+// compaction runs at a time on a replica, in the background; one whose
+// turn finds another running is left to the next turn, well within the
+// log's bound (decoy.DefaultMaxLiveWrites). A compaction another replica
+// made since changes nothing (LiveStore.Compact).
+//
+// A compaction writes the whole data, so the writes between two share its
+// cost: every compactAfter writes, or on large data as many more as keep
+// that share near compactShare bytes a write (doubling, so that every
+// turn of a larger interval is one of a smaller's), at most
+// maxCompactAfter.
+const (
+	compactAfter    = 2000
+	compactShare    = 2 << 10
+	maxCompactAfter = 16000
+)
+
+// compactEvery is the interval between the compactions of live data of
+// size bytes.
+func compactEvery(size int64) int64 {
+	n := int64(compactAfter)
+	for size/n > compactShare && n < maxCompactAfter {
+		n *= 2
+	}
+	return n
+}
 
 // compactTimeout bounds a compaction.
 const compactTimeout = 5 * time.Minute
@@ -403,9 +410,9 @@ const compactTimeout = 5 * time.Minute
 type compactor struct{ running atomic.Bool }
 
 // maybeCompact compacts mock id's log in the background when write number
-// seq is its turn.
-func (s *Server) maybeCompact(id string, seq int64) {
-	if seq%compactAfter != 0 || !s.compact.running.CompareAndSwap(false, true) {
+// seq, which left the live data at size bytes, is its turn.
+func (s *Server) maybeCompact(id string, seq, size int64) {
+	if seq%compactEvery(size) != 0 || !s.compact.running.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {

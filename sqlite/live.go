@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -135,6 +136,7 @@ type appends struct {
 	queue   []*appendReq
 	leading bool // a call is committing; the first queued leads next
 	commits int  // transactions committed, for tests
+	fast    int  // of them, by appendFast
 }
 
 // appendReq is a call of AppendWrite: its write, and once done is
@@ -152,8 +154,38 @@ type appendReq struct {
 }
 
 // commitAppends appends the writes of batch in one transaction, setting
-// each one's err.
+// each one's err: in the transaction of appendFast when every write of
+// the batch passes the checks that one statement makes, else (nothing of
+// that one kept) in a transaction that checks them step by step.
 func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	if db.appendFast(ctx, batch) {
+		for _, r := range batch {
+			r.stored = r.err == nil
+		}
+		db.countCommit()
+		db.appends.mu.Lock()
+		db.appends.fast++
+		db.appends.mu.Unlock()
+		return
+	}
+	for _, r := range batch {
+		r.err = nil
+	}
+	db.commitChecked(ctx, batch)
+}
+
+// countCommit counts a transaction of appends committed.
+func (db *DB) countCommit() {
+	db.appends.mu.Lock()
+	db.appends.commits++
+	db.appends.mu.Unlock()
+}
+
+// commitChecked appends the writes of batch in one transaction, each
+// checked step by step (appendWrite), setting each one's err.
+func (db *DB) commitChecked(ctx context.Context, batch []*appendReq) {
 	fail := func(err error) {
 		for _, r := range batch {
 			if r.err == nil {
@@ -161,8 +193,6 @@ func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
 			}
 		}
 	}
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
 	db.prepareAppends(ctx)
 	tx, err := db.writes.BeginTx(ctx, nil)
 	if err != nil {
@@ -192,18 +222,181 @@ func (db *DB) commitAppends(ctx context.Context, batch []*appendReq) {
 	for _, r := range batch {
 		r.stored = r.err == nil
 	}
-	db.appends.mu.Lock()
-	db.appends.commits++
-	db.appends.mu.Unlock()
+	db.countCommit()
+}
+
+// fastStmts are the statements of appendFast, prepared on the driver
+// connection they run on (conn): a transaction's BEGIN and COMMIT too, which
+// database/sql's transactions have SQLite parse each time, beside its own
+// work for each statement.
+type fastStmts struct {
+	conn                             any
+	begin, commit, rollback, advance driver.Stmt
+	insert                           driver.Stmt
+}
+
+// errNotFast ends appendFast's transaction when a write needs its checks
+// step by step.
+var errNotFast = errors.New("sqlite: append checked step by step")
+
+// appendFast appends the writes of batch in one transaction, when each
+// passes the checks of advanceIfFits, and reports whether it did: else
+// (a write refused, or that its checks do not settle, or any failure) the
+// transaction is rolled back, and nothing of the batch is kept. A write
+// whose caller gave up is left out, its err set.
+func (db *DB) appendFast(ctx context.Context, batch []*appendReq) bool {
+	c, err := db.writes.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	err = c.Raw(func(dc any) (err error) {
+		st, err := db.prepareFast(ctx, dc)
+		if err != nil {
+			return err
+		}
+		exec := func(s driver.Stmt, args ...driver.NamedValue) (int64, error) {
+			res, err := s.(driver.StmtExecContext).ExecContext(ctx, args)
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		}
+		if _, err := exec(st.begin); err != nil {
+			return err
+		}
+		committed := false
+		defer func() {
+			if committed {
+				return
+			}
+			if _, rerr := exec(st.rollback); rerr != nil {
+				// Not to be used again, in a transaction: database/sql
+				// closes it, once its statements are.
+				st.close()
+				db.fast = nil
+				err = driver.ErrBadConn
+			}
+		}()
+		now := db.now()
+		for _, r := range batch {
+			if r.err = r.ctx.Err(); r.err != nil {
+				continue // its caller gave up: not written
+			}
+			w := r.w
+			n, err := exec(st.advance, arg(1, w.Seq), arg(2, r.size), arg(3, now), arg(4, r.id), arg(5, w.Seq-1),
+				arg(6, db.maxLiveWrites()), arg(7, r.size))
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return errNotFast
+			}
+			// A nil record (a delete's) is stored as NULL, as database/sql
+			// binds it.
+			if _, err := exec(st.insert, arg(1, r.id), arg(2, w.Seq), arg(3, w.Op), arg(4, w.Items), arg(5, w.Field),
+				arg(6, w.Key), arg(7, w.Record), arg(8, r.at)); err != nil {
+				return err
+			}
+		}
+		if _, err := exec(st.commit); err != nil {
+			return err
+		}
+		committed = true
+		return nil
+	})
+	return err == nil
+}
+
+// closeFast finalizes appendFast's statements on their connection, before
+// it closes: a connection closed with statements of its own still open
+// would stay open until they are (holding its files, and the log SQLite
+// removes when the last connection closes).
+func (db *DB) closeFast() {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	st := db.fast
+	if st == nil {
+		return
+	}
+	db.fast = nil
+	c, err := db.writes.Conn(context.Background())
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_ = c.Raw(func(dc any) error {
+		if dc == st.conn {
+			st.close()
+		}
+		return nil
+	})
+}
+
+// close finalizes the statements, within a Raw call on their connection.
+func (st *fastStmts) close() {
+	for _, s := range []driver.Stmt{st.begin, st.commit, st.rollback, st.advance, st.insert} {
+		s.Close()
+	}
+}
+
+// arg is the argument of a statement's parameter i.
+func arg(i int, v any) driver.NamedValue { return driver.NamedValue{Ordinal: i, Value: v} }
+
+// prepareFast returns appendFast's statements prepared on dc, the writing
+// connection's driver connection, preparing them when it is new (those of
+// a connection database/sql closed, which appendFast did not close first,
+// are dropped: it closed with them).
+func (db *DB) prepareFast(ctx context.Context, dc any) (*fastStmts, error) {
+	if st := db.fast; st != nil && st.conn == dc {
+		return st, nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, errors.New("sqlite: the driver does not prepare statements with a context")
+	}
+	st := &fastStmts{conn: dc}
+	var prepared []driver.Stmt
+	for _, p := range []struct {
+		s    *driver.Stmt
+		text string
+	}{
+		{&st.begin, "BEGIN IMMEDIATE"}, {&st.commit, "COMMIT"}, {&st.rollback, "ROLLBACK"},
+		{&st.advance, advanceIfFits}, {&st.insert, insertWrite},
+	} {
+		s, err := pc.PrepareContext(ctx, p.text)
+		if err != nil {
+			for _, s := range prepared {
+				s.Close()
+			}
+			return nil, err
+		}
+		*p.s = s
+		prepared = append(prepared, s)
+	}
+	db.fast = st
+	return st, nil
 }
 
 // Statements of an append, prepared once on the writing connection: a
 // write is a few small statements, which SQLite would otherwise parse
 // again each time (about a tenth of a write's CPU).
+//
+// Most writes are checked in the statement that stores them (appendFast):
+// advanceIfFits moves the live data on when it is where the write was
+// computed, the log has room, and the write does not grow the data or the
+// workspace has no max_bytes (the column values in WHERE are the row's
+// before the change). Others are checked step by step (appendWrite:
+// selectLiveRow, then the workspace's limits), and refused or advanced
+// with updateLiveSeq.
 const (
 	selectLiveRow = `SELECT workspace_id, size, live_seq, base_seq, live_size, base_file FROM mocks WHERE id = ?`
 	insertWrite   = `INSERT INTO mock_writes (mock_id, seq, op, items, field, key, record, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	updateLiveSeq = `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ? WHERE id = ?`
+	advanceIfFits = `UPDATE mocks SET live_seq = ?, live_size = ?, updated_at = ?
+		WHERE id = ? AND live_seq = ? AND live_seq - base_seq < ?
+		AND (? <= CASE WHEN live_seq > base_seq OR base_file IS NOT NULL THEN live_size ELSE size END
+			OR (SELECT max_bytes FROM workspaces w WHERE w.id = mocks.workspace_id) IS NULL)`
 )
 
 // appendStmts are the append's statements, prepared on first use; nil

@@ -356,3 +356,85 @@ func TestLiveBaseLost(t *testing.T) {
 		t.Error("LiveBase of a lost file: no error")
 	}
 }
+
+// A write that passes its checks is stored by the statement that checks
+// it, in appendFast's transaction; one refused, or whose growth the
+// workspace's max_bytes must weigh, is checked step by step, and answered
+// as it would be alone.
+func TestAppendsFast(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	fast := func(want int) {
+		t.Helper()
+		db.appends.mu.Lock()
+		n := db.appends.fast
+		db.appends.mu.Unlock()
+		if n != want {
+			t.Errorf("%d appends by the one statement, want %d", n, want)
+		}
+	}
+	appendCreates(t, db, m.ID, 0, 3) // growing, no max_bytes: one statement
+	fast(3)
+	stale := &decoy.Write{Seq: 2, Op: decoy.WriteDelete, Field: "id", Key: "1"}
+	if err := db.AppendWrite(ctx, m.ID, stale, 20); decoy.ErrorCode(err) != decoy.ECONFLICT {
+		t.Errorf("a stale write: %v, want ECONFLICT", err)
+	}
+	fast(3)
+	del := &decoy.Write{Seq: 4, Op: decoy.WriteDelete, Field: "id", Key: "1"}
+	if err := db.AppendWrite(ctx, m.ID, del, 20); err != nil {
+		t.Fatal(err)
+	}
+	fast(4)
+	if ws, err := db.Writes(ctx, m.ID, 3, 10); err != nil || len(ws) != 1 || ws[0].Record != nil || ws[0].Op != decoy.WriteDelete {
+		t.Errorf("the delete stored: %+v, %v", ws, err)
+	}
+	max := int64(100)
+	if _, err := db.UpdateWorkspace(ctx, decoy.DefaultWorkspaceID, decoy.WorkspaceUpdate{Limits: map[string]*int64{"max_bytes": &max}}); err != nil {
+		t.Fatal(err)
+	}
+	grow := func(seq, size int64) error {
+		return db.AppendWrite(ctx, m.ID, &decoy.Write{Seq: seq, Op: decoy.WriteCreate, Field: "id", Key: "9", Record: []byte(`{"id":9}`)}, size)
+	}
+	if err := grow(5, 30); err != nil { // grows: checked step by step, within the limit
+		t.Fatal(err)
+	}
+	fast(4)
+	if err := grow(6, 10_000); decoy.ErrorCode(err) != decoy.EFORBIDDEN {
+		t.Errorf("a write past max_bytes: %v", err)
+	}
+	shrink := &decoy.Write{Seq: 6, Op: decoy.WriteDelete, Field: "id", Key: "9"}
+	if err := db.AppendWrite(ctx, m.ID, shrink, 25); err != nil { // does not grow: one statement
+		t.Fatal(err)
+	}
+	fast(5)
+	if st, err := db.Live(ctx, m.ID); err != nil || st.Seq != 6 || st.Size != 25 {
+		t.Errorf("Live = %+v, %v; want number 6, 25 bytes", st, err)
+	}
+}
+
+// Closing the store closes its database whole, appendFast's statements
+// too: the last connection to close removes SQLite's log.
+func TestCloseAfterAppends(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	appendCreates(t, db, m.ID, 0, 3)
+	if db.fast == nil {
+		t.Fatal("no appendFast statements")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName+"-wal")); !os.IsNotExist(err) {
+		t.Errorf("the log is left after Close: %v", err)
+	}
+}

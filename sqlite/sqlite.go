@@ -35,8 +35,10 @@ type DB struct {
 	// so an acknowledged write survives power loss.
 	writes *sql.DB
 	// appendStmts are the statements of a write's append, prepared on
-	// writes' connection (live.go).
+	// writes' connection, and fast those of appendFast, prepared on its
+	// driver connection, under writeMu (live.go).
 	appendStmts appendStmts
+	fast        *fastStmts
 	// counts holds the one connection that folds quota counts into the
 	// database, with synchronous=NORMAL: the journals keep the counts
 	// until then (see quota.go).
@@ -172,6 +174,7 @@ func (db *DB) Close() error {
 		db.stopSweep()
 		<-db.swept
 		err := db.closeQuota()
+		db.closeFast()
 		db.closeErr = errors.Join(err, db.reads.Close(), db.counts.Close(), db.writes.Close(), db.lock.Close())
 	})
 	return db.closeErr
