@@ -291,12 +291,19 @@ func appendOrder(dst []int32, prev *order, n int, cut int32, shift bool) []int32
 		}
 		return dst
 	}
-	if cut < 0 {
-		return append(dst, prev.perm...)
+	at := len(prev.perm)
+	if cut >= 0 {
+		at = slices.Index(prev.perm, cut)
 	}
-	for _, id := range prev.perm {
-		if id != cut {
-			dst = append(dst, id-b2i(shift && id > cut))
+	dst = append(dst, prev.perm[:at]...)
+	if at < len(prev.perm) {
+		dst = append(dst, prev.perm[at+1:]...)
+	}
+	if shift {
+		for i, id := range dst {
+			// Without a branch (id > cut is as likely as not):
+			// cut-id < 0 exactly when id is after cut.
+			dst[i] = id - int32(uint32(cut-id)>>31)
 		}
 	}
 	return dst
