@@ -346,6 +346,17 @@ func (d *Document) ColumnIn(b *budget.Build, p Path) *Column {
 	return d.walkingColumn(p.Segs)
 }
 
+// PeekColumn returns the column of p when it is kept with the document,
+// else a column that walks each element when asked, for the caller alone:
+// it never builds one. A structure carried over a write (see Origin) asks
+// it about the few elements it compares, not every one.
+func (d *Document) PeekColumn(p Path) *Column {
+	if c, ok := d.set.Get(d.columnKey(p)).(*Column); ok {
+		return c
+	}
+	return d.walkingColumn(p.Segs)
+}
+
 // keptColumn builds the column of path within b, or returns nil (no
 // column) when it does not fit: the build stops at the first allocation
 // that does not (a packed column's, at the first value found).

@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"slices"
+	"sort"
 
 	"github.com/decoy-mock/decoy/budget"
 	"github.com/decoy-mock/decoy/jsondoc"
@@ -12,14 +13,22 @@ import (
 // write made from another (jsondoc.Document.Origin) gets the equality
 // indexes and the next id of the one before changed where the record
 // changed, rather than built again: a write costs about its record, and so
-// does the read after it. A sort order (and its ranks) is carried over a
-// write that replaces a record and leaves its values at the order's path
-// as written (the order is the same); over any other, it is built again
-// when asked for.
+// does the read after it. A sort order (and its ranks) is carried over
+// every write of one record too: shared when a replace leaves the record's
+// value at the order's path as written (the order is the same), else
+// copied with the record taken out where it was and put in where the build
+// puts it (see carryOrder): a copy of the order and a few comparisons, not
+// a sort. Over an edit of several records, or new data, they are built
+// again when asked for.
 
 // maxDepth is how many deletes an index is carried over before it folds
 // them in. Tests lower it.
 var maxDepth = 16
+
+// carryOrders is whether a sort order is carried over a write that
+// changes its records' keys (see carryOrder). A benchmark unsets it, to
+// compare with building it again.
+var carryOrders = true
 
 // maxOver is how many values an index carried over holds apart from the
 // postings it shares, before it folds them in (a copy of the map). Tests
@@ -184,15 +193,18 @@ func (ix *index) keys(seen map[string]struct{}) {
 }
 
 // unchangedAt reports whether d was made by replacing a record of its
-// origin by one with the same values at p, written alike.
+// origin by one with the same values at p, written alike, and reached
+// alike (through an array fan-out or not): its sort key is the same, and
+// so is every order by p.
 func unchangedAt(d *jsondoc.Document, p jsondoc.Path) bool {
 	o := d.Origin()
-	return o != nil && o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p)
+	return o != nil && o.Op == jsondoc.EditReplace && sameValues(o.Doc, d, o.Index, p) &&
+		o.Doc.PeekColumn(p).Fanned(o.Index) == d.PeekColumn(p).Fanned(o.Index)
 }
 
 // carried returns the structure named key kept over d's origin, reserved
-// in b for d, when d's change leaves every record's values at p as they
-// were (see unchangedAt), so that it holds for d as it is; nil otherwise.
+// in b for d, when d's change leaves every record's sort key at p as it
+// was (see unchangedAt), so that it holds for d as it is; nil otherwise.
 // Its size is what it holds: a sort order's or its ranks' list of ids.
 func carried(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.Path) any {
 	if !unchangedAt(d, p) {
@@ -213,6 +225,137 @@ func carried(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.Pat
 		return nil
 	}
 	return prev
+}
+
+// carryOrder returns the order of d by p carried over from the order of
+// d's origin, when that is kept: the record deleted taken out (the ones
+// after it one place earlier), the record appended or replaced put where
+// the build puts it, found by a binary search with the build's comparison
+// (compareKeys, its tie-break included). It costs a copy of the order and
+// a few records' keys, not a sort, and gives what the build gives. nil
+// when the origin's order is not kept or the copy does not fit (the caller
+// builds it).
+func carryOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool) *order {
+	o := d.Origin()
+	if o == nil || !carryOrders {
+		return nil
+	}
+	prev, _ := o.Doc.Structures().Get(orderKey(o.Doc, p, desc)).(*order)
+	if prev == nil {
+		return nil
+	}
+	id := int32(o.Index)
+	var pr *probe
+	if o.Op != jsondoc.EditDelete {
+		pr = newProbe(d, p, id, desc)
+	}
+	if prev.perm == nil { // the stored order
+		// It stays so when the record changed goes back to its place
+		// among the others (a delete leaves them in place).
+		if pr == nil || pr.position(d.Len()-1, func(i int) int32 { return int32(i) + b2i(int32(i) >= id) }) == int(id) {
+			return &order{}
+		}
+	}
+	n := int64(d.Len())
+	if !b.Fits(4*n) || !b.Reserve(4*n) {
+		return nil
+	}
+	perm := make([]int32, 0, n)
+	switch o.Op {
+	case jsondoc.EditAppend:
+		perm = appendOrder(perm, prev, o.Doc.Len(), -1, false)
+	case jsondoc.EditReplace:
+		perm = appendOrder(perm, prev, o.Doc.Len(), id, false)
+	default:
+		perm = appendOrder(perm, prev, o.Doc.Len(), id, true)
+	}
+	if pr != nil {
+		perm = slices.Insert(perm, pr.position(len(perm), func(i int) int32 { return perm[i] }), id)
+	}
+	if isIdentity(perm) {
+		b.Free(4 * n)
+		return &order{}
+	}
+	return &order{perm: perm}
+}
+
+// appendOrder appends to dst the records of prev, an order of n records,
+// but record cut (none when negative); with shift, the records after cut
+// come one place earlier (cut was deleted).
+func appendOrder(dst []int32, prev *order, n int, cut int32, shift bool) []int32 {
+	if prev.perm == nil { // the stored order
+		for id := range int32(n) {
+			if id != cut {
+				dst = append(dst, id-b2i(shift && id > cut))
+			}
+		}
+		return dst
+	}
+	at := len(prev.perm)
+	if cut >= 0 {
+		at = slices.Index(prev.perm, cut)
+	}
+	dst = append(dst, prev.perm[:at]...)
+	if at < len(prev.perm) {
+		dst = append(dst, prev.perm[at+1:]...)
+	}
+	if shift {
+		for i, id := range dst {
+			// Without a branch (id > cut is as likely as not):
+			// cut-id < 0 exactly when id is after cut.
+			dst[i] = id - int32(uint32(cut-id)>>31)
+		}
+	}
+	return dst
+}
+
+// isIdentity reports whether perm is the stored order (its records in
+// place), as a build leaves it nil.
+func isIdentity(perm []int32) bool {
+	for pos, id := range perm {
+		if int(id) != pos {
+			return false
+		}
+	}
+	return true
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// probe is a record's sort key, to find its place among others in an
+// order as the build sorts them.
+type probe struct {
+	d          *jsondoc.Document
+	col        *jsondoc.Column
+	key        sortKey
+	own, other arena
+	desc       bool
+}
+
+// newProbe returns the probe of record id of d by p; it reads the
+// records it compares, not the whole column (see PeekColumn).
+func newProbe(d *jsondoc.Document, p jsondoc.Path, id int32, desc bool) *probe {
+	pr := &probe{d: d, col: d.PeekColumn(p), desc: desc}
+	setKey(&pr.key, d, pr.col, id, &pr.own)
+	return pr
+}
+
+// position returns the place of the probe's record among m records in
+// order, the record at place i being at(i): the first place whose record
+// comes after it.
+func (pr *probe) position(m int, at func(int) int32) int {
+	raw := pr.d.Bytes()
+	var k sortKey
+	return sort.Search(m, func(i int) bool {
+		pr.other.buf = pr.other.buf[:0]
+		setKey(&k, pr.d, pr.col, at(i), &pr.other)
+		return compareKeys(&k, &pr.key, pr.other.buf, pr.own.buf, raw, pr.desc) > 0
+	})
 }
 
 // sameValues reports whether record i of a and of b hold the same values

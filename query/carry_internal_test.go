@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy/jsondoc"
@@ -72,64 +73,183 @@ func testCarryIndex(t *testing.T, over, depth int) {
 	}
 }
 
-// A sort order and its ranks are carried over a replace that leaves the
-// record's value at their path as written (shared, as the write's
-// CarryOver makes them, before any read asks), and built again over any
-// other write; either way they are those of the data built afresh.
+// A sort order and its ranks are carried over every write of one record
+// (shared, as the write's CarryOver makes them, before any read asks,
+// when a replace leaves the record's value at their path as written and
+// reached alike; changed where the record changed otherwise), never
+// sorted again; either way they are those of the data built afresh.
 func TestCarryOrder(t *testing.T) {
-	d, err := jsondoc.Parse([]byte(`[{"id":1,"age":30,"n":"c"},{"id":2,"age":20,"n":"a"},{"id":3,"age":30,"n":"b"},{"id":4}]`))
+	for _, tc := range []struct {
+		name, data, path string
+		writes           []orderWrite
+	}{
+		{"age", `[{"id":1,"age":30,"n":"c"},{"id":2,"age":20,"n":"a"},{"id":3,"age":30,"n":"b"},{"id":4}]`, "age", []orderWrite{
+			{jsondoc.EditReplace, 0, `{"id":1,"age":30,"n":"z"}`, true},
+			{jsondoc.EditReplace, 2, `{"n":"y","age":30,"id":3}`, true},
+			{jsondoc.EditReplace, 3, `{"id":4,"n":"x"}`, true},
+			{jsondoc.EditReplace, 1, `{"id":2,"age":31}`, false},
+			{jsondoc.EditReplace, 1, `{"id":2,"age":31.0}`, false}, // equal, written otherwise
+			{jsondoc.EditAppend, 0, `{"id":5,"age":1}`, false},
+			{jsondoc.EditDelete, 0, ``, false},
+			{jsondoc.EditReplace, 0, `{"id":2,"age":31.0,"n":"w"}`, true},
+			{jsondoc.EditAppend, 0, `{"id":6,"age":30}`, false}, // ties: after the 30s before it
+			{jsondoc.EditAppend, 0, `{"id":7,"age":null}`, false},
+			{jsondoc.EditAppend, 0, `{"id":8}`, false},
+			{jsondoc.EditAppend, 0, `{"id":9,"age":"30"}`, false},
+			{jsondoc.EditAppend, 0, `{"id":10,"age":[1]}`, false},
+			{jsondoc.EditAppend, 0, `{"id":11,"age":true}`, false},
+			{jsondoc.EditAppend, 0, `{"id":12,"age":123456789012345678901234567890}`, false},
+			{jsondoc.EditReplace, 0, `{"id":2,"age":-1}`, false},
+			{jsondoc.EditReplace, 4, `{"id":6,"age":"\u0041"}`, false},
+			{jsondoc.EditDelete, 5, ``, false},
+			{jsondoc.EditDelete, 0, ``, false},
+			{jsondoc.EditReplace, 0, `5`, false}, // not an object: reaches nothing
+		}},
+		{"stored order", `[{"id":1,"t":1},{"id":2,"t":2},{"id":3}]`, "t", []orderWrite{
+			{jsondoc.EditAppend, 0, `{"id":4}`, false}, // still the stored order
+			{jsondoc.EditReplace, 2, `{"id":3,"t":3}`, false},
+			{jsondoc.EditAppend, 0, `{"id":5,"t":0}`, false}, // no longer
+			{jsondoc.EditDelete, 4, ``, false},               // again
+			{jsondoc.EditReplace, 0, `{"id":1,"t":9}`, false},
+			{jsondoc.EditReplace, 0, `{"id":1,"t":1}`, false},
+			{jsondoc.EditDelete, 1, ``, false},
+		}},
+		{"fan-out", `[{"id":1,"a":{"b":2}},{"id":2,"a":{"b":1}},{"id":3,"a":[{"b":0}]}]`, "a.b", []orderWrite{
+			{jsondoc.EditReplace, 0, `{"id":1,"a":[{"b":2}]}`, false}, // the same value, reached through an array
+			{jsondoc.EditReplace, 0, `{"a":[{"b":2}],"id":1}`, true},
+			{jsondoc.EditReplace, 2, `{"id":3,"a":{"b":0}}`, false},
+			{jsondoc.EditAppend, 0, `{"id":4,"a":[{"b":-1},{"b":5}]}`, false},
+			{jsondoc.EditAppend, 0, `{"id":5,"a":{"b":-1}}`, false},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := jsondoc.Parse([]byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := jsondoc.NewPath(strings.Split(tc.path, "."))
+			for step, w := range tc.writes {
+				d = checkCarryOrder(t, fmt.Sprintf("step %d", step), d, path, w)
+			}
+		})
+	}
+}
+
+// orderWrite is a write of TestCarryOrder, and whether the order before it
+// holds after it as it is (shared).
+type orderWrite struct {
+	op     jsondoc.EditOp
+	at     int
+	rec    string
+	shared bool
+}
+
+// checkCarryOrder has d's orders and ranks by path built, makes w over d,
+// and checks they were carried over it (shared when w.shared), without a
+// sort, as the data built afresh has them. It returns the document w
+// made.
+func checkCarryOrder(t *testing.T, name string, d *jsondoc.Document, path jsondoc.Path, w orderWrite) *jsondoc.Document {
+	t.Helper()
+	var prev [2]*order
+	var prevRanks [2]*ranks
+	for i, desc := range []bool{false, true} {
+		prev[i], prevRanks[i] = sortOrder(d, path, desc), sortRanks(d, path, desc)
+	}
+	ed, _ := d.Editor(nil)
+	switch w.op {
+	case jsondoc.EditAppend:
+		ed.Append([]byte(w.rec), true)
+	case jsondoc.EditReplace:
+		ed.Replace(w.at, []byte(w.rec), true)
+	default:
+		ed.Delete(w.at)
+	}
+	d = ed.Document()
+	builds := orderBuilds.Load()
+	d.CarryOver()
+	var got [2]*order
+	var gotRanks [2]*ranks
+	for i, desc := range []bool{false, true} {
+		if d.Structures().Get(orderKey(d, path, desc)) == nil {
+			t.Fatalf("%s, desc %v: order not kept at the write", name, desc)
+		}
+		got[i], gotRanks[i] = sortOrder(d, path, desc), sortRanks(d, path, desc)
+	}
+	if n := orderBuilds.Load() - builds; n != 0 {
+		t.Fatalf("%s: %d orders sorted again", name, n)
+	}
+	fresh, err := jsondoc.Parse(d.Whole())
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := jsondoc.NewPath([]string{"age"})
-	for step, w := range []struct {
-		op     jsondoc.EditOp
-		at     int
-		rec    string
-		shared bool
-	}{
-		{jsondoc.EditReplace, 0, `{"id":1,"age":30,"n":"z"}`, true},
-		{jsondoc.EditReplace, 2, `{"n":"y","age":30,"id":3}`, true},
-		{jsondoc.EditReplace, 3, `{"id":4,"n":"x"}`, true},
-		{jsondoc.EditReplace, 1, `{"id":2,"age":31}`, false},
-		{jsondoc.EditReplace, 1, `{"id":2,"age":31.0}`, false}, // equal, written otherwise
-		{jsondoc.EditAppend, 0, `{"id":5,"age":1}`, false},
-		{jsondoc.EditDelete, 0, ``, false},
-		{jsondoc.EditReplace, 0, `{"id":2,"age":31.0,"n":"w"}`, true},
-	} {
-		var prev [2]*order
-		var prevRanks [2]*ranks
-		for i, desc := range []bool{false, true} {
-			prev[i], prevRanks[i] = sortOrder(d, path, desc), sortRanks(d, path, desc)
+	for i, desc := range []bool{false, true} {
+		want, wantRanks := sortOrder(fresh, path, desc), sortRanks(fresh, path, desc)
+		if (got[i] == prev[i]) != w.shared || (gotRanks[i] == prevRanks[i]) != w.shared {
+			t.Errorf("%s, desc %v: order shared %v, ranks shared %v; want %v", name, desc, got[i] == prev[i], gotRanks[i] == prevRanks[i], w.shared)
 		}
-		ed, _ := d.Editor(nil)
-		switch w.op {
-		case jsondoc.EditAppend:
-			ed.Append([]byte(w.rec), true)
-		case jsondoc.EditReplace:
-			ed.Replace(w.at, []byte(w.rec), true)
-		default:
-			ed.Delete(w.at)
+		if (got[i].perm == nil) != (want.perm == nil) || !slices.Equal(got[i].perm, want.perm) {
+			t.Fatalf("%s, desc %v: order %v, afresh %v", name, desc, got[i].perm, want.perm)
 		}
-		d = ed.Document()
-		d.CarryOver()
-		fresh, err := jsondoc.Parse(d.Whole())
+		if (gotRanks[i].r == nil) != (wantRanks.r == nil) || !slices.Equal(gotRanks[i].r, wantRanks.r) {
+			t.Fatalf("%s, desc %v: ranks %v, afresh %v", name, desc, gotRanks[i].r, wantRanks.r)
+		}
+	}
+	return d
+}
+
+// Orders and ranks carried over many random writes (appends, replaces,
+// deletes down to no record) of values of every kind, duplicates, missing
+// ones and ones reached through arrays are those of the data built afresh
+// after each, ascending and descending.
+func TestCarryOrderRandom(t *testing.T) {
+	values := []string{``, `"v":null`, `"v":true`, `"v":false`, `"v":1`, `"v":1.0`, `"v":-2`, `"v":2.5e3`,
+		`"v":123456789012345678901234567890`, `"v":123456789012345678901234567891`, `"v":"a"`, `"v":"b"`,
+		`"v":"\u0061"`, `"v":"\u00e9t\u00e9"`, `"v":""`, `"v":{"w":1}`, `"v":{"w":"a"}`, `"v":{"w":null}`,
+		`"v":[1,2]`, `"v":[{"w":3}]`, `"v":[{"w":1},{"w":2}]`, `"v":{}`, `"v":[]`}
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		pool := values
+		if seed%3 == 0 {
+			pool = values[:3] // mostly nothing: the stored order comes and goes
+		}
+		path := jsondoc.NewPath([]string{"v"})
+		if seed%2 == 1 {
+			path = jsondoc.NewPath([]string{"v", "w"})
+		}
+		d, err := jsondoc.Parse([]byte(`[{"id":0}]`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, desc := range []bool{false, true} {
-			kept := d.Structures().Get(orderKey(d, path, desc)) != nil
-			got, want := sortOrder(d, path, desc), sortOrder(fresh, path, desc)
-			if kept != w.shared || (got == prev[i]) != w.shared {
-				t.Errorf("step %d, desc %v: order kept at the write %v, shared %v; want %v", step, desc, kept, got == prev[i], w.shared)
+		for step := range 300 {
+			v := pool[rng.IntN(len(pool))]
+			if v != `` {
+				v = "," + v
 			}
-			if !slices.Equal(got.perm, want.perm) {
-				t.Fatalf("step %d, desc %v: order %v, afresh %v", step, desc, got.perm, want.perm)
+			w := orderWrite{rec: fmt.Sprintf(`{"id":%d%s}`, step, v)}
+			switch op := rng.IntN(5); {
+			case op < 2 || d.Len() == 0:
+				w.op = jsondoc.EditAppend
+			case op < 4:
+				w.op, w.at = jsondoc.EditReplace, rng.IntN(d.Len())
+			default:
+				w.op, w.at = jsondoc.EditDelete, rng.IntN(d.Len())
 			}
-			gotRanks, wantRanks := sortRanks(d, path, desc), sortRanks(fresh, path, desc)
-			if (gotRanks == prevRanks[i]) != w.shared || !slices.Equal(gotRanks.r, wantRanks.r) {
-				t.Fatalf("step %d, desc %v: ranks %v (shared %v), afresh %v", step, desc, gotRanks.r, gotRanks == prevRanks[i], wantRanks.r)
-			}
+			w.shared = w.op == jsondoc.EditReplace && unchangedAfter(d, w, path)
+			d = checkCarryOrder(t, fmt.Sprintf("seed %d, step %d", seed, step), d, path, w)
 		}
 	}
+}
+
+// unchangedAfter reports whether replace w leaves the record's value at p
+// as written, and reached alike.
+func unchangedAfter(d *jsondoc.Document, w orderWrite, p jsondoc.Path) bool {
+	one, err := jsondoc.Parse([]byte("[" + w.rec + "]"))
+	if err != nil {
+		panic(err)
+	}
+	before, err := jsondoc.Parse([]byte("[" + string(d.Record(w.at)) + "]"))
+	if err != nil {
+		panic(err)
+	}
+	return sameValues(before, one, 0, p) && before.PeekColumn(p).Fanned(0) == one.PeekColumn(p).Fanned(0)
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -46,23 +47,22 @@ type ranks struct {
 // keep their stored order in both, and null and missing stay last), or nil
 // when it cannot be kept.
 func sortOrder(d *jsondoc.Document, p jsondoc.Path, desc bool) *order {
-	key := orderKey(d, p, desc)
-	o, _ := d.Structures().Load(key, func(b *budget.Build) any {
-		d.Carrier(key, func(n *jsondoc.Document) {
-			if unchangedAt(n, p) {
-				sortOrder(n, p, desc)
-			}
-		})
+	o, _ := d.Structures().Load(orderKey(d, p, desc), func(b *budget.Build) any {
 		return carryOrBuildOrder(b, d, p, desc)
 	}).(*order)
 	return o
 }
 
 // carryOrBuildOrder returns the order of d by p carried over from d's
-// origin (see carried), else built.
+// origin (shared, see carried, or changed, see carryOrder), else built;
+// either way, carried over the writes to come.
 func carryOrBuildOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool) any {
+	d.Carrier(orderKey(d, p, desc), func(n *jsondoc.Document) { sortOrder(n, p, desc) })
 	if prev, _ := carried(b, d, orderKey(d, p, desc), p).(*order); prev != nil {
 		return prev
+	}
+	if o := carryOrder(b, d, p, desc); o != nil {
+		return o
 	}
 	return buildOrder(b, d, p, desc)
 }
@@ -77,10 +77,14 @@ func orderKey(d *jsondoc.Document, p jsondoc.Path, desc bool) budget.Key {
 // sortKeySize is the size of a record's key while records are sorted.
 const sortKeySize = int64(unsafe.Sizeof(sortKey{}))
 
+// orderBuilds counts order builds (sorts), for tests.
+var orderBuilds atomic.Int64
+
 // buildOrder builds the order of the records by p within b: while it
 // sorts, a key per record (and the decoded content of escaped strings) on
 // top of the order itself.
 func buildOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool) any {
+	orderBuilds.Add(1)
 	n := int64(d.Len())
 	if !b.Fits((sortKeySize + 4) * n) {
 		return nil
@@ -125,7 +129,8 @@ func sortRanks(d *jsondoc.Document, p jsondoc.Path, desc bool) *ranks {
 	}
 	r, _ := d.Structures().Load(key, func(b *budget.Build) any {
 		d.Carrier(key, func(n *jsondoc.Document) {
-			if unchangedAt(n, p) {
+			// Made again from the order, carried too, not sorted again.
+			if o := n.Origin(); o != nil && (unchangedAt(n, p) || o.Doc.Structures().Get(orderKey(o.Doc, p, desc)) != nil) {
 				sortRanks(n, p, desc)
 			}
 		})
