@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,8 +66,10 @@ func benchSetting(b *testing.B, name string, def int) int {
 // (getrusage; the journal's writer and Redis client included, once it
 // has written the slice's entries), each variant's over all its slices
 // (<variant>-cpu-ns/read), and the ratios of the journal's variants to
-// off (<variant>/off), of the same run. DECOY_BENCH_TURNS sets the turns
-// (20), DECOY_BENCH_READS the reads of a slice (2,000). b.N is not used:
+// off, of the same run: of their sums (<variant>/off), and the median of
+// each turn's (<variant>/off-median), which a burst of other work in a
+// few turns moves less. DECOY_BENCH_TURNS sets the turns (40),
+// DECOY_BENCH_READS the reads of a slice (1,000). b.N is not used:
 // run it with -benchtime=1x, once.
 func BenchmarkJournal(b *testing.B) {
 	if v := os.Getenv(journalBenchVariant); v != "" {
@@ -78,8 +81,8 @@ func BenchmarkJournal(b *testing.B) {
 		b.Log("set DECOY_TEST_REDIS_URL to measure the journal in Redis")
 		variants = variants[:2]
 	}
-	turns := benchSetting(b, "DECOY_BENCH_TURNS", 20)
-	reads := benchSetting(b, "DECOY_BENCH_READS", 2000)
+	turns := benchSetting(b, "DECOY_BENCH_TURNS", 40)
+	reads := benchSetting(b, "DECOY_BENCH_READS", 1000)
 	servers := make([]*benchServer, len(variants))
 	for i, v := range variants {
 		servers[i] = startJournalBench(b, v)
@@ -90,14 +93,20 @@ func BenchmarkJournal(b *testing.B) {
 	}
 	cpu := map[string]time.Duration{}
 	dropped := map[string]int64{}
+	ratios := map[string][]float64{} // of each turn
 	for turn := range turns {
+		this := map[string]time.Duration{}
 		for i := range servers {
 			s := servers[(turn+i)%len(servers)]
-			before, _ := s.mark(b)
+			before, _ := s.command(b, "mark")
 			s.read(b, reads)
-			after, drops := s.mark(b)
+			after, drops := s.command(b, "settle")
+			this[s.variant] = after - before
 			cpu[s.variant] += after - before
 			dropped[s.variant] = drops
+		}
+		for _, v := range variants[1:] {
+			ratios[v] = append(ratios[v], float64(this[v])/float64(this["off"]))
 		}
 	}
 	all := float64(reads * turns)
@@ -106,6 +115,8 @@ func BenchmarkJournal(b *testing.B) {
 	}
 	for _, v := range variants[1:] {
 		b.ReportMetric(float64(cpu[v])/float64(cpu["off"]), v+"/off")
+		slices.Sort(ratios[v])
+		b.ReportMetric(ratios[v][len(ratios[v])/2], v+"/off-median")
 		// An entry dropped (its writer behind, on busy cores) is work
 		// not measured: a share of them says the figure is low.
 		b.ReportMetric(float64(dropped[v])/all, v+"-dropped/read")
@@ -114,9 +125,9 @@ func BenchmarkJournal(b *testing.B) {
 
 // benchServer is the process that serves a variant of BenchmarkJournal,
 // and the client's connections to it. The server says its URL on a line;
-// each line the client sends it ("mark", "stop") it answers with its CPU
-// time so far and the entries its journal dropped, once its journal wrote
-// what it was given.
+// each line the client sends it it answers with its CPU time so far and
+// the entries its journal dropped: at once for "mark"; for "settle" and
+// "stop", once its journal wrote what it was given.
 type benchServer struct {
 	variant string
 	cmd     *exec.Cmd
@@ -162,11 +173,8 @@ func (s *benchServer) answer(b *testing.B, prefix string) string {
 	return ""
 }
 
-// mark returns the server's CPU time so far, and its journal's drops.
-func (s *benchServer) mark(b *testing.B) (time.Duration, int64) {
-	return s.command(b, "mark")
-}
-
+// command sends the server a command, and returns its answer: its CPU
+// time so far, and its journal's drops.
 func (s *benchServer) command(b *testing.B, command string) (time.Duration, int64) {
 	fmt.Fprintln(s.in, command)
 	var used, drops int64
@@ -239,12 +247,14 @@ func serveJournalBench(b *testing.B, variant string) {
 	fmt.Println("journal-bench-url", h.URL)
 	commands := bufio.NewScanner(os.Stdin)
 	for commands.Scan() {
-		if commands.Text() == "stop" {
+		switch commands.Text() {
+		case "stop":
 			stop()
+		case "settle":
+			// The journal's writer writes what is queued within an
+			// interval: its work for the reads before is counted.
+			time.Sleep(3 * journal.DefaultInterval)
 		}
-		// The journal's writer writes what is queued within an
-		// interval: its work for the reads before is counted.
-		time.Sleep(3 * journal.DefaultInterval)
 		var drops int64
 		if j != nil {
 			q, st := j.Dropped()
