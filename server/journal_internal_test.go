@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/journal"
@@ -175,5 +177,38 @@ func TestEqualFoldASCII(t *testing.T) {
 				t.Fatalf("%q %q: %v, want %v", x, y, got, want)
 			}
 		}
+	}
+}
+
+// Once answered, a request is the journal's only as its record: the
+// queue holds neither the request nor its response writer, which go
+// while their record waits to be written.
+func TestJournalLetsRequestGo(t *testing.T) {
+	ring := journal.NewRing(journal.RingConfig{Size: 10})
+	j := journal.New(journal.Config{Store: ring}) // not run yet: the record stays queued
+	s := New(Config{Journal: j})
+	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteOf(w).project = "x"
+		w.WriteHeader(http.StatusOK)
+	}))
+	var req weak.Pointer[http.Request]
+	var rw weak.Pointer[httptest.ResponseRecorder]
+	func() {
+		r, w := httptest.NewRequest("GET", "/p/x/a?b=1", nil), httptest.NewRecorder()
+		req, rw = weak.Make(r), weak.Make(w)
+		h.ServeHTTP(w, r)
+	}()
+	for range 3 {
+		runtime.GC()
+	}
+	if req.Value() != nil || rw.Value() != nil {
+		t.Errorf("the queue holds the request (%v) or its response writer (%v)", req.Value() != nil, rw.Value() != nil)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j.Run(ctx) // writes what is queued, once
+	es, _, err := ring.List(context.Background(), "x", decoy.JournalFilter{}, "", 10)
+	if err != nil || len(es) != 1 || es[0].Path != "/p/x/a" || es[0].Query != "b=1" {
+		t.Errorf("written: %v %v", es, err)
 	}
 }
