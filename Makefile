@@ -12,7 +12,7 @@ FUZZ_TARGETS = \
 	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzWrites ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
-	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON ./rule:FuzzRequestConditions \
+	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON .:FuzzJournalRecord ./rule:FuzzRequestConditions \
 	./mockcache:FuzzLive ./upstream:FuzzParseBase
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e

@@ -138,10 +138,11 @@ func (f JournalFilter) Matches(e *JournalEntry) bool {
 // server, or in a store that replicas share. An entry's ID, given by the
 // store, orders the entries of a project (see ParseJournalID).
 type JournalStore interface {
-	// Append adds entries, by project and oldest first, and sets their
-	// IDs. EUNAVAILABLE when the store cannot take them. It keeps the
-	// entries, not batch nor its slices, which the caller uses again.
-	Append(ctx context.Context, batch map[string][]*JournalEntry) error
+	// Append adds entries, by project and oldest first, each as its
+	// record (JournalEntry.AppendRecord, JournalRecord), and gives them
+	// IDs. EUNAVAILABLE when the store cannot take them. It keeps nothing
+	// of batch, its slices nor the records, which the caller uses again.
+	Append(ctx context.Context, batch map[string][][]byte) error
 	// List returns up to limit entries of a project that pass f, newest
 	// first, from after cursor ("" for the first page), and the cursor
 	// of the next page ("" on the last). EINVALID for a cursor the store

@@ -1,12 +1,13 @@
 // Package journal keeps the request journal (§13.2 of the contract): the
 // requests each project answered, newest first, bounded per project.
 //
-// Recording never waits on the journal's store, nor wakes anything: Record
-// puts a request in a bounded queue (past the bound it is dropped and
-// counted), and Run, a goroutine of its own, wakes every Interval to make
-// the entries of what is queued and write them to the store in batches. A
-// store that fails or hangs drops the batches it cannot take, counted too;
-// the answers never wait for it.
+// Recording never waits on the journal's store, nor wakes anything: the
+// caller writes an entry's record (decoy.JournalRecord) in a Buffer, and
+// Queue puts it in a bounded queue (past the bound it is dropped and
+// counted); Run, a goroutine of its own, wakes every Interval to write
+// what is queued to the store in batches, and puts the buffers back in
+// their pool. A store that fails or hangs drops the batches it cannot
+// take, counted too; the answers never wait for it.
 //
 // The store is a Ring, in this process's memory, or one that replicas
 // share (redis.Journal, Redis Streams), behind decoy.JournalStore.
@@ -37,10 +38,31 @@ const (
 // followPage is the most entries Follow reads from the store at once.
 const followPage = 100
 
-// A Request is an answered request the journal makes an entry of, off the
-// answer's path: Entry is called by Run, once, after Record returned.
-type Request interface {
-	Entry() *decoy.JournalEntry
+// A Buffer holds an entry's record on its way to the store: NewBuffer
+// takes one from a pool, Queue hands it to the journal, which puts it
+// back once the record is written (or dropped).
+type Buffer struct {
+	B []byte
+}
+
+// buffers are the pool of Buffers; maxPooled bounds the one put back, so
+// that records of large bodies leave theirs to the garbage collector.
+var buffers = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, 512)} }}
+
+const maxPooled = 8 << 10
+
+// NewBuffer returns an empty Buffer, for Queue.
+func NewBuffer() *Buffer {
+	b := buffers.Get().(*Buffer)
+	b.B = b.B[:0]
+	return b
+}
+
+// release puts b back in the pool.
+func (b *Buffer) release() {
+	if cap(b.B) <= maxPooled {
+		buffers.Put(b)
+	}
 }
 
 // Config configures a Journal.
@@ -77,10 +99,10 @@ type Journal struct {
 	failLogged                 atomic.Int64 // when a failed write was last logged (Unix ns)
 
 	// byProject and spare are write's, kept from one batch to the next so
-	// that a batch costs no allocation: the entries of a batch by project,
-	// and emptied slices to take a project's from.
-	byProject map[string][]*decoy.JournalEntry
-	spare     [][]*decoy.JournalEntry
+	// that a batch costs no allocation: the records of a batch by
+	// project, and emptied slices to take a project's from.
+	byProject map[string][][]byte
+	spare     [][][]byte
 
 	mu sync.Mutex
 	// followers are the projects followed now, each with the channel the
@@ -88,10 +110,11 @@ type Journal struct {
 	followers map[string]*followed
 }
 
+// item is a queued record: bytes and their project, nothing of the
+// request they were written from.
 type item struct {
 	project string
-	entry   *decoy.JournalEntry
-	req     Request
+	buf     *Buffer
 }
 
 type followed struct {
@@ -125,28 +148,27 @@ func New(c Config) *Journal {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Journal{cfg: c, queue: make(chan item, c.Queue), followers: map[string]*followed{},
-		byProject: map[string][]*decoy.JournalEntry{}}
+		byProject: map[string][][]byte{}}
 }
 
 // Record queues an entry for a project's journal; when the queue is full
 // the entry is dropped, and counted.
 func (j *Journal) Record(projectID string, e *decoy.JournalEntry) {
-	j.enqueue(item{project: projectID, entry: e})
+	b := NewBuffer()
+	b.B = e.AppendRecord(b.B)
+	j.Queue(projectID, b)
 }
 
-// RecordRequest queues a request for a project's journal, whose entry Run
-// makes; false when the queue is full and it was dropped. It does not
-// block, and costs no allocation.
-func (j *Journal) RecordRequest(projectID string, r Request) bool {
-	return j.enqueue(item{project: projectID, req: r})
-}
-
-func (j *Journal) enqueue(it item) bool {
+// Queue queues a record for a project's journal, which takes b (NewBuffer)
+// from then on; false when the queue is full and it was dropped. It does
+// not block, and costs no allocation.
+func (j *Journal) Queue(projectID string, b *Buffer) bool {
 	select {
-	case j.queue <- it:
+	case j.queue <- item{project: projectID, buf: b}:
 		return true
 	default:
 		j.droppedQueue.Add(1)
+		b.release()
 		return false
 	}
 }
@@ -200,25 +222,20 @@ func (j *Journal) take(batch []item) []item {
 // maxSpare bounds the emptied slices write keeps for the next batches.
 const maxSpare = 8
 
-// write makes the entries of batch and appends them to the store. Only
-// Run calls it, one batch at a time.
+// write appends the records of batch to the store, and puts their
+// buffers back. Only Run calls it, one batch at a time.
 func (j *Journal) write(batch []item) {
-	entries := j.byProject
-	defer j.empty(entries)
-	for i, it := range batch {
-		e := it.entry
-		if e == nil {
-			e = it.req.Entry()
-		}
-		list, ok := entries[it.project]
+	records := j.byProject
+	defer j.empty(records, batch)
+	for _, it := range batch {
+		list, ok := records[it.project]
 		if !ok && len(j.spare) > 0 {
 			list, j.spare = j.spare[len(j.spare)-1], j.spare[:len(j.spare)-1]
 		}
-		entries[it.project] = append(list, e)
-		batch[i] = item{} // let the request go
+		records[it.project] = append(list, it.buf.B)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.cfg.WriteTimeout)
-	err := j.cfg.Store.Append(ctx, entries)
+	err := j.cfg.Store.Append(ctx, records)
 	cancel()
 	if err != nil {
 		j.droppedStore.Add(int64(len(batch)))
@@ -229,7 +246,7 @@ func (j *Journal) write(batch []item) {
 		return
 	}
 	j.mu.Lock()
-	for project := range entries {
+	for project := range records {
 		if f := j.followers[project]; f != nil {
 			close(f.wake)
 			f.wake = make(chan struct{})
@@ -238,15 +255,19 @@ func (j *Journal) write(batch []item) {
 	j.mu.Unlock()
 }
 
-// empty lets a written batch's entries go, and keeps a few of its
+// empty puts a written batch's buffers back, and keeps a few of its
 // slices for the next batches.
-func (j *Journal) empty(entries map[string][]*decoy.JournalEntry) {
-	for project, list := range entries {
+func (j *Journal) empty(records map[string][][]byte, batch []item) {
+	for i, it := range batch {
+		it.buf.release()
+		batch[i] = item{}
+	}
+	for project, list := range records {
 		clear(list)
 		if len(j.spare) < maxSpare {
 			j.spare = append(j.spare, list[:0])
 		}
-		delete(entries, project)
+		delete(records, project)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // write keeps its map and a bounded number of emptied slices from one
-// batch to the next: each batch's entries reach their projects, and none
-// stays referenced once written.
+// batch to the next: each batch's records reach their projects, and none
+// stays referenced once written, by the slices nor by the batch.
 func TestWriteReuse(t *testing.T) {
 	ring := NewRing(RingConfig{Size: 100})
 	j := New(Config{Store: ring})
@@ -19,7 +19,9 @@ func TestWriteReuse(t *testing.T) {
 		var batch []item
 		for p := range 2 * maxSpare {
 			for i := range p%3 + 1 {
-				batch = append(batch, item{project: fmt.Sprint("p", p), entry: &decoy.JournalEntry{Path: fmt.Sprintf("/%d/%d/%d", round, p, i)}})
+				b := NewBuffer()
+				b.B = (&decoy.JournalEntry{Path: fmt.Sprintf("/%d/%d/%d", round, p, i)}).AppendRecord(b.B)
+				batch = append(batch, item{project: fmt.Sprint("p", p), buf: b})
 			}
 		}
 		j.write(batch)
@@ -31,7 +33,12 @@ func TestWriteReuse(t *testing.T) {
 		}
 		for _, s := range j.spare {
 			if len(s) != 0 || s[:cap(s)][0] != nil {
-				t.Fatalf("round %d: a spare slice still holds an entry", round)
+				t.Fatalf("round %d: a spare slice still holds a record", round)
+			}
+		}
+		for _, it := range batch {
+			if it != (item{}) {
+				t.Fatalf("round %d: the batch still holds a record of %s", round, it.project)
 			}
 		}
 	}

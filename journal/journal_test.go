@@ -11,17 +11,14 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/journal"
+	"github.com/decoy-mock/decoy/journal/journaltest"
 )
 
-// request is a Request whose entry is made when the journal asks.
-type request struct {
-	path  string
-	built atomic.Bool
-}
-
-func (r *request) Entry() *decoy.JournalEntry {
-	r.built.Store(true)
-	return &decoy.JournalEntry{Method: "GET", Path: r.path, Status: 200}
+// queue queues the record of a GET of path, as the server does.
+func queue(j *journal.Journal, project, path string) bool {
+	b := journal.NewBuffer()
+	b.B = (&decoy.JournalRecord{Method: "GET", Path: path, Status: 200}).Append(b.B, nil, 0)
+	return j.Queue(project, b)
 }
 
 // waitFor polls until cond holds, for at most 5 s.
@@ -56,17 +53,13 @@ func listed(t *testing.T, j *journal.Journal, project string) []string {
 	return out
 }
 
-// Requests are made entries by Run, off the caller's path, and written.
+// Records queued, and entries recorded, are written by Run.
 func TestRecordWrites(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 100})})
-	reqs := []*request{{path: "/a"}, {path: "/b"}}
-	for _, r := range reqs {
-		if !j.RecordRequest("p", r) {
+	for _, path := range []string{"/a", "/b"} {
+		if !queue(j, "p", path) {
 			t.Fatal("dropped")
 		}
-	}
-	if reqs[0].built.Load() {
-		t.Error("the entry was made on the recording path")
 	}
 	j.Record("q", &decoy.JournalEntry{Path: "/c"})
 	run(t, j)
@@ -78,7 +71,7 @@ func TestRecordFullQueue(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 100}), Queue: 3})
 	start := time.Now()
 	for i := range 10 {
-		j.RecordRequest("p", &request{path: fmt.Sprint("/", i)})
+		queue(j, "p", fmt.Sprint("/", i))
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("recording into a full queue took %v", took)
@@ -105,7 +98,7 @@ func newStore() *store {
 	return s
 }
 
-func (s *store) Append(ctx context.Context, batch map[string][]*decoy.JournalEntry) error {
+func (s *store) Append(ctx context.Context, batch map[string][][]byte) error {
 	s.batches.Add(1)
 	n := 0
 	for _, es := range batch {
@@ -136,7 +129,7 @@ func TestStoreFailsOrHangs(t *testing.T) {
 			n := 0
 			for time.Now().Before(stop) {
 				start := time.Now()
-				j.RecordRequest("p", &request{path: "/lost"})
+				queue(j, "p", "/lost")
 				slowest = max(slowest, time.Since(start))
 				n++
 				if n%50 == 0 {
@@ -152,7 +145,7 @@ func TestStoreFailsOrHangs(t *testing.T) {
 				q, st := j.Dropped()
 				return int(q+st)+len(listed(t, j, "p")) == n
 			})
-			j.RecordRequest("p", &request{path: "/back"})
+			queue(j, "p", "/back")
 			waitFor(t, "entries flow again", func() bool { l := listed(t, j, "p"); return len(l) > 0 && l[0] == "/back" })
 			q, st := j.Dropped()
 			t.Logf("%d recorded: %d dropped from the queue, %d by the store; slowest record %v", n, q, st, slowest)
@@ -165,7 +158,7 @@ func TestBatches(t *testing.T) {
 	s := newStore()
 	j := journal.New(journal.Config{Store: s, Batch: 50})
 	for i := range 120 {
-		j.RecordRequest("p", &request{path: fmt.Sprint("/", i)})
+		queue(j, "p", fmt.Sprint("/", i))
 	}
 	run(t, j)
 	waitFor(t, "all written", func() bool { return len(listed(t, j, "p")) == 120 })
@@ -184,7 +177,7 @@ func TestInterval(t *testing.T) {
 	j := journal.New(journal.Config{Store: s, Interval: time.Second})
 	run(t, j)
 	for i := range 5 {
-		j.RecordRequest("p", &request{path: fmt.Sprint("/", i)})
+		queue(j, "p", fmt.Sprint("/", i))
 		time.Sleep(5 * time.Millisecond)
 	}
 	waitFor(t, "all written", func() bool { return len(listed(t, j, "p")) == 5 })
@@ -197,7 +190,7 @@ func TestInterval(t *testing.T) {
 func TestRunWritesQueueAtEnd(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 1000})})
 	for i := range 300 {
-		j.RecordRequest("p", &request{path: fmt.Sprint("/", i)})
+		queue(j, "p", fmt.Sprint("/", i))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -287,7 +280,7 @@ func TestFollowPolls(t *testing.T) {
 	j := journal.New(journal.Config{Store: ring, Poll: 20 * time.Millisecond})
 	fl := follow(t, j, "p", "0-0", decoy.JournalFilter{})
 	// Written to the store by "another replica".
-	ring.Append(context.Background(), map[string][]*decoy.JournalEntry{"p": {{Path: "/elsewhere"}}})
+	ring.Append(context.Background(), journaltest.Records(map[string][]*decoy.JournalEntry{"p": {{Path: "/elsewhere"}}}))
 	waitFor(t, "the other replica's entry", func() bool { return fl.got() == "[/elsewhere]" })
 }
 

@@ -14,13 +14,15 @@ import (
 // all the server's projects.
 const DefaultMaxBytes = 64 << 20
 
-// entryOverhead is what an entry costs beyond its strings: the entry, its
-// slot, its headers map's buckets.
-const entryOverhead = 256
+// slotOverhead is what an entry costs beyond its record's array: its
+// slot.
+const slotOverhead = 48
 
 // Ring keeps the journals of one server's projects in memory: at most Size
 // entries per project, the oldest leaving first, and at most MaxBytes in
-// all (an estimate of what the entries hold). Past MaxBytes, the journals
+// all (what the entries' records and slots hold). An entry is kept as its
+// record (decoy.JournalRecord), copied into its slot, whose array a newer
+// entry that replaces it takes over; listings read the records back. Past MaxBytes, the journals
 // of the projects recorded to least recently are dropped whole, so that a
 // server with 10,000 projects holds the journals of those in use; a
 // project alone past the bound loses its oldest entries.
@@ -62,8 +64,21 @@ type ring struct {
 
 type slot struct {
 	ms, seq uint64
-	e       *decoy.JournalEntry
-	bytes   int64
+	rec     []byte
+}
+
+// bytes is the memory s holds.
+func (s *slot) bytes() int64 { return int64(cap(s.rec)) + slotOverhead }
+
+// entry reads s back as its entry, with its ID; false for a record that
+// is not one.
+func (s *slot) entry() (*decoy.JournalEntry, bool) {
+	e, err := decoy.ParseJournalRecord(s.rec)
+	if err != nil {
+		return nil, false
+	}
+	e.ID = strconv.FormatUint(s.ms, 10) + "-" + strconv.FormatUint(s.seq, 10)
+	return e, true
 }
 
 var _ decoy.JournalStore = (*Ring)(nil)
@@ -93,12 +108,12 @@ func (r *Ring) Footprint() (bytes int64, projects int) {
 // at returns the i-th slot of g, oldest first.
 func (g *ring) at(i int) *slot { return &g.slots[(g.start+i)%len(g.slots)] }
 
-// Append adds entries to their projects' journals and gives them IDs.
-func (r *Ring) Append(_ context.Context, batch map[string][]*decoy.JournalEntry) error {
+// Append adds records to their projects' journals and gives them IDs.
+func (r *Ring) Append(_ context.Context, batch map[string][][]byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for project, entries := range batch {
-		if len(entries) == 0 {
+	for project, records := range batch {
+		if len(records) == 0 {
 			continue
 		}
 		g := r.projects[project]
@@ -109,8 +124,8 @@ func (r *Ring) Append(_ context.Context, batch map[string][]*decoy.JournalEntry)
 			r.unlink(g)
 		}
 		r.linkNewest(g)
-		for _, e := range entries {
-			r.push(g, e)
+		for _, rec := range records {
+			r.push(g, rec)
 		}
 	}
 	// Within the bound: the least recently recorded journals go first,
@@ -129,8 +144,9 @@ func (r *Ring) Append(_ context.Context, batch map[string][]*decoy.JournalEntry)
 	return nil
 }
 
-// push appends e to g, making room by dropping its oldest entry.
-func (r *Ring) push(g *ring, e *decoy.JournalEntry) {
+// push appends a copy of rec to g, making room by dropping its oldest
+// entry, whose array it takes when rec fits.
+func (r *Ring) push(g *ring, rec []byte) {
 	ms := uint64(max(r.now().UnixMilli(), 0))
 	if ms <= r.lastMS {
 		ms, r.seq = r.lastMS, r.seq+1
@@ -138,8 +154,11 @@ func (r *Ring) push(g *ring, e *decoy.JournalEntry) {
 		r.seq = 0
 	}
 	r.lastMS = ms
-	e.ID = strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(r.seq, 10)
+	var buf []byte
 	if g.n == r.size {
+		if old := g.at(0).rec; cap(old) >= len(rec) && cap(old) <= 2*len(rec)+slotOverhead {
+			buf = old[:0]
+		}
 		r.shift(g)
 	}
 	if g.n == len(g.slots) {
@@ -151,31 +170,21 @@ func (r *Ring) push(g *ring, e *decoy.JournalEntry) {
 		}
 		g.slots, g.start = grown, 0
 	}
-	s := slot{ms: ms, seq: r.seq, e: e, bytes: footprint(e)}
-	*g.at(g.n) = s
+	s := g.at(g.n)
+	*s = slot{ms: ms, seq: r.seq, rec: append(buf, rec...)}
 	g.n++
-	g.bytes += s.bytes
-	r.bytes += s.bytes
+	g.bytes += s.bytes()
+	r.bytes += s.bytes()
 }
 
 // shift drops the oldest entry of g.
 func (r *Ring) shift(g *ring) {
 	s := g.at(0)
-	g.bytes -= s.bytes
-	r.bytes -= s.bytes
+	g.bytes -= s.bytes()
+	r.bytes -= s.bytes()
 	*s = slot{}
 	g.start = (g.start + 1) % len(g.slots)
 	g.n--
-}
-
-// footprint estimates the memory an entry holds.
-func footprint(e *decoy.JournalEntry) int64 {
-	n := entryOverhead + len(e.ID) + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Body) +
-		len(e.RouteID) + len(e.MockID) + len(e.Rule) + len(e.Client)
-	for k, v := range e.Headers {
-		n += len(k) + len(v) + 32
-	}
-	return int64(n)
 }
 
 func (r *Ring) linkNewest(g *ring) {
@@ -234,7 +243,7 @@ func (r *Ring) List(_ context.Context, projectID string, f decoy.JournalFilter, 
 	}
 	var out []*decoy.JournalEntry
 	for i := end - 1; i >= 0; i-- {
-		if e := g.at(i).e; f.Matches(e) {
+		if e, ok := g.at(i).entry(); ok && f.Matches(e) {
 			if len(out) == limit {
 				return out, out[limit-1].ID, nil
 			}
@@ -265,7 +274,7 @@ func (r *Ring) Count(_ context.Context, projectID string, f decoy.JournalFilter)
 	}
 	var n int64
 	for i := range g.n {
-		if f.Matches(g.at(i).e) {
+		if e, ok := g.at(i).entry(); ok && f.Matches(e) {
 			n++
 		}
 	}
@@ -286,7 +295,9 @@ func (r *Ring) After(_ context.Context, projectID, id string, limit int) ([]*dec
 	}
 	var out []*decoy.JournalEntry
 	for i := g.search(ms, seq+1); i < g.n && len(out) < limit; i++ {
-		out = append(out, g.at(i).e)
+		if e, ok := g.at(i).entry(); ok {
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }

@@ -36,7 +36,7 @@ func TestRingIDs(t *testing.T) {
 	for _, step := range []time.Duration{0, 0, time.Millisecond, -time.Second, 2 * time.Second} {
 		c.Add(step)
 		e := &decoy.JournalEntry{}
-		r.Append(context.Background(), map[string][]*decoy.JournalEntry{"p": {e}})
+		journaltest.Append(context.Background(), r, map[string][]*decoy.JournalEntry{"p": {e}})
 		ids = append(ids, e.ID)
 	}
 	if want := "[5000-0 5000-1 5001-0 5001-1 6001-0]"; fmt.Sprint(ids) != want {
@@ -57,7 +57,7 @@ func TestRingMemoryBound(t *testing.T) {
 		for range 5 {
 			es = append(es, &decoy.JournalEntry{Method: "GET", Path: "/x", Body: body, Headers: map[string]string{"Accept": "*/*"}})
 		}
-		if err := r.Append(ctx, map[string][]*decoy.JournalEntry{fmt.Sprint("p", i): es}); err != nil {
+		if err := r.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{fmt.Sprint("p", i): es})); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := r.Footprint(); b > maxBytes {
@@ -80,8 +80,8 @@ func TestRingMemoryBound(t *testing.T) {
 	// A project recorded to again is the newest: the next to be dropped
 	// is the oldest of the others.
 	oldest := fmt.Sprint("p", 10000-projects)
-	r.Append(ctx, map[string][]*decoy.JournalEntry{oldest: {{Method: "GET", Path: "/again"}}})
-	r.Append(ctx, map[string][]*decoy.JournalEntry{"new": {{Method: "GET", Path: "/x", Body: strings.Repeat("y", 20000)}}})
+	r.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{oldest: {{Method: "GET", Path: "/again"}}}))
+	r.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{"new": {{Method: "GET", Path: "/x", Body: strings.Repeat("y", 20000)}}}))
 	if n, _ := r.Count(ctx, oldest, decoy.JournalFilter{}); n != 6 {
 		t.Errorf("the project recorded to again keeps %d entries, want 6", n)
 	}
@@ -92,7 +92,7 @@ func TestRingMemoryBound(t *testing.T) {
 	// One project alone past the bound keeps its newest entries.
 	one := journal.NewRing(journal.RingConfig{Size: 1000, MaxBytes: 100 << 10})
 	for i := range 500 {
-		one.Append(ctx, map[string][]*decoy.JournalEntry{"p": {{Path: fmt.Sprint("/", i), Body: body}}})
+		one.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{"p": {{Path: fmt.Sprint("/", i), Body: body}}}))
 	}
 	es, _, _ := one.List(ctx, "p", decoy.JournalFilter{}, "", 1000)
 	if b, _ := one.Footprint(); b > 100<<10 || len(es) < 50 || es[0].Path != "/499" {

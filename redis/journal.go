@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -19,18 +18,18 @@ const JournalTTL = 7 * 24 * time.Hour
 // journalScan is the most entries a listing reads from Redis at once.
 const journalScan = 200
 
-// appendScript appends entries to a project's stream (KEYS[1]), trimmed
-// to about ARGV[1] entries, and sets its expiry (ARGV[2] seconds): each of
-// ARGV[3..] is an entry's JSON. It answers the entries' IDs. A batch of a
-// project is one command, so that the client does the work of one
-// command, not of one an entry.
+// appendScript appends entries to a project's stream (KEYS[1]), each of
+// ARGV[3..] an entry's record, as the field "r"; then trims the stream to
+// about ARGV[1] entries, once, and sets its expiry (ARGV[2] seconds). It
+// answers the number of entries. A batch of a project is one command, so
+// that the client does the work of one command, not of one an entry.
 var appendScript = goredis.NewScript(`
-local ids = {}
 for i = 3, #ARGV do
-  ids[i - 2] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[i])
+  redis.call('XADD', KEYS[1], '*', 'r', ARGV[i])
 end
+redis.call('XTRIM', KEYS[1], 'MAXLEN', '~', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-return ids
+return #ARGV - 2
 `)
 
 // journalClient is what the journal needs of a Redis client.
@@ -45,10 +44,15 @@ type journalClient interface {
 
 // Journal keeps projects' request journals (§13.2) in Redis Streams, one
 // per project at prefix+"{project:"+id+"}:journal", so that the journal is
-// one across replicas. An entry is the field "e", the entry's JSON; its ID
-// is the stream's. Each batch is one pipeline of a script per project
-// (appendScript): an XADD ... MAXLEN ~ size per entry, and an EXPIRE of
-// JournalTTL.
+// one across replicas. An entry is the field "r", its record
+// (decoy.JournalRecord, binary); its ID is the stream's. Each batch is one
+// pipeline of a script per project (appendScript): an XADD per entry, then
+// one XTRIM MAXLEN ~ size and one EXPIRE of JournalTTL.
+//
+// Entries written by earlier versions hold the field "e", the entry's
+// JSON, instead: they are read too. Those versions skip the entries of
+// "r" (they read as none), so that while a rolling upgrade runs, the
+// replicas not yet upgraded list only what they themselves wrote.
 //
 // "MAXLEN ~" trims whole nodes of the stream, which may then hold up to a
 // node (100 entries) more than size; listings and counts see the newest
@@ -57,38 +61,16 @@ type Journal struct {
 	c      journalClient
 	prefix string
 	size   int64
-	// buf is the buffer the last batch's JSON was written in, kept for
-	// the next: a batch allocates none, once it fits (§13.2: the journal
-	// costs a read at most 5%). bufMu guards it; a batch written while
-	// another is (the journal has one writer) takes a buffer of its own.
-	bufMu sync.Mutex
-	buf   []byte
 }
 
 var _ decoy.JournalStore = (*Journal)(nil)
 
-// maxKeptBuffer bounds the buffer kept for the next batches: one that grew
-// past it (a batch of large bodies) is left to the garbage collector.
-const maxKeptBuffer = 1 << 20
+// recordArg is a record as an argument of a command: go-redis writes it
+// as its bytes (MarshalBinary), and a pointer to one is made an interface
+// value without an allocation, as a []byte is not.
+type recordArg []byte
 
-// buffer returns an empty buffer for a batch's JSON, and what to call with
-// it once the batch is sent.
-func (j *Journal) buffer() (buf []byte, release func([]byte)) {
-	if !j.bufMu.TryLock() {
-		return make([]byte, 0, 64<<10), func([]byte) {}
-	}
-	if j.buf == nil {
-		j.buf = make([]byte, 0, 64<<10)
-	}
-	return j.buf[:0], func(b []byte) {
-		if cap(b) <= maxKeptBuffer {
-			j.buf = b[:0]
-		} else {
-			j.buf = nil
-		}
-		j.bufMu.Unlock()
-	}
-}
+func (r *recordArg) MarshalBinary() ([]byte, error) { return *r, nil }
 
 // NewJournal returns the journals of prefix's deployment, each of at
 // most size entries.
@@ -100,32 +82,25 @@ func (j *Journal) key(projectID string) string {
 	return j.prefix + "{project:" + projectID + "}:journal"
 }
 
-// Append writes a batch of entries in one pipeline and sets their IDs.
-func (j *Journal) Append(ctx context.Context, batch map[string][]*decoy.JournalEntry) error {
+// Append writes a batch of records in one pipeline; Redis gives their
+// IDs. go-redis keeps no argument once Pipelined returns: the records are
+// the caller's again.
+func (j *Journal) Append(ctx context.Context, batch map[string][][]byte) error {
 	type write struct {
-		key     string
-		entries []*decoy.JournalEntry
-		args    []any
-		cmd     *goredis.Cmd
+		key  string
+		args []any
+		cmd  *goredis.Cmd
 	}
 	size, ttl := strconv.FormatInt(j.size, 10), strconv.Itoa(int(JournalTTL/time.Second))
 	writes := make([]write, 0, len(batch))
-	// The batch's JSON, each entry a slice of it: a buffer of an earlier
-	// batch, kept once the pipeline has sent it (go-redis keeps no
-	// argument once Pipelined returns). An entry that does not fit is
-	// written in a new array, its earlier entries staying in the old.
-	buf, release := j.buffer()
-	defer func() { release(buf) }()
-	for project, entries := range batch {
-		if len(entries) == 0 {
+	for project, records := range batch {
+		if len(records) == 0 {
 			continue
 		}
-		w := write{key: j.key(project), entries: entries, args: make([]any, 2, 2+len(entries))}
+		w := write{key: j.key(project), args: make([]any, 2, 2+len(records))}
 		w.args[0], w.args[1] = size, ttl
-		for _, e := range entries {
-			start := len(buf)
-			buf = e.AppendJSON(buf)
-			w.args = append(w.args, buf[start:len(buf):len(buf)])
+		for i := range records {
+			w.args = append(w.args, (*recordArg)(&records[i]))
 		}
 		writes = append(writes, w)
 	}
@@ -157,21 +132,10 @@ func (j *Journal) Append(ctx context.Context, batch map[string][]*decoy.JournalE
 		}
 		pipeline(missing)
 	}
-	var failed error
 	for _, w := range all {
-		ids, err := w.cmd.StringSlice()
-		if err != nil {
-			failed = err
-			continue
+		if err := w.cmd.Err(); err != nil {
+			return unavailable("append to the request journal", err)
 		}
-		for i, e := range w.entries {
-			if i < len(ids) {
-				e.ID = ids[i]
-			}
-		}
-	}
-	if failed != nil {
-		return unavailable("append to the request journal", failed)
 	}
 	return nil
 }
@@ -270,19 +234,26 @@ func (j *Journal) scan(ctx context.Context, projectID, start string, rank int64,
 	return false, nil
 }
 
-// journalEntry decodes a stream's message into an entry; ok is false for
-// one that holds none (written by something else).
+// journalEntry decodes a stream's message into an entry: its record ("r"),
+// or the JSON ("e") of an earlier version's; ok is false for one that
+// holds neither (written by something else).
 func journalEntry(m goredis.XMessage) (*decoy.JournalEntry, bool) {
-	s, ok := m.Values["e"].(string)
-	if !ok {
-		return nil, false
-	}
-	var e decoy.JournalEntry
-	if json.Unmarshal([]byte(s), &e) != nil {
+	var e *decoy.JournalEntry
+	if r, ok := m.Values["r"].(string); ok {
+		var err error
+		if e, err = decoy.ParseJournalRecord([]byte(r)); err != nil {
+			return nil, false
+		}
+	} else if s, ok := m.Values["e"].(string); ok {
+		e = new(decoy.JournalEntry)
+		if json.Unmarshal([]byte(s), e) != nil {
+			return nil, false
+		}
+	} else {
 		return nil, false
 	}
 	e.ID = m.ID
-	return &e, true
+	return e, true
 }
 
 // After returns up to limit entries of a project newer than id, oldest

@@ -25,16 +25,16 @@ func BenchmarkJournalAppend(b *testing.B) {
 			RouteID: "0b0f1c56-61a1-4b5e-9a53-0d0f4a3d3a11", MockID: "648e337a-8387-554d-a85e-4722043881e5",
 			Status: 200, DurationMS: 0.123, Client: "127.0.0.1"}
 	}
-	entries := make([]*decoy.JournalEntry, batch)
-	for i := range entries {
-		entries[i] = entry(i)
+	records := make([][]byte, batch)
+	for i := range records {
+		records[i] = entry(i).AppendRecord(nil)
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	before := cpuTime()
 	for b.Loop() {
-		if err := j.Append(ctx, map[string][]*decoy.JournalEntry{decoy.DefaultProjectID: entries}); err != nil {
+		if err := j.Append(ctx, map[string][][]byte{decoy.DefaultProjectID: records}); err != nil {
 			b.Fatal(err)
 		}
 	}

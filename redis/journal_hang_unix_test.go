@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/journal/journaltest"
 	"github.com/decoy-mock/decoy/redis"
 )
 
@@ -27,7 +28,7 @@ func TestJournalRedisHangs(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		err := j.Append(ctx, map[string][]*decoy.JournalEntry{"p": {{Path: "/x"}}})
+		err := j.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{"p": {{Path: "/x"}}}))
 		return time.Since(start), err
 	}
 	if _, err := write(); err != nil {

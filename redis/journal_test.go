@@ -8,6 +8,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/journal/journaltest"
 	"github.com/decoy-mock/decoy/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestJournal(t *testing.T) {
@@ -28,7 +29,7 @@ func TestJournalStream(t *testing.T) {
 	for range 30 {
 		es = append(es, &decoy.JournalEntry{Method: "GET", Path: "/x", Status: 200})
 	}
-	if err := j.Append(ctx, map[string][]*decoy.JournalEntry{"p1": es}); err != nil {
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": es}); err != nil {
 		t.Fatal(err)
 	}
 	key := prefix + "{project:p1}:journal"
@@ -59,7 +60,7 @@ func TestJournalRedisDown(t *testing.T) {
 	j := redis.NewJournal(deadClient(t), "decoytest:", 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := j.Append(ctx, map[string][]*decoy.JournalEntry{"p": {{Path: "/x"}}})
+	err := j.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{"p": {{Path: "/x"}}}))
 	if decoy.ErrorCode(err) != decoy.EUNAVAILABLE {
 		t.Errorf("Append: %v", err)
 	}
@@ -71,5 +72,39 @@ func TestJournalRedisDown(t *testing.T) {
 	}
 	if err := j.Clear(ctx, "p"); decoy.ErrorCode(err) != decoy.EUNAVAILABLE {
 		t.Errorf("Clear: %v", err)
+	}
+}
+
+// Entries an earlier version wrote, as JSON in the field "e", are read
+// with the records of "r" around them; a message with neither is skipped.
+func TestJournalOldEntries(t *testing.T) {
+	c, prefix := testRedis(t)
+	j := redis.NewJournal(c, prefix, 10)
+	ctx := context.Background()
+	key := prefix + "{project:p}:journal"
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	old := &decoy.JournalEntry{At: at, Method: "GET", Path: "/old", Headers: map[string]string{"Host": "x"}, Status: 200, DurationMS: 1.5}
+	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"e", old.AppendJSON(nil)}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(ctx, journaltest.Records(map[string][]*decoy.JournalEntry{"p": {{At: at, Method: "POST", Path: "/new", Status: 201}}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"other", "x"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := j.List(ctx, "p", decoy.JournalFilter{}, "", 10)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if got[0].Path != "/new" || got[0].Status != 201 || !got[0].At.Equal(at) {
+		t.Errorf("the record: %+v", got[0])
+	}
+	if g := got[1]; g.Path != "/old" || g.Headers["Host"] != "x" || g.DurationMS != 1.5 || !g.At.Equal(at) || g.ID == "" {
+		t.Errorf("the earlier version's entry: %+v", g)
+	}
+	after, err := j.After(ctx, "p", "0-0", 10)
+	if err != nil || len(after) != 2 || after[0].Path != "/old" {
+		t.Errorf("After: %v %v", after, err)
 	}
 }

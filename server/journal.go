@@ -3,7 +3,6 @@ package server
 import (
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -15,10 +14,12 @@ import (
 // This file records requests in the request journal (§13.2). The read
 // path notes on the request's recorder what the request reached (noteOf):
 // the project, the route, the mock. Once the answer is written, observe
-// hands the recorder to the journal (logRequest), whose writer makes the
-// entry off the answer's path (journalRequest.Entry): a request costs the
-// journal a queue slot and no allocation. A request that reached no
-// project (an unknown slug or mock id) is not recorded.
+// writes the request's record (decoy.JournalRecord) straight from the
+// request into a pooled buffer, with neither an entry nor a map of its
+// headers, and queues it (recordJournal): the journal holds bytes, not
+// the request nor its response writer, and a request costs it no
+// allocation. A request that reached no project (an unknown slug or mock
+// id) is not recorded.
 
 // journalNote is what a request reached, for the journal.
 type journalNote struct {
@@ -40,98 +41,100 @@ func noteOf(w http.ResponseWriter) *journalNote {
 	return new(journalNote) // not observed: not recorded
 }
 
-// journalRequest is an answered request as the journal gets it; it is the
-// recorder's, so that recording allocates nothing.
+// journalRequest is what the journal records of a request besides the
+// request itself: the recorder's.
 type journalRequest struct {
-	note    journalNote
-	s       *Server
-	r       *http.Request
-	at      time.Time
-	elapsed time.Duration
-	status  int
+	note journalNote
 	// body keeps what the handler read of the request's body (nil: it
 	// had none, or its section reads none).
 	body *bodyCopy
 }
 
-// recordJournal hands an answered request to the journal, when it reached
-// a project.
+// recordJournal queues the record of an answered request, when it
+// reached a project.
 func (s *Server) recordJournal(rec *recorder, r *http.Request, elapsed time.Duration) {
 	q := &rec.journal
 	if q.note.project == "" || s.cfg.Journal == nil {
 		return
 	}
-	q.s, q.r, q.status, q.elapsed = s, r, rec.status, elapsed
-	q.at = s.cfg.Now().Add(-elapsed)
-	s.cfg.Journal.RecordRequest(q.note.project, q)
+	b := journal.NewBuffer()
+	b.B = s.appendJournalRecord(b.B, q, r, rec.status, s.cfg.Now().Add(-elapsed), elapsed)
+	s.cfg.Journal.Queue(q.note.project, b)
 }
 
-// Entry makes the journal's entry of the request, with its secrets
-// REDACTED and its body cut at decoy.MaxJournalBody. The journal's writer
-// calls it, after the answer: the request is no longer changed.
-func (q *journalRequest) Entry() *decoy.JournalEntry {
-	r := q.r
-	e := &decoy.JournalEntry{
-		At:         q.at.UTC(),
+// appendJournalRecord appends the journal's record of an answered request
+// to b, with its secrets REDACTED and its body cut at
+// decoy.MaxJournalBody: the entry of each header name once, its values
+// joined, the Host among them, and the values of the headers that carry
+// secrets REDACTED.
+func (s *Server) appendJournalRecord(b []byte, q *journalRequest, r *http.Request, status int, at time.Time, elapsed time.Duration) []byte {
+	e := decoy.JournalRecord{
+		At:         at.UTC(),
 		Method:     r.Method,
 		Path:       r.URL.EscapedPath(),
 		Query:      query.Redact(r.URL.RawQuery),
-		Headers:    q.s.journalHeaders(r),
 		RouteID:    q.note.route,
 		MockID:     q.note.mock,
 		Rule:       q.note.rule,
-		Status:     q.status,
-		DurationMS: float64(q.elapsed.Microseconds()) / 1000,
-		Client:     q.s.clientAddr(r),
+		Status:     status,
+		DurationMS: float64(elapsed.Microseconds()) / 1000,
+		Client:     s.clientAddr(r),
 		Forwarded:  q.note.forwarded,
 	}
-	if b := q.body; b != nil {
-		e.Body = string(b.kept)
-		e.BodyCut = b.n > int64(len(b.kept)) || !b.whole(r)
+	var body []byte
+	if c := q.body; c != nil {
+		body = c.kept
+		e.BodyCut = c.n > int64(len(c.kept)) || !c.whole(r)
 	} else {
 		e.BodyCut = hasBody(r) // not read: not kept
 	}
-	return e
-}
-
-// journalHeaders are the request's headers as the journal keeps them:
-// each name once, its values joined, the Host among them, and the values
-// of the headers that carry secrets REDACTED.
-func (s *Server) journalHeaders(r *http.Request) map[string]string {
-	h := make(map[string]string, len(r.Header)+1)
+	headers := len(r.Header)
 	if r.Host != "" {
-		h["Host"] = r.Host
+		headers++
+	}
+	b = e.Append(b, body, headers)
+	if r.Host != "" {
+		b = decoy.AppendJournalHeader(b, "Host", r.Host)
 	}
 	for name, values := range r.Header {
-		switch {
-		case s.secretHeader(name):
-			h[name] = "REDACTED"
-		case len(values) == 1:
-			h[name] = values[0]
-		default:
-			h[name] = strings.Join(values, ", ")
+		if s.secretHeader(name) {
+			b = decoy.AppendJournalHeader(b, name, "REDACTED")
+		} else {
+			b = decoy.AppendJournalHeader(b, name, values...)
 		}
 	}
-	return h
+	return b
 }
 
 // secretHeaders carry credentials, besides the mock token headers.
 var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}
 
 // secretHeader reports whether a request header carries a secret: a mock
-// token header (--token-header's too), credentials or cookies.
+// token header (--token-header's too), credentials or cookies, in any
+// letter case. It compares lengths first, then ASCII letters, as a
+// header's name is ASCII (net/http refuses others).
 func (s *Server) secretHeader(name string) bool {
-	for _, n := range s.tokenHeaders {
-		if strings.EqualFold(name, n) {
-			return true
-		}
-	}
-	for _, n := range secretHeaders {
-		if strings.EqualFold(name, n) {
+	for _, n := range s.secretHeaders {
+		if len(n) == len(name) && equalFoldASCII(n, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// equalFoldASCII reports whether a and b, of one length, are equal but
+// for the case of ASCII letters.
+func equalFoldASCII(a, b string) bool {
+	for i := range len(a) {
+		c, d := a[i], b[i]
+		if c == d {
+			continue
+		}
+		if c|0x20 != d|0x20 || c|0x20 < 'a' || c|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // hasBody reports whether a request comes with a body.

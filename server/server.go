@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,14 +197,17 @@ type Server struct {
 	metrics      *metrics
 	log          *slog.Logger
 	tokenHeaders []string
-	corsAny      bool
-	corsOrigins  map[string]bool
-	handler      http.Handler
-	queries      mockcache.Queries
-	dates        dates
-	templates    mockcache.Templates
-	generation   *generate.Queue
-	studio       *studio.Handler // nil: the Studio is off
+	// secretHeaders are the names of the request headers the journal
+	// keeps REDACTED: the token headers and secretHeaders (journal.go).
+	secretHeaders []string
+	corsAny       bool
+	corsOrigins   map[string]bool
+	handler       http.Handler
+	queries       mockcache.Queries
+	dates         dates
+	templates     mockcache.Templates
+	generation    *generate.Queue
+	studio        *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).
 	hosts map[string]bool
@@ -310,6 +314,7 @@ func New(cfg Config) *Server {
 	if cfg.TokenHeader != "" && !isAuthorization(cfg.TokenHeader) { // Authorization: see bearerToken
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
+	s.secretHeaders = append(slices.Clone(s.tokenHeaders), secretHeaders...)
 	if cfg.Routes != nil {
 		s.projects = mockcache.NewProjects(cfg.Routes, s.cache, func(projectID string, err error) {
 			s.log.Warn("routes left out of a project's table", "project", projectID, "err", err)
