@@ -39,7 +39,8 @@ type Answer struct {
 	processed bool         // built from the selected records, not the stored bytes
 	res       query.Result // the selected records, when processed and not built
 	built     *builtAnswer
-	gz        []byte // the gzipped body, when kept
+	gz        []byte    // the gzipped body, when kept in memory
+	gzFile    *fileBody // the gzipped body, when kept in a file
 }
 
 // Answer runs the query (nil: none) and decides the answer for a client
@@ -98,12 +99,14 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.Length = size
 		return a
 	case !a.processed:
-		a.gz = e.Gzip()
+		a.gz, a.gzFile = e.Gzip()
 	case a.built != nil:
 		a.gz = e.answers.gzipped(e.set, key, a.built)
 	}
 	a.Length = len(a.gz)
-	if a.gz == nil {
+	if a.gzFile != nil {
+		a.Length = int(a.gzFile.size)
+	} else if a.gz == nil {
 		// Gzipped on the fly, as it is written: sent without
 		// Content-Length.
 		a.Length = -1
@@ -113,7 +116,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 
 // Bytes returns the answer's body when it is held whole in memory (the
 // stored bytes, a kept answer, or their gzipped copies), and nil when it is
-// made as it is written. The bytes never change: they may be sent after
+// made as it is written or sent from a file. The bytes never change: they may be sent after
 // the call that wrote them returned (see transport.Gather).
 func (a *Answer) Bytes() []byte {
 	switch {
@@ -132,6 +135,8 @@ func (a *Answer) WriteBody(w io.Writer) {
 	switch b := a.Bytes(); {
 	case b != nil:
 		_, _ = w.Write(b)
+	case a.gzFile != nil:
+		a.gzFile.writeTo(w)
 	case a.Gzip && !a.processed:
 		a.e.writeGzip(w)
 	case a.Gzip && a.built != nil:
