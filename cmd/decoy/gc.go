@@ -57,9 +57,10 @@ func limitMemory(heap func() int64) {
 	tuneOnce.Do(tuneGC)
 }
 
-// setMemoryLimit sets the memory limit from what the cache holds now.
+// setMemoryLimit sets the memory limit from what the cache holds now,
+// unless the GOMEMLIMIT variable set one.
 func setMemoryLimit() {
-	if heap := cacheHeap.Load(); heap != nil {
+	if heap := cacheHeap.Load(); heap != nil && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimitFor((*heap)()))
 	}
 }
