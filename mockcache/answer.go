@@ -1,7 +1,6 @@
 package mockcache
 
 import (
-	"bytes"
 	"io"
 	"strings"
 	"sync"
@@ -60,7 +59,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.Total = doc.Len()
 		if keep {
 			if a.built = e.answers.lookup(e.set, key); a.built != nil {
-				size, a.Total, etag = len(a.built.body), a.built.total, a.built.etag
+				size, a.Total, etag = a.built.size, a.built.total, a.built.etag
 				keep = false // kept already
 			}
 		}
@@ -92,7 +91,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
 	}
 	if keep && !a.NotModified {
-		a.built = e.answers.offer(e.set, key, size, a.Total, tag, func(b *bytes.Buffer) { a.res.WriteTo(b) })
+		a.built = e.answers.offer(e.set, key, size, a.Total, tag, e.spillDir, func(w io.Writer) { a.res.WriteTo(w) })
 	}
 	switch {
 	case !a.Gzip:
@@ -101,7 +100,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	case !a.processed:
 		a.gz, a.gzFile = e.Gzip()
 	case a.built != nil:
-		a.gz = e.answers.gzipped(e.set, key, a.built)
+		a.gz, a.gzFile = e.answers.gzipped(e.set, key, e.spillDir, a.built)
 	}
 	a.Length = len(a.gz)
 	if a.gzFile != nil {
@@ -140,7 +139,9 @@ func (a *Answer) WriteBody(w io.Writer) {
 	case a.Gzip && !a.processed:
 		a.e.writeGzip(w)
 	case a.Gzip && a.built != nil:
-		gzipTo(w, func(zw io.Writer) { zw.Write(a.built.body) })
+		gzipTo(w, a.built.writeTo)
+	case a.built != nil:
+		a.built.writeTo(w) // kept in a file
 	case a.Gzip:
 		gzipTo(w, func(zw io.Writer) { a.res.WriteTo(zw) })
 	default:

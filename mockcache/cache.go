@@ -69,7 +69,7 @@ type Cache struct {
 	maxOpen int
 	// onEvict is called with how many entries the bounds dropped.
 	onEvict func(n int)
-	// spillDir is where large gzipped copies are kept (Config.SpillDir).
+	// spillDir is where large kept bodies are kept (Config.SpillDir).
 	spillDir string
 
 	// live, when set, keeps the mocks' live data: entries hold it.
@@ -111,9 +111,10 @@ type Config struct {
 	OnStale func(id string, err error)
 	// Now is the clock of the checks against a shared store.
 	Now func() time.Time
-	// SpillDir, when set, is a folder where the gzipped copies of large
-	// documents are kept, rather than in memory (see spill): counted
-	// within MaxBytes all the same, and sent from the file system's cache.
+	// SpillDir, when set, is a folder where the large bodies kept over
+	// documents (gzipped copies, kept answers) are kept, rather than in
+	// memory (see spillMin): counted within MaxBytes all the same, and
+	// sent from the file system's cache.
 	SpillDir string
 	// Live, when set, keeps the mocks' live data (§12): an entry holds its
 	// mock's live data, the base the store keeps with the writes after it

@@ -44,8 +44,8 @@ type Entry struct {
 	// oneAnswer is set on an entry made for one answer (see
 	// NewAnswerEntry).
 	oneAnswer bool
-	// spillDir is the folder of the cache's large gzipped copies (see
-	// spill), empty to keep them in memory.
+	// spillDir is the folder of the cache's large kept bodies (see
+	// spillMin), empty to keep them in memory.
 	spillDir string
 
 	// checked is when the entry was last known to match the store (Unix

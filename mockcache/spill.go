@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 )
 
-// spillMin is the smallest gzipped copy of a stored document kept in a file
-// rather than in memory, when the cache has a folder for them
-// (Config.SpillDir). Such a copy is sent with sendfile from the file
-// system's cache, so that it adds nothing to the process's memory; the
-// document it is a copy of is mapped from its file already. Below it, a
-// copy is small enough to keep in memory and send in one write with its
-// head.
+// spillMin is the smallest body kept in a file rather than in memory,
+// when the cache has a folder for them (Config.SpillDir): the gzipped copy
+// of a stored document, a kept answer and its gzipped copy. Such a body is
+// sent with sendfile from the file system's cache, so that it adds
+// nothing to the process's memory (the document it is made from is mapped
+// from its file already). Below it, a body is small enough to keep in
+// memory and send in one write with its head.
 const spillMin = 256 << 10
 
 // spilled counts the bytes of the files spill wrote that are not removed
@@ -35,7 +35,7 @@ type fileBody struct {
 // returns it; nil when a reservation failed or the file could not be
 // written, its bytes then given back with free.
 func spill(dir string, write func(io.Writer), reserve func(int64) bool, free func(int64)) *fileBody {
-	f, err := os.CreateTemp(dir, "gzip-*")
+	f, err := os.CreateTemp(dir, "kept-*") // the folder is emptied at start: see cmd/decoy's uploadDir
 	if err != nil {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/mockcache"
+	"github.com/decoy-mock/decoy/query"
 )
 
 // gzipAnswer reads mock id whole through c as a client that accepts gzip,
@@ -111,6 +112,9 @@ func TestSmallGzipCopyInMemory(t *testing.T) {
 	}
 }
 
+// spillPrefix begins the names of the files the cache spills.
+const spillPrefix = "kept-"
+
 func spillFiles(t *testing.T, dir string) int {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -119,9 +123,55 @@ func spillFiles(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "gzip-") {
+		if strings.HasPrefix(e.Name(), spillPrefix) {
 			n++
 		}
 	}
 	return n
+}
+
+// queryAnswer reads mock id through c with the query string raw, as a
+// client that accepts gzip or not, and returns the body as written, its
+// Length and whether it was held in memory.
+func queryAnswer(t *testing.T, c *mockcache.Cache, id, raw string, gz bool) (body []byte, length int, inMemory bool) {
+	t.Helper()
+	e, err := c.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	q, err := query.Compile(query.ParseParams(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.Answer(q, raw, gz, "")
+	var b bytes.Buffer
+	a.WriteBody(&b)
+	return b.Bytes(), a.Length, a.Bytes() != nil
+}
+
+// A large answer kept for a repeated query, and its gzipped copy, are kept
+// in files, and sent as a cache without a spill folder sends them.
+func TestKeptAnswerSpilled(t *testing.T) {
+	store := &fileStore{dir: t.TempDir()}
+	id, raw := mockID(1), "order_by=f1"
+	store.put(t, id, fieldsDoc(2000))
+	inMemory := mockcache.New(mockcache.Config{Store: store})
+	spillDir := t.TempDir()
+	spilling := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
+	for _, gz := range []bool{false, true} {
+		for i := range 3 { // offered, kept, sent as kept
+			want, wantLen, _ := queryAnswer(t, inMemory, id, raw, gz)
+			got, n, held := queryAnswer(t, spilling, id, raw, gz)
+			if !bytes.Equal(got, want) || n != wantLen {
+				t.Fatalf("gzip %v, read %d: %d bytes, Length %d; want %d bytes, Length %d", gz, i, len(got), n, len(want), wantLen)
+			}
+			if i == 2 && held {
+				t.Errorf("gzip %v: the kept answer is held in memory", gz)
+			}
+		}
+	}
+	if files := spillFiles(t, spillDir); files != 2 {
+		t.Errorf("%d files in the spill folder, want the answer's and its gzipped copy's", files)
+	}
 }

@@ -106,8 +106,8 @@ type Config struct {
 	// UploadDir is where uploaded documents are streamed to, on the same
 	// file system as the store's files if it keeps any, so that it can
 	// move them into place; empty: the system's temporary folder. The
-	// cache keeps the gzipped copies of large documents there too
-	// (mockcache.Config.SpillDir); empty: in memory.
+	// cache keeps its large bodies there too, gzipped copies and kept
+	// answers (mockcache.Config.SpillDir); empty: in memory.
 	UploadDir string
 
 	// CORSOrigins are the allowed origins; empty or "*" allows any.
