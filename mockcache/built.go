@@ -43,7 +43,7 @@ type builtAnswers struct {
 }
 
 // builtAnswer is one query's kept answer: its body in memory, or in a
-// file of the spill folder when it is spillMin or more (see spill).
+// file of the spill folder when it is over spillMinAnswer (see spill).
 type builtAnswer struct {
 	body  []byte
 	file  *fileBody
@@ -106,8 +106,8 @@ func (b *builtAnswers) lookup(set *budget.Set, key string) *builtAnswer {
 // offer is told the answer the query string key gave, of size bytes: the
 // second time an answer is offered, its body is built with write (which
 // must write size bytes) and kept in set, in a file of spillDir when it is
-// spillMin or more and spillDir is set, and returned; else offer returns
-// nil.
+// over spillMinAnswer and spillDir is set, and returned; else offer
+// returns nil.
 func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag, spillDir string, write func(io.Writer)) *builtAnswer {
 	if int64(size) > b.budget.Load() || len(key) > builtMaxKey {
 		return nil
@@ -117,7 +117,7 @@ func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag,
 	}
 	k := budget.Key{Kind: kindAnswer, Name: key}
 	ba, _ := set.Load(k, func(bb *budget.Build) any {
-		if spillDir != "" && size >= spillMin {
+		if spillDir != "" && size > spillMinAnswer {
 			if fb := spill(spillDir, write, bb.Reserve, bb.Free); fb != nil && fb.size == int64(size) {
 				return &builtAnswer{file: fb, size: size, total: total, etag: etag}
 			} else if fb != nil {

@@ -131,8 +131,9 @@ func spillFiles(t *testing.T, dir string) int {
 }
 
 // queryAnswer reads mock id through c with the query string raw, as a
-// client that accepts gzip or not, and returns the body as written, its
-// Length and whether it was held in memory.
+// client that accepts gzip or not, with room to keep any answer, and
+// returns the body as written, its Length and whether it was held in
+// memory.
 func queryAnswer(t *testing.T, c *mockcache.Cache, id, raw string, gz bool) (body []byte, length int, inMemory bool) {
 	t.Helper()
 	e, err := c.Get(context.Background(), id)
@@ -140,6 +141,7 @@ func queryAnswer(t *testing.T, c *mockcache.Cache, id, raw string, gz bool) (bod
 		t.Fatal(err)
 	}
 	defer e.Release()
+	e.SetKeepBudget(1 << 30) // an answer as large as the document is kept
 	q, err := query.Compile(query.ParseParams(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -150,28 +152,42 @@ func queryAnswer(t *testing.T, c *mockcache.Cache, id, raw string, gz bool) (bod
 	return b.Bytes(), a.Length, a.Bytes() != nil
 }
 
-// A large answer kept for a repeated query, and its gzipped copy, are kept
-// in files, and sent as a cache without a spill folder sends them.
+// A kept answer over 4 MiB, and the gzipped copy of one of 256 KiB or
+// more, are kept in files; a kept answer of 4 MiB or less stays in memory,
+// to leave in one write with its head. Each is sent as a cache without a
+// spill folder sends it.
 func TestKeptAnswerSpilled(t *testing.T) {
-	store := &fileStore{dir: t.TempDir()}
-	id, raw := mockID(1), "order_by=f1"
-	store.put(t, id, fieldsDoc(2000))
-	inMemory := mockcache.New(mockcache.Config{Store: store})
-	spillDir := t.TempDir()
-	spilling := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
-	for _, gz := range []bool{false, true} {
-		for i := range 3 { // offered, kept, sent as kept
-			want, wantLen, _ := queryAnswer(t, inMemory, id, raw, gz)
-			got, n, held := queryAnswer(t, spilling, id, raw, gz)
-			if !bytes.Equal(got, want) || n != wantLen {
-				t.Fatalf("gzip %v, read %d: %d bytes, Length %d; want %d bytes, Length %d", gz, i, len(got), n, len(want), wantLen)
+	for _, tc := range []struct {
+		name      string
+		records   int
+		plainHeld bool
+		files     int
+	}{
+		{"1.4 MB", 2000, true, 1},
+		{"5 MB", 7000, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &fileStore{dir: t.TempDir()}
+			id, raw := mockID(1), "order_by=f1"
+			store.put(t, id, fieldsDoc(tc.records))
+			inMemory := mockcache.New(mockcache.Config{Store: store})
+			spillDir := t.TempDir()
+			spilling := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
+			for _, gz := range []bool{false, true} {
+				for i := range 3 { // offered, kept, sent as kept
+					want, wantLen, _ := queryAnswer(t, inMemory, id, raw, gz)
+					got, n, held := queryAnswer(t, spilling, id, raw, gz)
+					if !bytes.Equal(got, want) || n != wantLen {
+						t.Fatalf("gzip %v, read %d: %d bytes, Length %d; want %d bytes, Length %d", gz, i, len(got), n, len(want), wantLen)
+					}
+					if wantHeld := tc.plainHeld && !gz; i == 2 && held != wantHeld {
+						t.Errorf("gzip %v: held in memory %v, want %v", gz, held, wantHeld)
+					}
+				}
 			}
-			if i == 2 && held {
-				t.Errorf("gzip %v: the kept answer is held in memory", gz)
+			if files := spillFiles(t, spillDir); files != tc.files {
+				t.Errorf("%d files in the spill folder, want %d", files, tc.files)
 			}
-		}
-	}
-	if files := spillFiles(t, spillDir); files != 2 {
-		t.Errorf("%d files in the spill folder, want the answer's and its gzipped copy's", files)
+		})
 	}
 }

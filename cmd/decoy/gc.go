@@ -34,7 +34,7 @@ const (
 // connections' buffers and requests' garbage, and room for the collector
 // to work in. The runtime's soft memory limit is what the cache holds in
 // the heap plus this (see limitMemory).
-const memoryOverhead = 18 << 20
+const memoryOverhead = 24 << 20
 
 // cacheHeap, once the server is made, returns how much of the heap the
 // mocks kept ready to serve hold (server.Server.CacheHeapBytes).
