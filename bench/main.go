@@ -147,7 +147,7 @@ func parseFlags(args []string) (*config, error) {
 	sizes := fs.String("sizes", "1k,10k,100k", "dataset sizes in records, comma-separated (1k, 10k, 100k, 1m, or a number)")
 	servers := fs.String("servers", strings.Join(serverNames, ","), "servers to run, comma-separated")
 	othersMax := fs.String("others-max", "100k", "largest dataset json-server and Mockoon are run on (they take minutes a request beyond)")
-	memory := fs.String("memory", "10k,100k", "datasets one Decoy loads together for the memory measurement, comma-separated; empty: none")
+	memory := fs.String("memory", "10k,100k", "datasets one Decoy loads together for the memory measurement, comma-separated, each query asked as a plain and as a gzip client; empty: none")
 	clientList := fs.String("clients", "plain,gzip,private", "how Decoy, nginx and nethttp are asked, comma-separated: plain (no Accept-Encoding), gzip (Accept-Encoding: gzip, deflate, br), private (a private mock, its token header and gzip)")
 	cfg := &config{}
 	fs.IntVar(&cfg.RotateMocks, "rotate-mocks", 1000, "mocks read round-robin in the many-mocks phase; 0: no such phase")
@@ -160,7 +160,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&cfg.RoutesRounds, "routes-rounds", 5, "in the routes phase, rounds in which the reads take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
-	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query and dataset in the memory measurement")
+	fs.DurationVar(&cfg.MemoryEach, "memory-duration", 3*time.Second, "load per query, client and dataset in the memory measurement")
 	fs.IntVar(&cfg.Conns, "conns", 32, "keep-alive connections")
 	fs.DurationVar(&cfg.Timeout, "timeout", time.Minute, "longest one request may take before it counts as a timeout")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", 5*time.Minute, "longest a server may take to start and load a dataset")

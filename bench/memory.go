@@ -11,31 +11,38 @@ import (
 )
 
 // memoryResult is the memory phase: one Decoy process that loads several
-// datasets and serves every query on each, and its peak RSS over all of it
-// (VmHWM never reset), against the datasets' total size.
+// datasets and serves every query on each, to each of memoryClients, and
+// its peak RSS over all of it (VmHWM never reset), against the datasets'
+// total size.
 type memoryResult struct {
-	Sizes       []size  `json:"sizes"`
-	DocBytes    int64   `json:"document_bytes"`
-	PeakRSS     int64   `json:"peak_rss_bytes"`
-	AfterLoad   int64   `json:"rss_after_loading_bytes"`
-	AtEnd       int64   `json:"rss_at_end_bytes"`
-	LoadSeconds float64 `json:"load_seconds"`
-	Status      string  `json:"status"`
-	Note        string  `json:"note,omitempty"`
+	Sizes       []size   `json:"sizes"`
+	Clients     []string `json:"clients,omitempty"`
+	DocBytes    int64    `json:"document_bytes"`
+	PeakRSS     int64    `json:"peak_rss_bytes"`
+	AfterLoad   int64    `json:"rss_after_loading_bytes"`
+	AtEnd       int64    `json:"rss_at_end_bytes"`
+	LoadSeconds float64  `json:"load_seconds"`
+	Status      string   `json:"status"`
+	Note        string   `json:"note,omitempty"`
 }
 
 // memoryBudget is the target: peak RSS at most this many times the size of
 // the documents held.
 const memoryBudget = 3
 
+// memoryClients are the clients the memory phase asks every query as,
+// whatever -clients says: browsers and Node ask with gzip, scripts without,
+// and a server that serves both holds both answers.
+var memoryClients = []string{"plain", "gzip"}
+
 // ratio is the peak RSS as a multiple of the documents' size.
 func (m *memoryResult) ratio() float64 { return float64(m.PeakRSS) / float64(m.DocBytes) }
 
 // runMemory runs the memory phase over sizes: a fresh Decoy, each dataset
 // uploaded through the admin API, then every query on every dataset under
-// the usual load for perQuery each.
+// the usual load for perQuery each, as each of memoryClients.
 func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Duration) {
-	m := &memoryResult{Sizes: sizes, Status: "ok"}
+	m := &memoryResult{Sizes: sizes, Clients: memoryClients, Status: "ok"}
 	b.memory = m
 	fail := func(err error) {
 		m.Status, m.Note = "failed", err.Error()
@@ -90,13 +97,13 @@ func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Durat
 	m.LoadSeconds = time.Since(t0).Seconds()
 	m.AfterLoad = p.memory("VmRSS")
 	for _, d := range data {
-		for _, q := range queries {
+		for _, q := range allQueries(memoryClients) {
 			if ctx.Err() != nil {
 				sampler.stop()
 				return
 			}
-			lr := load{addr: addr, targets: []string{target("decoy", q, d)}, conns: b.cfg.Conns, warmup: 0,
-				duration: perQuery, timeout: b.cfg.Timeout}.run(ctx)
+			lr := load{addr: addr, targets: []string{target("decoy", q, d)}, header: headerLines(q.client().headers("")),
+				conns: b.cfg.Conns, warmup: 0, duration: perQuery, timeout: b.cfg.Timeout}.run(ctx)
 			if lr.OK == 0 || lr.Errors+lr.Timeouts > 0 {
 				m.Status = "errors"
 				m.Note = join(m.Note, fmt.Sprintf("%s %s: %d answered, %d errors, %d timeouts", d.size.Label, q.ID, lr.OK, lr.Errors, lr.Timeouts))

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -207,7 +208,7 @@ func writeMemory(w io.Writer, r *report) {
 		return
 	}
 	fmt.Fprintf(w, "## Memory: one Decoy holding %s\n\n", sizeList(m.Sizes))
-	fmt.Fprintf(w, "One process: started empty, each document uploaded through the admin API, then every query on every document at %d connections for %s each. Peak RSS is VmHWM (never reset) and the largest RSS sampled every 50 ms.\n\n", r.Config.Conns, r.Config.MemoryEach)
+	fmt.Fprintf(w, "One process: started empty, each document uploaded through the admin API, then every query on every document, asked by %s clients, at %d connections for %s each. Peak RSS is VmHWM (never reset) and the largest RSS sampled every 50 ms.\n\n", memoryClientList(m), r.Config.Conns, r.Config.MemoryEach)
 	fmt.Fprintf(w, "| documents | peak RSS | ÷ documents | after loading | at the end | loading took | status |\n|--:|--:|--:|--:|--:|--:|---|\n")
 	status := m.Status
 	if m.Note != "" {
@@ -215,6 +216,20 @@ func writeMemory(w io.Writer, r *report) {
 	}
 	fmt.Fprintf(w, "| %s | %s | %s× | %s | %s | %.2f s | %s |\n\n", formatBytes(m.DocBytes), formatBytes(m.PeakRSS),
 		formatFactor2(m.ratio()), formatBytes(m.AfterLoad), formatBytes(m.AtEnd), m.LoadSeconds, status)
+}
+
+// memoryClientList names the clients of the memory phase; runs from before
+// it recorded them asked plain clients only.
+func memoryClientList(m *memoryResult) string {
+	names := map[string]string{"plain": "plain (no Accept-Encoding)", "gzip": "gzip (Accept-Encoding: " + browserAcceptEncoding + ")"}
+	if len(m.Clients) == 0 {
+		return names["plain"]
+	}
+	var s []string
+	for _, c := range m.Clients {
+		s = append(s, cmp.Or(names[c], c))
+	}
+	return strings.Join(s, " and ")
 }
 
 // writeGrowth says how Decoy's latency and throughput grow with the size of

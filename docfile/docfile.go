@@ -45,12 +45,18 @@ type Doc struct {
 	cleanup runtime.Cleanup
 }
 
-// mapped counts the documents mapped now, in the whole process.
-var mapped atomic.Int64
+// mapped counts the documents mapped now, in the whole process, and
+// mappedBytes their pages.
+var mapped, mappedBytes atomic.Int64
 
 // MappedDocs returns how many documents are mapped now, in the whole
 // process: each holds a mapping (and its file's space, if removed).
 func MappedDocs() int64 { return mapped.Load() }
+
+// MappedBytes returns the bytes of the documents mapped now, in whole
+// pages, in the whole process: memory the Go runtime does not manage (see
+// MemoryBytes).
+func MappedBytes() int64 { return mappedBytes.Load() }
 
 // FromBytes returns a document held in memory, with one reference.
 func FromBytes(b []byte) *Doc {
@@ -114,10 +120,12 @@ func mapSized(f *os.File, size int) (*Doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docfile: map %s: %w", f.Name(), err)
 	}
-	mapped.Add(1)
 	d := &Doc{b: b, unmap: unmap}
 	d.refs.Store(1)
-	d.cleanup = runtime.AddCleanup(d, func(unmap func()) { unmap(); mapped.Add(-1) }, unmap)
+	n := d.MemoryBytes()
+	mapped.Add(1)
+	mappedBytes.Add(n)
+	d.cleanup = runtime.AddCleanup(d, func(unmap func()) { unmap(); mapped.Add(-1); mappedBytes.Add(-n) }, unmap)
 	return d, nil
 }
 
@@ -149,6 +157,7 @@ func (d *Doc) Release() {
 		d.cleanup.Stop()
 		d.unmap()
 		mapped.Add(-1)
+		mappedBytes.Add(-d.MemoryBytes())
 	}
 }
 

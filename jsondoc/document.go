@@ -337,10 +337,14 @@ func (d *Document) Column(p Path) *Column {
 	return d.walkingColumn(p.Segs)
 }
 
-// ColumnIn is Column for a structure being built from the column (b): a
-// column kept stays kept until b is done.
+// ColumnIn is Column for a structure being built from the column in one
+// pass over the elements (an order, an index; b is its build): the kept
+// column when there is one, else a column that walks each element as it is
+// asked for and keeps nothing. The structure is what is kept: building a
+// whole column for it would keep, beside it, values it no longer needs
+// (for an order of 100,000 records, 0.8 MB beside its 0.4 MB).
 func (d *Document) ColumnIn(b *budget.Build, p Path) *Column {
-	if c, ok := b.Use(d.columnKey(p), func(b *budget.Build) any { return d.keptColumn(b, p.Segs) }).(*Column); ok {
+	if c, ok := d.set.Get(d.columnKey(p)).(*Column); ok {
 		return c
 	}
 	return d.walkingColumn(p.Segs)

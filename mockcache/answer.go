@@ -1,7 +1,6 @@
 package mockcache
 
 import (
-	"bytes"
 	"io"
 	"strings"
 	"sync"
@@ -39,7 +38,8 @@ type Answer struct {
 	processed bool         // built from the selected records, not the stored bytes
 	res       query.Result // the selected records, when processed and not built
 	built     *builtAnswer
-	gz        []byte // the gzipped body, when kept
+	gz        []byte    // the gzipped body, when kept in memory
+	gzFile    *fileBody // the gzipped body, when kept in a file
 }
 
 // Answer runs the query (nil: none) and decides the answer for a client
@@ -59,7 +59,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.Total = doc.Len()
 		if keep {
 			if a.built = e.answers.lookup(e.set, key); a.built != nil {
-				size, a.Total, etag = len(a.built.body), a.built.total, a.built.etag
+				size, a.Total, etag = a.built.size, a.built.total, a.built.etag
 				keep = false // kept already
 			}
 		}
@@ -91,19 +91,21 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
 	}
 	if keep && !a.NotModified {
-		a.built = e.answers.offer(e.set, key, size, a.Total, tag, func(b *bytes.Buffer) { a.res.WriteTo(b) })
+		a.built = e.answers.offer(e.set, key, size, a.Total, tag, e.spillDir, func(w io.Writer) { a.res.WriteTo(w) })
 	}
 	switch {
 	case !a.Gzip:
 		a.Length = size
 		return a
 	case !a.processed:
-		a.gz = e.Gzip()
+		a.gz, a.gzFile = e.Gzip()
 	case a.built != nil:
-		a.gz = e.answers.gzipped(e.set, key, a.built)
+		a.gz, a.gzFile = e.answers.gzipped(e.set, key, e.spillDir, a.built)
 	}
 	a.Length = len(a.gz)
-	if a.gz == nil {
+	if a.gzFile != nil {
+		a.Length = int(a.gzFile.size)
+	} else if a.gz == nil {
 		// Gzipped on the fly, as it is written: sent without
 		// Content-Length.
 		a.Length = -1
@@ -113,7 +115,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 
 // Bytes returns the answer's body when it is held whole in memory (the
 // stored bytes, a kept answer, or their gzipped copies), and nil when it is
-// made as it is written. The bytes never change: they may be sent after
+// made as it is written or sent from a file. The bytes never change: they may be sent after
 // the call that wrote them returned (see transport.Gather).
 func (a *Answer) Bytes() []byte {
 	switch {
@@ -132,10 +134,14 @@ func (a *Answer) WriteBody(w io.Writer) {
 	switch b := a.Bytes(); {
 	case b != nil:
 		_, _ = w.Write(b)
+	case a.gzFile != nil:
+		a.gzFile.writeTo(w)
 	case a.Gzip && !a.processed:
 		a.e.writeGzip(w)
 	case a.Gzip && a.built != nil:
-		gzipTo(w, func(zw io.Writer) { zw.Write(a.built.body) })
+		gzipTo(w, a.built.writeTo)
+	case a.built != nil:
+		a.built.writeTo(w) // kept in a file
 	case a.Gzip:
 		gzipTo(w, func(zw io.Writer) { a.res.WriteTo(zw) })
 	default:

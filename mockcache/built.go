@@ -2,6 +2,7 @@ package mockcache
 
 import (
 	"bytes"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -41,18 +42,30 @@ type builtAnswers struct {
 	counted int
 }
 
-// builtAnswer is one query's kept answer.
+// builtAnswer is one query's kept answer: its body in memory, or in a
+// file of the spill folder when it is over spillMinAnswer (see spill).
 type builtAnswer struct {
 	body  []byte
+	file  *fileBody
+	size  int
 	total int
 	etag  string
 
-	// gz is body gzipped, made for the first client that accepts gzip, as
-	// write makes it on the fly (the same bytes: the compressor's output
-	// does not depend on how its input is cut); nil when it could not be
-	// kept.
+	// gz is the body gzipped, made for the first client that accepts gzip,
+	// as write makes it on the fly (the same bytes: the compressor's
+	// output does not depend on how its input is cut); neither bytes nor
+	// file when it could not be kept.
 	gzOnce sync.Once
-	gz     []byte
+	gz     gzipCopy
+}
+
+// writeTo writes the answer's body to w.
+func (ba *builtAnswer) writeTo(w io.Writer) {
+	if ba.file != nil {
+		ba.file.writeTo(w)
+		return
+	}
+	_, _ = w.Write(ba.body)
 }
 
 const (
@@ -92,9 +105,10 @@ func (b *builtAnswers) lookup(set *budget.Set, key string) *builtAnswer {
 
 // offer is told the answer the query string key gave, of size bytes: the
 // second time an answer is offered, its body is built with write (which
-// must write size bytes) and kept in set, and returned; else offer
+// must write size bytes) and kept in set, in a file of spillDir when it is
+// over spillMinAnswer and spillDir is set, and returned; else offer
 // returns nil.
-func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag string, write func(*bytes.Buffer)) *builtAnswer {
+func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag, spillDir string, write func(io.Writer)) *builtAnswer {
 	if int64(size) > b.budget.Load() || len(key) > builtMaxKey {
 		return nil
 	}
@@ -103,6 +117,14 @@ func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag 
 	}
 	k := budget.Key{Kind: kindAnswer, Name: key}
 	ba, _ := set.Load(k, func(bb *budget.Build) any {
+		if spillDir != "" && size > spillMinAnswer {
+			if fb := spill(spillDir, write, bb.Reserve, bb.Free); fb != nil && fb.size == int64(size) {
+				return &builtAnswer{file: fb, size: size, total: total, etag: etag}
+			} else if fb != nil {
+				bb.Free(fb.size)
+				return nil
+			}
+		}
 		if !bb.Reserve(int64(size)) {
 			return nil
 		}
@@ -111,7 +133,7 @@ func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag 
 		if buf.Len() != size {
 			return nil
 		}
-		return &builtAnswer{body: buf.Bytes(), total: total, etag: etag}
+		return &builtAnswer{body: buf.Bytes(), size: size, total: total, etag: etag}
 	}).(*builtAnswer)
 	if ba != nil {
 		b.trim(set, key, int64(size)+budget.Overhead(k))
@@ -156,26 +178,41 @@ func (b *builtAnswers) trim(set *budget.Set, key string, own int64) {
 }
 
 // gzipped returns the body of ba, the answer kept for key, gzipped, made
-// once and counted in set with the answer; nil when it could not be kept
-// (the caller gzips the body as it writes it: the same bytes).
-func (b *builtAnswers) gzipped(set *budget.Set, key string, ba *builtAnswer) []byte {
+// once and counted in set with the answer: in a file of spillDir when it
+// is spillMin or more and spillDir is set, else in memory; neither when it
+// could not be kept (the caller gzips the body as it writes it: the same
+// bytes).
+func (b *builtAnswers) gzipped(set *budget.Set, key, spillDir string, ba *builtAnswer) ([]byte, *fileBody) {
 	ba.gzOnce.Do(func() {
 		k := budget.Key{Kind: kindAnswer, Name: key}
-		w := growingBuffer{reserve: func(n int64) bool { return set.Grow(k, n) }, free: func(n int64) { set.Grow(k, -n) }}
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(&w)
-		_, _ = zw.Write(ba.body)
-		zw.Close()
-		zw.Reset(nil)
-		gzipWriters.Put(zw)
-		if w.failed || !w.trim() {
-			set.Grow(k, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
-			return
+		reserve := func(n int64) bool { return set.Grow(k, n) }
+		free := func(n int64) { set.Grow(k, -n) }
+		write := func(w io.Writer) {
+			zw := gzipWriters.Get().(*gzip.Writer)
+			zw.Reset(w)
+			ba.writeTo(zw)
+			zw.Close()
+			zw.Reset(nil)
+			gzipWriters.Put(zw)
 		}
-		ba.gz = w.buf
-		b.trim(set, key, int64(len(ba.body)+cap(ba.gz))+budget.Overhead(k))
+		var held int64
+		if spillDir != "" && ba.size >= spillMin {
+			if fb := spill(spillDir, write, reserve, free); fb != nil {
+				ba.gz, held = fb.keep(), fb.size
+			}
+		}
+		if held == 0 {
+			w := growingBuffer{reserve: reserve, free: free}
+			write(&w)
+			if w.failed || !w.trim() {
+				set.Grow(k, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
+				return
+			}
+			ba.gz, held = gzipCopy{bytes: w.buf}, int64(cap(w.buf))
+		}
+		b.trim(set, key, int64(ba.size)+held+budget.Overhead(k))
 	})
-	return ba.gz
+	return ba.gz.bytes, ba.gz.file
 }
 
 // Kept returns the body kept for the query string key, or nil.
@@ -183,7 +220,7 @@ func (e *Entry) Kept(key string) []byte {
 	if e.answers == nil {
 		return nil
 	}
-	if ba := e.answers.lookup(e.set, key); ba != nil {
+	if ba := e.answers.lookup(e.set, key); ba != nil && ba.file == nil {
 		return ba.body
 	}
 	return nil

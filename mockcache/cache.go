@@ -25,6 +25,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/budget"
+	"github.com/decoy-mock/decoy/docfile"
 )
 
 // Cache keeps every mock that was read or written, parsed. Reads take an
@@ -68,6 +69,8 @@ type Cache struct {
 	maxOpen int
 	// onEvict is called with how many entries the bounds dropped.
 	onEvict func(n int)
+	// spillDir is where large kept bodies are kept (Config.SpillDir).
+	spillDir string
 
 	// live, when set, keeps the mocks' live data: entries hold it.
 	live decoy.LiveStore
@@ -108,6 +111,11 @@ type Config struct {
 	OnStale func(id string, err error)
 	// Now is the clock of the checks against a shared store.
 	Now func() time.Time
+	// SpillDir, when set, is a folder where the large bodies kept over
+	// documents (gzipped copies, kept answers) are kept, rather than in
+	// memory (see spillMin): counted within MaxBytes all the same, and
+	// sent from the file system's cache.
+	SpillDir string
 	// Live, when set, keeps the mocks' live data (§12): an entry holds its
 	// mock's live data, the base the store keeps with the writes after it
 	// applied (see decoy.LiveStore). Nil: no writes, entries hold the
@@ -123,7 +131,7 @@ func New(cfg Config) *Cache {
 	return &Cache{store: cfg.Store, entries: make(map[string]*Entry), mapped: make(map[string]*Entry),
 		flights: make(map[flightKey]*flight), shared: cfg.Shared, now: cfg.Now,
 		pool: budget.NewPool(max(cfg.MaxBytes, 0)), maxOpen: max(cfg.MaxOpenDocuments, 0), onEvict: cfg.OnEvict, onStale: cfg.OnStale,
-		live: cfg.Live}
+		live: cfg.Live, spillDir: cfg.SpillDir}
 }
 
 // Trusted reports whether cached entries can be served without asking the
@@ -340,6 +348,7 @@ func (c *Cache) admit(e *Entry) bool {
 	id := e.Mock.ID
 	set, fits := c.pool.NewSet(e.base(), func() { c.evicted(id, set) })
 	e.attach(set)
+	e.spillDir = c.spillDir
 	return fits
 }
 
@@ -560,6 +569,15 @@ func (c *Cache) Len() (entries, mapped int) {
 // documents and what is built over them, and what builds under way
 // reserved. With a bound, it never passes it.
 func (c *Cache) Footprint() int64 { return c.pool.Used() }
+
+// HeapBytes is about how much of Footprint is memory that the Go runtime
+// manages: all of it but the documents mapped from files and the gzipped
+// copies kept in files (see Config.SpillDir), which the process's mappings
+// and the file system's cache hold. Both are counted process-wide, so
+// with one cache it is exact.
+func (c *Cache) HeapBytes() int64 {
+	return max(c.Footprint()-docfile.MappedBytes()-spilled.Load(), 0)
+}
 
 // Listening is told that every change other replicas announce from now on
 // will be heard. Announcements made while not listening were missed: the

@@ -44,6 +44,9 @@ type Entry struct {
 	// oneAnswer is set on an entry made for one answer (see
 	// NewAnswerEntry).
 	oneAnswer bool
+	// spillDir is the folder of the cache's large kept bodies (see
+	// spillMin), empty to keep them in memory.
+	spillDir string
 
 	// checked is when the entry was last known to match the store (Unix
 	// nanoseconds), for replicas that share the store.
@@ -153,7 +156,7 @@ func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 // what is kept over it).
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
 	f := &Entry{Mock: m, body: e.body, data: e.data, Doc: e.Doc, set: e.set, answers: e.answers,
-		oneAnswer: e.oneAnswer, ContentType: []string{m.ContentType}, liveSeq: e.liveSeq, edited: e.edited,
+		oneAnswer: e.oneAnswer, spillDir: e.spillDir, ContentType: []string{m.ContentType}, liveSeq: e.liveSeq, edited: e.edited,
 		storedETag: m.ETag, storedSize: e.storedSize}
 	f.Mock = f.liveMock(m)
 	return f
@@ -194,19 +197,32 @@ func (e *Entry) Records(items []string) (*jsondoc.Document, bool) {
 // over it.
 var gzipKey = budget.Key{Kind: "gzip"}
 
-// Gzip returns the stored data gzipped, made once and kept with the entry,
-// or nil when it cannot be kept (the caller gzips as it writes: see
-// writeGzip, which makes the same bytes).
-func (e *Entry) Gzip() []byte {
+// gzipCopy is the gzipped copy of the stored data: in memory, or in a
+// file (see spill).
+type gzipCopy struct {
+	bytes []byte
+	file  *fileBody
+}
+
+// Gzip returns the stored data gzipped, made once and kept with the entry:
+// in memory, or in a file of the spill folder when it is spillMin or more
+// and the entry has one. Both are nil when it cannot be kept (the caller
+// gzips as it writes: see writeGzip, which makes the same bytes).
+func (e *Entry) Gzip() ([]byte, *fileBody) {
 	gz, _ := e.set.Load(gzipKey, func(b *budget.Build) any {
+		if e.spillDir != "" && !e.oneAnswer && e.Size() >= spillMin {
+			if fb := spill(e.spillDir, e.writeGzip, b.Reserve, b.Free); fb != nil {
+				return fb.keep()
+			}
+		}
 		w := growingBuffer{reserve: b.Reserve, free: b.Free}
 		e.writeGzip(&w)
 		if w.failed || !w.trim() {
 			return nil
 		}
-		return w.buf
-	}).([]byte)
-	return gz
+		return gzipCopy{bytes: w.buf}
+	}).(gzipCopy)
+	return gz.bytes, gz.file
 }
 
 // writeGzip writes the stored data gzipped to w: as a stored document's

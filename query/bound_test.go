@@ -158,3 +158,45 @@ func TestOrderByNothingIsCheap(t *testing.T) {
 		t.Errorf("%d bytes kept per path that reaches nothing", per)
 	}
 }
+
+// An order or an index is built from a walk of the records, and keeps no
+// column of its path beside it: what a query keeps is the structure it
+// uses (an order of n records holds 4n bytes; the column it was sorted
+// from held 8n more), and the answers are those of a document that keeps
+// its columns (one a scan built first).
+func TestStructuresKeepNoColumn(t *testing.T) {
+	const n = 5000
+	doc := fieldsDoc(n)
+	for _, tc := range []struct {
+		name, raw, kind string
+		most            int64 // bytes kept over the record digests
+	}{
+		{"order", "order_by=f3&limit=5", "order-asc", 4*n + 1<<10},
+		{"order desc", "order_by=f3&order_direction=desc&limit=5", "order-desc", 4*n + 1<<10},
+		{"index", "filters=f3%3D17", "index", 4*n + 64*n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := jsondoc.Parse(doc)
+			pool, set := tight(t, d, 1<<30)
+			d.SetStructures(set)
+			answer(t, d, "filters=f0%3D1") // the record digests, and f0's structures
+			base := pool.Used()
+			body, total, etag := answer(t, d, tc.raw)
+			if set.Get(budget.Key{Kind: "column", Name: "f3"}) != nil {
+				t.Errorf("%s keeps the column of f3", tc.raw)
+			}
+			if set.Get(budget.Key{Kind: tc.kind, Name: "f3"}) == nil {
+				t.Fatalf("%s keeps no %s", tc.raw, tc.kind)
+			}
+			if kept := pool.Used() - base; kept > tc.most {
+				t.Errorf("%s keeps %d bytes, want at most %d", tc.raw, kept, tc.most)
+			}
+			withColumn, _ := jsondoc.Parse(doc)
+			withColumn.Column(jsondoc.NewPath([]string{"f3"})) // kept, then used by the build
+			wantBody, wantTotal, wantETag := answer(t, withColumn, tc.raw)
+			if body != wantBody || total != wantTotal || etag != wantETag {
+				t.Errorf("%s: %.80s (total %d, %s), want %.80s (total %d, %s)", tc.raw, body, total, etag, wantBody, wantTotal, wantETag)
+			}
+		})
+	}
+}

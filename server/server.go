@@ -106,7 +106,9 @@ type Config struct {
 	MaxOpenDocuments int
 	// UploadDir is where uploaded documents are streamed to, on the same
 	// file system as the store's files if it keeps any, so that it can
-	// move them into place; empty: the system's temporary folder.
+	// move them into place; empty: the system's temporary folder. The
+	// cache keeps its large bodies there too, gzipped copies and kept
+	// answers (mockcache.Config.SpillDir); empty: in memory.
 	UploadDir string
 
 	// CORSOrigins are the allowed origins; empty or "*" allows any.
@@ -272,6 +274,7 @@ func New(cfg Config) *Server {
 		Shared:           cfg.SharedStore,
 		MaxBytes:         cfg.MaxCacheBytes,
 		MaxOpenDocuments: cfg.MaxOpenDocuments,
+		SpillDir:         cfg.UploadDir,
 		Now:              cfg.Now,
 		OnEvict:          func(n int) { s.metrics.cacheEvictions.Add(float64(n)) },
 		OnStale: func(id string, err error) {
@@ -383,6 +386,11 @@ func New(cfg Config) *Server {
 // Admin returns the admin API the server serves under /admin/v1, which
 // also seeds mocks at start (admin.API.Seed).
 func (s *Server) Admin() *admin.API { return s.admin }
+
+// CacheHeapBytes is about how much of the memory the mocks kept ready to
+// serve hold is in the Go heap (mockcache.Cache.HeapBytes): the part of
+// --max-cache-bytes that a memory limit must leave room for.
+func (s *Server) CacheHeapBytes() int64 { return s.cache.HeapBytes() }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -538,6 +546,17 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom hands a body read from a file to net/http's own ReadFrom, which
+// sends it with sendfile (see mockcache.Config.SpillDir).
+func (rec *recorder) ReadFrom(r io.Reader) (int64, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := io.Copy(rec.ResponseWriter, r)
+	rec.bytes += n
 	return n, err
 }
 

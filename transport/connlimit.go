@@ -2,6 +2,7 @@ package transport
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -165,6 +166,15 @@ func (c *limitedConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// ReadFrom hands a response body to the connection's own ReadFrom
+// (sendfile for a file, on a *net.TCPConn), as errorConn does.
+func (c *limitedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{c.Conn}, r)
 }
 
 // NetConn returns the connection under the limit.

@@ -1,8 +1,12 @@
 package main_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,4 +177,69 @@ func openDocuments(t *testing.T, pid int, dir string) (fds, maps int) {
 		}
 	}
 	return fds, maps
+}
+
+// A large document's gzipped copy, and a large kept answer's, are kept in
+// files of the data directory (the answer itself, under 4 MiB, in memory) and sent from there (with sendfile): whole,
+// with their length, and the same bytes read after read; the files are
+// counted in decoy_cache_bytes.
+func TestLargeBodiesFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir, "--admin-token", adminToken, "--rate-limit", "0")
+	var b strings.Builder
+	b.WriteString("[")
+	for j := range 20_000 {
+		if j > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"name":"user %d","score":%d,"text":"%x"}`, j, j, (j*7919)%20_000, j*104729)
+	}
+	b.WriteString("]")
+	doc := b.String() // about 1.3 MB
+	id := createMock(t, p, doc, client.CreateOptions{}).ID
+	for _, path := range []string{"/mock/" + id, "/mock/" + id + "?order_by=score"} {
+		var first []byte
+		for i := range 3 { // built, kept, sent as kept
+			req, _ := http.NewRequest(http.MethodGet, p.url+path, nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s, read %d: %v %d %q", path, i, err, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+			}
+			if i > 0 && (resp.ContentLength != int64(len(body)) || !bytes.Equal(body, first)) {
+				t.Fatalf("%s, read %d: %d bytes, Content-Length %d; want the %d bytes of the first read", path, i, len(body), resp.ContentLength, len(first))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil || len(plain) != len(doc) {
+				t.Fatalf("%s, read %d: %v, %d bytes unpacked, want %d", path, i, err, len(plain), len(doc))
+			}
+			first = body
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "kept-") {
+			kept++
+		}
+	}
+	if kept < 2 {
+		t.Errorf("%d kept bodies in files, want the document's gzipped copy and the answer's", kept)
+	}
+	m := regexp.MustCompile(`(?m)^decoy_cache_bytes (\S+)$`).FindStringSubmatch(get(t, p.url+"/metrics").body)
+	if n, _ := strconv.ParseFloat(m[1], 64); n < float64(2*len(doc)) {
+		t.Errorf("decoy_cache_bytes = %s, want at least the document and the kept answer (%d bytes each)", m[1], len(doc))
+	}
 }
