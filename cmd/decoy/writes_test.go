@@ -75,7 +75,7 @@ var errKilled = errors.New("the server was killed")
 // server's).
 func killedClient(t *testing.T, killed *atomic.Bool) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)
 		if err == nil && killed.Load() {
 			conn.Close()
