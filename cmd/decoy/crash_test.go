@@ -109,10 +109,9 @@ func testCrashRounds(t *testing.T, dataDir, dbFile string, args ...string) {
 	}
 	var churn []*churnMock
 	for round := 1; round <= crashRounds; round++ {
-		tr := &http.Transport{MaxIdleConnsPerHost: 64}
-		hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-		run := &crashRun{t: t, admin: &client.Client{BaseURL: p.url, AdminToken: adminToken, HTTP: hc},
-			hc: hc, base: p.url, mocks: mocks, churn: churn, progress: make(chan struct{})}
+		run := &crashRun{t: t, base: p.url, mocks: mocks, churn: churn, progress: make(chan struct{})}
+		run.hc = killedClient(t, &run.killed)
+		run.admin = &client.Client{BaseURL: p.url, AdminToken: adminToken, HTTP: run.hc}
 		// Sums over the mocks: sequences acknowledged, reads answered 200,
 		// reads in flight.
 		sums := func() (acked, reads, inFlight int64) {
@@ -126,7 +125,7 @@ func testCrashRounds(t *testing.T, dataDir, dbFile string, args ...string) {
 		acked0, reads0, inFlight0 := sums()
 		killAfter := 200*time.Millisecond + rand.N(600*time.Millisecond)
 		run.load(p, killAfter)
-		tr.CloseIdleConnections()
+		run.hc.CloseIdleConnections()
 		acked, reads, inFlight := sums()
 		acked, reads, inFlight = acked-acked0, reads-reads0, inFlight-inFlight0
 		p = start(t, dataDir, args...)

@@ -5,12 +5,16 @@ package main_test
 // once lose nothing and assign no id twice.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,15 +61,44 @@ func things(t *testing.T, p *proc, id string) []map[string]any {
 // client of the write streams: no keep-alive limits, short time-outs.
 var writeClient = &http.Client{Timeout: 10 * time.Second}
 
+// errKilled is what a client of killedClient dials once the process was
+// killed.
+var errKilled = errors.New("the server was killed")
+
+// killedClient returns a client of a write stream to a process that the
+// test kills, which answers only from that process: once killed is set
+// (right before the kill), the connections it makes fail. The process
+// held its port until the kill, so a connection made before killed was
+// set reached it; one made after may have reached another process that
+// was given the port once it was free (another test's server answers
+// "No route for POST /things", or takes writes that were never this
+// server's).
+func killedClient(t *testing.T, killed *atomic.Bool) *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err == nil && killed.Load() {
+			conn.Close()
+			return nil, errKilled
+		}
+		return conn, err
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Timeout: writeClient.Timeout, Transport: tr}
+}
+
 // post sends a write and returns its status and body; status 0 when no
 // answer came (the server was killed).
-func post(method, url, body string) (int, string) {
+func post(method, url, body string) (int, string) { return postWith(writeClient, method, url, body) }
+
+// postWith is post through client c.
+func postWith(c *http.Client, method, url, body string) (int, string) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := writeClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -108,6 +141,8 @@ func testWritesSurviveKill(t *testing.T, run func() *proc) {
 	ack := map[int64]*acked{} // by id
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	var killed atomic.Bool
+	c := killedClient(t, &killed)
 	for g := range writers {
 		wg.Go(func() {
 			for i := 0; ; i++ {
@@ -116,7 +151,7 @@ func testWritesSurviveKill(t *testing.T, run func() *proc) {
 					return
 				default:
 				}
-				st, body := post("POST", base, fmt.Sprintf(`{"writer":%d,"n":0}`, g))
+				st, body := postWith(c, "POST", base, fmt.Sprintf(`{"writer":%d,"n":0}`, g))
 				if st == 0 {
 					return
 				}
@@ -137,7 +172,7 @@ func testWritesSurviveKill(t *testing.T, run func() *proc) {
 				ack[rec.ID] = a
 				mu.Unlock()
 				for n := 1; n <= 3; n++ {
-					st, body := post("PATCH", fmt.Sprintf("%s/%d", base, rec.ID), fmt.Sprintf(`{"n":%d}`, n))
+					st, body := postWith(c, "PATCH", fmt.Sprintf("%s/%d", base, rec.ID), fmt.Sprintf(`{"n":%d}`, n))
 					if st == 0 {
 						return
 					}
@@ -164,6 +199,7 @@ func testWritesSurviveKill(t *testing.T, run func() *proc) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	killed.Store(true)
 	p.kill()
 	close(stop)
 	wg.Wait()
@@ -290,5 +326,46 @@ func TestWritesTwoReplicas(t *testing.T) {
 		if st != http.StatusOK || json.Unmarshal([]byte(body), &routed) != nil || len(routed) != len(recs) {
 			t.Errorf("%s: routed read: %d, %d records, want %d", p.url, st, len(routed), len(recs))
 		}
+	}
+}
+
+// A write stream's client answers only from the process it was made for:
+// once that is killed, another process given its port (here a listener
+// answering as another test's server would) is not reached, where a plain
+// client reaches it.
+func TestKilledClientReachesNoOtherProcess(t *testing.T) {
+	serve := func(l net.Listener, status int, body string) *http.Server {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		})}
+		go srv.Serve(l)
+		return srv
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	ours := serve(l, http.StatusCreated, `{"id":1}`)
+	var killed atomic.Bool
+	c := killedClient(t, &killed)
+	url := "http://" + addr + "/p/default/things"
+	if st, body := postWith(c, "POST", url, `{}`); st != http.StatusCreated {
+		t.Fatalf("before the kill: %d %s", st, body)
+	}
+	killed.Store(true)
+	ours.Close()
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	other := serve(l, http.StatusNotFound, `{"error":"No route for POST /things"}`)
+	defer other.Close()
+	if st, body := postWith(c, "POST", url, `{}`); st != 0 {
+		t.Errorf("after the kill, an answer from another process: %d %s", st, body)
+	}
+	if st, _ := post("POST", url, `{}`); st != http.StatusNotFound {
+		t.Errorf("a plain client got %d: the other process did not take the port", st)
 	}
 }
