@@ -355,7 +355,13 @@ func checkDocument(t *testing.T, raw []byte, req *rule.Request, body string) {
 		want["body"] = b
 	}
 	g, _ := json.Marshal(got)
+	// A query's name or value may unescape to bytes that are not UTF-8
+	// (%80): the document holds U+FFFD for each, and so does want once
+	// encoded and read back.
 	w, _ := json.Marshal(want)
+	var back any
+	json.Unmarshal(w, &back)
+	w, _ = json.Marshal(back)
 	if !bytes.Equal(g, w) {
 		t.Fatalf("document %s\nwant %s", g, w)
 	}
