@@ -387,11 +387,6 @@ func New(cfg Config) *Server {
 // also seeds mocks at start (admin.API.Seed).
 func (s *Server) Admin() *admin.API { return s.admin }
 
-// CacheHeapBytes is about how much of the memory the mocks kept ready to
-// serve hold is in the Go heap (mockcache.Cache.HeapBytes): the part of
-// --max-cache-bytes that a memory limit must leave room for.
-func (s *Server) CacheHeapBytes() int64 { return s.cache.HeapBytes() }
-
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)

@@ -7,7 +7,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync"
-	"sync/atomic"
 )
 
 // The garbage collector's target. The Go heap holds no documents (they are
@@ -27,55 +26,6 @@ const (
 	// next collection past the floor.
 	maxGOGC = gcFloor / (4 << 20) * 100
 )
-
-// memoryOverhead is the Go memory the process holds besides what the
-// cache holds in the heap: the runtime's own (goroutine stacks, the
-// collector's metadata), what start-up builds (about 6 MiB), the
-// connections' buffers and requests' garbage, and room for the collector
-// to work in. The runtime's soft memory limit is what the cache holds in
-// the heap plus this (see limitMemory).
-const memoryOverhead = 24 << 20
-
-// cacheHeap, once the server is made, returns how much of the heap the
-// mocks kept ready to serve hold (server.Server.CacheHeapBytes).
-var cacheHeap atomic.Pointer[func() int64]
-
-// limitMemory has the runtime's soft memory limit follow what the cache
-// holds in the heap, plus memoryOverhead, after every collection, unless
-// the GOMEMLIMIT variable set one. The documents it holds are mapped from
-// their files and its large gzipped copies kept in files: outside the
-// heap, they take no room in it. So the heap stays near what the cache
-// holds there, which --max-cache-bytes bounds, rather than growing to the
-// collector's target over a high-water mark of garbage, and memory freed
-// is given back to the system as soon as the limit is passed.
-func limitMemory(heap func() int64) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	cacheHeap.Store(&heap)
-	setMemoryLimit()
-	tuneOnce.Do(tuneGC)
-}
-
-// setMemoryLimit sets the memory limit from what the cache holds now,
-// unless the GOMEMLIMIT variable set one.
-func setMemoryLimit() {
-	if heap := cacheHeap.Load(); heap != nil && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimitFor((*heap)()))
-	}
-}
-
-// memoryLimitFor returns the soft memory limit for a cache holding heap
-// bytes in the heap.
-func memoryLimitFor(heap int64) int64 { return max(heap, 0) + memoryOverhead }
-
-// memoryLimitSetting says how the memory limit is set, for the log.
-func memoryLimitSetting() string {
-	if v := os.Getenv("GOMEMLIMIT"); v != "" {
-		return v
-	}
-	return "the cache's heap + " + formatSize(memoryOverhead)
-}
 
 // setGCPercent sets the collector's target as above unless the GOGC
 // variable chose one, and returns the target in force, for the log.
@@ -111,8 +61,7 @@ type gcCycle struct {
 var tuneOnce sync.Once
 
 // tuneGC sets GOGC from the live heap (unless the GOGC variable set it),
-// and the memory limit from the cache (once limitMemory was called), after
-// every collection, for as long as the process runs.
+// after every collection, for as long as the process runs.
 func tuneGC() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
 	var arm func()
@@ -128,7 +77,6 @@ func tuneGC() {
 			if os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(gogcFor(v[0], v[1]+v[2], gcFloor, defaultGOGC))
 			}
-			setMemoryLimit()
 			arm()
 		}, struct{}{})
 	}

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -61,41 +60,5 @@ func TestGCPercent(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the target was not raised above defaultGOGC for a small heap after collections")
 		}
-	}
-}
-
-// The runtime's soft memory limit follows what the cache holds in the
-// heap, plus memoryOverhead, after every collection; a GOMEMLIMIT set by
-// the user is left alone.
-func TestMemoryLimit(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { cacheHeap.Store(nil); debug.SetMemoryLimit(old) })
-	t.Setenv("GOMEMLIMIT", "")
-	var held atomic.Int64
-	held.Store(40 << 20)
-	limitMemory(held.Load)
-	if got, want := debug.SetMemoryLimit(-1), int64(40<<20+memoryOverhead); got != want {
-		t.Fatalf("limit %d, want %d: what the cache holds plus the overhead", got, want)
-	}
-	held.Store(2 << 20) // the cache dropped most of it: the next collection lowers the limit
-	deadline := time.Now().Add(5 * time.Second)
-	for debug.SetMemoryLimit(-1) != 2<<20+memoryOverhead {
-		if time.Now().After(deadline) {
-			t.Fatalf("limit %d after collections, want %d", debug.SetMemoryLimit(-1), 2<<20+memoryOverhead)
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
-
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	debug.SetMemoryLimit(1 << 30) // as the runtime read it at start
-	limitMemory(held.Load)
-	runtime.GC()
-	time.Sleep(10 * time.Millisecond)
-	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
-		t.Errorf("with GOMEMLIMIT=1GiB: limit %d", got)
-	}
-	if got := memoryLimitSetting(); got != "1GiB" {
-		t.Errorf("logged as %q", got)
 	}
 }

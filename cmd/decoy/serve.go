@@ -422,7 +422,6 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	cfg.RuleCounter, rules = m.ruleCounter()
 	m.server = server.New(cfg)
-	limitMemory(m.server.CacheHeapBytes)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	m.stop, m.done = stop, make(chan struct{})
@@ -466,7 +465,6 @@ func (m *Main) Run(ctx context.Context) error {
 		"public_url", c.PublicURL,
 		"shutdown_timeout", c.ShutdownTimeout.String(),
 		"gogc", gogc,
-		"gomemlimit", memoryLimitSetting(),
 		"studio", c.Studio,
 		"open_workspaces", c.OpenWorkspaces,
 		"routes_domain", c.RoutesDomain,
