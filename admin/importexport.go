@@ -125,8 +125,10 @@ func (g *importGeneration) run(f func(generate.Limits) error) error {
 		return decoy.Errorf(decoy.EINVALID, "the import's %v of generating data were spent before this one", cmp.Or(g.s.cfg.GenerateTimeout, generate.DefaultTimeout))
 	}
 	err := g.s.cfg.Generate(g.ctx, g.left, func(lim generate.Limits) error {
-		start := time.Now()
-		defer func() { g.left -= time.Since(start) }()
+		// What is left is what this turn's deadline, g.left from the
+		// turn's start, leaves: a run stopped by its deadline leaves
+		// none, however soon it noticed.
+		defer func() { g.left = time.Until(lim.Deadline) }()
 		return f(lim)
 	})
 	if status, _, _ := answer.Of(err); status == http.StatusServiceUnavailable {
