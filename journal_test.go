@@ -55,27 +55,7 @@ func sameJSON(t testing.TB, e *decoy.JournalEntry) {
 // field set (a field added to JournalEntry is set too, and must be
 // written) and entries of every kind of text.
 func TestJournalEntryJSON(t *testing.T) {
-	var full decoy.JournalEntry
-	v := reflect.ValueOf(&full).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(v.Type().Field(i).Name + " <&> \"é\"")
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int, reflect.Int64:
-			f.SetInt(503)
-		case reflect.Float64:
-			f.SetFloat(12.345)
-		case reflect.Map:
-			f.Set(reflect.ValueOf(map[string]string{"X-B": "2", "Authorization": "REDACTED", "X-A": "1"}))
-		case reflect.Struct: // At
-			f.Set(reflect.ValueOf(time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)))
-		default:
-			t.Fatalf("field %s of a kind the test does not fill: add it", v.Type().Field(i).Name)
-		}
-	}
+	full := fullEntry(t, " <&> \"é\"", "1", true)
 	sameJSON(t, &full)
 	for _, e := range []decoy.JournalEntry{
 		{},
@@ -152,4 +132,36 @@ func BenchmarkJournalEntryJSON(b *testing.B) {
 			json.Marshal((*plainEntry)(e))
 		}
 	})
+}
+
+// fullEntry returns an entry with each field set (a field added to
+// JournalEntry is set too, or the test fails asking for it): each string
+// its field's name and text, the headers' X-A to xa, and the ID only
+// when withID.
+func fullEntry(t *testing.T, text, xa string, withID bool) decoy.JournalEntry {
+	t.Helper()
+	var full decoy.JournalEntry
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch f.Kind() {
+		case reflect.String:
+			if withID || name != "ID" { // the store's
+				f.SetString(name + text)
+			}
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(503)
+		case reflect.Float64:
+			f.SetFloat(12.345)
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]string{"X-B": "2", "Authorization": "REDACTED", "X-A": xa}))
+		case reflect.Struct: // At
+			f.Set(reflect.ValueOf(time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)))
+		default:
+			t.Fatalf("field %s of a kind the test does not fill: add it", name)
+		}
+	}
+	return full
 }
