@@ -186,6 +186,65 @@ func TestInterval(t *testing.T) {
 	}
 }
 
+// A batch queued wakes the writer before its interval ends.
+func TestBatchWakesWriter(t *testing.T) {
+	s := newStore()
+	j := journal.New(journal.Config{Store: s, Batch: 8, Interval: time.Hour})
+	run(t, j)
+	for i := range 7 {
+		queue(j, "p", fmt.Sprint("/", i))
+	}
+	time.Sleep(50 * time.Millisecond)
+	if b := s.batches.Load(); b != 0 {
+		t.Fatalf("%d batches written before a batch was queued or the interval ended", b)
+	}
+	queue(j, "p", "/7")
+	waitFor(t, "the batch written", func() bool { return len(listed(t, j, "p")) == 8 })
+}
+
+// gated is a store whose Append waits for a value on gate, and tells
+// entered when it begins to.
+type gated struct {
+	*store
+	entered, gate chan struct{}
+}
+
+func (g *gated) Append(ctx context.Context, batch map[string][][]byte) error {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.store.Append(ctx, batch)
+}
+
+// What comes while the writer writes waits for the next interval or
+// batch: a writer that went on would write a small batch a round trip
+// for as long as requests come, each costing what a full one does.
+func TestWriterWaitsAfterWrite(t *testing.T) {
+	g := &gated{store: newStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	j := journal.New(journal.Config{Store: g, Batch: 4, Interval: time.Hour})
+	run(t, j)
+	t.Cleanup(func() { close(g.gate) }) // before run's cleanup: Run ends by writing what is left
+	for i := range 4 {
+		queue(j, "p", fmt.Sprint("/", i))
+	}
+	<-g.entered // the batch of 4 is being written
+	queue(j, "p", "/4")
+	queue(j, "p", "/5")
+	g.gate <- struct{}{}
+	select {
+	case <-g.entered:
+		t.Fatal("the 2 entries that came during a write were written at once, not at the next interval or batch")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := len(listed(t, j, "p")); got != 4 {
+		t.Errorf("%d entries written, want the batch of 4", got)
+	}
+	queue(j, "p", "/6")
+	queue(j, "p", "/7") // a batch queued again: written
+	<-g.entered
+	g.gate <- struct{}{}
+	waitFor(t, "the second batch written", func() bool { return len(listed(t, j, "p")) == 8 })
+}
+
 // When Run ends, what is queued is written.
 func TestRunWritesQueueAtEnd(t *testing.T) {
 	j := journal.New(journal.Config{Store: journal.NewRing(journal.RingConfig{Size: 1000})})

@@ -18,7 +18,12 @@ import (
 func BenchmarkJournalAppend(b *testing.B) {
 	c, prefix := testRedis(b)
 	j := redis.NewJournal(c, prefix, decoy.DefaultJournalSize)
-	const batch = 256
+	for _, batch := range []int{1, 28, 256} {
+		b.Run(fmt.Sprint(batch), func(b *testing.B) { benchmarkJournalAppend(b, j, batch) })
+	}
+}
+
+func benchmarkJournalAppend(b *testing.B, j *redis.Journal, batch int) {
 	entry := func(i int) *decoy.JournalEntry {
 		return &decoy.JournalEntry{At: time.Now(), Method: "GET", Path: "/p/default/users", Query: "order_by=age&limit=10",
 			Headers: map[string]string{"Host": "bench", "Accept-Encoding": "gzip, deflate, br", "X-Request-Id": fmt.Sprint(i)},
@@ -39,6 +44,7 @@ func BenchmarkJournalAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-before)/float64(b.N*batch), "cpu-ns/entry")
+	b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/batch")
 }
 
 // cpuTime is the CPU time the process used so far, user and system.

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,7 +71,9 @@ func benchSetting(b *testing.B, name string, def int) int {
 // off, of the same run: of their sums (<variant>/off), and the median of
 // each turn's (<variant>/off-median), which a burst of other work in a
 // few turns moves less. DECOY_BENCH_TURNS sets the turns (40),
-// DECOY_BENCH_READS the reads of a slice (1,000). b.N is not used:
+// DECOY_BENCH_READS the reads of a slice (1,000); DECOY_BENCH_CPUPROFILE,
+// a folder, has each server write its CPU profile there, <variant>.prof.
+// b.N is not used:
 // run it with -benchtime=1x, once.
 func BenchmarkJournal(b *testing.B) {
 	if v := os.Getenv(journalBenchVariant); v != "" {
@@ -206,6 +210,16 @@ func (s *benchServer) stop(b *testing.B) {
 // serveJournalBench serves a variant of BenchmarkJournal to the client
 // that started this process: see measureJournalBench.
 func serveJournalBench(b *testing.B, variant string) {
+	if dir := os.Getenv("DECOY_BENCH_CPUPROFILE"); dir != "" { // a folder: <variant>.prof in it
+		f, err := os.Create(filepath.Join(dir, variant+".prof"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	var js decoy.JournalStore
 	switch variant {
 	case "off":
