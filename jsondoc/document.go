@@ -337,23 +337,14 @@ func (d *Document) Column(p Path) *Column {
 	return d.walkingColumn(p.Segs)
 }
 
-// ColumnIn is Column for a structure being built from the column in one
-// pass over the elements (an order, an index; b is its build): the kept
-// column when there is one, else a column that walks each element as it is
-// asked for and keeps nothing. The structure is what is kept: building a
-// whole column for it would keep, beside it, values it no longer needs
-// (for an order of 100,000 records, 0.8 MB beside its 0.4 MB).
-func (d *Document) ColumnIn(b *budget.Build, p Path) *Column {
-	if c, ok := d.set.Get(d.columnKey(p)).(*Column); ok {
-		return c
-	}
-	return d.walkingColumn(p.Segs)
-}
-
 // PeekColumn returns the column of p when it is kept with the document,
 // else a column that walks each element when asked, for the caller alone:
 // it never builds one. A structure carried over a write (see Origin) asks
-// it about the few elements it compares, not every one.
+// it about the few elements it compares, not every one; a structure built
+// in one pass over the elements (an order, an index) reads each once.
+// The structure is what is kept: building a whole column for it would
+// keep, beside it, values it no longer needs (for an order of 100,000
+// records, 0.8 MB beside its 0.4 MB).
 func (d *Document) PeekColumn(p Path) *Column {
 	if c, ok := d.set.Get(d.columnKey(p)).(*Column); ok {
 		return c

@@ -89,7 +89,7 @@ func buildOrder(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, desc bool)
 	if !b.Fits((sortKeySize + 4) * n) {
 		return nil
 	}
-	col := d.ColumnIn(b, p)
+	col := d.PeekColumn(p)
 	if col.Empty() {
 		return &order{} // every record reaches nothing: the stored order
 	}
@@ -326,7 +326,7 @@ func (m *meter) settle(size int64) bool {
 // buildIndex builds the index of p within b, or returns nil when it does
 // not fit.
 func buildIndex(b *budget.Build, d *jsondoc.Document, p jsondoc.Path, fold bool) any {
-	col := d.ColumnIn(b, p)
+	col := d.PeekColumn(p)
 	ix := &index{n: d.Len(), postings: make(map[string]*posting)}
 	m := meter{b: b, est: 64}
 	var scratch, k []byte

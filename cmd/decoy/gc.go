@@ -60,8 +60,9 @@ type gcCycle struct {
 
 var tuneOnce sync.Once
 
-// tuneGC sets GOGC from the live heap (unless the GOGC variable set it),
-// after every collection, for as long as the process runs.
+// tuneGC sets GOGC from the live heap after every collection, for as long
+// as the process runs. setGCPercent starts it only when the GOGC variable
+// is unset.
 func tuneGC() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
 	var arm func()
@@ -74,9 +75,7 @@ func tuneGC() {
 					v[i] = x.Value.Uint64()
 				}
 			}
-			if os.Getenv("GOGC") == "" {
-				debug.SetGCPercent(gogcFor(v[0], v[1]+v[2], gcFloor, defaultGOGC))
-			}
+			debug.SetGCPercent(gogcFor(v[0], v[1]+v[2], gcFloor, defaultGOGC))
 			arm()
 		}, struct{}{})
 	}
