@@ -58,6 +58,9 @@ func (r *JournalRecord) Append(b []byte, body []byte, headers int) []byte {
 // its values joined with ", ".
 func AppendJournalHeader(b []byte, name string, values ...string) []byte {
 	b = appendRecordString(b, name)
+	if len(values) == 1 { // most headers
+		return appendRecordString(b, values[0])
+	}
 	n := 0
 	for i, v := range values {
 		if i > 0 {

@@ -102,7 +102,9 @@ func unhex(c byte) byte {
 // to end at '&', ';' or '/', although the read endpoint splits only on '&',
 // so that x=1;auth_token=… and a path segment ;auth_token=… are hidden too.
 func Redact(raw string) string {
-	if !strings.ContainsAny(raw, "kK%") { // no "token" can be spelled
+	// No "token" can be spelled without one of k, K and %. (Three
+	// IndexByte, vectorized, are a fraction of ContainsAny on a query.)
+	if strings.IndexByte(raw, 'k') < 0 && strings.IndexByte(raw, 'K') < 0 && strings.IndexByte(raw, '%') < 0 {
 		return raw
 	}
 	var b strings.Builder // used once a value is hidden

@@ -212,3 +212,31 @@ func TestJournalLetsRequestGo(t *testing.T) {
 		t.Errorf("written: %v %v", es, err)
 	}
 }
+
+// A secret name in any letter case has its bit in the filter, and of the
+// headers a browser sends that are no secret, few do (each that does is
+// compared with the secret names).
+func TestSecretFilter(t *testing.T) {
+	s := New(Config{TokenHeader: "X-Acme-Key"})
+	for _, n := range s.secretHeaders {
+		for _, v := range []string{n, strings.ToUpper(n), strings.ToLower(n), http.CanonicalHeaderKey(n)} {
+			if w, bit := secretBit(v); s.secretFilter[w]&bit == 0 || !s.secretHeader(v) {
+				t.Errorf("%q: not found secret", v)
+			}
+		}
+	}
+	hits := 0
+	for _, n := range []string{"Connection", "Sec-Ch-Ua-Platform", "User-Agent", "Accept", "Sec-Ch-Ua", "Sec-Ch-Ua-Mobile",
+		"Origin", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Referer", "Accept-Encoding", "Accept-Language",
+		"If-None-Match", "Content-Type", "Content-Length", "X-Request-Id", ""} {
+		if s.secretHeader(n) {
+			t.Errorf("%q: secret", n)
+		}
+		if w, bit := secretBit(n); s.secretFilter[w]&bit != 0 {
+			hits++
+		}
+	}
+	if hits > 2 {
+		t.Errorf("%d headers of 18 that are no secret pass the filter", hits)
+	}
+}

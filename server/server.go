@@ -202,14 +202,18 @@ type Server struct {
 	// secretHeaders are the names of the request headers the journal
 	// keeps REDACTED: the token headers and secretHeaders (journal.go).
 	secretHeaders []string
-	corsAny       bool
-	corsOrigins   map[string]bool
-	handler       http.Handler
-	queries       mockcache.Queries
-	dates         dates
-	templates     mockcache.Templates
-	generation    *generate.Queue
-	studio        *studio.Handler // nil: the Studio is off
+	// secretFilter has the bit of each name of secretHeaders set
+	// (secretBit): a header whose bit is unset is known to be no secret
+	// without comparing names, as most are.
+	secretFilter [4]uint64
+	corsAny      bool
+	corsOrigins  map[string]bool
+	handler      http.Handler
+	queries      mockcache.Queries
+	dates        dates
+	templates    mockcache.Templates
+	generation   *generate.Queue
+	studio       *studio.Handler // nil: the Studio is off
 	// hosts are the names accepted besides loopback ones; nil: any (see
 	// host.go).
 	hosts map[string]bool
@@ -318,6 +322,10 @@ func New(cfg Config) *Server {
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
 	}
 	s.secretHeaders = append(slices.Clone(s.tokenHeaders), secretHeaders...)
+	for _, n := range s.secretHeaders {
+		w, bit := secretBit(n)
+		s.secretFilter[w] |= bit
+	}
 	if cfg.Routes != nil {
 		s.projects = mockcache.NewProjects(cfg.Routes, s.cache, func(projectID string, err error) {
 			s.log.Warn("routes left out of a project's table", "project", projectID, "err", err)
