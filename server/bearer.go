@@ -18,7 +18,7 @@ import (
 // --token-header Authorization, a token sent with no scheme at all is
 // taken too, as that flag made it be before Bearer was read.
 func (s *Server) bearerToken(r *http.Request) string {
-	v := strings.TrimSpace(r.Header.Get("Authorization"))
+	v := strings.TrimSpace(headerValue(r.Header, "Authorization"))
 	scheme, token, ok := strings.Cut(v, " ")
 	switch {
 	case ok && strings.EqualFold(scheme, "Bearer"):

@@ -263,11 +263,11 @@ func (s *Server) normalAnswer(w http.ResponseWriter, r *http.Request, rd *readSt
 		na.err = err
 		return na, nil
 	}
-	inm := r.Header.Get("If-None-Match")
+	inm := headerValue(r.Header, "If-None-Match")
 	if unconditional {
 		inm = ""
 	}
-	na.a = na.e.Answer(q, key, acceptsGzip(r.Header.Get("Accept-Encoding")), inm)
+	na.a = na.e.Answer(q, key, acceptsGzip(headerValue(r.Header, "Accept-Encoding")), inm)
 	if na.a.NotFound {
 		na.err = errRecordNotFound
 	}
@@ -572,8 +572,8 @@ func (s *Server) tooManyFailures(retry time.Duration) error {
 // header, else a bearer token (bearerToken), else the auth_token
 // parameter.
 func (s *Server) token(r *http.Request, p query.Params) string {
-	for _, name := range s.tokenHeaders {
-		if v := r.Header.Get(name); v != "" {
+	for _, key := range s.tokenHeaderKeys {
+		if v := headerValue(r.Header, key); v != "" {
 			return v
 		}
 	}
@@ -614,7 +614,7 @@ func (s *Server) limitHeaders(h http.Header, rate *decoy.RateResult, quotaLimit,
 
 // setCORS sets the CORS headers of every answer on the read endpoint.
 func (s *Server) setCORS(h http.Header, r *http.Request) {
-	origin := r.Header.Get("Origin")
+	origin := headerValue(r.Header, "Origin")
 	switch {
 	case s.corsAny:
 		h["Access-Control-Allow-Origin"] = valAny
@@ -716,6 +716,16 @@ func (d *dates) now() []string {
 	return v.value
 }
 
+// headerValue is h.Get(key) for a key in canonical form, as net/http keeps
+// a request's: a lookup alone, where Get first puts the key in canonical
+// form (a copy, for a name in lower case), on every read.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (named,
 // or through "*", with a q-value above zero).
 func acceptsGzip(header string) bool {
@@ -723,15 +733,21 @@ func acceptsGzip(header string) bool {
 		return false
 	}
 	star := false
-	for _, part := range strings.Split(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "gzip" && name != "x-gzip" && name != "*" {
+	// Cut, not Split, and EqualFold, not ToLower: nothing allocated on
+	// a read's path.
+	for rest := header; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.TrimSpace(name)
+		if !strings.EqualFold(name, "gzip") && !strings.EqualFold(name, "x-gzip") && name != "*" {
 			continue
 		}
 		ok := true
-		for _, p := range strings.Split(params, ";") {
-			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		for params != "" {
+			var p string
+			p, params, _ = strings.Cut(params, ";")
+			k, v, _ := strings.Cut(p, "=")
 			if strings.EqualFold(strings.TrimSpace(k), "q") {
 				if qv, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && qv <= 0 {
 					ok = false

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/textproto"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -199,6 +200,9 @@ type Server struct {
 	metrics      *metrics
 	log          *slog.Logger
 	tokenHeaders []string
+	// tokenHeaderKeys are tokenHeaders in canonical form, as a request's
+	// header map holds them.
+	tokenHeaderKeys []string
 	// secretHeaders are the names of the request headers the journal
 	// keeps REDACTED: the token headers and secretHeaders (journal.go).
 	secretHeaders []string
@@ -320,6 +324,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.TokenHeader != "" && !isAuthorization(cfg.TokenHeader) { // Authorization: see bearerToken
 		s.tokenHeaders = append(s.tokenHeaders, cfg.TokenHeader)
+	}
+	for _, n := range s.tokenHeaders {
+		s.tokenHeaderKeys = append(s.tokenHeaderKeys, textproto.CanonicalMIMEHeaderKey(n))
 	}
 	s.secretHeaders = append(slices.Clone(s.tokenHeaders), secretHeaders...)
 	for _, n := range s.secretHeaders {
@@ -647,29 +654,30 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 		rec.status = 499 // the client went away before an answer
 	}
 	elapsed := time.Since(start)
-	s.record(r.Context(), s.sectionOf(r), r.Method, r.URL.EscapedPath(), r.URL.RawQuery, rec.status, rec.bytes, elapsed, r)
+	s.record(r, s.sectionOf(r), rec.status, rec.bytes, elapsed)
 	s.recordJournal(rec, r, elapsed)
 }
 
-// record counts an answer in the metrics and writes its access-log line
-// (path escaped, query raw; client is read for its address only).
-func (s *Server) record(ctx context.Context, rt, method, path, rawQuery string, status int, n int64, elapsed time.Duration, client *http.Request) {
+// record counts an answer to r in the metrics and writes its access-log
+// line (path escaped, query raw, both redacted), when the log takes it.
+func (s *Server) record(r *http.Request, rt string, status int, n int64, elapsed time.Duration) {
 	s.metrics.observe(rt, status, elapsed)
+	ctx := r.Context()
 	level := slog.LevelInfo
 	if rt == "healthz" || rt == "readyz" || rt == "metrics" {
 		level = slog.LevelDebug
 	}
 	if !s.log.Enabled(ctx, level) {
-		return // not written: do not build its fields (query redaction, client address)
+		return // not written: do not build its fields (the path escaped, redactions, client address)
 	}
 	s.log.LogAttrs(ctx, level, "request",
-		slog.String("method", method),
-		slog.String("path", admin.RedactPath(query.Redact(path))),
-		slog.String("query", query.Redact(rawQuery)),
+		slog.String("method", r.Method),
+		slog.String("path", admin.RedactPath(query.Redact(r.URL.EscapedPath()))),
+		slog.String("query", query.Redact(r.URL.RawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
 		slog.Duration("duration", elapsed),
-		slog.String("client", s.clientAddr(client)),
+		slog.String("client", s.clientAddr(r)),
 	)
 }
 
