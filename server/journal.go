@@ -97,9 +97,15 @@ func (s *Server) appendJournalRecord(b []byte, q *journalRequest, r *http.Reques
 		b = decoy.AppendJournalHeader(b, "Host", r.Host)
 	}
 	for name, values := range r.Header {
-		if s.secretHeader(name) {
-			b = decoy.AppendJournalHeader(b, name, "REDACTED")
-		} else {
+		// secretHeader, written out: it is too large to be inlined, and
+		// most headers stop at their bit.
+		w, bit := secretBit(name)
+		switch {
+		case s.secretFilter[w]&bit != 0 && s.secretName(name):
+			b = decoy.AppendJournalHeaderValue(b, name, "REDACTED")
+		case len(values) == 1:
+			b = decoy.AppendJournalHeaderValue(b, name, values[0])
+		default:
 			b = decoy.AppendJournalHeader(b, name, values...)
 		}
 	}
@@ -116,10 +122,8 @@ var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "
 // first, then ASCII letters, as a header's name is ASCII (net/http refuses
 // others).
 func (s *Server) secretHeader(name string) bool {
-	if w, bit := secretBit(name); s.secretFilter[w]&bit == 0 {
-		return false
-	}
-	return s.secretName(name)
+	w, bit := secretBit(name)
+	return s.secretFilter[w]&bit != 0 && s.secretName(name)
 }
 
 // secretName reports whether name is one of secretHeaders, in any letter
