@@ -243,6 +243,7 @@ type bound struct {
 	deadline time.Time
 	done     <-chan struct{}
 	units    int
+	checks   int // how many times it looked: the work done, in checkEvery units
 	err      error
 }
 
@@ -268,6 +269,7 @@ func (b *bound) tick(n int) error {
 
 // check fails when the bound has passed.
 func (b *bound) check() error {
+	b.checks++
 	if b.err != nil {
 		return b.err
 	}

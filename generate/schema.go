@@ -34,7 +34,15 @@ func IsSchema(contentType string) bool {
 // the schema. Compiling (merging allOf, anyOf and oneOf, following $refs)
 // stops at lim's Deadline, or once its Done is closed.
 func ParseSchema(body []byte, lim Limits) (*Template, error) {
-	c := &schemaCompiler{refs: map[string]*refNode{}, bound: newBound(lim)}
+	return newSchemaCompiler(lim).parse(body)
+}
+
+func newSchemaCompiler(lim Limits) *schemaCompiler {
+	return &schemaCompiler{refs: map[string]*refNode{}, bound: newBound(lim)}
+}
+
+// parse is ParseSchema with c.
+func (c *schemaCompiler) parse(body []byte) (*Template, error) {
 	if err := c.bound.check(); err != nil {
 		return nil, err
 	}
