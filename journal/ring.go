@@ -112,6 +112,7 @@ func (g *ring) at(i int) *slot { return &g.slots[(g.start+i)%len(g.slots)] }
 func (r *Ring) Append(_ context.Context, batch map[string][][]byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	now := r.now() // once a batch: entries of one time are numbered in turn
 	for project, records := range batch {
 		if len(records) == 0 {
 			continue
@@ -125,7 +126,7 @@ func (r *Ring) Append(_ context.Context, batch map[string][][]byte) error {
 		}
 		r.linkNewest(g)
 		for _, rec := range records {
-			r.push(g, rec)
+			r.push(g, rec, now)
 		}
 	}
 	// Within the bound: the least recently recorded journals go first,
@@ -146,8 +147,8 @@ func (r *Ring) Append(_ context.Context, batch map[string][][]byte) error {
 
 // push appends a copy of rec to g, making room by dropping its oldest
 // entry, whose array it takes when rec fits.
-func (r *Ring) push(g *ring, rec []byte) {
-	ms := uint64(max(r.now().UnixMilli(), 0))
+func (r *Ring) push(g *ring, rec []byte, now time.Time) {
+	ms := uint64(max(now.UnixMilli(), 0))
 	if ms <= r.lastMS {
 		ms, r.seq = r.lastMS, r.seq+1
 	} else {

@@ -48,6 +48,19 @@ type journalRequest struct {
 	// body keeps what the handler read of the request's body (nil: it
 	// had none, or its section reads none).
 	body *bodyCopy
+	// path and client are the request's escaped path and its client's
+	// address, made once (text) for the access log and the journal.
+	path, client string
+	texted       bool
+}
+
+// text returns r's escaped path and its client's address, made at the
+// first call.
+func (q *journalRequest) text(s *Server, r *http.Request) (path, client string) {
+	if !q.texted {
+		q.path, q.client, q.texted = r.URL.EscapedPath(), s.clientAddr(r), true
+	}
+	return q.path, q.client
 }
 
 // recordJournal queues the record of an answered request, when it
@@ -68,17 +81,18 @@ func (s *Server) recordJournal(rec *recorder, r *http.Request, elapsed time.Dura
 // joined, the Host among them, and the values of the headers that carry
 // secrets REDACTED.
 func (s *Server) appendJournalRecord(b []byte, q *journalRequest, r *http.Request, status int, at time.Time, elapsed time.Duration) []byte {
+	path, client := q.text(s, r)
 	e := decoy.JournalRecord{
 		At:         at.UTC(),
 		Method:     r.Method,
-		Path:       r.URL.EscapedPath(),
+		Path:       path,
 		Query:      query.Redact(r.URL.RawQuery),
 		RouteID:    q.note.route,
 		MockID:     q.note.mock,
 		Rule:       q.note.rule,
 		Status:     status,
 		DurationMS: float64(elapsed.Microseconds()) / 1000,
-		Client:     s.clientAddr(r),
+		Client:     client,
 		Forwarded:  q.note.forwarded,
 	}
 	var body []byte

@@ -654,13 +654,13 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 		rec.status = 499 // the client went away before an answer
 	}
 	elapsed := time.Since(start)
-	s.record(r, s.sectionOf(r), rec.status, rec.bytes, elapsed)
+	s.record(rec, r, s.sectionOf(r), rec.status, rec.bytes, elapsed)
 	s.recordJournal(rec, r, elapsed)
 }
 
 // record counts an answer to r in the metrics and writes its access-log
 // line (path escaped, query raw, both redacted), when the log takes it.
-func (s *Server) record(r *http.Request, rt string, status int, n int64, elapsed time.Duration) {
+func (s *Server) record(rec *recorder, r *http.Request, rt string, status int, n int64, elapsed time.Duration) {
 	s.metrics.observe(rt, status, elapsed)
 	ctx := r.Context()
 	level := slog.LevelInfo
@@ -670,14 +670,15 @@ func (s *Server) record(r *http.Request, rt string, status int, n int64, elapsed
 	if !s.log.Enabled(ctx, level) {
 		return // not written: do not build its fields (the path escaped, redactions, client address)
 	}
+	path, client := rec.journal.text(s, r)
 	s.log.LogAttrs(ctx, level, "request",
 		slog.String("method", r.Method),
-		slog.String("path", admin.RedactPath(query.Redact(r.URL.EscapedPath()))),
+		slog.String("path", admin.RedactPath(query.Redact(path))),
 		slog.String("query", query.Redact(r.URL.RawQuery)),
 		slog.Int("status", status),
 		slog.Int64("bytes", n),
 		slog.Duration("duration", elapsed),
-		slog.String("client", s.clientAddr(r)),
+		slog.String("client", client),
 	)
 }
 
