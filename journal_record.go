@@ -81,10 +81,7 @@ func AppendJournalHeader(b []byte, name string, values ...string) []byte {
 // AppendJournalHeaderValue is AppendJournalHeader of a header of one
 // value, small enough to be inlined in a loop over a request's headers.
 func AppendJournalHeaderValue(b []byte, name, value string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(name)))
-	b = append(b, name...)
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	return append(b, value...)
+	return appendRecordString(appendRecordString(b, name), value)
 }
 
 // AppendRecord appends the record of e to b (its ID aside).

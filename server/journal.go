@@ -111,11 +111,8 @@ func (s *Server) appendJournalRecord(b []byte, q *journalRequest, r *http.Reques
 		b = decoy.AppendJournalHeader(b, "Host", r.Host)
 	}
 	for name, values := range r.Header {
-		// secretHeader, written out: it is too large to be inlined, and
-		// most headers stop at their bit.
-		w, bit := secretBit(name)
 		switch {
-		case s.secretFilter[w]&bit != 0 && s.secretName(name):
+		case s.secretHeader(name):
 			b = decoy.AppendJournalHeaderValue(b, name, "REDACTED")
 		case len(values) == 1:
 			b = decoy.AppendJournalHeaderValue(b, name, values[0])

@@ -84,11 +84,7 @@ func BenchmarkJournal(b *testing.B) {
 		serveJournalBench(b, v)
 		return
 	}
-	variants := []string{"off", "off2", "discard", "memory", "redis"}
-	if os.Getenv("DECOY_TEST_REDIS_URL") == "" {
-		b.Log("set DECOY_TEST_REDIS_URL to measure the journal in Redis")
-		variants = variants[:4]
-	}
+	variants := journalVariants(b)
 	turns := benchSetting(b, "DECOY_BENCH_TURNS", 40)
 	reads := benchSetting(b, "DECOY_BENCH_READS", 1000)
 	servers := make([]*benchServer, len(variants))
@@ -161,6 +157,17 @@ const browserHeaders = "Connection: keep-alive\r\n" +
 	"Referer: http://localhost:5173/\r\n" +
 	"Accept-Encoding: gzip, deflate, br, zstd\r\n" +
 	"Accept-Language: en-US,en;q=0.9\r\n"
+
+// journalVariants are the journal benchmarks' variants: redis only with
+// DECOY_TEST_REDIS_URL.
+func journalVariants(b *testing.B) []string {
+	variants := []string{"off", "off2", "discard", "memory", "redis"}
+	if os.Getenv("DECOY_TEST_REDIS_URL") == "" {
+		b.Log("set DECOY_TEST_REDIS_URL to measure the journal in Redis")
+		variants = variants[:4]
+	}
+	return variants
+}
 
 // startJournalBench starts the server of a variant, under the command
 // wrap when it is not empty (wrap's arguments first, then the server's).
@@ -381,11 +388,7 @@ func BenchmarkJournalInstructions(b *testing.B) {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		b.Skip("valgrind is not installed")
 	}
-	variants := []string{"off", "off2", "discard", "memory", "redis"}
-	if os.Getenv("DECOY_TEST_REDIS_URL") == "" {
-		b.Log("set DECOY_TEST_REDIS_URL to measure the journal in Redis")
-		variants = variants[:4]
-	}
+	variants := journalVariants(b)
 	reads := benchSetting(b, "DECOY_BENCH_READS", 2000)
 	turns := benchSetting(b, "DECOY_BENCH_TURNS", 3)
 	dir := os.Getenv("DECOY_BENCH_CACHEGRIND") // a folder to keep the out files in
