@@ -13,7 +13,7 @@ FUZZ_TARGETS = \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON .:FuzzJournalRecord ./rule:FuzzRequestConditions \
-	./mockcache:FuzzLive ./upstream:FuzzParseBase
+	./mockcache:FuzzLive ./upstream:FuzzParseBase ./redis:FuzzJournalEntries
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

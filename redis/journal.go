@@ -2,9 +2,12 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -15,62 +18,170 @@ import (
 // entry: the streams of projects no longer used, or deleted, leave Redis.
 const JournalTTL = 7 * 24 * time.Hour
 
-// journalScan is the most entries a listing reads from Redis at once.
+// journalScan is the most messages a listing reads from Redis at once;
+// it reads fewer when the messages hold many entries or bytes (see
+// pager).
 const journalScan = 200
 
-// appendScript appends entries to a project's stream (KEYS[1]), each of
-// ARGV[3..] an entry's record, as the field "r"; then trims the stream to
-// about ARGV[1] entries, once, and sets its expiry (ARGV[2] seconds). It
-// answers the number of entries. A batch of a project is one command, so
-// that the client does the work of one command, not of one an entry.
-var appendScript = goredis.NewScript(`
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], '*', 'r', ARGV[i])
+// journalPageBytes is about the most bytes of records a listing reads
+// from Redis at once, and maxMessage the most a message holds (or one
+// record, if larger): a batch of large bodies is several messages.
+const (
+	journalPageBytes = 8 << 20
+	maxMessage       = 1 << 20
+)
+
+// pager chooses how many messages a reading of a stream asks for next,
+// from what the messages read so far held.
+type pager struct{ msgs, entries, bytes int64 }
+
+// count is how many messages to ask for, to see about want entries more:
+// at first a few; then as many as hold want entries, as far as the
+// messages read so far tell, within journalScan and journalPageBytes.
+func (p *pager) count(want int64) int64 {
+	if p.msgs == 0 {
+		return min(want, 4)
+	}
+	n := want * p.msgs / max(p.entries, 1)
+	if p.bytes > 0 {
+		n = min(n, journalPageBytes*p.msgs/p.bytes)
+	}
+	return max(1, min(n, journalScan))
+}
+
+// saw notes a message read.
+func (p *pager) saw(m goredis.XMessage, entries int) {
+	p.msgs, p.entries = p.msgs+1, p.entries+int64(entries)
+	for _, v := range m.Values {
+		if s, ok := v.(string); ok {
+			p.bytes += int64(len(s))
+		}
+	}
+}
+
+// keptPack is the largest buffer of packed records a Journal keeps for
+// the next batch.
+const keptPack = 1 << 20
+
+// packBits is how many of an entry's ID's sequence bits give its place
+// in its message: a message holds at most 1<<packBits entries.
+const packBits = 10
+
+// trimScript keeps a project's stream (KEYS[1]) at its newest size
+// entries or a little more, once a batch's messages were added to it: it
+// counts the entries (KEYS[2]) and keeps each message's count, oldest
+// first (the list KEYS[3]). ARGV[1] is size, ARGV[2] the expiry in
+// seconds, and ARGV[3..] the counts of the messages just added, oldest
+// first. The oldest messages leave for as long as what is left still
+// holds size (XTRIM MAXLEN, exact), so that the stream keeps at most size
+// plus its oldest message's entries. The records never pass through Lua,
+// which reads a string as it makes one, byte by byte: a script of a
+// batch's records cost Redis five times a plain XADD of them.
+//
+// Counts that do not match the stream (lost to an eviction, or messages
+// an earlier version added) are made again from it, a page at a time: a
+// message of "n" counts n entries, one of "r" or "e" (an earlier
+// version's) one, and one of none of these (not the journal's) none.
+// While a rolling upgrade runs, the earlier version's messages make this
+// happen at each batch: the stream is read through Lua, about 12
+// instructions a byte, a few milliseconds of Redis for a journal of 1,000.
+const trimScript = `
+local function entries(fields)
+  if fields[1] == 'n' then return tonumber(fields[2]) end
+  if fields[1] == 'r' or fields[1] == 'e' then return 1 end
+  return 0
 end
-redis.call('XTRIM', KEYS[1], 'MAXLEN', '~', ARGV[1])
+local added = #ARGV - 2
+local total = tonumber(redis.call('GET', KEYS[2]))
+local before = redis.call('XLEN', KEYS[1]) - added
+if not total or redis.call('LLEN', KEYS[3]) ~= before then
+  redis.call('DEL', KEYS[3])
+  total = 0
+  local start, left = '-', before
+  while left > 0 do
+    local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', math.min(left, 100))
+    if #page == 0 then break end
+    for _, m in ipairs(page) do
+      local n = entries(m[2])
+      redis.call('RPUSH', KEYS[3], n)
+      total, left = total + n, left - 1
+    end
+    start = '(' .. page[#page][1]
+  end
+end
+for i = 3, #ARGV do
+  redis.call('RPUSH', KEYS[3], ARGV[i])
+  total = total + tonumber(ARGV[i])
+end
+local size, gone = tonumber(ARGV[1]), 0
+while true do
+  local n = tonumber(redis.call('LINDEX', KEYS[3], 0))
+  if not n or total - n < size then break end
+  redis.call('LPOP', KEYS[3])
+  total, gone = total - n, gone + 1
+end
+if gone > 0 then redis.call('XTRIM', KEYS[1], 'MAXLEN', redis.call('XLEN', KEYS[1]) - gone) end
+redis.call('SET', KEYS[2], total, 'EX', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-return #ARGV - 2
-`)
+redis.call('EXPIRE', KEYS[3], ARGV[2])
+return total
+`
 
 // journalClient is what the journal needs of a Redis client.
 type journalClient interface {
-	goredis.Scripter
-	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
+	TxPipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 	XRevRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
 	XRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
-	XLen(ctx context.Context, stream string) *goredis.IntCmd
+	Get(ctx context.Context, key string) *goredis.StringCmd
 	Del(ctx context.Context, keys ...string) *goredis.IntCmd
 }
 
 // Journal keeps projects' request journals (§13.2) in Redis Streams, one
 // per project at prefix+"{project:"+id+"}:journal", so that the journal is
-// one across replicas. An entry is the field "r", its record
-// (decoy.JournalRecord, binary); its ID is the stream's. Each batch is one
-// pipeline of a script per project (appendScript): an XADD per entry, then
-// one XTRIM MAXLEN ~ size and one EXPIRE of JournalTTL.
+// one across replicas, with the count of its entries and of each
+// message's beside it (the key and ":n", ":i"; see trimScript).
 //
-// Entries written by earlier versions hold the field "e", the entry's
-// JSON, instead: they are read too. Those versions skip the entries of
-// "r" (they read as none), so that while a rolling upgrade runs, the
-// replicas not yet upgraded list only what they themselves wrote.
+// A batch of a project's entries is one message of the stream: "n", how
+// many, and "b", their records (decoy.JournalRecord, binary), each after
+// its length (a uvarint), oldest first. Redis's work for a message is
+// mostly its own, whatever it holds: a message an entry cost Redis about
+// 15,000 instructions an entry, and 22,800 appended by a script; packed,
+// with trimScript, about 3,000 (server.BenchmarkJournalInstructions counts
+// Redis's work with the server's).
 //
-// "MAXLEN ~" trims whole nodes of the stream, which may then hold up to a
-// node (100 entries) more than size; listings and counts see the newest
-// size entries only, so that a project's journal holds at most size.
+// An entry's ID is its message's, "<ms>-<seq>", with seq made
+// seq<<packBits plus the entry's place in the message: IDs still grow
+// with time across replicas, and a cursor names one entry.
+//
+// Entries written by earlier versions are messages of one entry, the
+// field "r" (its record) or "e" (its JSON): they are read too. Those
+// versions skip messages of "b" (they read as none), so that while a
+// rolling upgrade runs, the replicas not yet upgraded list only what
+// they wrote themselves.
+//
+// trimScript trims the stream to size entries or a message more;
+// listings and counts see the newest size entries only, so that a
+// project's journal holds at most size.
 type Journal struct {
 	c      journalClient
 	prefix string
 	size   int64
+
+	// mu guards buf, the packed records of the batch Append writes, kept
+	// from one batch to the next: a batch's records made anew each time
+	// are garbage the collector scans for.
+	mu  sync.Mutex
+	buf []byte
 }
 
 var _ decoy.JournalStore = (*Journal)(nil)
 
-// recordArg is a record as an argument of a command: go-redis writes it
-// as its bytes (MarshalBinary), and a pointer to one is made an interface
-// value without an allocation, as a []byte is not.
-type recordArg []byte
+// bytesArg is a command's argument written as its bytes (MarshalBinary);
+// a pointer to one is made an interface value without an allocation, as
+// a []byte is not.
+type bytesArg []byte
 
-func (r *recordArg) MarshalBinary() ([]byte, error) { return *r, nil }
+func (r *bytesArg) MarshalBinary() ([]byte, error) { return *r, nil }
 
 // NewJournal returns the journals of prefix's deployment, each of at
 // most size entries.
@@ -82,76 +193,114 @@ func (j *Journal) key(projectID string) string {
 	return j.prefix + "{project:" + projectID + "}:journal"
 }
 
-// Append writes a batch of records in one pipeline; Redis gives their
-// IDs. go-redis keeps no argument once Pipelined returns: the records are
-// the caller's again.
+// pack appends records to b as a message's "b": each after its length.
+func pack(b []byte, records [][]byte) []byte {
+	for _, r := range records {
+		b = binary.AppendUvarint(b, uint64(len(r)))
+		b = append(b, r...)
+	}
+	return b
+}
+
+// Append writes a batch in one transaction (MULTI), each project's
+// records a message (or more: 1<<packBits entries and maxMessage bytes
+// at most each, or one record), then
+// trimScript; Redis gives the messages' IDs. A transaction, so that the
+// counts trimScript keeps are in the stream's order when replicas write
+// at once.
 func (j *Journal) Append(ctx context.Context, batch map[string][][]byte) error {
-	type write struct {
-		key  string
-		args []any
-		cmd  *goredis.Cmd
-	}
 	size, ttl := strconv.FormatInt(j.size, 10), strconv.Itoa(int(JournalTTL/time.Second))
-	writes := make([]write, 0, len(batch))
-	for project, records := range batch {
-		if len(records) == 0 {
-			continue
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	buf := j.buf[:0]
+	// The whole batch's size first: buf grows once at most, and the
+	// messages packed before are not moved.
+	total := 0
+	for _, records := range batch {
+		for _, r := range records {
+			total += binary.MaxVarintLen32 + len(r)
 		}
-		w := write{key: j.key(project), args: make([]any, 2, 2+len(records))}
-		w.args[0], w.args[1] = size, ttl
-		for i := range records {
-			w.args = append(w.args, (*recordArg)(&records[i]))
-		}
-		writes = append(writes, w)
 	}
-	pipeline := func(ws []*write) {
-		_, _ = j.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for _, w := range ws {
-				w.cmd = appendScript.EvalSha(ctx, p, []string{w.key}, w.args...)
+	buf = slices.Grow(buf, total)
+	defer func() {
+		if cap(buf) <= keptPack {
+			j.buf = buf[:0]
+		} else {
+			j.buf = nil // a batch of large bodies: not kept
+		}
+	}()
+	cmds, err := j.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		for project, records := range batch {
+			if len(records) == 0 {
+				continue
 			}
-			return nil
-		})
-	}
-	all := make([]*write, len(writes))
-	for i := range writes {
-		all[i] = &writes[i]
-	}
-	pipeline(all)
-	// A Redis that does not know the script yet (a new or flushed one, a
-	// node of a cluster): loaded, and those writes sent again; none of
-	// their entries was written.
-	var missing []*write
-	for _, w := range all {
-		if goredis.HasErrorPrefix(w.cmd.Err(), "NOSCRIPT") {
-			missing = append(missing, w)
+			key := j.key(project)
+			args := []any{size, ttl}
+			for len(records) > 0 {
+				n, bytes := 1, len(records[0])
+				for n < min(len(records), 1<<packBits) && bytes+len(records[n]) <= maxMessage {
+					bytes += len(records[n])
+					n++
+				}
+				start := len(buf)
+				buf = pack(buf, records[:n])
+				packed := bytesArg(buf[start:len(buf):len(buf)])
+				p.Do(ctx, "XADD", key, "*", "n", n, "b", &packed)
+				args = append(args, n)
+				records = records[n:]
+			}
+			p.Eval(ctx, trimScript, []string{key, key + ":n", key + ":i"}, args...)
 		}
+		return nil
+	})
+	if err != nil {
+		return unavailable("append to the request journal", err)
 	}
-	if len(missing) > 0 {
-		if err := appendScript.Load(ctx, j.c).Err(); err != nil {
-			return unavailable("append to the request journal", err)
-		}
-		pipeline(missing)
-	}
-	for _, w := range all {
-		if err := w.cmd.Err(); err != nil {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
 			return unavailable("append to the request journal", err)
 		}
 	}
 	return nil
 }
 
+// place is an entry's place in the stream: its message's ID and its index
+// in the message.
+type place struct {
+	msg   string
+	index int
+}
+
+// parsePlace reads an entry's ID (see Journal).
+func parsePlace(id string) (place, bool) {
+	ms, seq, ok := decoy.ParseJournalID(id)
+	if !ok {
+		return place{}, false
+	}
+	return place{strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq>>packBits, 10), int(seq & (1<<packBits - 1))}, true
+}
+
+// entryID is the ID of the entry at index of the message msg.
+func entryID(msg string, index int) (string, bool) {
+	ms, seq, ok := decoy.ParseJournalID(msg)
+	if !ok || seq >= 1<<(64-packBits) {
+		return "", false
+	}
+	return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq<<packBits|uint64(index), 10), true
+}
+
 // parseJournalCursor reads a listing's cursor: the ID of the last entry
 // a page showed, and its rank (1 for the newest) when the listing began.
-func parseJournalCursor(cursor string) (id string, rank int64, ok bool) {
+func parseJournalCursor(cursor string) (at place, rank int64, ok bool) {
 	id, r, found := strings.Cut(cursor, ".")
 	if !found {
-		return "", 0, false
+		return place{}, 0, false
 	}
-	if _, _, ok := decoy.ParseJournalID(id); !ok {
-		return "", 0, false
+	if at, ok = parsePlace(id); !ok {
+		return place{}, 0, false
 	}
 	rank, err := strconv.ParseInt(r, 10, 64)
-	return id, rank, err == nil && rank > 0
+	return at, rank, err == nil && rank > 0
 }
 
 // List returns up to limit entries of a project that pass f, newest
@@ -159,20 +308,20 @@ func parseJournalCursor(cursor string) (id string, rank int64, ok bool) {
 // entry had, so that the pages of one listing together see size entries
 // at most, as the first page saw them.
 func (j *Journal) List(ctx context.Context, projectID string, f decoy.JournalFilter, cursor string, limit int) ([]*decoy.JournalEntry, string, error) {
-	start, rank := "+", int64(0)
+	var from place // the zero place: from the newest
+	var rank int64
 	if cursor != "" {
-		id, r, ok := parseJournalCursor(cursor)
-		if !ok {
+		var ok bool
+		if from, rank, ok = parseJournalCursor(cursor); !ok {
 			return nil, "", decoy.Errorf(decoy.EINVALID, "Invalid cursor")
 		}
-		start, rank = "("+id, r
 	}
 	if limit <= 0 {
 		return nil, "", nil
 	}
 	var out []*decoy.JournalEntry
 	var last int64 // the rank of out's last entry
-	more, err := j.scan(ctx, projectID, start, rank, func(e *decoy.JournalEntry, r int64) bool {
+	more, err := j.scan(ctx, projectID, from, rank, func(e *decoy.JournalEntry, r int64) bool {
 		if !f.Matches(e) {
 			return true
 		}
@@ -191,14 +340,17 @@ func (j *Journal) List(ctx context.Context, projectID string, f decoy.JournalFil
 // Count counts a project's entries that pass f, among the newest size.
 func (j *Journal) Count(ctx context.Context, projectID string, f decoy.JournalFilter) (int64, error) {
 	if f == (decoy.JournalFilter{}) {
-		n, err := j.c.XLen(ctx, j.key(projectID)).Result()
-		if err != nil {
+		n, err := j.c.Get(ctx, j.key(projectID)+":n").Int64()
+		if err == nil {
+			return min(n, j.size), nil
+		}
+		if err != goredis.Nil {
 			return 0, unavailable("count the request journal", err)
 		}
-		return min(n, j.size), nil
+		// No count: no journal, or one of an earlier version's.
 	}
 	var n int64
-	_, err := j.scan(ctx, projectID, "+", 0, func(e *decoy.JournalEntry, _ int64) bool {
+	_, err := j.scan(ctx, projectID, place{}, 0, func(e *decoy.JournalEntry, _ int64) bool {
 		if f.Matches(e) {
 			n++
 		}
@@ -207,77 +359,130 @@ func (j *Journal) Count(ctx context.Context, projectID string, f decoy.JournalFi
 	return n, err
 }
 
-// scan calls visit with a project's entries, newest first, from start
-// (an XREVRANGE start) on, each with its rank, after rank, up to the
-// newest size entries, until visit returns false. stopped reports that
-// visit did.
-func (j *Journal) scan(ctx context.Context, projectID, start string, rank int64, visit func(*decoy.JournalEntry, int64) bool) (stopped bool, err error) {
+// scan calls visit with a project's entries, newest first, from before
+// the entry at from (from the newest if from is the zero place) on, each
+// with its rank, after rank, up to the newest size entries, until visit
+// returns false. stopped reports that visit did.
+func (j *Journal) scan(ctx context.Context, projectID string, from place, rank int64, visit func(*decoy.JournalEntry, int64) bool) (stopped bool, err error) {
 	key := j.key(projectID)
+	start := "+"
+	if from.msg != "" {
+		start = from.msg
+	}
+	var p pager
 	for rank < j.size {
-		count := min(j.size-rank, journalScan)
-		msgs, err := j.c.XRevRangeN(ctx, key, start, "-", count).Result()
+		count := p.count(j.size - rank)
+		page, err := j.c.XRevRangeN(ctx, key, start, "-", count).Result()
 		if err != nil {
 			return false, unavailable("read the request journal", err)
 		}
-		for _, m := range msgs {
-			rank++
-			e, ok := journalEntry(m)
-			if ok && !visit(e, rank) {
-				return true, nil
+		for _, m := range page {
+			es := journalEntries(m)
+			p.saw(m, len(es))
+			if m.ID == from.msg {
+				es = es[:min(len(es), from.index)]
+			}
+			for i := len(es) - 1; i >= 0 && rank < j.size; i-- {
+				rank++
+				if es[i] != nil && !visit(es[i], rank) {
+					return true, nil
+				}
 			}
 		}
-		if int64(len(msgs)) < count {
+		if int64(len(page)) < count {
 			break
 		}
-		start = "(" + msgs[len(msgs)-1].ID
+		start = "(" + page[len(page)-1].ID
 	}
 	return false, nil
 }
 
-// journalEntry decodes a stream's message into an entry: its record ("r"),
-// or the JSON ("e") of an earlier version's; ok is false for one that
-// holds neither (written by something else).
-func journalEntry(m goredis.XMessage) (*decoy.JournalEntry, bool) {
-	var e *decoy.JournalEntry
-	if r, ok := m.Values["r"].(string); ok {
-		var err error
-		if e, err = decoy.ParseJournalRecord([]byte(r)); err != nil {
-			return nil, false
+// journalEntries decodes a stream's message into its entries, oldest
+// first: the records of "b", or the one record of "r", or the JSON ("e")
+// of an earlier version's. An entry that cannot be read is nil, so that
+// the others keep their places; a message that holds none of these
+// (written by something else) has no entries.
+func journalEntries(m goredis.XMessage) []*decoy.JournalEntry {
+	var out []*decoy.JournalEntry
+	if b, ok := m.Values["b"].(string); ok {
+		for len(b) > 0 && len(out) < 1<<packBits {
+			n, w := binary.Uvarint([]byte(b[:min(len(b), binary.MaxVarintLen64)]))
+			if w <= 0 || n > uint64(len(b)-w) {
+				break
+			}
+			e, err := decoy.ParseJournalRecord([]byte(b[w : w+int(n)]))
+			if err != nil {
+				e = nil
+			}
+			out, b = append(out, e), b[w+int(n):]
 		}
+	} else if r, ok := m.Values["r"].(string); ok {
+		e, err := decoy.ParseJournalRecord([]byte(r))
+		if err != nil {
+			e = nil
+		}
+		out = append(out, e)
 	} else if s, ok := m.Values["e"].(string); ok {
-		e = new(decoy.JournalEntry)
+		e := new(decoy.JournalEntry)
 		if json.Unmarshal([]byte(s), e) != nil {
-			return nil, false
+			e = nil
 		}
-	} else {
-		return nil, false
+		out = append(out, e)
 	}
-	e.ID = m.ID
-	return e, true
+	for i, e := range out {
+		if e == nil {
+			continue
+		}
+		id, ok := entryID(m.ID, i)
+		if !ok {
+			out[i] = nil
+			continue
+		}
+		e.ID = id
+	}
+	return out
 }
 
 // After returns up to limit entries of a project newer than id, oldest
 // first.
 func (j *Journal) After(ctx context.Context, projectID, id string, limit int) ([]*decoy.JournalEntry, error) {
-	if _, _, ok := decoy.ParseJournalID(id); !ok {
+	from, ok := parsePlace(id)
+	if !ok {
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid entry id")
 	}
-	msgs, err := j.c.XRangeN(ctx, j.key(projectID), "("+id, "+", int64(limit)).Result()
-	if err != nil {
-		return nil, unavailable("read the request journal", err)
-	}
 	var out []*decoy.JournalEntry
-	for _, m := range msgs {
-		if e, ok := journalEntry(m); ok {
-			out = append(out, e)
+	start := from.msg // from its message: the entries after id in it too
+	var p pager
+	for len(out) < limit {
+		count := p.count(int64(limit - len(out)))
+		page, err := j.c.XRangeN(ctx, j.key(projectID), start, "+", count).Result()
+		if err != nil {
+			return nil, unavailable("read the request journal", err)
 		}
+		for _, m := range page {
+			es := journalEntries(m)
+			p.saw(m, len(es))
+			if m.ID == from.msg {
+				es = es[min(len(es), from.index+1):]
+			}
+			for _, e := range es {
+				if e != nil && len(out) < limit {
+					out = append(out, e)
+				}
+			}
+		}
+		if int64(len(page)) < count {
+			break
+		}
+		start = "(" + page[len(page)-1].ID
 	}
 	return out, nil
 }
 
 // Clear deletes a project's journal.
 func (j *Journal) Clear(ctx context.Context, projectID string) error {
-	if err := j.c.Del(ctx, j.key(projectID)).Err(); err != nil {
+	key := j.key(projectID)
+	if err := j.c.Del(ctx, key, key+":n", key+":i").Err(); err != nil {
 		return unavailable("clear the request journal", err)
 	}
 	return nil

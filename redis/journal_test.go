@@ -2,6 +2,8 @@ package redis_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,28 +20,38 @@ func TestJournal(t *testing.T) {
 	})
 }
 
-// A project's stream is trimmed approximately (whole nodes), so it may
-// hold more than the bound; what is listed and counted is the newest
-// entries within it. The stream expires when no longer written.
+// A batch is one message of a project's stream. The stream is trimmed a
+// message at a time, so it may hold more than the bound, by up to its
+// oldest message's entries: what is listed and counted is the newest
+// entries within it. The stream and its count expire when no longer
+// written.
 func TestJournalStream(t *testing.T) {
 	c, prefix := testRedis(t)
 	j := redis.NewJournal(c, prefix, 5)
 	ctx := context.Background()
+	key := prefix + "{project:p1}:journal"
+	state := func() string {
+		t.Helper()
+		msgs, err := c.XLen(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d messages, a count of %s", msgs, c.Get(ctx, key+":n").Val())
+	}
 	var es []*decoy.JournalEntry
-	for range 30 {
-		es = append(es, &decoy.JournalEntry{Method: "GET", Path: "/x", Status: 200})
+	for i := range 30 {
+		es = append(es, &decoy.JournalEntry{Method: "GET", Path: fmt.Sprint("/", i), Status: 200})
 	}
 	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": es}); err != nil {
 		t.Fatal(err)
 	}
-	key := prefix + "{project:p1}:journal"
-	if n, err := c.XLen(ctx, key).Result(); err != nil || n <= 5 {
-		t.Fatalf("XLEN %d %v: the stream was trimmed exactly, so the bound of what is listed is not tested", n, err)
+	if got := state(); got != "1 messages, a count of 30" {
+		t.Fatalf("after a batch of 30: %s", got)
 	}
 	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 5 {
 		t.Errorf("count %d %v, want 5", n, err)
 	}
-	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{Path: "/x"}); err != nil || n != 5 {
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{Method: "GET"}); err != nil || n != 5 {
 		t.Errorf("filtered count %d %v, want 5", n, err)
 	}
 	got, next, err := j.List(ctx, "p1", decoy.JournalFilter{}, "", 3)
@@ -47,11 +59,84 @@ func TestJournalStream(t *testing.T) {
 		t.Fatalf("first page: %v %v", got, err)
 	}
 	rest, next, err := j.List(ctx, "p1", decoy.JournalFilter{}, next, 3)
-	if err != nil || len(rest) != 2 || next != "" || rest[1].ID != es[25].ID {
+	if err != nil || len(rest) != 2 || next != "" || rest[1].ID != es[25].ID || rest[1].Path != "/25" {
 		t.Errorf("second page: %d entries, next %q, %v", len(rest), next, err)
 	}
-	if ttl, err := c.TTL(ctx, key).Result(); err != nil || ttl <= 0 || ttl > redis.JournalTTL {
-		t.Errorf("TTL %v %v", ttl, err)
+	after, err := j.After(ctx, "p1", es[26].ID, 2)
+	if err != nil || len(after) != 2 || after[0].Path != "/27" || after[1].Path != "/28" {
+		t.Errorf("After %s: %v %v", es[26].ID, after, err)
+	}
+	// Four more, one at a time: the message of 30 stays while the others
+	// hold fewer than 5, and leaves with the fifth.
+	for i := range 4 {
+		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/new", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := state(); got != "5 messages, a count of 34" {
+		t.Errorf("after 4 more: %s", got)
+	}
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new4"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(); got != "5 messages, a count of 5" {
+		t.Errorf("after 5 more: %s", got)
+	}
+	for _, k := range []string{key, key + ":n", key + ":i"} {
+		if ttl, err := c.TTL(ctx, k).Result(); err != nil || ttl <= 0 || ttl > redis.JournalTTL {
+			t.Errorf("%s: TTL %v %v", k, ttl, err)
+		}
+	}
+	// A count lost is made again from the messages.
+	c.Del(ctx, key+":n")
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new5"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(); got != "5 messages, a count of 5" {
+		t.Errorf("after the count was lost: %s", got)
+	}
+	if err := j.Clear(ctx, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(ctx, key, key+":n").Val(); n != 0 {
+		t.Errorf("Clear left %d keys", n)
+	}
+}
+
+// An earlier version's messages, of one entry each ("r", its record, or
+// "e", its JSON), are read with the packed ones and counted as one each.
+func TestJournalEarlierMessages(t *testing.T) {
+	c, prefix := testRedis(t)
+	j := redis.NewJournal(c, prefix, 4)
+	ctx := context.Background()
+	key := prefix + "{project:p1}:journal"
+	old := &decoy.JournalEntry{Method: "GET", Path: "/r", Status: 200}
+	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"e", `{"method":"GET","path":"/e","status":200}`}})
+	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"r", old.AppendRecord(nil)}})
+	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"x", "something else"}})
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 2 {
+		t.Errorf("count %d %v, want 2", n, err)
+	}
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b0"}, {Path: "/b1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := j.List(ctx, "p1", decoy.JournalFilter{}, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, e := range got {
+		paths = append(paths, e.Path)
+	}
+	if fmt.Sprint(paths) != "[/b1 /b0 /r /e]" {
+		t.Errorf("listed %v", paths)
+	}
+	// The count, made from the messages, counts "x" as none.
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := j.List(ctx, "p1", decoy.JournalFilter{}, "", 10); err != nil || len(got) != 4 || got[3].Path != "/r" || got[0].Path != "/b2" {
+		t.Errorf("after one more: %d entries, %v", len(got), err)
 	}
 }
 
@@ -106,5 +191,54 @@ func TestJournalOldEntries(t *testing.T) {
 	after, err := j.After(ctx, "p", "0-0", 10)
 	if err != nil || len(after) != 2 || after[0].Path != "/old" {
 		t.Errorf("After: %v %v", after, err)
+	}
+}
+
+// A batch of large bodies is several messages, of 1 MiB at most each (or
+// one entry): a listing reads a few at a time. The entries keep their
+// order across the messages, for List, its pages and After.
+func TestJournalLargeBatch(t *testing.T) {
+	c, prefix := testRedis(t)
+	j := redis.NewJournal(c, prefix, 100)
+	ctx := context.Background()
+	body := strings.Repeat("b", 64<<10)
+	var es []*decoy.JournalEntry
+	for i := range 40 {
+		es = append(es, &decoy.JournalEntry{Method: "POST", Path: fmt.Sprint("/", i), Body: body, Status: 201})
+	}
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": es}); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.XLen(ctx, prefix+"{project:p1}:journal").Val(); n != 3 {
+		t.Errorf("40 entries of 64 KiB made %d messages, want 3", n)
+	}
+	var paths []string
+	cursor := ""
+	for {
+		page, next, err := j.List(ctx, "p1", decoy.JournalFilter{}, cursor, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page {
+			if e.Body != body {
+				t.Fatalf("%s: a body of %d bytes", e.Path, len(e.Body))
+			}
+			paths = append(paths, e.Path)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	for i, p := range paths {
+		if want := fmt.Sprint("/", 39-i); p != want {
+			t.Fatalf("entry %d listed is %s, want %s (%v)", i, p, want, paths)
+		}
+	}
+	if len(paths) != 40 {
+		t.Errorf("listed %d entries, want 40", len(paths))
+	}
+	after, err := j.After(ctx, "p1", es[5].ID, 100)
+	if err != nil || len(after) != 34 || after[0].Path != "/6" || after[33].Path != "/39" {
+		t.Errorf("After the 6th: %d entries, %v", len(after), err)
 	}
 }
