@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -78,36 +79,35 @@ const packBits = 10
 // which reads a string as it makes one, byte by byte: a script of a
 // batch's records cost Redis five times a plain XADD of them.
 //
-// Counts that do not match the stream (lost to an eviction, or messages
-// an earlier version added) are made again from it, a page at a time: a
-// message of "n" counts n entries, one of "r" or "e" (an earlier
-// version's) one, and one of none of these (not the journal's) none.
-// While a rolling upgrade runs, the earlier version's messages make this
-// happen at each batch: the stream is read through Lua, about 12
-// instructions a byte, a few milliseconds of Redis for a journal of 1,000.
+// The script never reads the stream's messages, only their number. When
+// the counts do not match it (some lost to an eviction, messages an
+// earlier version added, or an earlier version's Clear), they are mended
+// from that number: the counts of messages gone leave from the oldest, a
+// message without a count is taken for one entry (as an earlier
+// version's are), and the total is summed again. A count that is not a
+// number is none. Until the messages taken for one entry leave, the
+// stream may hold more than size; listings and counts still see the
+// newest size entries only.
 const trimScript = `
-local function entries(fields)
-  if fields[1] == 'n' then return tonumber(fields[2]) end
-  if fields[1] == 'r' or fields[1] == 'e' then return 1 end
-  return 0
-end
 local added = #ARGV - 2
-local total = tonumber(redis.call('GET', KEYS[2]))
 local before = redis.call('XLEN', KEYS[1]) - added
-if not total or redis.call('LLEN', KEYS[3]) ~= before then
+local known = redis.pcall('LLEN', KEYS[3])
+if type(known) ~= 'number' then
   redis.call('DEL', KEYS[3])
-  total = 0
-  local start, left = '-', before
-  while left > 0 do
-    local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', math.min(left, 100))
-    if #page == 0 then break end
-    for _, m in ipairs(page) do
-      local n = entries(m[2])
-      redis.call('RPUSH', KEYS[3], n)
-      total, left = total + n, left - 1
-    end
-    start = '(' .. page[#page][1]
+  known = 0
+end
+local total = tonumber(redis.pcall('GET', KEYS[2]))
+if not total or known ~= before or (before == 0 and total ~= 0) then
+  if known > before then
+    redis.call('LTRIM', KEYS[3], known - before, -1)
   end
+  for i = known + 1, before, 500 do
+    local ones = {}
+    for k = 1, math.min(500, before - i + 1) do ones[k] = 1 end
+    redis.call('LPUSH', KEYS[3], unpack(ones))
+  end
+  total = 0
+  for _, n in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do total = total + (tonumber(n) or 0) end
 end
 for i = 3, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[i])
@@ -115,8 +115,10 @@ for i = 3, #ARGV do
 end
 local size, gone = tonumber(ARGV[1]), 0
 while true do
-  local n = tonumber(redis.call('LINDEX', KEYS[3], 0))
-  if not n or total - n < size then break end
+  local v = redis.call('LINDEX', KEYS[3], 0)
+  if not v then break end
+  local n = tonumber(v) or 0
+  if total - n < size then break end
   redis.call('LPOP', KEYS[3])
   total, gone = total - n, gone + 1
 end
@@ -129,6 +131,7 @@ return total
 
 // journalClient is what the journal needs of a Redis client.
 type journalClient interface {
+	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 	TxPipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 	XRevRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
 	XRangeN(ctx context.Context, stream, start, stop string, count int64) *goredis.XMessageSliceCmd
@@ -157,7 +160,9 @@ type journalClient interface {
 // field "r" (its record) or "e" (its JSON): they are read too. Those
 // versions skip messages of "b" (they read as none), so that while a
 // rolling upgrade runs, the replicas not yet upgraded list only what
-// they wrote themselves.
+// they wrote themselves. An earlier version's entry IDs of a sequence
+// above 0 name other entries now: a Studio that reconnects across the
+// upgrade may be sent a few entries again.
 //
 // trimScript trims the stream to size entries or a message more;
 // listings and counts see the newest size entries only, so that a
@@ -202,7 +207,8 @@ func pack(b []byte, records [][]byte) []byte {
 	return b
 }
 
-// Append writes a batch in one transaction (MULTI), each project's
+// Append writes a batch in one transaction (MULTI; on a cluster, one a
+// project), each project's
 // records a message (or more: 1<<packBits entries and maxMessage bytes
 // at most each, or one record), then
 // trimScript; Redis gives the messages' IDs. A transaction, so that the
@@ -229,37 +235,53 @@ func (j *Journal) Append(ctx context.Context, batch map[string][][]byte) error {
 			j.buf = nil // a batch of large bodies: not kept
 		}
 	}()
-	cmds, err := j.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		for project, records := range batch {
-			if len(records) == 0 {
-				continue
+	// queue queues a project's transaction's commands in p.
+	queue := func(p goredis.Pipeliner, project string, records [][]byte) {
+		key := j.key(project)
+		args := []any{size, ttl}
+		for len(records) > 0 {
+			n, bytes := 1, len(records[0])
+			for n < min(len(records), 1<<packBits) && bytes+len(records[n]) <= maxMessage {
+				bytes += len(records[n])
+				n++
 			}
-			key := j.key(project)
-			args := []any{size, ttl}
-			for len(records) > 0 {
-				n, bytes := 1, len(records[0])
-				for n < min(len(records), 1<<packBits) && bytes+len(records[n]) <= maxMessage {
-					bytes += len(records[n])
-					n++
-				}
-				start := len(buf)
-				buf = pack(buf, records[:n])
-				packed := bytesArg(buf[start:len(buf):len(buf)])
-				p.Do(ctx, "XADD", key, "*", "n", n, "b", &packed)
-				args = append(args, n)
-				records = records[n:]
-			}
-			p.Eval(ctx, trimScript, []string{key, key + ":n", key + ":i"}, args...)
+			start := len(buf)
+			buf = pack(buf, records[:n])
+			packed := bytesArg(buf[start:len(buf):len(buf)])
+			p.Do(ctx, "XADD", key, "*", "n", n, "b", &packed)
+			args = append(args, n)
+			records = records[n:]
 		}
-		return nil
-	})
-	if err != nil {
-		return unavailable("append to the request journal", err)
+		p.Eval(ctx, trimScript, []string{key, key + ":n", key + ":i"}, args...)
 	}
-	for _, c := range cmds {
-		if err := c.Err(); err != nil {
-			return unavailable("append to the request journal", err)
+	var failed error
+	write := func(fn func(goredis.Pipeliner) error) {
+		cmds, err := j.c.TxPipelined(ctx, fn)
+		for _, c := range cmds {
+			err = cmp.Or(err, c.Err())
 		}
+		failed = cmp.Or(failed, err)
+	}
+	if _, cluster := j.c.(*goredis.ClusterClient); cluster {
+		// A cluster's transaction is of one slot: a project's keys share
+		// theirs, not the projects'.
+		for project, records := range batch {
+			if len(records) > 0 {
+				write(func(p goredis.Pipeliner) error { queue(p, project, records); return nil })
+			}
+		}
+	} else {
+		write(func(p goredis.Pipeliner) error {
+			for project, records := range batch {
+				if len(records) > 0 {
+					queue(p, project, records)
+				}
+			}
+			return nil
+		})
+	}
+	if failed != nil {
+		return unavailable("append to the request journal", failed)
 	}
 	return nil
 }
@@ -340,14 +362,23 @@ func (j *Journal) List(ctx context.Context, projectID string, f decoy.JournalFil
 // Count counts a project's entries that pass f, among the newest size.
 func (j *Journal) Count(ctx context.Context, projectID string, f decoy.JournalFilter) (int64, error) {
 	if f == (decoy.JournalFilter{}) {
-		n, err := j.c.Get(ctx, j.key(projectID)+":n").Int64()
-		if err == nil {
-			return min(n, j.size), nil
-		}
-		if err != goredis.Nil {
+		key := j.key(projectID)
+		var msgs *goredis.IntCmd
+		var n *goredis.StringCmd
+		_, err := j.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			msgs, n = p.XLen(ctx, key), p.Get(ctx, key+":n")
+			return nil
+		})
+		if err != nil && err != goredis.Nil {
 			return 0, unavailable("count the request journal", err)
 		}
-		// No count: no journal, or one of an earlier version's.
+		if msgs.Val() == 0 {
+			return 0, nil
+		}
+		if total, err := n.Int64(); err == nil {
+			return min(total, j.size), nil
+		}
+		// No count: one of an earlier version's journal.
 	}
 	var n int64
 	_, err := j.scan(ctx, projectID, place{}, 0, func(e *decoy.JournalEntry, _ int64) bool {

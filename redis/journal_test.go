@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/journal/journaltest"
 	"github.com/decoy-mock/decoy/redis"
 	goredis "github.com/redis/go-redis/v9"
@@ -104,7 +105,8 @@ func TestJournalStream(t *testing.T) {
 }
 
 // An earlier version's messages, of one entry each ("r", its record, or
-// "e", its JSON), are read with the packed ones and counted as one each.
+// "e", its JSON), are read with the packed ones and counted as one each;
+// so is a message not the journal's, which lists as nothing.
 func TestJournalEarlierMessages(t *testing.T) {
 	c, prefix := testRedis(t)
 	j := redis.NewJournal(c, prefix, 4)
@@ -113,14 +115,74 @@ func TestJournalEarlierMessages(t *testing.T) {
 	old := &decoy.JournalEntry{Method: "GET", Path: "/r", Status: 200}
 	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"e", `{"method":"GET","path":"/e","status":200}`}})
 	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"r", old.AppendRecord(nil)}})
-	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"x", "something else"}})
 	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 2 {
 		t.Errorf("count %d %v, want 2", n, err)
 	}
 	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b0"}, {Path: "/b1"}}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := j.List(ctx, "p1", decoy.JournalFilter{}, "", 10)
+	if got := listPaths(t, j, "p1"); got != "[/b1 /b0 /r /e]" {
+		t.Errorf("listed %v", got)
+	}
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 4 {
+		t.Errorf("count %d %v, want 4", n, err)
+	}
+	// Another's message, then a batch: the two oldest leave.
+	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"x", "something else"}})
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listPaths(t, j, "p1"); got != "[/b2 /b1 /b0]" {
+		t.Errorf("after another's message and one more: %v", got)
+	}
+	if n := c.XLen(ctx, key).Val(); n != 3 {
+		t.Errorf("%d messages, want 3", n)
+	}
+}
+
+// A count kept while the stream and the messages' counts were lost (an
+// eviction) is mended: the entries written next are kept.
+func TestJournalStaleCount(t *testing.T) {
+	c, prefix := testRedis(t)
+	j := redis.NewJournal(c, prefix, 5)
+	ctx := context.Background()
+	key := prefix + "{project:p1}:journal"
+	for i := range 3 {
+		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/", i)}, {Path: "/x"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Del(ctx, key, key+":i")
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 0 {
+		t.Errorf("count of a lost stream %d %v, want 0", n, err)
+	}
+	for i := range 2 {
+		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/new", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := listPaths(t, j, "p1"); got != "[/new1 /new0]" {
+		t.Errorf("listed %v", got)
+	}
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 2 {
+		t.Errorf("count %d %v, want 2", n, err)
+	}
+	// Counts of the wrong type are made anew too.
+	c.Del(ctx, key+":i")
+	c.Set(ctx, key+":i", "not a list", 0)
+	c.Set(ctx, key+":n", "not a number", 0)
+	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 3 {
+		t.Errorf("count after counts of the wrong type %d %v, want 3", n, err)
+	}
+}
+
+// listPaths lists a project's entries' paths, newest first.
+func listPaths(t *testing.T, j *redis.Journal, project string) string {
+	t.Helper()
+	got, _, err := j.List(context.Background(), project, decoy.JournalFilter{}, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +190,7 @@ func TestJournalEarlierMessages(t *testing.T) {
 	for _, e := range got {
 		paths = append(paths, e.Path)
 	}
-	if fmt.Sprint(paths) != "[/b1 /b0 /r /e]" {
-		t.Errorf("listed %v", paths)
-	}
-	// The count, made from the messages, counts "x" as none.
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b2"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _, err := j.List(ctx, "p1", decoy.JournalFilter{}, "", 10); err != nil || len(got) != 4 || got[3].Path != "/r" || got[0].Path != "/b2" {
-		t.Errorf("after one more: %d entries, %v", len(got), err)
-	}
+	return fmt.Sprint(paths)
 }
 
 // A Redis that cannot be reached fails each call at once, as EUNAVAILABLE.
@@ -241,4 +294,22 @@ func TestJournalLargeBatch(t *testing.T) {
 	if err != nil || len(after) != 34 || after[0].Path != "/6" || after[33].Path != "/39" {
 		t.Errorf("After the 6th: %d entries, %v", len(after), err)
 	}
+}
+
+// On a Redis Cluster, a batch of several projects is written: a cluster's
+// transaction is of one slot, and each project's keys share one (its hash
+// tag), not the projects'.
+func TestJournalCluster(t *testing.T) {
+	r := testservice.StartRedisCluster(t)
+	journaltest.Run(t, func(t testing.TB, size int) decoy.JournalStore {
+		c, err := redis.Open(context.Background(), "redis+cluster://"+r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, ok := c.(*goredis.ClusterClient); !ok {
+			t.Fatalf("redis.Open gave a %T, not a cluster's client", c)
+		}
+		return redis.NewJournal(c, "decoytest:"+randomHex()+":", size)
+	})
 }

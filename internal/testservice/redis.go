@@ -3,6 +3,7 @@ package testservice
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -51,6 +52,7 @@ var redis shared
 type Redis struct {
 	bin  string
 	dir  string
+	args []string // the server's further arguments
 	port int
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
@@ -71,6 +73,62 @@ func StartRedis(t testing.TB) *Redis {
 	}
 	t.Cleanup(r.Kill)
 	return r
+}
+
+// StartRedisCluster starts a Redis Cluster of the test's own, of one node
+// that serves every slot, killed when the test ends: a cluster's rules
+// (a command or transaction of one slot) hold in it as in a larger one.
+// Without redis-server it skips the test.
+func StartRedisCluster(t testing.TB) *Redis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		Skip(t, "Redis fault", "no redis-server found on PATH: apt-get install redis-server")
+	}
+	r := &Redis{bin: bin, dir: t.TempDir(), args: []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}}
+	if err := r.startOnSparePort(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Kill)
+	if got, err := command(r.Addr(), "CLUSTER ADDSLOTSRANGE 0 16383"); err != nil || got != "+OK\r\n" {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE: %q %v", got, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		info, err := command(r.Addr(), "CLUSTER INFO")
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster is not ready within 30 s: %q %v", info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// command sends an inline command and returns its answer's first line, or
+// all of a bulk string's.
+func command(addr, line string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(line + "\r\n")); err != nil {
+		return "", err
+	}
+	br := bufio.NewReader(c)
+	first, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, "$") {
+		return first, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(first[1:]))
+	if err != nil || n < 0 {
+		return first, err
+	}
+	body := make([]byte, n+2)
+	_, err = io.ReadFull(br, body)
+	return string(body), err
 }
 
 // Addr is the server's host:port.
@@ -122,8 +180,8 @@ func (r *Redis) startOnSparePort() error {
 
 // start runs the server on r.port and waits until it answers PING.
 func (r *Redis) start() error {
-	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir)
+	cmd := exec.Command(r.bin, append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir}, r.args...)...)
 	var err error
 	if cmd.SysProcAttr, err = procAttr(nil, syscall.SIGKILL); err != nil {
 		return err
