@@ -441,18 +441,10 @@ func journalEntries(m goredis.XMessage) []*decoy.JournalEntry {
 			if w <= 0 || n > uint64(len(b)-w) {
 				break
 			}
-			e, err := decoy.ParseJournalRecord([]byte(b[w : w+int(n)]))
-			if err != nil {
-				e = nil
-			}
-			out, b = append(out, e), b[w+int(n):]
+			out, b = append(out, parseRecord(b[w:w+int(n)])), b[w+int(n):]
 		}
 	} else if r, ok := m.Values["r"].(string); ok {
-		e, err := decoy.ParseJournalRecord([]byte(r))
-		if err != nil {
-			e = nil
-		}
-		out = append(out, e)
+		out = append(out, parseRecord(r))
 	} else if s, ok := m.Values["e"].(string); ok {
 		e := new(decoy.JournalEntry)
 		if json.Unmarshal([]byte(s), e) != nil {
@@ -472,6 +464,15 @@ func journalEntries(m goredis.XMessage) []*decoy.JournalEntry {
 		e.ID = id
 	}
 	return out
+}
+
+// parseRecord reads a record, nil when it is not one.
+func parseRecord(r string) *decoy.JournalEntry {
+	e, err := decoy.ParseJournalRecord([]byte(r))
+	if err != nil {
+		return nil
+	}
+	return e
 }
 
 // After returns up to limit entries of a project newer than id, oldest

@@ -1,11 +1,15 @@
 package redis
 
 import (
+	"context"
+	"crypto/rand"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -50,4 +54,31 @@ func FuzzJournalEntries(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Journal keeps its buffer of packed records for the next batch, up to
+// keptPack: a batch of large bodies leaves none kept.
+func TestJournalKeptBuffer(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(ctx, testservice.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	j := NewJournal(c, "decoytest:"+rand.Text()+":", 10)
+	defer j.Clear(ctx, "p")
+	small := (&decoy.JournalEntry{Path: "/small"}).AppendRecord(nil)
+	if err := j.Append(ctx, map[string][][]byte{"p": {small}}); err != nil {
+		t.Fatal(err)
+	}
+	if cap(j.buf) == 0 || cap(j.buf) > keptPack {
+		t.Errorf("after a small batch, a buffer of %d kept", cap(j.buf))
+	}
+	large := (&decoy.JournalEntry{Path: "/large", Body: strings.Repeat("b", 512<<10)}).AppendRecord(nil)
+	if err := j.Append(ctx, map[string][][]byte{"p": {large, large, large}}); err != nil {
+		t.Fatal(err)
+	}
+	if j.buf != nil {
+		t.Errorf("after a batch of 1.5 MiB, a buffer of %d kept", cap(j.buf))
+	}
 }

@@ -70,16 +70,12 @@ func TestJournalStream(t *testing.T) {
 	// Four more, one at a time: the message of 30 stays while the others
 	// hold fewer than 5, and leaves with the fifth.
 	for i := range 4 {
-		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/new", i)}}}); err != nil {
-			t.Fatal(err)
-		}
+		appendPaths(t, j, "p1", fmt.Sprint("/new", i))
 	}
 	if got := state(); got != "5 messages, a count of 34" {
 		t.Errorf("after 4 more: %s", got)
 	}
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new4"}}}); err != nil {
-		t.Fatal(err)
-	}
+	appendPaths(t, j, "p1", "/new4")
 	if got := state(); got != "5 messages, a count of 5" {
 		t.Errorf("after 5 more: %s", got)
 	}
@@ -90,9 +86,7 @@ func TestJournalStream(t *testing.T) {
 	}
 	// A count lost is made again from the messages.
 	c.Del(ctx, key+":n")
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new5"}}}); err != nil {
-		t.Fatal(err)
-	}
+	appendPaths(t, j, "p1", "/new5")
 	if got := state(); got != "5 messages, a count of 5" {
 		t.Errorf("after the count was lost: %s", got)
 	}
@@ -118,9 +112,7 @@ func TestJournalEarlierMessages(t *testing.T) {
 	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 2 {
 		t.Errorf("count %d %v, want 2", n, err)
 	}
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b0"}, {Path: "/b1"}}}); err != nil {
-		t.Fatal(err)
-	}
+	appendPaths(t, j, "p1", "/b0", "/b1")
 	if got := listPaths(t, j, "p1"); got != "[/b1 /b0 /r /e]" {
 		t.Errorf("listed %v", got)
 	}
@@ -129,9 +121,7 @@ func TestJournalEarlierMessages(t *testing.T) {
 	}
 	// Another's message, then a batch: the two oldest leave.
 	c.XAdd(ctx, &goredis.XAddArgs{Stream: key, Values: []any{"x", "something else"}})
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/b2"}}}); err != nil {
-		t.Fatal(err)
-	}
+	appendPaths(t, j, "p1", "/b2")
 	if got := listPaths(t, j, "p1"); got != "[/b2 /b1 /b0]" {
 		t.Errorf("after another's message and one more: %v", got)
 	}
@@ -148,18 +138,14 @@ func TestJournalStaleCount(t *testing.T) {
 	ctx := context.Background()
 	key := prefix + "{project:p1}:journal"
 	for i := range 3 {
-		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/", i)}, {Path: "/x"}}}); err != nil {
-			t.Fatal(err)
-		}
+		appendPaths(t, j, "p1", fmt.Sprint("/", i), "/x")
 	}
 	c.Del(ctx, key, key+":i")
 	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 0 {
 		t.Errorf("count of a lost stream %d %v, want 0", n, err)
 	}
 	for i := range 2 {
-		if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: fmt.Sprint("/new", i)}}}); err != nil {
-			t.Fatal(err)
-		}
+		appendPaths(t, j, "p1", fmt.Sprint("/new", i))
 	}
 	if got := listPaths(t, j, "p1"); got != "[/new1 /new0]" {
 		t.Errorf("listed %v", got)
@@ -171,11 +157,21 @@ func TestJournalStaleCount(t *testing.T) {
 	c.Del(ctx, key+":i")
 	c.Set(ctx, key+":i", "not a list", 0)
 	c.Set(ctx, key+":n", "not a number", 0)
-	if err := journaltest.Append(ctx, j, map[string][]*decoy.JournalEntry{"p1": {{Path: "/new2"}}}); err != nil {
-		t.Fatal(err)
-	}
+	appendPaths(t, j, "p1", "/new2")
 	if n, err := j.Count(ctx, "p1", decoy.JournalFilter{}); err != nil || n != 3 {
 		t.Errorf("count after counts of the wrong type %d %v, want 3", n, err)
+	}
+}
+
+// appendPaths appends a batch of a project's entries, one a path.
+func appendPaths(t *testing.T, j *redis.Journal, project string, paths ...string) {
+	t.Helper()
+	var es []*decoy.JournalEntry
+	for _, p := range paths {
+		es = append(es, &decoy.JournalEntry{Path: p})
+	}
+	if err := journaltest.Append(context.Background(), j, map[string][]*decoy.JournalEntry{project: es}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/internal/testservice"
 	"github.com/decoy-mock/decoy/journal"
 	"github.com/decoy-mock/decoy/redis"
 	"github.com/decoy-mock/decoy/server"
@@ -383,7 +384,7 @@ func (discardStore) Append(context.Context, map[string][][]byte) error { return 
 // to Redis included) is counted; its wake-ups are counted over the
 // valgrind run's wall time, about fifty times a read's, so the figure is
 // high if anything. The redis variant's Redis is one of its own, run under
-// cachegrind too (startCountedRedis), and its count is added to the
+// cachegrind too (testservice.StartRedisUnder), and its count is added to the
 // server's: what a read costs with the journal in Redis is both
 // processes' work.
 // Run it with -benchtime=1x; it takes about a minute a turn and variant.
@@ -421,19 +422,22 @@ func BenchmarkJournalInstructions(b *testing.B) {
 			// Go's clock reads use RDTSCP, which valgrind 3.19 does
 			// not know: the runtime falls back to RDTSC without it.
 			env := []string{"GODEBUG=cpu.rdtscp=off"}
-			var stopRedis func() int64
+			var rd *testservice.Redis
 			if r.variant == "redis" {
-				var url string
-				url, stopRedis = startCountedRedis(b, append(slices.Clone(cachegrind), "--cachegrind-out-file="+out+".redis"), out+".redis")
-				env = append(env, "DECOY_TEST_REDIS_URL="+url)
+				// A Redis of its own, counted too. Its cron runs once
+				// a second (hz 1, the least): the share of its count
+				// that grows with the run's wall time, not the reads.
+				rd = testservice.StartRedisUnder(b, append(slices.Clone(cachegrind), "--cachegrind-out-file="+out+".redis"), "--hz", "1")
+				env = append(env, "DECOY_TEST_REDIS_URL="+rd.URL())
 			}
 			s := startJournalBench(b, r.variant, append(cachegrind, "--cachegrind-out-file="+out), env...)
 			s.read(b, reads/4) // warm-up
 			s.read(b, r.reads)
 			s.stop(b)
 			counts[i] = cachegrindTotal(b, out)
-			if stopRedis != nil {
-				counts[i] += stopRedis()
+			if rd != nil {
+				rd.Stop() // cachegrind writes its count as Redis ends
+				counts[i] += cachegrindTotal(b, out+".redis")
 			}
 		})
 	}
@@ -458,50 +462,6 @@ func BenchmarkJournalInstructions(b *testing.B) {
 	}
 	for _, v := range variants[1:] {
 		b.ReportMetric(median(v)/median("off"), v+"/off")
-	}
-}
-
-// startCountedRedis starts a redis-server of the benchmark's own under
-// the command wrap (cachegrind, writing to out), so that the Redis work
-// the journal causes is counted with the server's. It runs its cron once
-// a second (hz 1, the least), the share of its count that grows with the
-// run's wall time rather than with the reads, and keeps nothing on disk.
-// stop ends it (SIGTERM: cachegrind then writes out) and returns its
-// count.
-func startCountedRedis(b *testing.B, wrap []string, out string) (url string, stop func() int64) {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		b.Skip("redis-server is not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	args := append(slices.Clone(wrap), path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--hz", "1")
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	// valgrind starts a process in seconds: wait for its port.
-	for deadline := time.Now().Add(time.Minute); ; {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			b.Fatalf("redis-server under cachegrind did not listen on %s: %v", port, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "redis://127.0.0.1:" + port + "/0", func() int64 {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		return cachegrindTotal(b, out)
 	}
 }
 

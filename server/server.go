@@ -654,14 +654,15 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time) {
 		rec.status = 499 // the client went away before an answer
 	}
 	elapsed := time.Since(start)
-	s.record(rec, r, s.sectionOf(r), rec.status, rec.bytes, elapsed)
+	s.record(rec, r, s.sectionOf(r), elapsed)
 	s.recordJournal(rec, r, elapsed)
 }
 
-// record counts an answer to r in the metrics and writes its access-log
-// line (path escaped, query raw, both redacted), when the log takes it.
-func (s *Server) record(rec *recorder, r *http.Request, rt string, status int, n int64, elapsed time.Duration) {
-	s.metrics.observe(rt, status, elapsed)
+// record counts rec, the answer to r, in the metrics and writes its
+// access-log line (path escaped, query raw, both redacted), when the log
+// takes it.
+func (s *Server) record(rec *recorder, r *http.Request, rt string, elapsed time.Duration) {
+	s.metrics.observe(rt, rec.status, elapsed)
 	ctx := r.Context()
 	level := slog.LevelInfo
 	if rt == "healthz" || rt == "readyz" || rt == "metrics" {
@@ -675,8 +676,8 @@ func (s *Server) record(rec *recorder, r *http.Request, rt string, status int, n
 		slog.String("method", r.Method),
 		slog.String("path", admin.RedactPath(query.Redact(path))),
 		slog.String("query", query.Redact(r.URL.RawQuery)),
-		slog.Int("status", status),
-		slog.Int64("bytes", n),
+		slog.Int("status", rec.status),
+		slog.Int64("bytes", rec.bytes),
 		slog.Duration("duration", elapsed),
 		slog.String("client", client),
 	)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,7 @@ var redis shared
 type Redis struct {
 	bin  string
 	dir  string
+	wrap []string // a command that runs the server (its arguments first)
 	args []string // the server's further arguments
 	port int
 	cmd  *exec.Cmd
@@ -63,11 +65,19 @@ type Redis struct {
 // test: these tests need the binary even when DECOY_TEST_REDIS_URL is set.
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
+	return StartRedisUnder(t, nil)
+}
+
+// StartRedisUnder is StartRedis with the server run by the command wrap
+// (wrap's arguments, then the server's: valgrind's, say) and given args
+// besides its own.
+func StartRedisUnder(t testing.TB, wrap []string, args ...string) *Redis {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		Skip(t, "Redis fault", "no redis-server found on PATH: apt-get install redis-server")
 	}
-	r := &Redis{bin: bin, dir: t.TempDir()}
+	r := &Redis{bin: bin, dir: t.TempDir(), wrap: wrap, args: args}
 	if err := r.startOnSparePort(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,15 +91,7 @@ func StartRedis(t testing.TB) *Redis {
 // Without redis-server it skips the test.
 func StartRedisCluster(t testing.TB) *Redis {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		Skip(t, "Redis fault", "no redis-server found on PATH: apt-get install redis-server")
-	}
-	r := &Redis{bin: bin, dir: t.TempDir(), args: []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}}
-	if err := r.startOnSparePort(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Kill)
+	r := StartRedisUnder(t, nil, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	if got, err := command(r.Addr(), "CLUSTER ADDSLOTSRANGE 0 16383"); err != nil || got != "+OK\r\n" {
 		t.Fatalf("CLUSTER ADDSLOTSRANGE: %q %v", got, err)
 	}
@@ -148,6 +150,17 @@ func (r *Redis) Kill() {
 	r.cmd = nil
 }
 
+// Stop ends the server as an operator would (SIGTERM: it, or a command
+// that runs it, ends in order), and waits for it. It may be called again.
+func (r *Redis) Stop() {
+	if r.cmd == nil {
+		return
+	}
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	<-r.done
+	r.cmd = nil
+}
+
 // Signal sends sig to the server: SIGSTOP makes it hang.
 func (r *Redis) Signal(sig os.Signal) error {
 	if r.cmd == nil {
@@ -180,8 +193,9 @@ func (r *Redis) startOnSparePort() error {
 
 // start runs the server on r.port and waits until it answers PING.
 func (r *Redis) start() error {
-	cmd := exec.Command(r.bin, append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir}, r.args...)...)
+	args := append(slices.Clone(r.wrap), r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir)
+	cmd := exec.Command(args[0], append(args[1:], r.args...)...)
 	var err error
 	if cmd.SysProcAttr, err = procAttr(nil, syscall.SIGKILL); err != nil {
 		return err
