@@ -50,6 +50,10 @@ async function adminGet(path) {
 // drop drops a file with text on the element matched by selector, as a
 // file dragged from the desktop is.
 async function drop(page, selector, name, text) {
+  // The page checks a file against the project chosen: once the page is
+  // back (goBack), its project select fills in after the heading shows,
+  // and a file dropped before then is not checked until it is chosen again.
+  await page.waitForFunction(() => document.getElementById('transfer-project')?.value);
   const dt = await page.evaluateHandle(([n, t]) => {
     const d = new DataTransfer();
     d.items.add(new File([t], n, { type: 'application/octet-stream' }));
