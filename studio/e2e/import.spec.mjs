@@ -50,10 +50,6 @@ async function adminGet(path) {
 // drop drops a file with text on the element matched by selector, as a
 // file dragged from the desktop is.
 async function drop(page, selector, name, text) {
-  // The page checks a file against the project chosen: once the page is
-  // back (goBack), its project select fills in after the heading shows,
-  // and a file dropped before then is not checked until it is chosen again.
-  await page.waitForFunction(() => document.getElementById('transfer-project')?.value);
   const dt = await page.evaluateHandle(([n, t]) => {
     const d = new DataTransfer();
     d.items.add(new File([t], n, { type: 'application/octet-stream' }));
@@ -246,5 +242,23 @@ await journey(async (browser) => {
     await page.getByRole('status').filter({ hasText: `Imported decoy-default.tar.gz: ${plural(before, 'mock')} created, 1 mock updated, 3 routes updated.` }).waitFor();
     assert.equal((await adminGet('/mocks?limit=1000')).mocks.length, 2 * before + 1);
     assert.deepEqual(Object.fromEntries((await routesOf()).map((r) => [`${r.method} ${r.path}`, r.id])), routeIDs);
+  });
+
+  await step('a file dropped as the page opens, before its project is chosen, is checked once the project is', async () => {
+    const { context, page: early } = await newPage(browser, 'desktop');
+    // Effects run after the next frame, or 100 ms after a render without
+    // one: with no frames, the page chooses its project 100 ms after its
+    // select lists the projects, and the file is dropped in between.
+    await early.addInitScript(() => {
+      window.requestAnimationFrame = () => 0;
+    });
+    await signInAsAdmin(early);
+    await early.getByRole('heading', { name: 'Mocks' }).waitFor();
+    await early.goto(base + '/#/transfer');
+    await early.locator('#transfer-project option').first().waitFor({ state: 'attached' });
+    await drop(early, '[data-testid=dropzone]', 'petstore.yaml', petstore);
+    await early.getByLabel('Preview').getByRole('heading', { name: /^petstore\.yaml: / }).waitFor();
+    assert.equal(await early.locator('#transfer-project').inputValue(), project.id);
+    await context.close();
   });
 });

@@ -294,6 +294,18 @@ export function ImportExportPage() {
     }
   };
 
+  // A file chosen is checked against each project chosen, from this
+  // render's state: the select may call setProject from a render before
+  // the file was dropped (it chooses the first project once its list
+  // comes), whose closure would not have it.
+  useEffect(() => {
+    if (file) check(file, { project });
+    else {
+      setPreview(null);
+      setDone(null);
+    }
+  }, [project]);
+
   const clearFile = () => {
     seq.current++;
     setBusy(false);
@@ -371,7 +383,7 @@ export function ImportExportPage() {
   return (
     <main id="main">
       <h1>Import and export</h1>
-      <ProjectSelect id="transfer-project" value={project} onChange={(p) => { setProject(p); if (file) check(file, { project: p }); else { setPreview(null); setDone(null); } }} />
+      <ProjectSelect id="transfer-project" value={project} onChange={setProject} />
       <section class="card" aria-labelledby="import-title">
         <h2 id="import-title">Import</h2>
         <p class="hint">
