@@ -5,8 +5,8 @@
 // caller writes an entry's record (decoy.JournalRecord) in a Buffer, and
 // Queue puts it in a bounded queue (past the bound it is dropped and
 // counted); Run, a goroutine of its own, wakes every Interval to write
-// what is queued to the store in batches, and puts the buffers back in
-// their pool. A store that fails or hangs drops the batches it cannot
+// what is queued to the store in batches, and keeps the buffers for the
+// next records (NewBuffer). A store that fails or hangs drops the batches it cannot
 // take, counted too; the answers never wait for it.
 //
 // The store is a Ring, in this process's memory, or one that replicas
@@ -39,29 +39,36 @@ const (
 const followPage = 100
 
 // A Buffer holds an entry's record on its way to the store: NewBuffer
-// takes one from a pool, Queue hands it to the journal, which puts it
-// back once the record is written (or dropped).
+// takes one from the journal's emptied ones, Queue hands it to the
+// journal, which keeps it for another once the record is written (or
+// dropped).
 type Buffer struct {
 	B []byte
 }
 
-// buffers are the pool of Buffers; maxPooled bounds the one put back, so
-// that records of large bodies leave theirs to the garbage collector.
-var buffers = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, 512)} }}
-
-const maxPooled = 8 << 10
+// maxKeptBuffer bounds the buffer kept for another record, so that records of
+// large bodies leave theirs to the garbage collector.
+const maxKeptBuffer = 8 << 10
 
 // NewBuffer returns an empty Buffer, for Queue.
-func NewBuffer() *Buffer {
-	b := buffers.Get().(*Buffer)
-	b.B = b.B[:0]
-	return b
+func (j *Journal) NewBuffer() *Buffer {
+	j.qmu.Lock()
+	if n := len(j.free); n > 0 {
+		b := j.free[n-1]
+		j.free = j.free[:n-1]
+		j.qmu.Unlock()
+		b.B = b.B[:0]
+		return b
+	}
+	j.qmu.Unlock()
+	return &Buffer{B: make([]byte, 0, 512)}
 }
 
-// release puts b back in the pool.
-func (b *Buffer) release() {
-	if cap(b.B) <= maxPooled {
-		buffers.Put(b)
+// keep keeps b for NewBuffer, when it is small and fewer than two
+// batches' are kept; j.qmu is held.
+func (j *Journal) keep(b *Buffer) {
+	if cap(b.B) <= maxKeptBuffer && len(j.free) < 2*j.cfg.Batch {
+		j.free = append(j.free, b)
 	}
 }
 
@@ -97,8 +104,20 @@ type Config struct {
 // Journal records requests into a store, in batches, and reads them back.
 // It implements decoy.Journal.
 type Journal struct {
-	cfg   Config
-	queue chan item
+	cfg Config
+	// qmu guards queued, the records waiting for the writer, at most
+	// cfg.Queue. A slice under a lock rather than a channel: a request
+	// queues its record in an append, without the channel's own lock and
+	// copying, and the writer takes all that waits at once, swapping
+	// queued for taken, which it emptied. Their arrays grow to what a
+	// busy interval queues, not to the bound, and the collector scans
+	// those: a channel's buffer is of the bound (4,096 records), scanned
+	// whole at each cycle.
+	qmu           sync.Mutex
+	queued, taken []item
+	// free are the buffers of records written, for NewBuffer: a list
+	// under the queue's lock costs a request less than a sync.Pool.
+	free []*Buffer
 	// full wakes the writer before its interval ends: Queue sends on it
 	// (without waiting) when the record it queued makes a batch.
 	full chan struct{}
@@ -155,14 +174,14 @@ func New(c Config) *Journal {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Journal{cfg: c, queue: make(chan item, c.Queue), full: make(chan struct{}, 1), followers: map[string]*followed{},
+	return &Journal{cfg: c, full: make(chan struct{}, 1), followers: map[string]*followed{},
 		byProject: map[string][][]byte{}}
 }
 
 // Record queues an entry for a project's journal; when the queue is full
 // the entry is dropped, and counted.
 func (j *Journal) Record(projectID string, e *decoy.JournalEntry) {
-	b := NewBuffer()
+	b := j.NewBuffer()
 	b.B = e.AppendRecord(b.B)
 	j.Queue(projectID, b)
 }
@@ -171,20 +190,23 @@ func (j *Journal) Record(projectID string, e *decoy.JournalEntry) {
 // from then on; false when the queue is full and it was dropped. It does
 // not block, and costs no allocation.
 func (j *Journal) Queue(projectID string, b *Buffer) bool {
-	select {
-	case j.queue <- item{project: projectID, buf: b}:
-		if len(j.queue) >= j.cfg.Batch { // a send that cannot be taken costs no lock
-			select {
-			case j.full <- struct{}{}:
-			default:
-			}
-		}
-		return true
-	default:
+	j.qmu.Lock()
+	n := len(j.queued)
+	if n >= j.cfg.Queue {
+		j.keep(b)
+		j.qmu.Unlock()
 		j.droppedQueue.Add(1)
-		b.release()
 		return false
 	}
+	j.queued = append(j.queued, item{project: projectID, buf: b})
+	j.qmu.Unlock()
+	if n+1 == j.cfg.Batch { // once a batch: a wake-up the writer has not taken costs no more
+		select {
+		case j.full <- struct{}{}:
+		default:
+		}
+	}
+	return true
 }
 
 // Dropped returns the entries dropped so far: because the queue was full,
@@ -199,44 +221,47 @@ func (j *Journal) Dropped() (queue, store int64) {
 func (j *Journal) Run(ctx context.Context) {
 	t := time.NewTicker(j.cfg.Interval)
 	defer t.Stop()
-	batch := make([]item, 0, j.cfg.Batch)
 	for {
 		select {
 		case <-t.C:
 		case <-j.full:
 		case <-ctx.Done():
-			j.flush(batch)
+			j.flush()
 			return
 		}
-		j.flush(batch)
+		j.flush()
 	}
 }
+
+// maxKept bounds the array of queued records the writer keeps for the
+// next interval, once emptied: one that a burst grew past it is left to
+// the collector.
+const maxKept = 1024
 
 // flush writes what is queued now, a batch at a time; not what is queued
 // while it writes, which waits for the next interval or batch: a writer
 // that went on while requests come in would write a small batch a round
 // trip, each costing what a full one does.
-func (j *Journal) flush(batch []item) {
-	for n := len(j.queue); n > 0; {
-		if batch = j.take(batch[:0], min(n, j.cfg.Batch)); len(batch) == 0 {
-			return
-		}
-		n -= len(batch)
-		j.write(batch)
+func (j *Journal) flush() {
+	j.qmu.Lock()
+	all := j.queued
+	j.queued, j.taken = j.taken, nil
+	j.qmu.Unlock()
+	for batch := all; len(batch) > 0; {
+		n := min(len(batch), j.cfg.Batch)
+		j.write(batch[:n])
+		batch = batch[n:]
 	}
-}
-
-// take adds to batch what is queued, up to n, without waiting.
-func (j *Journal) take(batch []item, n int) []item {
-	for len(batch) < n {
-		select {
-		case it := <-j.queue:
-			batch = append(batch, it)
-		default:
-			return batch
-		}
+	j.qmu.Lock()
+	for i, it := range all {
+		j.keep(it.buf)
+		all[i] = item{}
 	}
-	return batch
+	if cap(all) > maxKept {
+		all = nil
+	}
+	j.taken = all[:0]
+	j.qmu.Unlock()
 }
 
 // maxSpare bounds the emptied slices write keeps for the next batches.
@@ -246,13 +271,19 @@ const maxSpare = 8
 // buffers back. Only Run calls it, one batch at a time.
 func (j *Journal) write(batch []item) {
 	records := j.byProject
-	defer j.empty(records, batch)
-	for _, it := range batch {
-		list, ok := records[it.project]
+	defer j.empty(records)
+	// A run of one project's records, most batches' whole, is added to
+	// the map at its end: a lookup a run, not a record.
+	for i := 0; i < len(batch); {
+		project := batch[i].project
+		list, ok := records[project]
 		if !ok && len(j.spare) > 0 {
 			list, j.spare = j.spare[len(j.spare)-1], j.spare[:len(j.spare)-1]
 		}
-		records[it.project] = append(list, it.buf.B)
+		for ; i < len(batch) && batch[i].project == project; i++ {
+			list = append(list, batch[i].buf.B)
+		}
+		records[project] = list
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.cfg.WriteTimeout)
 	err := j.cfg.Store.Append(ctx, records)
@@ -275,13 +306,9 @@ func (j *Journal) write(batch []item) {
 	j.mu.Unlock()
 }
 
-// empty puts a written batch's buffers back, and keeps a few of its
-// slices for the next batches.
-func (j *Journal) empty(records map[string][][]byte, batch []item) {
-	for i, it := range batch {
-		it.buf.release()
-		batch[i] = item{}
-	}
+// empty keeps a few of a written batch's slices for the next batches
+// (flush keeps its buffers).
+func (j *Journal) empty(records map[string][][]byte) {
 	for project, list := range records {
 		clear(list)
 		if len(j.spare) < maxSpare {

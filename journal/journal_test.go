@@ -16,7 +16,7 @@ import (
 
 // queue queues the record of a GET of path, as the server does.
 func queue(j *journal.Journal, project, path string) bool {
-	b := journal.NewBuffer()
+	b := j.NewBuffer()
 	b.B = (&decoy.JournalRecord{Method: "GET", Path: path, Status: 200}).Append(b.B, nil, 0)
 	return j.Queue(project, b)
 }

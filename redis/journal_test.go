@@ -309,3 +309,52 @@ func TestJournalCluster(t *testing.T) {
 		return redis.NewJournal(c, "decoytest:"+randomHex()+":", size)
 	})
 }
+
+// A batch's counts are kept by a script run by its SHA1: a Redis that
+// does not have it (new, restarted, or after SCRIPT FLUSH) has it run
+// from its text, and the batch's messages are counted all the same, of
+// every project of the batch.
+func TestJournalScriptLost(t *testing.T) {
+	r := testservice.StartRedis(t)
+	c, err := redis.Open(context.Background(), r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	j := redis.NewJournal(c, "decoytest:", 5)
+	counts := func(project string) string {
+		t.Helper()
+		key := "decoytest:{project:" + project + "}:journal"
+		return fmt.Sprintf("%d messages, counts %v, total %s", c.XLen(ctx, key).Val(), c.LRange(ctx, key+":i", 0, -1).Val(), c.Get(ctx, key+":n").Val())
+	}
+	appendPaths(t, j, "p1", "/1", "/2", "/3") // a new Redis: not loaded yet
+	if got := counts("p1"); got != "1 messages, counts [3], total 3" {
+		t.Errorf("after the first batch: %s", got)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	batch := map[string][]*decoy.JournalEntry{}
+	for _, p := range []string{"p1", "p2"} {
+		for i := range 4 {
+			batch[p] = append(batch[p], &decoy.JournalEntry{Path: fmt.Sprint("/", p, "/", i)})
+		}
+	}
+	if err := journaltest.Append(ctx, j, batch); err != nil {
+		t.Fatalf("a batch after SCRIPT FLUSH: %v", err)
+	}
+	if got := counts("p1"); got != "2 messages, counts [3 4], total 7" {
+		t.Errorf("p1 after SCRIPT FLUSH: %s", got)
+	}
+	if got := counts("p2"); got != "1 messages, counts [4], total 4" {
+		t.Errorf("p2 after SCRIPT FLUSH: %s", got)
+	}
+	appendPaths(t, j, "p1", "/4", "/5") // loaded again: the oldest message leaves
+	if got := counts("p1"); got != "2 messages, counts [4 2], total 6" {
+		t.Errorf("after the script was loaded again: %s", got)
+	}
+	if got := listPaths(t, j, "p1"); got != "[/5 /4 /p1/3 /p1/2 /p1/1]" {
+		t.Errorf("listed %s", got)
+	}
+}

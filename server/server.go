@@ -209,7 +209,7 @@ type Server struct {
 	// secretFilter has the bit of each name of secretHeaders set
 	// (secretBit): a header whose bit is unset is known to be no secret
 	// without comparing names, as most are.
-	secretFilter [4]uint64
+	secretFilter [64]uint32
 	corsAny      bool
 	corsOrigins  map[string]bool
 	handler      http.Handler
