@@ -24,28 +24,35 @@ import (
 
 // The routes phase (§11 of the contract): one Decoy holding the users
 // document twice, as a mock of the default project served by the routes
-// GET /users and GET /users/{id}, and as a mock of a second project whose
-// routesLarge routes (as many others, and the same two) come in one
-// import. The same small query is read at /mock/{id} and through each
-// project's /users, and one record through each /users/{id}, by the same
-// load generator, the reads taking turns in rounds: what a route costs,
-// and what 10,000 of them cost, are ratios within one run.
+// GET /users and GET /users/{id}, and GET /ruled, a route of routesRules
+// rules none of which holds (§13.1), and as a mock of a second project
+// whose routesLarge routes (as many others, and GET /users and GET
+// /users/{id}) come in one import. The same small query is read at
+// /mock/{id} and through each project's /users and /ruled, and one record
+// through each /users/{id}, by the same load generator, the reads taking
+// turns in rounds: what a route costs, what 10,000 of them cost, and what
+// 20 rules cost are ratios within one run.
 
 const (
 	// routesRecords is the records of the phase's document.
 	routesRecords = 1000
 	// routesSmall and routesLarge are the routes of the two projects.
-	routesSmall = 2
+	routesSmall = 3
 	routesLarge = 10_000
+	// routesRules is the rules of the default project's GET /ruled.
+	routesRules = 20
 	// routesQuery is the query read through the collection routes.
 	routesQuery = "?order_by=age&limit=10"
 	// routesItem is the id of the record read through the item routes.
 	routesItem = 500
 	// The targets: a routed read at least routedVsMock of the same read
 	// at /mock/{id} (§11.4), and in the large project at least
-	// largeVsSmall of the same read in the small one (§11.3).
+	// largeVsSmall of the same read in the small one (§11.3); through a
+	// route of routesRules rules at least rulesVsNone of the same read
+	// through one without (the rules issue).
 	routedVsMock = 0.95
 	largeVsSmall = 0.9
+	rulesVsNone  = 0.9
 )
 
 // routeKinds are the reads of the phase, in the order they are reported
@@ -57,6 +64,7 @@ var routeKinds = []struct{ id, title string }{
 	{"large", fmt.Sprintf("/p/{slug}/users%s, a project of %s routes", routesQuery, commas(routesLarge))},
 	{"item-small", fmt.Sprintf("/p/default/users/%d, a project of %d routes", routesItem, routesSmall)},
 	{"item-large", fmt.Sprintf("/p/{slug}/users/%d, a project of %s routes", routesItem, commas(routesLarge))},
+	{"rules", fmt.Sprintf("/p/default/ruled%s, a route of %d rules, none holding", routesQuery, routesRules)},
 }
 
 // Indexes into routeKinds.
@@ -66,6 +74,7 @@ const (
 	routeLarge
 	routeItemSmall
 	routeItemLarge
+	routeRules
 )
 
 // routesQueryOf is read k of the phase as client c asks it.
@@ -83,6 +92,7 @@ func routesTargets(mockID, slug string) []string {
 		"/p/" + slug + "/users" + routesQuery,
 		"/p/default" + item,
 		"/p/" + slug + item,
+		"/p/default/ruled" + routesQuery,
 	}
 }
 
@@ -262,8 +272,11 @@ func makeRoutesProjects(ctx context.Context, ac *adminclient.Client) (mockID, sl
 	if err != nil {
 		return "", "", fmt.Errorf("creating the default project's mock: %w", err)
 	}
-	for _, path := range []string{"/users", "/users/{id}"} {
-		in := map[string]string{"method": http.MethodGet, "path": path, "mock_id": m.ID}
+	for _, path := range []string{"/users", "/users/{id}", "/ruled"} {
+		in := map[string]any{"method": http.MethodGet, "path": path, "mock_id": m.ID}
+		if path == "/ruled" {
+			in["rules"] = benchRules(routesRules)
+		}
 		if err := ac.Do(ctx, http.MethodPost, "/admin/v1/projects/"+decoy.DefaultProjectID+"/routes", in, nil); err != nil {
 			return "", "", fmt.Errorf("creating the route GET %s: %w", path, err)
 		}
@@ -293,6 +306,28 @@ func makeRoutesProjects(ctx context.Context, ac *adminclient.Client) (mockID, sl
 	}
 	logf("   decoy: %s routes imported in %.1f s", commas(routesLarge), time.Since(t0).Seconds())
 	return m.ID, proj.Slug, nil
+}
+
+// benchRules are n rules none of which holds for the phase's reads, so
+// that each read is asked all n (§13.1): conditions on the method and a
+// query parameter, on two headers, on a query parameter and another, and
+// on the body (a GET has none), in turn; each answer other than the
+// route's, a status or a body.
+func benchRules(n int) []map[string]any {
+	rules := make([]map[string]any, n)
+	for i := range rules {
+		switch i % 4 {
+		case 0:
+			rules[i] = map[string]any{"when": fmt.Sprintf("method=POST&query.page=%d", i), "status": 503}
+		case 1:
+			rules[i] = map[string]any{"when": fmt.Sprintf("header.x-scenario=case-%d&header.accept-encoding[$eqi]=none", i), "status": 503}
+		case 2:
+			rules[i] = map[string]any{"when": fmt.Sprintf("query.order_by[$ne]=age&query.x=%d", i), "body": map[string]int{"n": i}}
+		default:
+			rules[i] = map[string]any{"when": fmt.Sprintf("body.kind=k%d", i), "times": 3, "status": 500}
+		}
+	}
+	return rules
 }
 
 // routesExport is a Decoy export of one mock, id holding doc, and n routes
@@ -345,7 +380,7 @@ func checkRoutes(a *rotateAnswers) []routeCheck {
 		checks[routeMock].err = fmt.Errorf("/mock/{id} answered no JSON array: %w", err)
 	}
 	checks[routeMock].records = len(recs)
-	for _, k := range []int{routeSmall, routeLarge} {
+	for _, k := range []int{routeSmall, routeLarge, routeRules} {
 		c := &checks[k]
 		c.records = len(recs)
 		switch {
@@ -414,6 +449,7 @@ var routesRatios = []routesRatio{
 	{routeSmall, routeMock, routedVsMock},
 	{routeLarge, routeSmall, largeVsSmall},
 	{routeItemLarge, routeItemSmall, largeVsSmall},
+	{routeRules, routeSmall, rulesVsNone},
 }
 
 // of is read x's req/s over read ref's, and whether it meets the target:
@@ -433,10 +469,12 @@ func (r routesRatio) what(c client) string {
 	if c.ID != "plain" {
 		on = ", " + c.ID
 	}
-	switch r.ref {
-	case routeMock:
+	switch {
+	case r.k == routeRules:
+		return fmt.Sprintf("routes%s: /p/default/ruled%s, a route of %d rules, none holding: ≥ %.1f× the same read through /users, without", on, routesQuery, routesRules, r.want)
+	case r.ref == routeMock:
 		return fmt.Sprintf("routes%s: /p/default/users%s, a project of %d routes: ≥ %.2f× the same read at /mock/{id}", on, routesQuery, routesSmall, r.want)
-	case routeSmall:
+	case r.ref == routeSmall:
 		return fmt.Sprintf("routes%s: /users%s in a project of %s routes: ≥ %.1f× in one of %d", on, routesQuery, commas(routesLarge), r.want, routesSmall)
 	}
 	return fmt.Sprintf("routes%s: /users/%d in a project of %s routes: ≥ %.1f× in one of %d", on, routesItem, commas(routesLarge), r.want, routesSmall)
@@ -506,8 +544,8 @@ func writeRoutes(w io.Writer, r *report) {
 		return
 	}
 	fmt.Fprintf(w, "## Routes: the same read at /mock/{id}, in a project of %d routes and in one of %s\n\n", routesSmall, commas(routesLarge))
-	fmt.Fprintf(w, "One Decoy, `--rate-limit 0 --monthly-quota 0 --max-routes %d`, holding %s users records twice: as a mock of the default project (slug `default`) with the routes `GET /users` and `GET /users/{id}`, made through the admin API; and as a mock of a second project with %s routes (%s at `/r{i}/things/{id}`, then the same two), made by one import of a Decoy export. %s Before the load each answer is fetched plain and as the client asks it: the routed reads of the query answer the bytes `/mock/{id}` answers (✓: also as the client got them), and each item read answers the record with id %d (✓: the same in both projects). Targets: a routed read at least %.2f× the req/s of the same read at `/mock/{id}`; in the project of %s routes at least %.1f× the same read in the project of %d (the item has no `/mock/{id}` twin).\n\n",
-		routesLarge, commas(routesRecords), commas(routesLarge), commas(routesLarge-routesSmall), roundsNote(r.Config), routesItem, routedVsMock, commas(routesLarge), largeVsSmall, routesSmall)
+	fmt.Fprintf(w, "One Decoy, `--rate-limit 0 --monthly-quota 0 --max-routes %d`, holding %s users records twice: as a mock of the default project (slug `default`) with the routes `GET /users`, `GET /users/{id}` and `GET /ruled`, a route of %d rules none of which holds the phase's reads (on the method, the query, headers and the body: each read is asked all %d), made through the admin API; and as a mock of a second project with %s routes (%s at `/r{i}/things/{id}`, then `GET /users` and `GET /users/{id}`), made by one import of a Decoy export. %s Before the load each answer is fetched plain and as the client asks it: the routed reads of the query answer the bytes `/mock/{id}` answers (✓: also as the client got them), and each item read answers the record with id %d (✓: the same in both projects). Targets: a routed read at least %.2f× the req/s of the same read at `/mock/{id}`; in the project of %s routes at least %.1f× the same read in the project of %d (the item has no `/mock/{id}` twin); through the route of %d rules at least %.1f× the same read through `/users`.\n\n",
+		routesLarge, commas(routesRecords), routesRules, routesRules, commas(routesLarge), commas(routesLarge-2), roundsNote(r.Config), routesItem, routedVsMock, commas(routesLarge), largeVsSmall, routesSmall, routesRules, rulesVsNone)
 	fmt.Fprintf(w, "| read | answer | req/s | p50 ms | p99 ms | CPU µs/req | req/s ÷ | CPU µs/req ÷ | target | met |\n|---|---|--:|--:|--:|--:|---|--:|--:|:-:|\n")
 	var notes []string
 	for _, c := range rotateClients(r.Config) {

@@ -15,12 +15,12 @@ import (
 
 // routesAnswers are answers to the phase's reads in routeKinds order, as a
 // client got them: the collection reads as gz (nil: uncompressed).
-func routesAnswers(mock, small, large, itemSmall, itemLarge string, gz func(string) []byte) *rotateAnswers {
+func routesAnswers(mock, small, large, itemSmall, itemLarge, rules string, gz func(string) []byte) *rotateAnswers {
 	a := &rotateAnswers{}
-	for k, body := range []string{mock, small, large, itemSmall, itemLarge} {
+	for k, body := range []string{mock, small, large, itemSmall, itemLarge, rules} {
 		a.plain = append(a.plain, []byte(body))
 		wire, enc := []byte(body), ""
-		if gz != nil && k <= routeLarge {
+		if gz != nil && (k <= routeLarge || k == routeRules) {
 			wire, enc = gz(body), "gzip"
 		}
 		a.wire, a.encoding = append(a.wire, wire), append(a.encoding, enc)
@@ -45,20 +45,22 @@ func TestCheckRoutes(t *testing.T) {
 		a    *rotateAnswers
 		want []want
 	}{
-		{"every read as it should be", routesAnswers(list, list, list, item, item, nil),
-			[]want{ok2, same2, same2, ok1, same1}},
-		{"gzipped, the same bytes", routesAnswers(list, list, list, item, item, gz),
-			[]want{ok2, same2, same2, ok1, same1}},
-		{"a routed read answers other records", routesAnswers(list, list, `[{"id":1},{"id":3}]`, item, item, nil),
-			[]want{ok2, same2, {records: 2, err: "differ from the 19 bytes /mock/{id} answered"}, ok1, same1}},
-		{"the mock answers no array", routesAnswers(item, item, item, item, item, nil),
-			[]want{{err: "no JSON array"}, {err: "not compared"}, {err: "not compared"}, ok1, same1}},
-		{"an item read answers another record", routesAnswers(list, list, list, `{"id":501}`, item, nil),
-			[]want{ok2, same2, same2, {err: `the record "501", not 500`}, ok1}},
-		{"an item read answers a list", routesAnswers(list, list, list, item, list, nil),
-			[]want{ok2, same2, same2, ok1, {err: "answered no record"}}},
-		{"the two items differ", routesAnswers(list, list, list, item, `{"id":500,"name":"b"}`, nil),
-			[]want{ok2, same2, same2, ok1, {records: 1, err: "differ from the 21 bytes of the project of 2 routes"}}},
+		{"every read as it should be", routesAnswers(list, list, list, item, item, list, nil),
+			[]want{ok2, same2, same2, ok1, same1, same2}},
+		{"gzipped, the same bytes", routesAnswers(list, list, list, item, item, list, gz),
+			[]want{ok2, same2, same2, ok1, same1, same2}},
+		{"a routed read answers other records", routesAnswers(list, list, `[{"id":1},{"id":3}]`, item, item, list, nil),
+			[]want{ok2, same2, {records: 2, err: "differ from the 19 bytes /mock/{id} answered"}, ok1, same1, same2}},
+		{"a rule answers: other bytes", routesAnswers(list, list, list, item, item, `{"n":2}`, nil),
+			[]want{ok2, same2, same2, ok1, same1, {records: 2, err: "differ from the 19 bytes /mock/{id} answered"}}},
+		{"the mock answers no array", routesAnswers(item, item, item, item, item, item, nil),
+			[]want{{err: "no JSON array"}, {err: "not compared"}, {err: "not compared"}, ok1, same1, {err: "not compared"}}},
+		{"an item read answers another record", routesAnswers(list, list, list, `{"id":501}`, item, list, nil),
+			[]want{ok2, same2, same2, {err: `the record "501", not 500`}, ok1, same2}},
+		{"an item read answers a list", routesAnswers(list, list, list, item, list, list, nil),
+			[]want{ok2, same2, same2, ok1, {err: "answered no record"}, same2}},
+		{"the two items differ", routesAnswers(list, list, list, item, `{"id":500,"name":"b"}`, list, nil),
+			[]want{ok2, same2, same2, ok1, {records: 1, err: "differ from the 21 bytes of the project of 3 routes"}, same2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := checkRoutes(tc.a)
@@ -78,7 +80,7 @@ func TestCheckRoutes(t *testing.T) {
 		})
 	}
 	// Compressed otherwise: marked, not refused.
-	a := routesAnswers(list, list, list, item, item, gz)
+	a := routesAnswers(list, list, list, item, item, list, gz)
 	a.wire[routeLarge] = other(list)
 	c := checkRoutes(a)[routeLarge]
 	if c.err != nil || c.same == nil || *c.same || !strings.Contains(c.note, "where /mock/{id} sent") {
@@ -124,7 +126,7 @@ func TestRoutesExport(t *testing.T) {
 func TestRoutesTargetsPaths(t *testing.T) {
 	got := routesTargets("m1", "big")
 	want := []string{"/mock/m1?order_by=age&limit=10", "/p/default/users?order_by=age&limit=10",
-		"/p/big/users?order_by=age&limit=10", "/p/default/users/500", "/p/big/users/500"}
+		"/p/big/users?order_by=age&limit=10", "/p/default/users/500", "/p/big/users/500", "/p/default/ruled?order_by=age&limit=10"}
 	if !slices.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
 	}
@@ -149,17 +151,19 @@ func TestRoutesTargetRows(t *testing.T) {
 		Config: &config{Clients: []string{"plain", "gzip", "private"}},
 		Routes: []result{
 			row(routeMock, plain, 1000, "ok"), row(routeSmall, plain, 950, "ok"), row(routeLarge, plain, 849, "ok"),
-			row(routeItemSmall, plain, 2000, "ok"), row(routeItemLarge, plain, 1900, "ok"),
+			row(routeItemSmall, plain, 2000, "ok"), row(routeItemLarge, plain, 1900, "ok"), row(routeRules, plain, 899, "ok"),
 			row(routeMock, gz, 1000, "ok"), row(routeSmall, gz, 949, "ok"), row(routeLarge, gz, 2000, "errors"),
-			row(routeItemSmall, gz, 0, "failed"), row(routeItemLarge, gz, 1900, "ok"),
+			row(routeItemSmall, gz, 0, "failed"), row(routeItemLarge, gz, 1900, "ok"), row(routeRules, gz, 949, "ok"),
 		},
 	}
 	want := []targetRow{
-		{"routes: /p/default/users?order_by=age&limit=10, a project of 2 routes: ≥ 0.95× the same read at /mock/{id}", "0.950×", true},
-		{"routes: /users?order_by=age&limit=10 in a project of 10,000 routes: ≥ 0.9× in one of 2", "0.894×", false},
-		{"routes: /users/500 in a project of 10,000 routes: ≥ 0.9× in one of 2", "0.950×", true},
-		{"routes, gzip: /p/default/users?order_by=age&limit=10, a project of 2 routes: ≥ 0.95× the same read at /mock/{id}", "0.949×", false},
-		{"routes, gzip: /users?order_by=age&limit=10 in a project of 10,000 routes: ≥ 0.9× in one of 2", "2.107× (large: errors)", false},
+		{"routes: /p/default/users?order_by=age&limit=10, a project of 3 routes: ≥ 0.95× the same read at /mock/{id}", "0.950×", true},
+		{"routes: /users?order_by=age&limit=10 in a project of 10,000 routes: ≥ 0.9× in one of 3", "0.894×", false},
+		{"routes: /users/500 in a project of 10,000 routes: ≥ 0.9× in one of 3", "0.950×", true},
+		{"routes: /p/default/ruled?order_by=age&limit=10, a route of 20 rules, none holding: ≥ 0.9× the same read through /users, without", "0.946×", true},
+		{"routes, gzip: /p/default/users?order_by=age&limit=10, a project of 3 routes: ≥ 0.95× the same read at /mock/{id}", "0.949×", false},
+		{"routes, gzip: /users?order_by=age&limit=10 in a project of 10,000 routes: ≥ 0.9× in one of 3", "2.107× (large: errors)", false},
+		{"routes, gzip: /p/default/ruled?order_by=age&limit=10, a route of 20 rules, none holding: ≥ 0.9× the same read through /users, without", "1.000×", true},
 	}
 	got := targetRows(r)
 	if !slices.Equal(got, want) {
@@ -170,7 +174,7 @@ func TestRoutesTargetRows(t *testing.T) {
 	writeRoutes(&md, r)
 	for _, s := range []string{
 		"| /p/{slug}/users?order_by=age&limit=10, a project of 10,000 routes | – | 849 | 0.00 | 0.00 | – | 0.894× small; 0.849× mock | – | ≥ 0.90× | **no** |",
-		"| /p/default/users/500, a project of 2 routes, gzip | – | – (failed) |",
+		"| /p/default/users/500, a project of 3 routes, gzip | – | – (failed) |",
 		"0.950× mock | – | ≥ 0.95× | yes |",
 		"0.949× mock | – | ≥ 0.95× | **no** |",
 	} {
@@ -272,7 +276,7 @@ func TestRoundOrder(t *testing.T) {
 	for round := range n {
 		o := roundOrder(round, n)
 		sorted := slices.Sorted(slices.Values(o))
-		if !slices.Equal(sorted, []int{0, 1, 2, 3, 4}) {
+		if !slices.Equal(sorted, []int{0, 1, 2, 3, 4, 5}) {
 			t.Fatalf("round %d: %v, not every read once", round, o)
 		}
 		first[o[0]]++

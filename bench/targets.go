@@ -182,7 +182,7 @@ func writeTargets(w io.Writer, r *report) {
 			largeVsNginx, formatBytes(largeAnswer), smallVsNginx, vsNetHTTP)
 	}
 	if len(r.Routes) > 0 {
-		fmt.Fprintf(w, " Routes: Decoy against itself, the req/s of a routed read over the same read at /mock/{id}, and in a project of %s routes over one of %d (see the Routes section).", commas(routesLarge), routesSmall)
+		fmt.Fprintf(w, " Routes: Decoy against itself, the req/s of a routed read over the same read at /mock/{id}, and in a project of %s routes over one of %d, and through a route of %d rules over one without (see the Routes section).", commas(routesLarge), routesSmall, routesRules)
 	}
 	if r.Writes != nil {
 		fmt.Fprintf(w, " Writes: Decoy's PATCHes against json-server's, and a small read while a writer runs and after %s writes against the same read alone and before any (see the Writes section).", commas(writesAfter))
