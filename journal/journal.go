@@ -105,8 +105,8 @@ type Config struct {
 // It implements decoy.Journal.
 type Journal struct {
 	cfg Config
-	// qmu guards queued, the records waiting for the writer, at most
-	// cfg.Queue. A slice under a lock rather than a channel: a request
+	// qmu guards queued, the records waiting for the writer (with
+	// writing, at most cfg.Queue). A slice under a lock rather than a channel: a request
 	// queues its record in an append, without the channel's own lock and
 	// copying, and the writer takes all that waits at once, swapping
 	// queued for taken, which it emptied. Their arrays grow to what a
@@ -115,6 +115,10 @@ type Journal struct {
 	// whole at each cycle.
 	qmu           sync.Mutex
 	queued, taken []item
+	// writing counts the records the writer took and has not written
+	// yet: with queued, at most cfg.Queue records wait, as a store that
+	// hangs holds the writer's.
+	writing int
 	// free are the buffers of records written, for NewBuffer: a list
 	// under the queue's lock costs a request less than a sync.Pool.
 	free []*Buffer
@@ -188,11 +192,12 @@ func (j *Journal) Record(projectID string, e *decoy.JournalEntry) {
 
 // Queue queues a record for a project's journal, which takes b (NewBuffer)
 // from then on; false when the queue is full and it was dropped. It does
-// not block, and costs no allocation.
+// not block, and costs no allocation once the queue's arrays have grown
+// to what an interval queues.
 func (j *Journal) Queue(projectID string, b *Buffer) bool {
 	j.qmu.Lock()
 	n := len(j.queued)
-	if n >= j.cfg.Queue {
+	if n+j.writing >= j.cfg.Queue {
 		j.keep(b)
 		j.qmu.Unlock()
 		j.droppedQueue.Add(1)
@@ -246,17 +251,21 @@ func (j *Journal) flush() {
 	j.qmu.Lock()
 	all := j.queued
 	j.queued, j.taken = j.taken, nil
+	j.writing = len(all)
 	j.qmu.Unlock()
 	for batch := all; len(batch) > 0; {
 		n := min(len(batch), j.cfg.Batch)
 		j.write(batch[:n])
+		j.qmu.Lock()
+		for i, it := range batch[:n] {
+			j.keep(it.buf)
+			batch[i] = item{}
+		}
+		j.writing -= n
+		j.qmu.Unlock()
 		batch = batch[n:]
 	}
 	j.qmu.Lock()
-	for i, it := range all {
-		j.keep(it.buf)
-		all[i] = item{}
-	}
 	if cap(all) > maxKept {
 		all = nil
 	}
@@ -267,8 +276,8 @@ func (j *Journal) flush() {
 // maxSpare bounds the emptied slices write keeps for the next batches.
 const maxSpare = 8
 
-// write appends the records of batch to the store, and puts their
-// buffers back. Only Run calls it, one batch at a time.
+// write appends the records of batch to the store (flush keeps their
+// buffers then). Only Run calls it, one batch at a time.
 func (j *Journal) write(batch []item) {
 	records := j.byProject
 	defer j.empty(records)

@@ -115,6 +115,31 @@ func (s *store) Append(ctx context.Context, batch map[string][][]byte) error {
 	return s.Ring.Append(ctx, batch)
 }
 
+// The records waiting are at most Queue, those the writer took and is
+// writing to a store that hangs included: past them what comes is dropped.
+func TestQueueBoundWhileWriting(t *testing.T) {
+	s := newStore()
+	s.mode.Store("hang")
+	j := journal.New(journal.Config{Store: s, Queue: 64, Batch: 16, WriteTimeout: 2 * time.Second})
+	for i := range 64 {
+		if !queue(j, "p", fmt.Sprint("/", i)) {
+			t.Fatalf("record %d dropped below the bound", i)
+		}
+	}
+	run(t, j)
+	waitFor(t, "the writer in its first batch", func() bool { return s.batches.Load() == 1 })
+	accepted := 0
+	for i := range 100 {
+		if queue(j, "p", fmt.Sprint("/more", i)) {
+			accepted++
+		}
+	}
+	if accepted != 0 {
+		t.Errorf("%d records accepted while 64 (the bound) wait in the writer", accepted)
+	}
+	s.mode.Store("ok") // the hung batch ends at its timeout, the others are written
+}
+
 // A store that fails or hangs drops entries, counted; recording never
 // waits for it; once it takes entries again, they flow.
 func TestStoreFailsOrHangs(t *testing.T) {

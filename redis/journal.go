@@ -277,11 +277,17 @@ func (j *Journal) Append(ctx context.Context, batch map[string][][]byte) error {
 		trims = trims[:0]
 		cmds, err := j.c.TxPipelined(ctx, fn)
 		if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-			err = nil
-			for _, t := range trims {
-				if t.cmd.Err() != nil && goredis.HasErrorPrefix(t.cmd.Err(), "NOSCRIPT") {
-					err = cmp.Or(err, trimScript.Eval(ctx, j.c, t.keys, t.args...).Err())
-				}
+			err = nil // the commands' own errors tell
+		}
+		// A trim Redis did not have the script for: its project's
+		// messages are in, and their counts are added now, whatever
+		// another project's commands answered. Outside the transaction:
+		// should another replica write the project in between, its
+		// counts come out of the stream's order until the messages
+		// leave, and the script mends them from the stream's length.
+		for _, t := range trims {
+			if e := t.cmd.Err(); e != nil && goredis.HasErrorPrefix(e, "NOSCRIPT") {
+				err = cmp.Or(err, trimScript.Eval(ctx, j.c, t.keys, t.args...).Err())
 			}
 		}
 		for _, c := range cmds {

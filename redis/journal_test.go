@@ -357,4 +357,17 @@ func TestJournalScriptLost(t *testing.T) {
 	if got := listPaths(t, j, "p1"); got != "[/5 /4 /p1/3 /p1/2 /p1/1]" {
 		t.Errorf("listed %s", got)
 	}
+	// Lost again, and another project's XADD fails first in the same
+	// transaction: the batch fails, and what went in is counted.
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(ctx, "decoytest:{project:a}:journal", "not a stream", 0)
+	batch = map[string][]*decoy.JournalEntry{"a": {{Path: "/a"}}, "p2": {{Path: "/x"}, {Path: "/y"}, {Path: "/z"}}}
+	if err := journaltest.Append(ctx, j, batch); err == nil {
+		t.Error("a batch with a project of a stream key of the wrong type: no error")
+	}
+	if got := counts("p2"); got != "2 messages, counts [4 3], total 7" {
+		t.Errorf("p2 beside a failed project after SCRIPT FLUSH: %s", got)
+	}
 }

@@ -515,7 +515,7 @@ func BenchmarkJournalInstructions(b *testing.B) {
 			if r.turn != turn || r.reads != reads {
 				continue
 			}
-			// runs[i+1] is the same variant and turn with 3 reads.
+			// runs[i+1] is the same variant and turn with three times the reads.
 			perRead[r.variant] = append(perRead[r.variant], float64(counts[i+1]-counts[i])/float64(2*reads))
 			if st := states[i+1]; st.batches > 0 {
 				perBatch[r.variant] = append(perBatch[r.variant], st.perBatch())
