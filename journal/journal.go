@@ -6,8 +6,8 @@
 // Queue puts it in a bounded queue (past the bound it is dropped and
 // counted); Run, a goroutine of its own, wakes every Interval to write
 // what is queued to the store in batches, and keeps the buffers for the
-// next records (NewBuffer). A store that fails or hangs drops the batches it cannot
-// take, counted too; the answers never wait for it.
+// next records (NewBuffer). A store that fails or hangs drops the batches
+// it cannot take, counted too; the answers never wait for it.
 //
 // The store is a Ring, in this process's memory, or one that replicas
 // share (redis.Journal, Redis Streams), behind decoy.JournalStore.
@@ -46,8 +46,8 @@ type Buffer struct {
 	B []byte
 }
 
-// maxKeptBuffer bounds the buffer kept for another record, so that records of
-// large bodies leave theirs to the garbage collector.
+// maxKeptBuffer bounds the buffer kept for another record, so that
+// records of large bodies leave theirs to the garbage collector.
 const maxKeptBuffer = 8 << 10
 
 // NewBuffer returns an empty Buffer, for Queue.
@@ -106,10 +106,10 @@ type Config struct {
 type Journal struct {
 	cfg Config
 	// qmu guards queued, the records waiting for the writer (with
-	// writing, at most cfg.Queue). A slice under a lock rather than a channel: a request
-	// queues its record in an append, without the channel's own lock and
-	// copying, and the writer takes all that waits at once, swapping
-	// queued for taken, which it emptied. Their arrays grow to what a
+	// writing, at most cfg.Queue). A slice under a lock rather than a
+	// channel: a request queues its record in an append, without the
+	// channel's own lock and copying, and the writer takes all that
+	// waits at once, swapping queued for taken, which it emptied. Their arrays grow to what a
 	// busy interval queues, not to the bound, and the collector scans
 	// those: a channel's buffer is of the bound (4,096 records), scanned
 	// whole at each cycle.
