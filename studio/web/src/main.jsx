@@ -1094,11 +1094,11 @@ function App() {
       <div class="layout">
       <Sidebar open={menuOpen} route={route} projectID={route.page === 'list' ? route.project : sideProject} mockID={route.page === 'mock' ? route.id : ''} />
       {route.page === 'list' && !route.project && <MocksPage />}
-      {route.page === 'list' && route.project && <ProjectPage projectID={route.project} tab={route.tab} />}
+      {route.page === 'list' && route.project && <ProjectPage key={route.project} projectID={route.project} tab={route.tab} />}
       {route.page === 'transfer' && <ImportExportPage />}
       {route.page === 'new' && <NewMock project={route.project} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'generate' && <GeneratePage go={go} mockId={route.id} key={route.id || ''} />}
-      {route.page === 'mock' && <MockPage id={route.id} tab={route.tab} onProject={setSideProject} onToken={(t, m) => setToken({ token: t, mock: m })} />}
+      {route.page === 'mock' && <MockPage key={route.id} id={route.id} tab={route.tab} onProject={setSideProject} onToken={(t, m) => setToken({ token: t, mock: m })} />}
       {route.page === 'members' && <MembersPage />}
       {route.page === 'keys' && <KeysPage />}
       {route.page === 'audit' && <AuditPage />}
