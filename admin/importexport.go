@@ -366,14 +366,21 @@ type readImport struct {
 }
 
 // readImport reads the body of an import into project in format (guessed
-// from the content when empty). A Decoy export streams (see
-// readStreamed); the other formats are one document, read whole, of at
-// most --max-data-bytes.
+// from the content when empty). A Decoy export and a json-server db.json
+// stream (see readStreamed); an OpenAPI description is one document, read
+// whole, of at most --max-data-bytes.
 func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format, basePath string, gen *importGeneration) (*readImport, error) {
-	body := bufio.NewReader(r.Body)
-	head, _ := body.Peek(2)
-	if format == importer.FormatDecoy || format == "" && importer.Detect(head) == importer.FormatDecoy {
-		return s.readStreamed(w, r, project, body, basePath)
+	body := bufio.NewReaderSize(r.Body, importer.DetectBytes)
+	guessed := false
+	if format == "" {
+		// Guessed from the first bytes: a db.json is not held to see
+		// whether a member says it is OpenAPI after all (see
+		// importer.SpoolJSONServer).
+		head, err := body.Peek(importer.DetectBytes)
+		format, guessed = importer.Detect(head), err == nil
+	}
+	if format == importer.FormatDecoy || format == importer.FormatJSONServer {
+		return s.readStreamed(w, r, project, body, format, basePath, guessed)
 	}
 	max := s.cfg.MaxDataBytes
 	file, err := io.ReadAll(http.MaxBytesReader(w, io.NopCloser(body), max))
@@ -384,9 +391,6 @@ func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format
 	case err != nil:
 		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}
-	if format == "" {
-		format = importer.Detect(file)
-	}
 	res, err := importer.Read(format, file, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath})
 	if err != nil {
 		return nil, err
@@ -394,33 +398,42 @@ func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format
 	return &readImport{Result: res, format: format}, nil
 }
 
-// readStreamed reads a Decoy export from body as it arrives, each data
-// file written to a file of the upload folder (see importer.SpoolExport)
-// rather than held: the import's memory does not grow with the project.
-// Each document is bounded by --max-data-bytes, and all of them together
-// by the max_bytes of the project's workspace (with no such limit, by
-// what the most mocks an import makes can hold); the archive itself by
-// what those unpack from.
-func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, basePath string) (*readImport, error) {
+// readStreamed reads a Decoy export or a db.json (format) from body as it
+// arrives, each document written to a file of the upload folder (see
+// importer.SpoolExport and importer.SpoolJSONServer) rather than held:
+// the import's memory does not grow with the project. Each document is
+// bounded by --max-data-bytes, and all of them together by the max_bytes
+// of the project's workspace (with no such limit, by what the most mocks
+// an import makes can hold); the file itself by what those take. guessed
+// says the format of a db.json was guessed from its first bytes only.
+func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, format, basePath string, guessed bool) (*readImport, error) {
 	l, byWorkspace, err := s.streamLimits(r.Context(), project)
 	if err != nil {
 		return nil, err
 	}
-	max := importer.MaxArchiveBytes(l)
+	opt := importer.Options{Limits: l, BasePath: basePath}
+	max, tooMuch := importer.MaxArchiveBytes(l), "The export unpacks to more than"
+	read := func(in io.Reader) (*importer.Result, error) { return importer.ReadSpooled(in, opt, s.cfg.UploadDir) }
+	if format == importer.FormatJSONServer {
+		max, tooMuch = importer.MaxJSONServerBytes(l), "The db.json's values come to more than"
+		read = func(in io.Reader) (*importer.Result, error) {
+			return importer.SpoolJSONServer(in, opt, s.cfg.UploadDir, guessed)
+		}
+	}
 	in := &bodyError{r: http.MaxBytesReader(w, io.NopCloser(body), max)}
-	res, err := importer.ReadSpooled(in, importer.Options{Limits: l, BasePath: basePath}, s.cfg.UploadDir)
+	res, err := read(in)
 	var mbe *http.MaxBytesError
 	var se *importer.SpoolError
 	switch {
 	case err == nil:
-		return &readImport{Result: res, format: importer.FormatDecoy}, nil
+		return &readImport{Result: res, format: format}, nil
 	case errors.As(in.err, &mbe):
 		return nil, decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes", max)
 	case in.err != nil && !errors.Is(in.err, io.EOF) && decoy.ErrorCode(err) != decoy.ETOOLARGE:
 		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	case errors.As(err, &se):
 		return nil, uploadFileError("write", se.Err)
-	case byWorkspace && decoy.ErrorCode(err) == decoy.ETOOLARGE && strings.HasPrefix(decoy.ErrorMessage(err), "The export unpacks to more than"):
+	case byWorkspace && decoy.ErrorCode(err) == decoy.ETOOLARGE && strings.HasPrefix(decoy.ErrorMessage(err), tooMuch):
 		return nil, decoy.Errorf(decoy.ETOOLARGE, "%s (the workspace's max_bytes)", decoy.ErrorMessage(err))
 	}
 	return nil, err

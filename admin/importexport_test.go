@@ -16,6 +16,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/importer"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
@@ -117,7 +118,9 @@ func TestImportErrors(t *testing.T) {
 		{"unknown format", projectPath + "/import?format=csv", []byte(`a,b`), 400, "format must be openapi, json-server or decoy"},
 		{"unknown parameter", projectPath + "/import?force=1", []byte(`{}`), 400, "Unknown parameter: force"},
 		{"bad boolean", projectPath + "/import?dry_run=maybe", []byte(`{}`), 400, "dry_run must be true or false"},
-		{"too large", projectPath + "/import?format=json-server", big, 413, "The file is larger than 1024 bytes (--max-data-bytes)"},
+		{"too large", projectPath + "/import?format=json-server", big, 413, `The value of \"a\" is larger than 1024 bytes (--max-data-bytes)`},
+		{"too large, guessed", projectPath + "/import", big, 413, `The value of \"a\" is larger than 1024 bytes (--max-data-bytes)`},
+		{"OpenAPI too large", projectPath + "/import?format=openapi", big, 413, "The file is larger than 1024 bytes (--max-data-bytes)"},
 		{"not an object", projectPath + "/import?format=json-server", []byte(`[1]`), 400, "A json-server db.json must be a JSON object, one key per resource"},
 		{"tar with ..", projectPath + "/import?format=decoy", tarGz(t, "../x", "1"), 400, `The export entry \"../x\" has a name outside the export (absolute, or with ..)`},
 		{"invalid JSON value", projectPath + "/import?format=decoy", exportOf(t, `{"a":`), 400, `Mock "m": Invalid JSON: unexpected end of JSON input (line 1, column 6)`},
@@ -400,19 +403,51 @@ func TestSeedMock(t *testing.T) {
 	}
 }
 
-// TestImportAtTheBound: a file of exactly --max-data-bytes is imported;
-// one byte more is 413.
+// TestImportAtTheBound: a db.json's value of exactly --max-data-bytes is
+// imported, one byte more is 413; so is an OpenAPI file, which is read
+// whole. A db.json of many values at the bound, much larger than
+// --max-data-bytes, is imported (it streams).
 func TestImportAtTheBound(t *testing.T) {
 	const max = 1 << 10
 	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = max })
-	file := func(n int) []byte {
-		head, tail := `{"a":"`, `"}`
-		return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
+	value := func(n int) string { return `"` + strings.Repeat("x", n-2) + `"` }
+	if r := h.SendFile("POST", projectPath+"/import?format=json-server", []byte(`{"a":`+value(max)+`}`)); r.Status != 201 {
+		t.Errorf("a value of exactly the limit: %d %s", r.Status, r.Body)
 	}
-	if r := h.SendFile("POST", projectPath+"/import?format=json-server", file(max)); r.Status != 201 {
-		t.Errorf("a file of exactly the limit: %d %s", r.Status, r.Body)
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import?format=json-server", []byte(`{"a":`+value(max+1)+`}`)), 413,
+		`The value of \"a\" is larger than 1024 bytes (--max-data-bytes)`)
+	var db strings.Builder
+	db.WriteString("{")
+	for i := range 40 {
+		fmt.Fprintf(&db, `%s"k%d":%s`, map[bool]string{true: ",", false: ""}[i > 0], i, value(max))
 	}
-	servertest.WantError(t, h.SendFile("POST", projectPath+"/import?format=json-server", file(max+1)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+	db.WriteString("}")
+	if r := h.SendFile("POST", projectPath+"/import", []byte(db.String())); r.Status != 201 || strings.Count(r.Body, `"size":1024`) != 40 {
+		t.Errorf("a db.json of 40 values at the limit (%d bytes): %d %.300s", db.Len(), r.Status, r.Body)
+	}
+	openapi := `{"openapi":"3.0.3","info":{"title":"` + strings.Repeat("x", max) + `","version":"1"},"paths":{}}`
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import", []byte(openapi)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
+}
+
+// TestImportGuessesLate: the format of a file is guessed from its first
+// MiB (importer.DetectBytes). A JSON OpenAPI description whose "openapi"
+// member comes after it is refused with a way out (format=openapi), never
+// imported as a db.json; given as json-server, such a file is one.
+func TestImportGuessesLate(t *testing.T) {
+	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = 4 << 20 })
+	head := `{"info":{"title":"late","version":"1","description":"` + strings.Repeat("x", importer.DetectBytes) + `"},`
+	doc := head + `"openapi":"3.0.3","paths":{}}`
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import", []byte(doc)), 400,
+		`The file has a top-level \"openapi\" member after its first 1048576 bytes: if it is an OpenAPI description, import it with format=openapi`)
+	if n := mockCount(h); n != 0 {
+		t.Fatalf("a refused file stored %d mocks", n)
+	}
+	if r := h.SendFile("POST", projectPath+"/import?format=openapi", []byte(doc)); r.Status != 201 {
+		t.Errorf("as openapi: %d %.300s", r.Status, r.Body)
+	}
+	if r := h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(doc)); r.Status != 200 || strings.Count(r.Body, `"name":`) != 3 {
+		t.Errorf("as json-server: %d %.300s", r.Status, r.Body)
+	}
 }
 
 // TestImportOpenAPIGenerates: an operation without an example gets data

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 // most the import holds while it writes.
 type heapStore struct {
 	batchStore
+	mu         sync.Mutex
 	base, most uint64
 	samples    int
 }
@@ -38,8 +41,19 @@ func liveHeap() uint64 {
 }
 
 func (h *heapStore) sample() {
-	h.most = max(h.most, liveHeap())
+	h.reading()
+	h.mu.Lock()
 	h.samples++
+	h.mu.Unlock()
+}
+
+// reading measures the live heap as the import reads its file (called by
+// the file's writer before each document), not counted as a sample.
+func (h *heapStore) reading() {
+	live := liveHeap()
+	h.mu.Lock()
+	h.most = max(h.most, live)
+	h.mu.Unlock()
 }
 
 func (h *heapStore) WriteImport(ctx context.Context, b decoy.ImportBatch) (*decoy.ImportWritten, error) {
@@ -56,12 +70,15 @@ func (h *heapStore) WriteImport(ctx context.Context, b decoy.ImportBatch) (*deco
 
 // streamedExport writes, as it is read, an export of n JSON mocks of size
 // bytes each (mock i's data starts with i), and a route on each: the
-// test holds none of it.
-func streamedExport(n, size int) io.Reader {
+// test holds none of it. each, when not nil, is called before each mock.
+func streamedExport(n, size int, each func()) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		ew := importer.NewExportWriter(pw, "big", time.Now())
 		for i := range n {
+			if each != nil {
+				each()
+			}
 			data := bigDoc(i, size)
 			id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
 			if err := ew.Add(importer.ManifestMock{ID: id, Name: fmt.Sprint("m", i), ContentType: "application/json", Status: 200},
@@ -76,18 +93,45 @@ func streamedExport(n, size int) io.Reader {
 	return pr
 }
 
+// streamedDBJSON writes, as it is read, a json-server db.json of n keys
+// m0, m1, … whose values are the documents of streamedExport. each, when
+// not nil, is called before each key.
+func streamedDBJSON(n, size int, each func()) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.WriteString(pw, "{")
+		for i := 0; i < n && err == nil; i++ {
+			if each != nil {
+				each()
+			}
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			_, err = fmt.Fprintf(pw, "%s\n  \"m%d\": %s", sep, i, bigDoc(i, size))
+		}
+		if err == nil {
+			_, err = io.WriteString(pw, "\n}\n")
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
 // bigDoc is the document of mock i of streamedExport.
 func bigDoc(i, size int) string {
 	head := fmt.Sprintf(`[%d,"`, i)
 	return head + strings.Repeat("x", size-len(head)-2) + `"]`
 }
 
-// TestImportStreamsMemory: an export of a project many times larger than
-// --max-data-bytes (and than the four times of it an import once held
-// whole) is imported whole, and the import's live heap stays within a
-// fixed amount plus the largest document, however many documents it
-// writes: measured after a collection as the import reaches the store
-// and as each document is loaded (a count of bytes held, not a timing).
+// TestImportStreamsMemory: an export, and a json-server db.json, of a
+// project many times larger than --max-data-bytes (and than the four
+// times of it an import once held whole) is imported whole, and the
+// import's live heap stays within a fixed amount plus the largest
+// document, however many documents it writes: measured after a collection
+// before each document of the file is sent, as the import reaches the
+// store, and as each document is loaded (a count of bytes held, not a
+// timing).
 func TestImportStreamsMemory(t *testing.T) {
 	const (
 		maxData = 64 << 10
@@ -95,44 +139,56 @@ func TestImportStreamsMemory(t *testing.T) {
 		n       = 200      // 9.4 MiB: 150 times --max-data-bytes
 		fixed   = 4 << 20
 	)
-	hs := &heapStore{}
-	h := servertest.New(t, func(c *server.Config) {
-		c.MaxDataBytes = maxData
-		hs.batchStore = c.Store.(batchStore)
-		c.Store, c.Routes = hs, hs
-	})
-	req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy", streamedExport(n, size))
-	req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
-	hs.base = liveHeap()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 {
-		t.Fatalf("import: %d %s", resp.StatusCode, body)
-	}
-	var a routedImport
-	if err := json.Unmarshal(body, &a); err != nil || len(a.Created) != n || len(a.Routes) != n {
-		t.Fatalf("import: %d created, %d routes (%v)", len(a.Created), len(a.Routes), err)
-	}
-	if hs.samples != n+1 {
-		t.Errorf("%d samples, want %d: the store did not load the documents one at a time", hs.samples, n+1)
-	}
-	grew := int64(hs.most) - int64(hs.base)
-	t.Logf("an import of %d documents of %d KiB (%.1f MiB): live heap grew by at most %.2f MiB", n, size>>10, float64(n*size)/(1<<20), float64(grew)/(1<<20))
-	if grew > fixed+maxData {
-		t.Errorf("the import held %d bytes more than before it, past %d (a fixed %d and the largest document)", grew, fixed+maxData, fixed)
-	}
-	for _, i := range []int{0, n / 2, n - 1} {
-		r := h.Get(fmt.Sprintf("/p/default/m%d", i))
-		if r.Status != 200 || r.Body != bigDoc(i, size) {
-			t.Errorf("mock %d after the import: %d, %d bytes", i, r.Status, len(r.Body))
-		}
-	}
-	if bytes.Contains(body, []byte(`"skipped":[{`)) {
-		t.Errorf("skipped: %s", body)
+	for _, tc := range []struct {
+		format string
+		file   func(n, size int, each func()) io.Reader
+		routes int // a mock
+	}{
+		{importer.FormatDecoy, streamedExport, 1},
+		{importer.FormatJSONServer, streamedDBJSON, 6},
+		{"", streamedDBJSON, 6}, // guessed from its first MiB
+	} {
+		t.Run(cmp.Or(tc.format, "guessed"), func(t *testing.T) {
+			hs := &heapStore{}
+			h := servertest.New(t, func(c *server.Config) {
+				c.MaxDataBytes = maxData
+				hs.batchStore = c.Store.(batchStore)
+				c.Store, c.Routes = hs, hs
+			})
+			req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format="+tc.format, tc.file(n, size, hs.reading))
+			req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
+			hs.base = liveHeap()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 201 {
+				t.Fatalf("import: %d %s", resp.StatusCode, body)
+			}
+			var a routedImport
+			if err := json.Unmarshal(body, &a); err != nil || len(a.Created) != n || len(a.Routes) != n*tc.routes {
+				t.Fatalf("import: %d created, %d routes (%v)", len(a.Created), len(a.Routes), err)
+			}
+			if hs.samples != n+1 {
+				t.Errorf("%d samples, want %d: the store did not load the documents one at a time", hs.samples, n+1)
+			}
+			grew := int64(hs.most) - int64(hs.base)
+			t.Logf("an import of %d documents of %d KiB (%.1f MiB): live heap grew by at most %.2f MiB", n, size>>10, float64(n*size)/(1<<20), float64(grew)/(1<<20))
+			if grew > fixed+maxData {
+				t.Errorf("the import held %d bytes more than before it, past %d (a fixed %d and the largest document)", grew, fixed+maxData, fixed)
+			}
+			for _, i := range []int{0, n / 2, n - 1} {
+				r := h.Get(fmt.Sprintf("/p/default/m%d", i))
+				if r.Status != 200 || r.Body != bigDoc(i, size) {
+					t.Errorf("mock %d after the import: %d, %d bytes", i, r.Status, len(r.Body))
+				}
+			}
+			if bytes.Contains(body, []byte(`"skipped":[{`)) {
+				t.Errorf("skipped: %s", body)
+			}
+		})
 	}
 }
 
@@ -149,7 +205,7 @@ func TestImportStreamsLeavesNoSpool(t *testing.T) {
 		}
 	}
 	send := func(query string) (int, string) {
-		req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy"+query, streamedExport(5, 70<<10))
+		req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format=decoy"+query, streamedExport(5, 70<<10, nil))
 		req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"mime"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -107,6 +109,23 @@ func FuzzJSONServer(f *testing.F) {
 		for _, rt := range r.Routes {
 			if m := r.Mocks[rt.Mock]; rt.Path != "/x/"+m.Name && rt.Path != "/x/"+m.Name+"/{id}" {
 				t.Fatalf("route %s %s for key %q", rt.Method, rt.Path, m.Name)
+			}
+		}
+		// Read as it arrives, a byte at a time, the same file makes the
+		// same mocks and routes, its values in files of their own.
+		dir := t.TempDir()
+		s, err := importer.SpoolJSONServer(iotest.OneByteReader(bytes.NewReader(doc)), importer.Options{Limits: fuzzLimits, BasePath: "/x"}, dir, false)
+		if err != nil {
+			t.Fatalf("read whole: ok; streamed: %v", err)
+		}
+		defer s.Close()
+		if len(s.Mocks) != len(r.Mocks) || !reflect.DeepEqual(s.Routes, r.Routes) || !reflect.DeepEqual(s.Skipped, r.Skipped) {
+			t.Fatalf("streamed: %d mocks, routes %v, skipped %v; read whole: %d, %v, %v", len(s.Mocks), s.Routes, s.Skipped, len(r.Mocks), r.Routes, r.Skipped)
+		}
+		for i, m := range s.Mocks {
+			b, err := os.ReadFile(m.Spool)
+			if err != nil || m.Data != nil || m.Size != int64(len(b)) || !bytes.Equal(b, r.Mocks[i].Data) || m.Name != r.Mocks[i].Name {
+				t.Fatalf("streamed mock %q: %q (%v), size %d; read whole: %q %q", m.Name, b, err, m.Size, r.Mocks[i].Name, r.Mocks[i].Data)
 			}
 		}
 	})

@@ -112,7 +112,8 @@ func (r *Result) Close() {
 type Limits struct {
 	// MaxDataBytes is the largest document of one mock (--max-data-bytes).
 	MaxDataBytes int64
-	// MaxUnpackedBytes bounds the bytes a Decoy export unpacks to.
+	// MaxUnpackedBytes bounds the bytes a Decoy export unpacks to, and
+	// the values of a db.json together.
 	MaxUnpackedBytes int64
 	// MaxMocks is the most mocks one import makes.
 	MaxMocks int
@@ -181,10 +182,16 @@ func Read(format string, data []byte, opt Options) (*Result, error) {
 	return nil, decoy.Errorf(decoy.EINVALID, "format must be openapi, json-server or decoy")
 }
 
+// DetectBytes is how much of a file the server reads to guess its format
+// before it streams a db.json (see SpoolJSONServer): an OpenAPI
+// description in JSON has its "openapi" or "swagger" member in it.
+const DetectBytes = 1 << 20
+
 // Detect guesses the format of a file from its content: a gzip stream is a
 // Decoy export, a JSON object with an "openapi" or "swagger" member an
 // OpenAPI description, any other JSON object a json-server db.json, and
-// anything else (YAML) an OpenAPI description.
+// anything else (YAML) an OpenAPI description. Of a file's first bytes
+// only, a JSON object whose members so far name neither is a db.json.
 func Detect(data []byte) string {
 	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		return FormatDecoy

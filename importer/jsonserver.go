@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -17,34 +18,114 @@ import (
 // id); any other value gives GET /K. A key that cannot be a path segment
 // (a "/", a space, braces) still makes its mock, without routes, and is
 // listed as skipped.
+//
+// Each value is at most opt.MaxDataBytes, and all of them together at
+// most opt.MaxUnpackedBytes. SpoolJSONServer reads the same file as it
+// arrives.
 func JSONServer(data []byte, opt Options) (*Result, error) {
+	return readJSONServer(bytes.NewReader(data), opt, false, func(m *Mock, value []byte) error {
+		m.Data = value
+		return nil
+	})
+}
+
+// SpoolJSONServer reads a db.json from r as JSONServer does, but writes
+// each value to a file of its own in dir as it is read: the mocks of the
+// result have no Data, but their Spool and Size, and the memory it takes
+// is about twice the largest value, whatever the size of the file. The
+// caller removes the files with Result.Close; on an error they are
+// removed already.
+//
+// guessed says the format was guessed from the file's first bytes (see
+// DetectPrefix): a top-level "openapi" or "swagger" member then refuses
+// the file, for it is an OpenAPI description whose member came late.
+func SpoolJSONServer(r io.Reader, opt Options, dir string, guessed bool) (res *Result, err error) {
+	var spooled []string
+	defer func() {
+		if err != nil {
+			for _, f := range spooled {
+				_ = os.Remove(f)
+			}
+		}
+	}()
+	return readJSONServer(r, opt, guessed, func(m *Mock, value []byte) error {
+		spool, err := spoolFile(dir, m.Name, int64(len(value)), bytes.NewReader(value))
+		if err != nil {
+			return err
+		}
+		spooled = append(spooled, spool)
+		m.Spool, m.Size = spool, int64(len(value))
+		return nil
+	})
+}
+
+// readJSONServer reads a db.json from r, one member at a time, and hands
+// each mock's value to keep, which keeps it in the mock. The decoder
+// holds one member at most: a key or value past MaxDataBytes is refused
+// as soon as it is, not once read.
+func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, value []byte) error) (*Result, error) {
 	l := opt.Limits.withDefaults()
 	base, err := basePath(opt.BasePath)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > l.MaxDataBytes {
-		return nil, decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes (--max-data-bytes)", l.MaxDataBytes)
+	in := &window{r: r}
+	dec := json.NewDecoder(in)
+	// Each key and value read may take MaxDataBytes past what the decoder
+	// had read, and a little more for the space and the next byte a
+	// number needs to end.
+	next := func() { in.allow(dec.InputOffset() + l.MaxDataBytes + 4096) }
+	var key string // the key whose value is read, once read
+	fail := func(err error) error {
+		switch {
+		case in.over && key != "":
+			return tooLargeValue(key, l.MaxDataBytes)
+		case in.over:
+			return decoy.Errorf(decoy.ETOOLARGE, "A key of the db.json, with the space around it, is larger than %d bytes (--max-data-bytes)", l.MaxDataBytes)
+		}
+		return invalidJSON(err)
 	}
 	notObject := decoy.Errorf(decoy.EINVALID, "A json-server db.json must be a JSON object, one key per resource")
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	next()
+	if _, err := in.skipBOM(); err != nil {
+		return nil, fail(err)
+	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if in.over {
+			return nil, fail(err)
+		}
 		return nil, notObject
 	}
 	res := &Result{}
 	seen := map[string]bool{}
-	for dec.More() {
+	var total int64
+	for {
+		next()
+		if !dec.More() {
+			break
+		}
+		key = ""
 		t, err := dec.Token()
 		if err != nil {
-			return nil, invalidJSON(err)
+			return nil, fail(err)
 		}
-		key, ok := t.(string)
-		if !ok {
+		var ok bool
+		if key, ok = t.(string); !ok {
 			return nil, notObject
 		}
+		if guessed && (key == "openapi" || key == "swagger") {
+			return nil, decoy.Errorf(decoy.EINVALID, "The file has a top-level %q member after its first %d bytes: if it is an OpenAPI description, import it with format=openapi", key, DetectBytes)
+		}
+		if len(seen) >= l.MaxMocks {
+			return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", l.MaxMocks)
+		}
+		next()
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return nil, invalidJSON(err)
+			return nil, fail(err)
+		}
+		if int64(len(value)) > l.MaxDataBytes {
+			return nil, tooLargeValue(key, l.MaxDataBytes)
 		}
 		if seen[key] {
 			return nil, decoy.Errorf(decoy.EINVALID, "The key %q appears twice in the db.json", cut(key, 100))
@@ -54,21 +135,84 @@ func JSONServer(data []byte, opt Options) (*Result, error) {
 			res.Skipped = append(res.Skipped, Skipped{cut(key, 100), "the key is not a valid name (UTF-8, at most 200 bytes)"})
 			continue
 		}
-		if len(res.Mocks) >= l.MaxMocks {
-			return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", l.MaxMocks)
+		if total += int64(len(value)); total > l.MaxUnpackedBytes {
+			return nil, decoy.Errorf(decoy.ETOOLARGE, "The db.json's values come to more than %d bytes", l.MaxUnpackedBytes)
 		}
-		res.Mocks = append(res.Mocks, Mock{Name: key, ContentType: "application/json", Status: 200, Data: value})
+		m := Mock{Name: key, ContentType: "application/json", Status: 200}
+		if err := keep(&m, value); err != nil {
+			return nil, err
+		}
+		res.Mocks = append(res.Mocks, m)
 		if err := res.jsonServerRoutes(base, key, value, l); err != nil {
 			return nil, err
 		}
 	}
+	key = ""
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, invalidJSON(err)
+		return nil, fail(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if in.over {
+			return nil, fail(err)
+		}
 		return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: text after the db.json's object")
 	}
 	return res, nil
+}
+
+// window is a reader that reads up to a limit the caller moves on, and
+// says it was reached: what bounds the buffer of a json.Decoder, which
+// reads a whole value before it hands it on.
+type window struct {
+	r     io.Reader
+	n     int64 // bytes read
+	limit int64
+	over  bool
+}
+
+var errOverWindow = errors.New("past the bound of one member")
+
+func (w *window) allow(limit int64) { w.limit = limit }
+
+func (w *window) Read(p []byte) (int, error) {
+	if w.n >= w.limit {
+		w.over = true
+		return 0, errOverWindow
+	}
+	if int64(len(p)) > w.limit-w.n {
+		p = p[:w.limit-w.n]
+	}
+	n, err := w.r.Read(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start, as JSONServer
+// always did.
+func (w *window) skipBOM() (bool, error) {
+	var head [3]byte
+	n, err := io.ReadFull(w.r, head[:])
+	w.n += int64(n)
+	if n == 3 && head == [3]byte{0xef, 0xbb, 0xbf} {
+		return true, nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, err
+	}
+	w.r = io.MultiReader(bytes.NewReader(head[:n]), w.r)
+	w.n -= int64(n)
+	return false, nil
+}
+
+func tooLargeValue(key string, max int64) error {
+	return decoy.Errorf(decoy.ETOOLARGE, "The value of %q is larger than %d bytes (--max-data-bytes)", cut(key, 100), max)
+}
+
+// MaxJSONServerBytes is the most bytes a db.json read within l can take:
+// its values, and as much again for its keys, spaces and punctuation.
+func MaxJSONServerBytes(l Limits) int64 {
+	l = l.withDefaults()
+	return 2*l.MaxUnpackedBytes + 1<<20
 }
 
 // jsonServerRoutes adds the routes of the last mock, made of key.

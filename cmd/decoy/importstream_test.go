@@ -134,8 +134,8 @@ func exportArchive(t *testing.T, docs ...string) []byte {
 	return b.Bytes()
 }
 
-// TestImportStreamsAllOrNothing: an import that fails midway stores
-// nothing, on both stores: not a mock, a version, a route or a file, and
+// TestImportStreamsAllOrNothing: an import of an export or of a db.json
+// that fails midway stores nothing, on both stores: not a mock, a version, a route or a file, and
 // the spooled data is gone. It fails on the last document (invalid JSON),
 // on an archive cut short in the middle, on the workspace's max_bytes
 // passed while the archive is read, and on max_bytes passed by what the
@@ -189,21 +189,28 @@ func testImportStreamsAllOrNothing(t *testing.T, store []string) {
 		}
 	}
 
+	goodDB, badDB := dbJSON(docs...), dbJSON(append(slices.Clone(docs), `{"cut":1,}`)...)
 	for _, tc := range []struct {
 		name     string
+		format   string
 		body     []byte
 		maxBytes string
 		status   int
 		msg      string
 	}{
-		{"last document invalid", bad, "null", 400, `Mock \"m8\": Invalid JSON`},
-		{"cut short", good[:len(good)*3/5], "null", 400, "Not a valid Decoy export"},
-		{"past max_bytes while read", good, fmt.Sprint(size - 1), 413, "The export unpacks to more than"},
-		{"past max_bytes with what is held", good, fmt.Sprint(size + 1000), 403, "Workspace limit reached: max_bytes"},
+		{"last document invalid", "decoy", bad, "null", 400, `Mock \"m8\": Invalid JSON`},
+		{"cut short", "decoy", good[:len(good)*3/5], "null", 400, "Not a valid Decoy export"},
+		{"past max_bytes while read", "decoy", good, fmt.Sprint(size - 1), 413, "The export unpacks to more than"},
+		{"past max_bytes with what is held", "decoy", good, fmt.Sprint(size + 1000), 403, "Workspace limit reached: max_bytes"},
+		{"db.json: last value invalid", "json-server", []byte(badDB), "null", 400, "Invalid JSON"},
+		{"db.json: cut short", "json-server", []byte(goodDB[:len(goodDB)*3/5]), "null", 400, "Invalid JSON: the file ends early"},
+		{"db.json: past max_bytes while read", "json-server", []byte(goodDB), fmt.Sprint(size - 1), 413,
+			fmt.Sprintf("The db.json's values come to more than %d bytes (the workspace's max_bytes)", size-1)},
+		{"db.json: past max_bytes with what is held", "json-server", []byte(goodDB), fmt.Sprint(size + 1000), 403, "Workspace limit reached: max_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			limit(tc.maxBytes)
-			a := send(t, "POST", p.url+"/admin/v1/projects/"+decoy.DefaultProjectID+"/import?format=decoy", string(tc.body),
+			a := send(t, "POST", p.url+"/admin/v1/projects/"+decoy.DefaultProjectID+"/import?format="+tc.format, string(tc.body),
 				append(auth, "Content-Type", "application/octet-stream")...)
 			if a.status != tc.status || !strings.Contains(a.body, tc.msg) {
 				t.Errorf("import: %d %s, want %d %s", a.status, a.body, tc.status, tc.msg)
@@ -229,5 +236,82 @@ func testImportStreamsAllOrNothing(t *testing.T, store []string) {
 		append(auth, "Content-Type", "application/octet-stream")...)
 	if a.status != 201 || len(snapshots(t, p)) != 1+len(docs) || len(routeList(t, p)) != len(docs) {
 		t.Fatalf("the import within the limit: %d %s", a.status, a.body)
+	}
+	// Its keys are the export's routes' paths: it updates their mocks,
+	// whose versions the workspace holds too.
+	limit(fmt.Sprint(3*size + 400<<10))
+	a = send(t, "POST", p.url+"/admin/v1/projects/"+decoy.DefaultProjectID+"/import?format=json-server", goodDB,
+		append(auth, "Content-Type", "application/octet-stream")...)
+	if a.status != 201 || strings.Count(a.body, `"size":`) != len(docs) || len(snapshots(t, p)) != 1+len(docs) || len(routeList(t, p)) != 6*len(docs) {
+		t.Fatalf("the db.json within the limit: %d %.300s", a.status, a.body)
+	}
+}
+
+// dbJSON is a json-server db.json of the given values, keys m0, m1, ….
+func dbJSON(values ...string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n  \"m%d\": %s", i, v)
+	}
+	b.WriteString("\n}\n")
+	return b.String()
+}
+
+// TestImportStreamsDBJSON: a json-server db.json of 20 collections of
+// about 60 KiB, 18 times --max-data-bytes and more than the first MiB the
+// server reads to guess its format, goes through decoy import (format
+// guessed) into a server with those settings, each collection a mock with
+// json-server's routes, its bytes as the file's; imported again, it
+// updates the same mocks. A file once had to fit in --max-data-bytes
+// whole. On both stores.
+func TestImportStreamsDBJSON(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testImportStreamsDBJSON(t, nil) })
+	t.Run("postgres", func(t *testing.T) { testImportStreamsDBJSON(t, []string{"--database-url", postgresURL(t)}) })
+}
+
+func testImportStreamsDBJSON(t *testing.T, store []string) {
+	p := start(t, t.TempDir(), append(store, "--admin-token", adminToken, "--max-data-bytes", fmt.Sprint(streamMaxData))...)
+	const n = 20
+	var docs []string
+	for range n {
+		docs = append(docs, randomDoc(t, 60<<10))
+	}
+	file := filepath.Join(t.TempDir(), "db.json")
+	db := dbJSON(docs...)
+	if len(db) <= importer.DetectBytes {
+		t.Fatalf("the db.json is %d bytes: not more than the %d the server reads to guess", len(db), importer.DetectBytes)
+	}
+	if err := os.WriteFile(file, []byte(db), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for round, want := range []string{fmt.Sprintf("Created %d mocks", n), fmt.Sprintf("Updated %d mocks", n)} {
+		stdout, stderr, code := decoyCLI(t, p, "", "import", file)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Fatalf("import %d: %d %s %s", round+1, code, stdout, stderr)
+		}
+		got := snapshots(t, p)
+		if len(got) != n {
+			t.Fatalf("import %d: %d mocks, want %d", round+1, len(got), n)
+		}
+		byName := map[string]snapshot{}
+		for _, s := range got {
+			byName[s.mock.Name] = s
+		}
+		for i, d := range docs {
+			if s := byName[fmt.Sprint("m", i)]; s.data != d || s.ct != "application/json" {
+				t.Errorf("import %d: mock m%d holds %d bytes of %q, want the file's %d", round+1, i, len(s.data), s.ct, len(d))
+			}
+		}
+		if rs := routeList(t, p); len(rs) != 6*n {
+			t.Errorf("import %d: %d routes, want %d", round+1, len(rs), 6*n)
+		}
+	}
+	a := send(t, "GET", p.url+"/p/default/m7", "")
+	if a.status != 200 || a.body != docs[7] {
+		t.Errorf("GET /p/default/m7: %d, %d bytes", a.status, len(a.body))
 	}
 }

@@ -32,6 +32,19 @@ const isBasePathError = (e) => !!e && e.status === 400 && /^Invalid base_path\b/
 
 const plural = (n, one, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
+// readWhole says whether the server reads file f whole to import it in
+// format (guessed from the content when empty), as it guesses: an OpenAPI
+// description (YAML, or a JSON object with an "openapi" or "swagger"
+// member), not an export (gzip) or a db.json (any other JSON object),
+// which stream.
+async function readWhole(f, format) {
+  if (format) return format === 'openapi';
+  const head = new Uint8Array(await f.slice(0, 64 * 1024).arrayBuffer());
+  if (head[0] === 0x1f && head[1] === 0x8b) return false;
+  const text = new TextDecoder().decode(head).replace(/^\uFEFF/, '').trimStart();
+  return !text.startsWith('{') || /"(openapi|swagger)"\s*:/.test(text);
+}
+
 function importPath({ project, format, newIDs, basePath }, dryRun) {
   const q = new URLSearchParams();
   if (format) q.set('format', format);
@@ -270,8 +283,9 @@ export function ImportExportPage() {
     setError(null);
     if (!f || !params.project) return;
     // Checked before a byte is sent: a file over the limit would be
-    // refused only once uploaded.
-    const why = tooLarge(f, await api.maxDataBytes());
+    // refused only once uploaded. Only a file the server reads whole:
+    // an export and a db.json stream, each document bounded on its own.
+    const why = (await readWhole(f, params.format)) ? tooLarge(f, await api.maxDataBytes()) : '';
     if (n !== seq.current) return;
     if (why) {
       setFile(null);
