@@ -368,7 +368,8 @@ type readImport struct {
 // readImport reads the body of an import into project in format (guessed
 // from the content when empty). A Decoy export and a json-server db.json
 // stream (see readStreamed); an OpenAPI description is one document, read
-// whole, of at most --max-data-bytes.
+// whole, of at most --max-data-bytes, whose mocks' data is written to
+// files as it is made.
 func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format, basePath string, gen *importGeneration) (*readImport, error) {
 	body := bufio.NewReaderSize(r.Body, importer.DetectBytes)
 	guessed := false
@@ -391,7 +392,13 @@ func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format
 	case err != nil:
 		return nil, decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	}
-	res, err := importer.Read(format, file, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath})
+	// Each mock's data goes to a file as it is made, as an import that
+	// streams has it: the import holds the file and one document.
+	res, err := importer.Read(format, file, importer.Options{Limits: s.importLimits(), Generate: gen.fromSchema, BasePath: basePath, Spool: cmp.Or(s.cfg.UploadDir, os.TempDir())})
+	var se *importer.SpoolError
+	if errors.As(err, &se) {
+		return nil, uploadFileError("write", se.Err)
+	}
 	if err != nil {
 		return nil, err
 	}

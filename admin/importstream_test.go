@@ -118,6 +118,26 @@ func streamedDBJSON(n, size int, each func()) io.Reader {
 	return pr
 }
 
+// generatedOpenAPI is an OpenAPI description of n operations GET /m0,
+// GET /m1, …, whose data is generated from their schema: an array of one
+// string, size bytes in all. each is called once, before the file is
+// sent: the file is small, its mocks' data is not.
+func generatedOpenAPI(n, size int, each func()) io.Reader {
+	if each != nil {
+		each()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"openapi":"3.0.3","info":{"title":"big","version":"1"},"components":{"schemas":{"Big":{"type":"array","minItems":1,"maxItems":1,"items":{"type":"string","minLength":%d,"maxLength":%d}}}},"paths":{`, size-4, size-4)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"/m%d":{"get":{"operationId":"m%d","responses":{"200":{"description":"x","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Big"}}}}}}}`, i, i)
+	}
+	b.WriteString("}}")
+	return strings.NewReader(b.String())
+}
+
 // bigDoc is the document of mock i of streamedExport.
 func bigDoc(i, size int) string {
 	head := fmt.Sprintf(`[%d,"`, i)
@@ -147,11 +167,13 @@ func TestImportStreamsMemory(t *testing.T) {
 		{importer.FormatDecoy, streamedExport, 1},
 		{importer.FormatJSONServer, streamedDBJSON, 6},
 		{"", streamedDBJSON, 6}, // guessed from its first MiB
+		{importer.FormatOpenAPI, generatedOpenAPI, 1},
 	} {
 		t.Run(cmp.Or(tc.format, "guessed"), func(t *testing.T) {
 			hs := &heapStore{}
 			h := servertest.New(t, func(c *server.Config) {
 				c.MaxDataBytes = maxData
+				c.GenerateTimeout = time.Minute // all of it generated, however slow the machine
 				hs.batchStore = c.Store.(batchStore)
 				c.Store, c.Routes = hs, hs
 			})
@@ -181,6 +203,14 @@ func TestImportStreamsMemory(t *testing.T) {
 			}
 			for _, i := range []int{0, n / 2, n - 1} {
 				r := h.Get(fmt.Sprintf("/p/default/m%d", i))
+				if tc.format == importer.FormatOpenAPI {
+					// Generated: a string of exactly the size.
+					var v []string
+					if r.Status != 200 || json.Unmarshal([]byte(r.Body), &v) != nil || len(v) != 1 || len(v[0]) != size-4 {
+						t.Errorf("mock %d after the import: %d, %d bytes", i, r.Status, len(r.Body))
+					}
+					continue
+				}
 				if r.Status != 200 || r.Body != bigDoc(i, size) {
 					t.Errorf("mock %d after the import: %d, %d bytes", i, r.Status, len(r.Body))
 				}
@@ -232,5 +262,32 @@ func TestImportStreamsLeavesNoSpool(t *testing.T) {
 	spooled("a refused import")
 	if n := mockCount(h); n != 5 {
 		t.Errorf("%d mocks after the imports, want 5", n)
+	}
+	// The same of a db.json and of an OpenAPI description, whose mocks'
+	// data is spooled too.
+	for _, tc := range []struct {
+		format string
+		file   func() io.Reader
+		status int
+	}{
+		{"json-server", func() io.Reader { return streamedDBJSON(5, 70<<10, nil) }, 201},
+		{"json-server", func() io.Reader { return io.LimitReader(streamedDBJSON(5, 70<<10, nil), 200<<10) }, 400},
+		{"openapi", func() io.Reader { return generatedOpenAPI(5, 70<<10, nil) }, 201},
+		{"openapi", func() io.Reader { return strings.NewReader(`{"openapi":"3.0.3","paths":{"/a":`) }, 400},
+	} {
+		for _, query := range []string{"&dry_run=true", ""} {
+			req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format="+tc.format+query, tc.file())
+			req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want := map[bool]int{true: 200, false: tc.status}[query != "" && tc.status == 201]; resp.StatusCode != want {
+				t.Errorf("%s%s: %d %.200s, want %d", tc.format, query, resp.StatusCode, b, want)
+			}
+			spooled(tc.format + query)
+		}
 	}
 }

@@ -77,6 +77,35 @@ func FuzzOpenAPI(f *testing.F) {
 				}
 			}
 		}
+		// With a spool folder: the same mocks and routes, each mock's
+		// data in a file of its own, and no other file left.
+		dir := t.TempDir()
+		opt := importer.Options{Limits: fuzzLimits, Spool: dir, Generate: func([]byte) ([]byte, error) { return []byte(`{"data":[]}`), nil }}
+		r, _ := importer.OpenAPI(doc, importer.Options{Limits: fuzzLimits, Generate: opt.Generate})
+		s, err := importer.OpenAPI(doc, opt)
+		if (err == nil) != (r != nil) {
+			t.Fatalf("spooled: %v; held: %v", err, r != nil)
+		}
+		left, _ := os.ReadDir(dir)
+		if err != nil {
+			if len(left) != 0 {
+				t.Fatalf("refused (%v), and left %d files", err, len(left))
+			}
+			return
+		}
+		if len(left) != len(s.Mocks) || len(s.Mocks) != len(r.Mocks) || !reflect.DeepEqual(s.Routes, r.Routes) {
+			t.Fatalf("spooled: %d mocks, %d files, routes %v; held: %d mocks, routes %v", len(s.Mocks), len(left), s.Routes, len(r.Mocks), r.Routes)
+		}
+		for i, m := range s.Mocks {
+			b, err := os.ReadFile(m.Spool)
+			if err != nil || m.Data != nil || m.Size != int64(len(b)) || !bytes.Equal(b, r.Mocks[i].Data) {
+				t.Fatalf("spooled mock %q: %q (%v); held: %q", m.Name, b, err, r.Mocks[i].Data)
+			}
+		}
+		s.Close()
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%d files left after Close", len(left))
+		}
 	})
 }
 

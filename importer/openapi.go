@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -76,11 +77,15 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var im *openAPIImport
 	defer func() {
 		// The loader is a large parser of untrusted input: a panic in it
 		// is a file it could not read, not a reason to stop the server.
 		if p := recover(); p != nil {
 			res, err = nil, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: %s", clip(fmt.Sprint(p)))
+		}
+		if im != nil {
+			im.unspool(err != nil)
 		}
 	}()
 	loader := &openapi3.Loader{IncludeOrigin: true, IsExternalRefsAllowed: false}
@@ -99,7 +104,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 		}
 		return nil, decoy.Errorf(decoy.EINVALID, "OpenAPI %s is not read: only 3.0 and 3.1", clip(v))
 	}
-	im := &openAPIImport{
+	im = &openAPIImport{
 		doc: doc, w: w, order: exampleOrders(data), opt: opt, base: base, res: &Result{},
 		schemas: &schemaDocs{raw: raw, v30: strings.HasPrefix(doc.OpenAPI, "3.0"), limit: opt.MaxUnpackedBytes},
 	}
@@ -111,6 +116,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 
 // openAPIImport is one OpenAPI import under way.
 type openAPIImport struct {
+	spooled []string // the answers' files (see keep)
 	doc     *openapi3.T
 	w       *written
 	order   examplesOrder
@@ -179,6 +185,9 @@ func (im *openAPIImport) run() error {
 			continue
 		}
 		op.ans, op.skip = im.answer(op, true)
+		if err := im.keep(op.ans); err != nil {
+			return err
+		}
 		if op.ans != nil && op.ans.coll != nil {
 			r := &resource{owner: op, coll: op.ans.coll, mock: -1}
 			resources[pathShape(op.segs)] = r
@@ -295,7 +304,11 @@ func (im *openAPIImport) emit(op *operation) error {
 		}
 	} else {
 		if op.ans == nil {
-			if op.ans, op.skip = im.answer(op, false); op.skip != nil {
+			op.ans, op.skip = im.answer(op, false)
+			if err := im.keep(op.ans); err != nil {
+				return err
+			}
+			if op.skip != nil {
 				im.res.Skipped = append(im.res.Skipped, *op.skip)
 				return nil
 			}
@@ -328,8 +341,40 @@ func (im *openAPIImport) addMock(op *operation, a *answer) (int, error) {
 	if op.op.OperationID != "" {
 		n = op.op.OperationID
 	}
-	im.res.Mocks = append(im.res.Mocks, Mock{Name: name(n), ContentType: a.contentType, Status: a.status, Data: a.data})
+	im.res.Mocks = append(im.res.Mocks, Mock{Name: name(n), ContentType: a.contentType, Status: a.status, Data: a.data, Spool: a.spool, Size: a.size})
 	return len(im.res.Mocks) - 1, nil
+}
+
+// keep writes the data of an answer just made to a file of its own, with
+// Options.Spool, and drops it: answers are made for every operation
+// before their mocks are, and would all be held at once.
+func (im *openAPIImport) keep(a *answer) error {
+	if a == nil || im.opt.Spool == "" {
+		return nil
+	}
+	spool, err := spoolFile(im.opt.Spool, "", int64(len(a.data)), bytes.NewReader(a.data))
+	if err != nil {
+		return err
+	}
+	im.spooled = append(im.spooled, spool)
+	a.spool, a.size, a.data = spool, int64(len(a.data)), nil
+	return nil
+}
+
+// unspool removes the files of answers no mock took, and on an error all
+// of them.
+func (im *openAPIImport) unspool(failed bool) {
+	taken := map[string]bool{}
+	if !failed {
+		for _, m := range im.res.Mocks {
+			taken[m.Spool] = true
+		}
+	}
+	for _, f := range im.spooled {
+		if !taken[f] {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // requestSchema returns the document of a POST, PUT or PATCH operation's
@@ -358,6 +403,9 @@ type answer struct {
 	contentType string
 	data        []byte
 	coll        *collection
+	// spool and size, with Options.Spool: the file that holds data.
+	spool string
+	size  int64
 }
 
 // answer makes the answer of an operation's mock (see OpenAPI), or says
