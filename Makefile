@@ -11,7 +11,7 @@ FUZZ_TARGETS = \
 	./query:FuzzCompile ./query:FuzzRunMatchesReference ./query:FuzzConditionsMatchReference \
 	./server:FuzzQuery ./server:FuzzHandler ./server:FuzzWrites ./password:FuzzParsePHC ./admin:FuzzParseBody ./transport:FuzzRewrite \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
-	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
+	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzDetectReader ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON .:FuzzJournalRecord ./rule:FuzzRequestConditions \
 	./mockcache:FuzzLive ./upstream:FuzzParseBase ./redis:FuzzJournalEntries
 

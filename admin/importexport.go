@@ -372,19 +372,36 @@ type readImport struct {
 // files as it is made.
 func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format, basePath string, gen *importGeneration) (*readImport, error) {
 	body := bufio.NewReaderSize(r.Body, importer.DetectBytes)
-	guessed := false
+	var in io.Reader = body
 	if format == "" {
-		// Guessed from the first bytes: a db.json is not held to see
-		// whether a member says it is OpenAPI after all (see
-		// importer.SpoolJSONServer).
 		head, err := body.Peek(importer.DetectBytes)
-		format, guessed = importer.Detect(head), err == nil
+		format = importer.Detect(head)
+		if err == nil && format == importer.FormatJSONServer {
+			// A JSON object longer than its first bytes, none of whose
+			// members so far says it is OpenAPI: kept in a file and read
+			// there to its end to tell, then imported from it.
+			kept, err := s.keepBody(w, r, project, body)
+			if err != nil {
+				return nil, err
+			}
+			defer func() {
+				kept.Close()
+				os.Remove(kept.Name())
+			}()
+			if format = importer.DetectReader(kept, s.importLimits()); format != importer.FormatJSONServer {
+				format = importer.FormatOpenAPI
+			}
+			if _, err := kept.Seek(0, io.SeekStart); err != nil {
+				return nil, uploadFileError("read", err)
+			}
+			in = kept
+		}
 	}
 	if format == importer.FormatDecoy || format == importer.FormatJSONServer {
-		return s.readStreamed(w, r, project, body, format, basePath, guessed)
+		return s.readStreamed(w, r, project, in, format, basePath)
 	}
 	max := s.cfg.MaxDataBytes
-	file, err := io.ReadAll(http.MaxBytesReader(w, io.NopCloser(body), max))
+	file, err := io.ReadAll(http.MaxBytesReader(w, io.NopCloser(in), max))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -405,15 +422,48 @@ func (s *API) readImport(w http.ResponseWriter, r *http.Request, project, format
 	return &readImport{Result: res, format: format}, nil
 }
 
+// keepBody writes the body of an import into project to a file of the
+// upload folder, of at most what a db.json may take (see readStreamed),
+// and returns it open at its start.
+func (s *API) keepBody(w http.ResponseWriter, r *http.Request, project string, body io.Reader) (*os.File, error) {
+	l, _, err := s.streamLimits(r.Context(), project)
+	if err != nil {
+		return nil, err
+	}
+	max := importer.MaxJSONServerBytes(l)
+	f, err := os.CreateTemp(s.cfg.UploadDir, "import-*")
+	if err != nil {
+		return nil, uploadFileError("create", err)
+	}
+	in := &bodyError{r: http.MaxBytesReader(w, io.NopCloser(body), max)}
+	_, err = io.Copy(f, in)
+	if err == nil {
+		if _, err = f.Seek(0, io.SeekStart); err == nil {
+			return f, nil
+		}
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(in.err, &mbe):
+		err = decoy.Errorf(decoy.ETOOLARGE, "The file is larger than %d bytes", max)
+	case in.err != nil:
+		err = decoy.Errorf(decoy.EINVALID, "Could not read the request body")
+	default:
+		err = uploadFileError("write", err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil, err
+}
+
 // readStreamed reads a Decoy export or a db.json (format) from body as it
 // arrives, each document written to a file of the upload folder (see
 // importer.SpoolExport and importer.SpoolJSONServer) rather than held:
 // the import's memory does not grow with the project. Each document is
 // bounded by --max-data-bytes, and all of them together by the max_bytes
 // of the project's workspace (with no such limit, by what the most mocks
-// an import makes can hold); the file itself by what those take. guessed
-// says the format of a db.json was guessed from its first bytes only.
-func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, format, basePath string, guessed bool) (*readImport, error) {
+// an import makes can hold); the file itself by what those take.
+func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project string, body io.Reader, format, basePath string) (*readImport, error) {
 	l, byWorkspace, err := s.streamLimits(r.Context(), project)
 	if err != nil {
 		return nil, err
@@ -424,7 +474,7 @@ func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project strin
 	if format == importer.FormatJSONServer {
 		max, tooMuch = importer.MaxJSONServerBytes(l), "The db.json's values come to more than"
 		read = func(in io.Reader) (*importer.Result, error) {
-			return importer.SpoolJSONServer(in, opt, s.cfg.UploadDir, guessed)
+			return importer.SpoolJSONServer(in, opt, s.cfg.UploadDir)
 		}
 	}
 	in := &bodyError{r: http.MaxBytesReader(w, io.NopCloser(body), max)}

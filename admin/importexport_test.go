@@ -429,25 +429,44 @@ func TestImportAtTheBound(t *testing.T) {
 	servertest.WantError(t, h.SendFile("POST", projectPath+"/import", []byte(openapi)), 413, "The file is larger than 1024 bytes (--max-data-bytes)")
 }
 
-// TestImportGuessesLate: the format of a file is guessed from its first
-// MiB (importer.DetectBytes). A JSON OpenAPI description whose "openapi"
-// member comes after it is refused with a way out (format=openapi), never
-// imported as a db.json; given as json-server, such a file is one.
+// TestImportGuessesLate: without a format, a file is guessed from its
+// first MiB (importer.DetectBytes), and past it, when that does not tell,
+// from its whole (kept in the upload folder meanwhile): a JSON OpenAPI
+// description whose "openapi" member comes late, as a serializer that
+// sorts keys writes it, is one; a db.json whose records have an "openapi"
+// member is one. Given as json-server, the description is a db.json.
 func TestImportGuessesLate(t *testing.T) {
-	h := servertest.New(t, func(c *server.Config) { c.MaxDataBytes = 4 << 20 })
-	head := `{"info":{"title":"late","version":"1","description":"` + strings.Repeat("x", importer.DetectBytes) + `"},`
-	doc := head + `"openapi":"3.0.3","paths":{}}`
-	servertest.WantError(t, h.SendFile("POST", projectPath+"/import", []byte(doc)), 400,
-		`The file has a top-level \"openapi\" member after its first 1048576 bytes: if it is an OpenAPI description, import it with format=openapi`)
-	if n := mockCount(h); n != 0 {
-		t.Fatalf("a refused file stored %d mocks", n)
+	uploads := t.TempDir()
+	h := servertest.New(t, func(c *server.Config) {
+		c.MaxDataBytes = 4 << 20
+		c.UploadDir = uploads
+	})
+	left := func(what string) {
+		t.Helper()
+		if files, _ := os.ReadDir(uploads); len(files) != 0 {
+			t.Errorf("%s: %d files left in the upload folder", what, len(files))
+		}
 	}
-	if r := h.SendFile("POST", projectPath+"/import?format=openapi", []byte(doc)); r.Status != 201 {
-		t.Errorf("as openapi: %d %.300s", r.Status, r.Body)
+	doc := `{"components":{"schemas":{"X":{"description":"` + strings.Repeat("x", importer.DetectBytes) + `"}}},` +
+		`"info":{"title":"late","version":"1"},"openapi":"3.0.3",` +
+		`"paths":{"/late":{"get":{"operationId":"late","responses":{"200":{"description":"x","content":{"application/json":{"example":[1]}}}}}}}}`
+	r := h.SendFile("POST", projectPath+"/import", []byte(doc))
+	if r.Status != 201 || !strings.Contains(r.Body, `"name":"late"`) || strings.Contains(r.Body, `"name":"components"`) {
+		t.Errorf("a late openapi member, guessed: %d %.300s", r.Status, r.Body)
 	}
-	if r := h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(doc)); r.Status != 200 || strings.Count(r.Body, `"name":`) != 3 {
+	left("OpenAPI guessed late")
+	if r := h.SendFile("POST", projectPath+"/import?format=json-server&dry_run=true", []byte(doc)); r.Status != 200 || strings.Count(r.Body, `"name":`) != 4 {
 		t.Errorf("as json-server: %d %.300s", r.Status, r.Body)
 	}
+	db := `{"specs":[{"id":1,"openapi":"3.0.3","body":"` + strings.Repeat("x", importer.DetectBytes) + `"}],"swaggers":[]}`
+	r = h.SendFile("POST", projectPath+"/import", []byte(db))
+	if r.Status != 201 || !strings.Contains(r.Body, `"name":"specs"`) || !strings.Contains(r.Body, `"name":"swaggers"`) {
+		t.Errorf("a db.json with openapi in its records, guessed: %d %.300s", r.Status, r.Body)
+	}
+	left("db.json guessed late")
+	big := `{"components":{"x":"` + strings.Repeat("x", 4<<20) + `"},"openapi":"3.0.3"}`
+	servertest.WantError(t, h.SendFile("POST", projectPath+"/import", []byte(big)), 413, "The file is larger than 4194304 bytes (--max-data-bytes)")
+	left("OpenAPI too large, guessed late")
 }
 
 // TestImportOpenAPIGenerates: an operation without an example gets data

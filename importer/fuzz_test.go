@@ -143,7 +143,7 @@ func FuzzJSONServer(f *testing.F) {
 		// Read as it arrives, a byte at a time, the same file makes the
 		// same mocks and routes, its values in files of their own.
 		dir := t.TempDir()
-		s, err := importer.SpoolJSONServer(iotest.OneByteReader(bytes.NewReader(doc)), importer.Options{Limits: fuzzLimits, BasePath: "/x"}, dir, false)
+		s, err := importer.SpoolJSONServer(iotest.OneByteReader(bytes.NewReader(doc)), importer.Options{Limits: fuzzLimits, BasePath: "/x"}, dir)
 		if err != nil {
 			t.Fatalf("read whole: ok; streamed: %v", err)
 		}
@@ -156,6 +156,20 @@ func FuzzJSONServer(f *testing.F) {
 			if err != nil || m.Data != nil || m.Size != int64(len(b)) || !bytes.Equal(b, r.Mocks[i].Data) || m.Name != r.Mocks[i].Name {
 				t.Fatalf("streamed mock %q: %q (%v), size %d; read whole: %q %q", m.Name, b, err, m.Size, r.Mocks[i].Name, r.Mocks[i].Data)
 			}
+		}
+	})
+}
+
+// FuzzDetectReader: guessing a file's format as it is read, a member at a
+// time, guesses what Detect does with the whole file in memory.
+func FuzzDetectReader(f *testing.F) {
+	f.Add([]byte(`{"posts":[],"openapi":"3.0.3"}`))
+	f.Add([]byte("\xef\xbb\xbf {\"a\": {\"openapi\": 1}}"))
+	f.Add([]byte("openapi: 3.0.0\n"))
+	f.Add([]byte{0x1f, 0x8b, 8})
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if got, want := importer.DetectReader(iotest.OneByteReader(bytes.NewReader(doc)), fuzzLimits), importer.Detect(doc); got != want {
+			t.Fatalf("DetectReader: %s; Detect: %s", got, want)
 		}
 	})
 }

@@ -11,8 +11,10 @@
 package importer
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"unicode/utf8"
 
@@ -189,9 +191,52 @@ func Read(format string, data []byte, opt Options) (*Result, error) {
 }
 
 // DetectBytes is how much of a file the server reads to guess its format
-// before it streams a db.json (see SpoolJSONServer): an OpenAPI
-// description in JSON has its "openapi" or "swagger" member in it.
+// (see Detect) before it streams it: past it, a JSON object whose members
+// so far name no OpenAPI is read to its end (see DetectReader).
 const DetectBytes = 1 << 20
+
+// DetectReader guesses the format of a file as Detect does, reading it
+// from r one top-level member at a time, to its end if need be: it holds
+// one member at most, of at most l.MaxDataBytes; a larger one ends the
+// reading, and the file is guessed a db.json, whose reading refuses it.
+func DetectReader(r io.Reader, l Limits) string {
+	l = l.withDefaults()
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(2); bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		return FormatDecoy
+	}
+	in := &window{r: br}
+	dec := json.NewDecoder(in)
+	next := in.next(dec, l)
+	next()
+	if err := in.skipBOM(); err != nil {
+		return FormatJSONServer
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if in.over {
+			return FormatJSONServer
+		}
+		return FormatOpenAPI
+	}
+	for {
+		next()
+		if !dec.More() {
+			return FormatJSONServer
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return FormatJSONServer
+		}
+		if k, _ := t.(string); k == "openapi" || k == "swagger" {
+			return FormatOpenAPI
+		}
+		next()
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return FormatJSONServer
+		}
+	}
+}
 
 // Detect guesses the format of a file from its content: a gzip stream is a
 // Decoy export, a JSON object with an "openapi" or "swagger" member an

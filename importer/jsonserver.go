@@ -2,10 +2,12 @@ package importer
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -23,7 +25,7 @@ import (
 // most opt.MaxUnpackedBytes. SpoolJSONServer reads the same file as it
 // arrives.
 func JSONServer(data []byte, opt Options) (*Result, error) {
-	return readJSONServer(bytes.NewReader(data), opt, false, func(m *Mock, value []byte) error {
+	return readJSONServer(bytes.NewReader(data), opt, func(m *Mock, value []byte) error {
 		m.Data = value
 		return nil
 	})
@@ -32,14 +34,11 @@ func JSONServer(data []byte, opt Options) (*Result, error) {
 // SpoolJSONServer reads a db.json from r as JSONServer does, but writes
 // each value to a file of its own in dir as it is read: the mocks of the
 // result have no Data, but their Spool and Size, and the memory it takes
-// is about twice the largest value, whatever the size of the file. The
+// is about three times the largest value (the decoder's buffer, which may
+// grow to twice it, and the value), whatever the size of the file. The
 // caller removes the files with Result.Close; on an error they are
 // removed already.
-//
-// guessed says the format was guessed from the file's first bytes (see
-// DetectPrefix): a top-level "openapi" or "swagger" member then refuses
-// the file, for it is an OpenAPI description whose member came late.
-func SpoolJSONServer(r io.Reader, opt Options, dir string, guessed bool) (res *Result, err error) {
+func SpoolJSONServer(r io.Reader, opt Options, dir string) (res *Result, err error) {
 	var spooled []string
 	defer func() {
 		if err != nil {
@@ -48,7 +47,7 @@ func SpoolJSONServer(r io.Reader, opt Options, dir string, guessed bool) (res *R
 			}
 		}
 	}()
-	return readJSONServer(r, opt, guessed, func(m *Mock, value []byte) error {
+	return readJSONServer(r, opt, func(m *Mock, value []byte) error {
 		spool, err := spoolFile(dir, m.Name, int64(len(value)), bytes.NewReader(value))
 		if err != nil {
 			return err
@@ -62,8 +61,10 @@ func SpoolJSONServer(r io.Reader, opt Options, dir string, guessed bool) (res *R
 // readJSONServer reads a db.json from r, one member at a time, and hands
 // each mock's value to keep, which keeps it in the mock. The decoder
 // holds one member at most: a key or value past MaxDataBytes is refused
-// as soon as it is, not once read.
-func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, value []byte) error) (*Result, error) {
+// as soon as it is, not once read. What it keeps of the keys is bounded
+// too: at most MaxMocks valid names, and as many others, each of those by
+// its hash and 100 bytes of it.
+func readJSONServer(r io.Reader, opt Options, keep func(m *Mock, value []byte) error) (*Result, error) {
 	l := opt.Limits.withDefaults()
 	base, err := basePath(opt.BasePath)
 	if err != nil {
@@ -71,23 +72,20 @@ func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, v
 	}
 	in := &window{r: r}
 	dec := json.NewDecoder(in)
-	// Each key and value read may take MaxDataBytes past what the decoder
-	// had read, and a little more for the space and the next byte a
-	// number needs to end.
-	next := func() { in.allow(dec.InputOffset() + l.MaxDataBytes + 4096) }
+	next := in.next(dec, l)
 	var key string // the key whose value is read, once read
 	fail := func(err error) error {
 		switch {
 		case in.over && key != "":
 			return tooLargeValue(key, l.MaxDataBytes)
 		case in.over:
-			return decoy.Errorf(decoy.ETOOLARGE, "A key of the db.json, with the space around it, is larger than %d bytes (--max-data-bytes)", l.MaxDataBytes)
+			return decoy.Errorf(decoy.ETOOLARGE, "A key of the db.json, or the space between its members, is larger than %d bytes (--max-data-bytes)", l.MaxDataBytes)
 		}
 		return invalidJSON(err)
 	}
 	notObject := decoy.Errorf(decoy.EINVALID, "A json-server db.json must be a JSON object, one key per resource")
 	next()
-	if _, err := in.skipBOM(); err != nil {
+	if err := in.skipBOM(); err != nil {
 		return nil, fail(err)
 	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -97,7 +95,8 @@ func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, v
 		return nil, notObject
 	}
 	res := &Result{}
-	seen := map[string]bool{}
+	seen := map[string]bool{}        // the keys that are names
+	seenOther := map[[32]byte]bool{} // the others, by their hash
 	var total int64
 	for {
 		next()
@@ -113,12 +112,6 @@ func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, v
 		if key, ok = t.(string); !ok {
 			return nil, notObject
 		}
-		if guessed && (key == "openapi" || key == "swagger") {
-			return nil, decoy.Errorf(decoy.EINVALID, "The file has a top-level %q member after its first %d bytes: if it is an OpenAPI description, import it with format=openapi", key, DetectBytes)
-		}
-		if len(seen) >= l.MaxMocks {
-			return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", l.MaxMocks)
-		}
 		next()
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
@@ -127,13 +120,26 @@ func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, v
 		if int64(len(value)) > l.MaxDataBytes {
 			return nil, tooLargeValue(key, l.MaxDataBytes)
 		}
-		if seen[key] {
+		valid := len(key) <= decoy.MaxNameLength && name(key) == key
+		var dup bool
+		if valid {
+			dup, seen[key] = seen[key], true
+		} else {
+			h := sha256.Sum256([]byte(key))
+			dup, seenOther[h] = seenOther[h], true
+		}
+		if dup {
 			return nil, decoy.Errorf(decoy.EINVALID, "The key %q appears twice in the db.json", cut(key, 100))
 		}
-		seen[key] = true
-		if len(key) > decoy.MaxNameLength || name(key) != key {
-			res.Skipped = append(res.Skipped, Skipped{cut(key, 100), "the key is not a valid name (UTF-8, at most 200 bytes)"})
+		if !valid {
+			if len(res.Skipped) >= l.MaxMocks {
+				return nil, decoy.Errorf(decoy.ETOOLARGE, "The file has more than %d keys that are no mock's name", l.MaxMocks)
+			}
+			res.Skipped = append(res.Skipped, Skipped{strings.Clone(cut(key, 100)), "the key is not a valid name (UTF-8, at most 200 bytes)"})
 			continue
+		}
+		if len(res.Mocks) >= l.MaxMocks {
+			return nil, decoy.Errorf(decoy.ETOOLARGE, "The file makes more than %d mocks", l.MaxMocks)
 		}
 		if total += int64(len(value)); total > l.MaxUnpackedBytes {
 			return nil, decoy.Errorf(decoy.ETOOLARGE, "The db.json's values come to more than %d bytes", l.MaxUnpackedBytes)
@@ -151,6 +157,7 @@ func readJSONServer(r io.Reader, opt Options, guessed bool, keep func(m *Mock, v
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, fail(err)
 	}
+	next()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if in.over {
 			return nil, fail(err)
@@ -172,7 +179,12 @@ type window struct {
 
 var errOverWindow = errors.New("past the bound of one member")
 
-func (w *window) allow(limit int64) { w.limit = limit }
+// next returns what moves w's limit on before each key and value dec
+// reads: MaxDataBytes past what dec has taken, and 64 KiB more for the
+// space before it and the byte after a number, which ends it.
+func (w *window) next(dec *json.Decoder, l Limits) func() {
+	return func() { w.limit = dec.InputOffset() + l.MaxDataBytes + 64<<10 }
+}
 
 func (w *window) Read(p []byte) (int, error) {
 	if w.n >= w.limit {
@@ -189,19 +201,17 @@ func (w *window) Read(p []byte) (int, error) {
 
 // skipBOM drops a UTF-8 byte order mark at the start, as JSONServer
 // always did.
-func (w *window) skipBOM() (bool, error) {
+func (w *window) skipBOM() error {
 	var head [3]byte
 	n, err := io.ReadFull(w.r, head[:])
-	w.n += int64(n)
 	if n == 3 && head == [3]byte{0xef, 0xbb, 0xbf} {
-		return true, nil
+		return nil
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return false, err
+		return err
 	}
 	w.r = io.MultiReader(bytes.NewReader(head[:n]), w.r)
-	w.n -= int64(n)
-	return false, nil
+	return nil
 }
 
 func tooLargeValue(key string, max int64) error {

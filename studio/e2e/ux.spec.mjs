@@ -225,10 +225,11 @@ await journey(async (browser) => {
     await page.getByLabel('Choose a file').setInputFiles({ name: 'openapi.json', mimeType: 'application/json', buffer: Buffer.from(records(FAKE_LIMIT + 1024)) });
     await page.getByRole('alert').filter({ hasText: 'Nothing was uploaded' }).waitFor();
     // A db.json streams, each of its values bounded on its own: over the
-    // limit whole, it is sent and previewed.
-    const db = `{"people": ${records(FAKE_LIMIT / 2)}, "more": ${records(FAKE_LIMIT / 2 + 1024)}}`;
+    // limit whole, it is sent and previewed, an "openapi" member of a
+    // record notwithstanding.
+    const db = `{"specs": [{"id": 1, "openapi": "3.0.3"}], "people": ${records(FAKE_LIMIT / 2)}, "more": ${records(FAKE_LIMIT / 2 + 1024)}}`;
     await page.getByLabel('Choose a file').setInputFiles({ name: 'db.json', mimeType: 'application/json', buffer: Buffer.from(db) });
-    await page.getByLabel('Preview').getByRole('heading', { name: 'db.json: 2 mocks to create, 12 routes to add' }).waitFor();
+    await page.getByLabel('Preview').getByRole('heading', { name: 'db.json: 3 mocks to create, 18 routes to add' }).waitFor();
     assert.equal(await page.getByRole('alert').count(), 0);
     assert.deepEqual(uploads.slice(before), ['POST /admin/v1/projects/a46aab13-8714-5241-b061-dbe8a7f1fe99/import'], 'the db.json was not sent once');
     uploads.splice(before);

@@ -33,16 +33,44 @@ const isBasePathError = (e) => !!e && e.status === 400 && /^Invalid base_path\b/
 const plural = (n, one, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
 // readWhole says whether the server reads file f whole to import it in
-// format (guessed from the content when empty), as it guesses: an OpenAPI
-// description (YAML, or a JSON object with an "openapi" or "swagger"
-// member), not an export (gzip) or a db.json (any other JSON object),
-// which stream.
+// format (guessed from the content when empty), as the server guesses
+// from the file's first MiB: an OpenAPI description (YAML, or a JSON
+// object with a top-level "openapi" or "swagger" member), not an export
+// (gzip) or a db.json, which stream. A JSON description whose member
+// comes later is left to the server to refuse.
 async function readWhole(f, format) {
   if (format) return format === 'openapi';
-  const head = new Uint8Array(await f.slice(0, 64 * 1024).arrayBuffer());
+  const head = new Uint8Array(await f.slice(0, 1 << 20).arrayBuffer());
   if (head[0] === 0x1f && head[1] === 0x8b) return false;
-  const text = new TextDecoder().decode(head).replace(/^\uFEFF/, '').trimStart();
-  return !text.startsWith('{') || /"(openapi|swagger)"\s*:/.test(text);
+  const text = new TextDecoder().decode(head).replace(/^\uFEFF/, '').replace(/^[ \t\r\n]+/, '');
+  if (!text.startsWith('{')) return true;
+  return topKeys(text).some((k) => k === 'openapi' || k === 'swagger');
+}
+
+// topKeys returns the keys of the top-level object whose start text is,
+// as far as text holds them whole.
+function topKeys(text) {
+  const keys = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      if (j >= text.length) break;
+      if (depth === 1 && /^[ \t\r\n]*:/.test(text.slice(j + 1, j + 64))) {
+        try {
+          keys.push(JSON.parse(text.slice(i, j + 1)));
+        } catch {
+          // not a string JSON reads
+        }
+      }
+      i = j;
+    }
+  }
+  return keys;
 }
 
 function importPath({ project, format, newIDs, basePath }, dryRun) {
