@@ -241,7 +241,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	if err != nil {
 		return err
 	}
-	defer read.Close()
+	defer read.Close() // on an error; the answers remove the files first
 	res := read.Result
 	format = read.format
 
@@ -314,6 +314,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 			}
 			out.Routes = append(out.Routes, &shown)
 		}
+		read.Close() // its files gone before the answer says it ended
 		answer.JSON(w, http.StatusOK, out)
 		return nil
 	}
@@ -354,6 +355,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	}
 	s.log.Info("import", "project", project, "format", format, "created", len(written.Created), "updated", len(written.Replaced),
 		"routes", len(written.Routes), "skipped", len(out.Skipped))
+	read.Close()
 	answer.JSON(w, http.StatusCreated, out)
 	return nil
 }
