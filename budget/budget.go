@@ -305,7 +305,8 @@ func (s *Set) Open() bool {
 }
 
 // Close gives the set's bytes back to its pool: its owner dropped it. Its
-// items stay usable by whoever holds them, and nothing more is kept.
+// items stay usable by whoever holds them (a Dropper is told), and nothing
+// more is kept.
 func (s *Set) Close() { s.close() }
 
 // close closes the set and returns the bytes it gave back.
@@ -318,6 +319,14 @@ func (s *Set) close() int64 {
 	s.open = false
 	freed := s.bytes
 	s.bytes = 0
+	if m := s.items.Load(); m != nil {
+		for _, it := range *m {
+			if it.kept {
+				it.kept = false
+				drop(it.v)
+			}
+		}
+	}
 	s.mu.Unlock()
 	p := s.pool
 	p.release(freed)
@@ -426,6 +435,21 @@ func (s *Set) unkeepLocked(it *Item) {
 	s.bytes -= it.size
 	s.releaseLocked(it.size)
 	s.publishLocked(it.key, nil, it)
+	drop(it.v)
+}
+
+// Dropper is a structure that holds more than memory (a file, counted in
+// its size): told when its set stops keeping it, so that it lets go of
+// that at once, rather than when nothing refers to it any more.
+// Whoever still uses it keeps it usable as long as it says (see
+// mockcache's fileBody).
+type Dropper interface{ Drop() }
+
+// drop tells v, a structure the set no longer keeps, if it is a Dropper.
+func drop(v any) {
+	if d, ok := v.(Dropper); ok {
+		d.Drop()
+	}
 }
 
 // publishLocked replaces the registry with a copy where key k holds it
@@ -580,7 +604,11 @@ func (s *Set) settle(it *Item, b *Build, v any, pin *Build) {
 	} else {
 		s.releaseLocked(b.net)
 		s.publishLocked(it.key, nil, it)
+		drop(v) // built, not kept: its waiters do without what it holds
 	}
+	// Set under the lock, so that a drop of it (which reads it under the
+	// lock) cannot miss it; read without the lock once ready.
+	it.v = v
 	for _, in := range b.pinned {
 		in.pins--
 	}
@@ -591,7 +619,6 @@ func (s *Set) settle(it *Item, b *Build, v any, pin *Build) {
 	now := s.clock.Add(1)
 	it.used.Store(now)
 	s.used.Store(max(s.used.Load(), now))
-	it.v = v
 	it.ready.Store(true)
 	close(it.done)
 }

@@ -332,3 +332,54 @@ func TestConcurrentBound(t *testing.T) {
 		t.Errorf("the pool counts %d bytes, the sets hold %d", pool.Used(), sum)
 	}
 }
+
+// dropper is a structure that counts the times it is told it is dropped.
+type dropper struct{ drops atomic.Int32 }
+
+func (d *dropper) Drop() { d.drops.Add(1) }
+
+// A Dropper is told once, whenever its set stops keeping it: dropped for
+// another's room, trimmed, with its set closed, or built when it could not
+// be kept. One still kept is not told.
+func TestDropperToldOnce(t *testing.T) {
+	const item = 1000
+	build := func(d *dropper) func(*budget.Build) any {
+		return func(b *budget.Build) any {
+			if !b.Reserve(item) {
+				return nil
+			}
+			return d
+		}
+	}
+	pool := budget.NewPool(2*cost(name2, item) + 100)
+	s, ok := pool.NewSet(100, nil)
+	if !ok {
+		t.Fatal("the set does not fit")
+	}
+	var d1, d2, d3, d4, d5 dropper
+	s.Load(key("d1"), build(&d1))
+	s.Load(key("d2"), build(&d2))
+	s.Load(key("d3"), build(&d3)) // d1, the least recent, leaves for its room
+	s.Trim(func(k budget.Key) bool { return k.Name == "d2" }, func(n int, _ int64) bool { return n == 0 })
+	s.Load(key("d4"), build(&d4))
+	if n := d4.drops.Load(); n != 0 {
+		t.Errorf("d4, kept, told %d times", n)
+	}
+	s.Close() // d3 and d4 go with it
+	s.Close()
+
+	s2, _ := pool.NewSet(100, nil)
+	got := s2.Load(key("d5"), func(b *budget.Build) any {
+		v := build(&d5)(b)
+		s2.Close() // while it is built: it cannot be kept
+		return v
+	})
+	if got != &d5 {
+		t.Fatal("the build's waiters do not get what it built")
+	}
+	for name, d := range map[string]*dropper{"d1": &d1, "d2": &d2, "d3": &d3, "d4": &d4, "d5": &d5} {
+		if n := d.drops.Load(); n != 1 {
+			t.Errorf("%s told %d times, want once", name, n)
+		}
+	}
+}

@@ -40,12 +40,17 @@ type Answer struct {
 	built     *builtAnswer
 	gz        []byte    // the gzipped body, when kept in memory
 	gzFile    *fileBody // the gzipped body, when kept in a file
+	// file is built's file when the answer sends it. It and gzFile are
+	// acquired: Release gives them back.
+	file *fileBody
 }
 
 // Answer runs the query (nil: none) and decides the answer for a client
 // that accepts gzip or not and sent ifNoneMatch, writing nothing. key is
 // the query string q was compiled from, under which its answer may be kept
 // (see builtAnswers); "" keeps nothing (a query string with a token).
+// The caller releases the answer (Release) once it is written, or not
+// to be.
 func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch string) Answer {
 	a := Answer{Status: e.Mock.Status, e: e, processed: q != nil && q.Processing(), Total: -1}
 	size := int(e.Size())
@@ -58,7 +63,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	if doc, ok := e.Records(items); ok {
 		a.Total = doc.Len()
 		if keep {
-			if a.built = e.answers.lookup(e.set, key); a.built != nil {
+			if a.built = a.hold(e.answers.lookup(e.set, key)); a.built != nil {
 				size, a.Total, etag = a.built.size, a.built.total, a.built.etag
 				keep = false // kept already
 			}
@@ -91,7 +96,7 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
 	}
 	if keep && !a.NotModified {
-		a.built = e.answers.offer(e.set, key, size, a.Total, tag, e.spillDir, func(w io.Writer) { a.res.WriteTo(w) })
+		a.built = a.hold(e.answers.offer(e.set, key, size, a.Total, tag, e.spillDir, func(w io.Writer) { a.res.WriteTo(w) }))
 	}
 	switch {
 	case !a.Gzip:
@@ -102,6 +107,9 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 	case a.built != nil:
 		a.gz, a.gzFile = e.answers.gzipped(e.set, key, e.spillDir, a.built)
 	}
+	if a.gzFile != nil && !a.gzFile.acquire() {
+		a.gzFile = nil // dropped meanwhile: gzipped as it is written (the same bytes)
+	}
 	a.Length = len(a.gz)
 	if a.gzFile != nil {
 		a.Length = int(a.gzFile.size)
@@ -111,6 +119,34 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.Length = -1
 	}
 	return a
+}
+
+// hold returns ba, the kept answer the answer is sent from, with its file
+// acquired if it has one; nil when it has none, or its file was dropped
+// meanwhile (the answer is then made from the records).
+func (a *Answer) hold(ba *builtAnswer) *builtAnswer {
+	if ba == nil || ba.file == nil {
+		return ba
+	}
+	if !ba.file.acquire() {
+		return nil
+	}
+	a.file = ba.file
+	return ba
+}
+
+// Release gives back the files the answer was to be sent from, once it is
+// written or will not be: a file its cache dropped meanwhile is removed
+// then.
+func (a *Answer) Release() {
+	if a.file != nil {
+		a.file.release()
+		a.file = nil
+	}
+	if a.gzFile != nil {
+		a.gzFile.release()
+		a.gzFile = nil
+	}
 }
 
 // Bytes returns the answer's body when it is held whole in memory (the

@@ -57,6 +57,24 @@ type builtAnswer struct {
 	// file when it could not be kept.
 	gzOnce sync.Once
 	gz     gzipCopy
+
+	// mu orders Drop with the gzipped copy's file being set (gzipped):
+	// a copy made after its answer was dropped is dropped at once.
+	mu      sync.Mutex
+	dropped bool
+}
+
+// Drop lets go of the files of an answer its set keeps no more
+// (budget.Dropper).
+func (ba *builtAnswer) Drop() {
+	ba.mu.Lock()
+	ba.dropped = true
+	gz := ba.gz
+	ba.mu.Unlock()
+	if ba.file != nil {
+		ba.file.Drop()
+	}
+	gz.Drop()
 }
 
 // writeTo writes the answer's body to w.
@@ -122,6 +140,7 @@ func (b *builtAnswers) offer(set *budget.Set, key string, size, total int, etag,
 				return &builtAnswer{file: fb, size: size, total: total, etag: etag}
 			} else if fb != nil {
 				bb.Free(fb.size)
+				fb.Drop()
 				return nil
 			}
 		}
@@ -198,7 +217,15 @@ func (b *builtAnswers) gzipped(set *budget.Set, key, spillDir string, ba *builtA
 		var held int64
 		if spillDir != "" && ba.size >= spillMin {
 			if fb := spill(spillDir, write, reserve, free); fb != nil {
-				ba.gz, held = fb.keep(), fb.size
+				gz := fb.keep()
+				ba.mu.Lock()
+				if ba.dropped {
+					ba.mu.Unlock()
+					gz.Drop() // its bytes left with the answer's
+					return
+				}
+				ba.gz, held = gz, fb.size
+				ba.mu.Unlock()
 			}
 		}
 		if held == 0 {
@@ -208,7 +235,9 @@ func (b *builtAnswers) gzipped(set *budget.Set, key, spillDir string, ba *builtA
 				set.Grow(k, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
 				return
 			}
+			ba.mu.Lock()
 			ba.gz, held = gzipCopy{bytes: w.buf}, int64(cap(w.buf))
+			ba.mu.Unlock()
 		}
 		b.trim(set, key, int64(ba.size)+held+budget.Overhead(k))
 	})

@@ -204,6 +204,14 @@ type gzipCopy struct {
 	file  *fileBody
 }
 
+// Drop lets go of the copy's file, if it has one, when its set keeps it
+// no more (budget.Dropper).
+func (g gzipCopy) Drop() {
+	if g.file != nil {
+		g.file.Drop()
+	}
+}
+
 // Gzip returns the stored data gzipped, made once and kept with the entry:
 // in memory, or in a file of the spill folder when it is spillMin or more
 // and the entry has one. Both are nil when it cannot be kept (the caller

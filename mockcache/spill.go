@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -31,11 +32,63 @@ const spillMinAnswer = 4 << 20
 var spilled atomic.Int64
 
 // fileBody is a body kept in a file of the cache's spill folder. The file
-// is removed once nothing refers to the fileBody any more: the set that
-// kept it dropped it and the last answer sending it is written.
+// is removed as soon as its set drops it (Drop) and no answer sending it
+// holds it (see acquire), so that the folder never holds more than what
+// the cache's bound counts, besides the files being sent; should one of
+// those references never be given back, the file is removed once nothing
+// refers to the fileBody any more.
 type fileBody struct {
-	path string
-	size int64
+	*spillFile
+	// refs counts the set that keeps the file (one, until Drop) and the
+	// answers that acquired it; at zero the file is removed, and nothing
+	// acquires it any more.
+	refs    atomic.Int64
+	dropped atomic.Bool
+}
+
+// spillFile is a spilled file: its path and size, removed once.
+type spillFile struct {
+	path    string
+	size    int64
+	removed sync.Once
+}
+
+// remove removes the file and stops counting its bytes, the first time.
+func (f *spillFile) remove() {
+	f.removed.Do(func() {
+		os.Remove(f.path)
+		spilled.Add(-f.size)
+	})
+}
+
+// acquire takes a reference to the file for an answer that will send it,
+// which the answer gives back with release once written; false when the
+// file is removed (or about to be): the answer is made without it.
+func (fb *fileBody) acquire() bool {
+	for {
+		n := fb.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if fb.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release gives back a reference acquire took, or the set's (Drop).
+func (fb *fileBody) release() {
+	if fb.refs.Add(-1) == 0 {
+		fb.remove()
+	}
+}
+
+// Drop gives back the set's reference: its set keeps it no more
+// (budget.Dropper). The file goes once the answers sending it are written.
+func (fb *fileBody) Drop() {
+	if fb.dropped.CompareAndSwap(false, true) {
+		fb.release()
+	}
 }
 
 // spill writes what write writes to a new file in dir, reserving its bytes
@@ -59,20 +112,22 @@ func spill(dir string, write func(io.Writer), reserve func(int64) bool, free fun
 		os.Remove(f.Name())
 		return nil
 	}
-	fb := &fileBody{path: f.Name(), size: w.size}
+	fb := &fileBody{spillFile: &spillFile{path: f.Name(), size: w.size}}
+	fb.refs.Store(1) // the set's, given back by Drop
 	spilled.Add(fb.size)
-	runtime.AddCleanup(fb, func(fb fileBody) { os.Remove(fb.path); spilled.Add(-fb.size) }, *fb)
+	runtime.AddCleanup(fb, (*spillFile).remove, fb.spillFile)
 	return fb
 }
 
 // keep returns the gzipped copy that fb holds: in fb, or, when fb is
 // smaller than spillMin, in memory, where it is sent in one write with its
-// head (its bytes are counted already).
+// head (its bytes are counted already), the file then removed.
 func (fb *fileBody) keep() gzipCopy {
 	if fb.size >= spillMin {
 		return gzipCopy{file: fb}
 	}
 	if b, err := os.ReadFile(fb.path); err == nil && int64(len(b)) == fb.size {
+		fb.Drop()
 		return gzipCopy{bytes: b}
 	}
 	return gzipCopy{file: fb}
@@ -103,6 +158,7 @@ func (w *reservedFile) Write(p []byte) (int, error) {
 
 // writeTo sends the file to w: a response writer reads it with sendfile.
 // The file is opened for each answer, so that each has its own offset.
+// The caller holds a reference (acquire).
 func (fb *fileBody) writeTo(w io.Writer) {
 	f, err := os.Open(fb.path)
 	if err != nil {

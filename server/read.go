@@ -164,7 +164,7 @@ func (s *Server) readNormally(w http.ResponseWriter, r *http.Request, rd *readSt
 		}
 		return err
 	}
-	defer na.release()
+	defer na.done()
 	a, qerr := na.a, na.err
 
 	// 5. Monthly quota. Only answers that return the data count, so a
@@ -212,7 +212,7 @@ func (s *Server) readNormally(w http.ResponseWriter, r *http.Request, rd *readSt
 // normal is a read's normal answer, worked out: the answer, or the error
 // of the request's parameters (or of a template that failed) to give
 // instead. e is the entry it is made from: the mock's, or one of data
-// generated now, which release releases.
+// generated now, which release releases. done releases both.
 type normal struct {
 	e       *mockcache.Entry
 	a       mockcache.Answer
@@ -275,6 +275,13 @@ func (s *Server) normalAnswer(w http.ResponseWriter, r *http.Request, rd *readSt
 }
 
 func noRelease() {}
+
+// done releases what the normal answer holds, once written or not to be:
+// its answer's files and the entry of data generated now.
+func (na *normal) done() {
+	na.a.Release()
+	na.release()
+}
 
 // errRecordNotFound answers an item route that finds no record (§11.4).
 var errRecordNotFound = answer.New(http.StatusNotFound, "Not found")

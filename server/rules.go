@@ -277,7 +277,7 @@ func (s *Server) normalBody(w http.ResponseWriter, r *http.Request, rd *readStat
 	if err != nil {
 		return nil, err
 	}
-	defer na.release()
+	defer na.done()
 	if na.err != nil {
 		_, msg, _ := answer.Of(na.err)
 		return decoy.ErrorJSON(msg), nil
