@@ -161,17 +161,55 @@ func FuzzJSONServer(f *testing.F) {
 }
 
 // FuzzDetectReader: guessing a file's format as it is read, a member at a
-// time, guesses what Detect does with the whole file in memory.
+// time (and a byte at a time), and with the whole file in memory (Detect),
+// both guess what a plain reading of the rules does (detectWhole).
 func FuzzDetectReader(f *testing.F) {
 	f.Add([]byte(`{"posts":[],"openapi":"3.0.3"}`))
 	f.Add([]byte("\xef\xbb\xbf {\"a\": {\"openapi\": 1}}"))
 	f.Add([]byte("openapi: 3.0.0\n"))
 	f.Add([]byte{0x1f, 0x8b, 8})
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		if got, want := importer.DetectReader(iotest.OneByteReader(bytes.NewReader(doc)), fuzzLimits), importer.Detect(doc); got != want {
-			t.Fatalf("DetectReader: %s; Detect: %s", got, want)
+		want := detectWhole(doc)
+		if got := importer.DetectReader(iotest.OneByteReader(bytes.NewReader(doc)), fuzzLimits); got != want {
+			t.Fatalf("DetectReader: %s; the rules: %s", got, want)
+		}
+		if got := importer.Detect(doc); got != want {
+			t.Fatalf("Detect: %s; the rules: %s", got, want)
 		}
 	})
+}
+
+// detectWhole is Detect's rules read plainly, over a file in memory: a
+// gzip stream is an export; a JSON object (after a byte order mark and
+// spaces) with a top-level "openapi" or "swagger" member before any
+// member it cannot read is an OpenAPI description, any other a db.json;
+// anything else is an OpenAPI description (YAML).
+func detectWhole(data []byte) string {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return importer.FormatDecoy
+	}
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return importer.FormatOpenAPI
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return importer.FormatOpenAPI
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if k, _ := t.(string); k == "openapi" || k == "swagger" {
+			return importer.FormatOpenAPI
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return importer.FormatJSONServer
 }
 
 func FuzzReadExport(f *testing.F) {

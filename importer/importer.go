@@ -243,32 +243,11 @@ func DetectReader(r io.Reader, l Limits) string {
 // OpenAPI description, any other JSON object a json-server db.json, and
 // anything else (YAML) an OpenAPI description. Of a file's first bytes
 // only, a JSON object whose members so far name neither is a db.json.
+//
+// It is DetectReader over data held whole, with no member too large to
+// read: one way to tell a format, whether the file is held or streamed.
 func Detect(data []byte) string {
-	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
-		return FormatDecoy
-	}
-	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return FormatOpenAPI
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return FormatOpenAPI
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			break
-		}
-		if k, _ := t.(string); k == "openapi" || k == "swagger" {
-			return FormatOpenAPI
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			break
-		}
-	}
-	return FormatJSONServer
+	return DetectReader(bytes.NewReader(data), Limits{MaxDataBytes: int64(len(data)) + 1})
 }
 
 // name makes s a valid mock name: valid UTF-8 of at most

@@ -586,6 +586,12 @@ func TestDetect(t *testing.T) {
 		{`{"info":{},"swagger":"2.0"}`, importer.FormatOpenAPI},
 		{` {"posts":[],"comments":[]}`, importer.FormatJSONServer},
 		{"\x1f\x8b\x08", importer.FormatDecoy},
+		{"\xef\xbb\xbf\n {\"a\":[],\"openapi\":\"3.0.0\"}", importer.FormatOpenAPI},
+		{`{"a":{"openapi":"3.0.0"},"b":[]}`, importer.FormatJSONServer}, // nested: not the description's
+		{`{"a":x,"openapi":"3.0.0"}`, importer.FormatJSONServer},        // unreadable before it
+		{`{"a":[1,2`, importer.FormatJSONServer},                        // cut short
+		{`[{"openapi":"3.0.0"}]`, importer.FormatOpenAPI},               // not an object: YAML's to tell
+		{"", importer.FormatOpenAPI},
 	}
 	for _, tt := range tests {
 		if got := importer.Detect([]byte(tt.doc)); got != tt.want {
