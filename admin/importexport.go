@@ -470,17 +470,13 @@ func (s *API) readStreamed(w http.ResponseWriter, r *http.Request, project strin
 	if err != nil {
 		return nil, err
 	}
-	opt := importer.Options{Limits: l, BasePath: basePath}
-	max, tooMuch := importer.MaxArchiveBytes(l), "The export unpacks to more than"
-	read := func(in io.Reader) (*importer.Result, error) { return importer.ReadSpooled(in, opt, s.cfg.UploadDir) }
+	opt := importer.Options{Limits: l, BasePath: basePath, Spool: s.cfg.UploadDir}
+	max, tooMuch, read := importer.MaxArchiveBytes(l), "The export unpacks to more than", importer.ReadSpooled
 	if format == importer.FormatJSONServer {
-		max, tooMuch = importer.MaxJSONServerBytes(l), "The db.json's values come to more than"
-		read = func(in io.Reader) (*importer.Result, error) {
-			return importer.SpoolJSONServer(in, opt, s.cfg.UploadDir)
-		}
+		max, tooMuch, read = importer.MaxJSONServerBytes(l), "The db.json's values come to more than", importer.SpoolJSONServer
 	}
 	in := &bodyError{r: http.MaxBytesReader(w, io.NopCloser(body), max)}
-	res, err := read(in)
+	res, err := read(in, opt)
 	var mbe *http.MaxBytesError
 	var se *importer.SpoolError
 	switch {

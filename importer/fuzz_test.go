@@ -143,7 +143,7 @@ func FuzzJSONServer(f *testing.F) {
 		// Read as it arrives, a byte at a time, the same file makes the
 		// same mocks and routes, its values in files of their own.
 		dir := t.TempDir()
-		s, err := importer.SpoolJSONServer(iotest.OneByteReader(bytes.NewReader(doc)), importer.Options{Limits: fuzzLimits, BasePath: "/x"}, dir)
+		s, err := importer.SpoolJSONServer(iotest.OneByteReader(bytes.NewReader(doc)), importer.Options{Limits: fuzzLimits, BasePath: "/x", Spool: dir})
 		if err != nil {
 			t.Fatalf("read whole: ok; streamed: %v", err)
 		}

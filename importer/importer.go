@@ -150,11 +150,13 @@ type Options struct {
 	// no example from the response's schema (a JSON Schema, as JSON).
 	// Without it such operations are skipped.
 	Generate func(schema []byte) ([]byte, error)
-	// Spool, when not empty, is a folder each mock an OpenAPI description
-	// makes is written to as it is made (see Mock.Spool), rather than held
-	// with all the others: the import's memory is the file's and one
-	// document's, however many operations it has. Result.Close removes
-	// the files; on an error they are removed already.
+	// Spool is the folder each mock's data is written to as it is read or
+	// made (see Mock.Spool), rather than held with all the others: by
+	// OpenAPI when it is not empty (the import's memory is then the
+	// file's and one document's, however many operations it has), and
+	// always by the imports that stream, SpoolJSONServer and ReadSpooled
+	// (empty: the system's temporary folder). Result.Close removes the
+	// files; on an error they are removed already.
 	Spool string
 	// BasePath is put before the path of every route the import makes
 	// (?base_path=/prefix): "" or a path of literal segments, starting

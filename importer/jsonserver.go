@@ -32,13 +32,14 @@ func JSONServer(data []byte, opt Options) (*Result, error) {
 }
 
 // SpoolJSONServer reads a db.json from r as JSONServer does, but writes
-// each value to a file of its own in dir as it is read: the mocks of the
-// result have no Data, but their Spool and Size, and the memory it takes
+// each value to a file of its own in opt.Spool (empty: the system's
+// temporary folder) as it is read: the mocks of the result have no Data,
+// but their Spool and Size, and the memory it takes
 // is about three times the largest value (the decoder's buffer, which may
 // grow to twice it, and the value), whatever the size of the file. The
 // caller removes the files with Result.Close; on an error they are
 // removed already.
-func SpoolJSONServer(r io.Reader, opt Options, dir string) (res *Result, err error) {
+func SpoolJSONServer(r io.Reader, opt Options) (res *Result, err error) {
 	var spooled []string
 	defer func() {
 		if err != nil {
@@ -48,7 +49,7 @@ func SpoolJSONServer(r io.Reader, opt Options, dir string) (res *Result, err err
 		}
 	}()
 	return readJSONServer(r, opt, func(m *Mock, value []byte) error {
-		spool, err := spoolFile(dir, m.Name, int64(len(value)), bytes.NewReader(value))
+		spool, err := spoolFile(opt.Spool, m.Name, int64(len(value)), bytes.NewReader(value))
 		if err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func TestSpoolJSONServerBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := importer.SpoolJSONServer(tc.r, importer.Options{Limits: l}, dir)
+			res, err := importer.SpoolJSONServer(tc.r, importer.Options{Limits: l, Spool: dir})
 			if tc.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -106,7 +106,7 @@ func TestJSONServerKeysHeld(t *testing.T) {
 	doc := b.String()
 	l := importer.Limits{MaxDataBytes: 1 << 20, MaxMocks: 100}
 	before := liveHeap()
-	res, err := importer.SpoolJSONServer(strings.NewReader(doc), importer.Options{Limits: l}, t.TempDir())
+	res, err := importer.SpoolJSONServer(strings.NewReader(doc), importer.Options{Limits: l, Spool: t.TempDir()})
 	if err != nil || len(res.Skipped) != 40 || len(res.Mocks) != 0 {
 		t.Fatalf("%v: %d skipped, %d mocks", err, len(res.Skipped), len(res.Mocks))
 	}

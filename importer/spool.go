@@ -132,14 +132,14 @@ func (w *writeError) Write(p []byte) (int, error) {
 }
 
 // ReadSpooled makes mocks and routes of a Decoy export read from r, its
-// data files written to dir (see SpoolExport), its routes put under
-// opt.BasePath as Read puts them.
-func ReadSpooled(r io.Reader, opt Options, dir string) (*Result, error) {
+// data files written to opt.Spool (see SpoolExport; empty: the system's
+// temporary folder), its routes put under opt.BasePath as Read puts them.
+func ReadSpooled(r io.Reader, opt Options) (*Result, error) {
 	base, err := basePath(opt.BasePath)
 	if err != nil {
 		return nil, err
 	}
-	res, err := SpoolExport(r, opt.Limits, dir)
+	res, err := SpoolExport(r, opt.Limits, opt.Spool)
 	if err != nil {
 		return nil, err
 	}
