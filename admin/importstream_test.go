@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/importer"
+	"github.com/decoy-mock/decoy/internal/memtest"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
 )
@@ -32,14 +31,6 @@ type heapStore struct {
 	samples    int
 }
 
-// liveHeap is the heap the program holds, after a collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
 func (h *heapStore) sample() {
 	h.reading()
 	h.mu.Lock()
@@ -50,7 +41,7 @@ func (h *heapStore) sample() {
 // reading measures the live heap as the import reads its file (called by
 // the file's writer before each document), not counted as a sample.
 func (h *heapStore) reading() {
-	live := liveHeap()
+	live := memtest.LiveHeap()
 	h.mu.Lock()
 	h.most = max(h.most, live)
 	h.mu.Unlock()
@@ -179,7 +170,7 @@ func TestImportStreamsMemory(t *testing.T) {
 			})
 			req, _ := http.NewRequest("POST", h.URL+projectPath+"/import?format="+tc.format, tc.file(n, size, hs.reading))
 			req.Header.Set("Authorization", "Bearer "+servertest.AdminToken)
-			hs.base = liveHeap()
+			hs.base = memtest.LiveHeap()
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -5,12 +5,12 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/importer"
+	"github.com/decoy-mock/decoy/internal/memtest"
 )
 
 // endless is a reader of head, then the byte fill for ever: a client that
@@ -105,24 +105,16 @@ func TestJSONServerKeysHeld(t *testing.T) {
 	b.WriteString("}")
 	doc := b.String()
 	l := importer.Limits{MaxDataBytes: 1 << 20, MaxMocks: 100}
-	before := liveHeap()
+	before := memtest.LiveHeap()
 	res, err := importer.SpoolJSONServer(strings.NewReader(doc), importer.Options{Limits: l, Spool: t.TempDir()})
 	if err != nil || len(res.Skipped) != 40 || len(res.Mocks) != 0 {
 		t.Fatalf("%v: %d skipped, %d mocks", err, len(res.Skipped), len(res.Mocks))
 	}
-	held := int64(liveHeap()) - int64(before)
+	held := int64(memtest.LiveHeap()) - int64(before)
 	runtime.KeepAlive(res)
 	runtime.KeepAlive(doc)
 	t.Logf("the result of 40 skipped keys of 256 KiB holds %d bytes", held)
 	if held > 256<<10 {
 		t.Errorf("the result of 40 skipped keys of 256 KiB holds %d bytes, past 256 KiB", held)
 	}
-}
-
-// liveHeap is the heap the program holds, after a collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
