@@ -570,6 +570,7 @@ func (s *Set) load(k Key, build func(*Build) any, pin *Build) any {
 	}()
 	v = build(b)
 	if v != nil && b.pending > 0 && !b.Reserve(0) {
+		drop(v)
 		v = nil
 	}
 	s.settle(it, b, v, pin)

@@ -95,7 +95,11 @@ func (e *Entry) Answer(q *query.Query, key string, acceptsGzip bool, ifNoneMatch
 		a.ETag = etag
 		a.NotModified = a.Status == 200 && etagMatches(ifNoneMatch, etag)
 	}
-	if keep && !a.NotModified {
+	if a.NotModified {
+		a.Release() // no body is sent, nor its length
+		return a
+	}
+	if keep {
 		a.built = a.hold(e.answers.offer(e.set, key, size, a.Total, tag, e.spillDir, func(w io.Writer) { a.res.WriteTo(w) }))
 	}
 	switch {
@@ -137,7 +141,7 @@ func (a *Answer) hold(ba *builtAnswer) *builtAnswer {
 
 // Release gives back the files the answer was to be sent from, once it is
 // written or will not be: a file its cache dropped meanwhile is removed
-// then.
+// then. An Answer is a value: release it once, on one of its copies.
 func (a *Answer) Release() {
 	if a.file != nil {
 		a.file.release()

@@ -229,7 +229,7 @@ func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 		}
 	}
 	f := &Entry{body: docfile.FromBytes(doc.Bytes()), Doc: doc, ContentType: e.ContentType, liveSeq: seq,
-		edited: true, spillDir: e.spillDir, storedETag: e.storedETag, storedSize: e.storedSize}
+		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}
 	if doc.IsArray() {
 		f.answers = newBuiltAnswers(int(doc.Size()))
 	}

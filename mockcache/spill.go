@@ -33,10 +33,10 @@ var spilled atomic.Int64
 
 // fileBody is a body kept in a file of the cache's spill folder. The file
 // is removed as soon as its set drops it (Drop) and no answer sending it
-// holds it (see acquire), so that the folder never holds more than what
-// the cache's bound counts, besides the files being sent; should one of
-// those references never be given back, the file is removed once nothing
-// refers to the fileBody any more.
+// holds it (see acquire), by the remover (removeSoon), so that the folder
+// holds no more than what the cache's bound counts, besides the files
+// being sent; should one of those references never be given back, the
+// file is removed once nothing refers to the fileBody any more.
 type fileBody struct {
 	*spillFile
 	// refs counts the set that keeps the file (one, until Drop) and the
@@ -61,6 +61,51 @@ func (f *spillFile) remove() {
 	})
 }
 
+// removals are the files to remove, and the calls waiting for those
+// before them to be (a nil file): removed by one goroutine, since a file
+// is let go of under the cache's locks (a set's, the pool's, the cache's
+// own when a mock leaves), and removing a large one takes milliseconds
+// (8 ms for 25 MB on ext4).
+var (
+	removals     = make(chan removal, 1024)
+	startRemover sync.Once
+)
+
+type removal struct {
+	f    *spillFile
+	done chan struct{}
+}
+
+// removeSoon hands f to the remover; at once when its queue is full.
+func (f *spillFile) removeSoon() {
+	startRemover.Do(func() { go remover() })
+	select {
+	case removals <- removal{f: f}:
+	default:
+		f.remove()
+	}
+}
+
+func remover() {
+	for r := range removals {
+		if r.f != nil {
+			r.f.remove()
+		}
+		if r.done != nil {
+			close(r.done)
+		}
+	}
+}
+
+// syncRemovals returns once the files handed to the remover before the
+// call are removed.
+func syncRemovals() {
+	startRemover.Do(func() { go remover() })
+	done := make(chan struct{})
+	removals <- removal{done: done}
+	<-done
+}
+
 // acquire takes a reference to the file for an answer that will send it,
 // which the answer gives back with release once written; false when the
 // file is removed (or about to be): the answer is made without it.
@@ -79,7 +124,7 @@ func (fb *fileBody) acquire() bool {
 // release gives back a reference acquire took, or the set's (Drop).
 func (fb *fileBody) release() {
 	if fb.refs.Add(-1) == 0 {
-		fb.remove()
+		fb.removeSoon()
 	}
 }
 

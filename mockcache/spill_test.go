@@ -233,6 +233,7 @@ func TestSpillFilesRemovedWhenDropped(t *testing.T) {
 		for range 2 { // offered, then kept
 			for _, gz := range []bool{false, true} {
 				queryAnswer(t, c, id, raw, gz)
+				mockcache.SyncRemovals()
 				if files, counted := spillBytes(t, spillDir), c.Footprint(); files > counted || counted > bound {
 					t.Fatalf("query %d: %d bytes of files in the spill folder, %d counted by the cache, bound %d", i, files, counted, bound)
 				}
@@ -243,6 +244,7 @@ func TestSpillFilesRemovedWhenDropped(t *testing.T) {
 		t.Fatal("nothing was spilled: the test tests nothing")
 	}
 	c.Flush()
+	mockcache.SyncRemovals()
 	if files := spillFiles(t, spillDir); files != 0 {
 		t.Fatalf("%d files left once every mock left the cache", files)
 	}
@@ -276,6 +278,7 @@ func TestSpillFileOutlivesItsDropWhileSent(t *testing.T) {
 		t.Fatal("the kept answer is not sent from its file")
 	}
 	c.Flush() // the cache drops it
+	mockcache.SyncRemovals()
 	var b bytes.Buffer
 	a.WriteBody(&b)
 	if !bytes.Equal(b.Bytes(), want) {
@@ -285,6 +288,7 @@ func TestSpillFileOutlivesItsDropWhileSent(t *testing.T) {
 		t.Fatal("the file went while its answer was being sent")
 	}
 	a.Release()
+	mockcache.SyncRemovals()
 	if n := spillFiles(t, spillDir); n != 0 {
 		t.Fatalf("%d files left after the answer sent from it was released", n)
 	}
@@ -324,7 +328,43 @@ func TestSpillFilesShared(t *testing.T) {
 	}
 	wg.Wait()
 	c.Flush()
+	mockcache.SyncRemovals()
 	if n := spillFiles(t, spillDir); n != 0 {
 		t.Fatalf("%d files left", n)
 	}
+}
+
+// An answer that is a 304 sends no body, and holds no file: a file the
+// cache drops meanwhile goes at once, though the answer is not released
+// yet.
+func TestNotModifiedHoldsNoFile(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	store := &fileStore{dir: t.TempDir()}
+	id, raw := mockID(1), "order_by=f1"
+	store.put(t, id, fieldsDoc(7000))
+	spillDir := t.TempDir()
+	c := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
+	queryAnswer(t, c, id, raw, false)
+	queryAnswer(t, c, id, raw, false) // kept, in a file
+	e, err := c.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	q, err := query.Compile(query.ParseParams(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag := e.Answer(q, raw, false, "")
+	etag.Release()
+	a := e.Answer(q, raw, false, etag.ETag)
+	if !a.NotModified {
+		t.Fatalf("If-None-Match %s: not a 304", etag.ETag)
+	}
+	c.Flush()
+	mockcache.SyncRemovals()
+	if n := spillFiles(t, spillDir); n != 0 {
+		t.Fatalf("%d files held by a 304", n)
+	}
+	a.Release()
 }

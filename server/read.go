@@ -271,6 +271,9 @@ func (s *Server) normalAnswer(w http.ResponseWriter, r *http.Request, rd *readSt
 	if na.a.NotFound {
 		na.err = errRecordNotFound
 	}
+	if r.Method == http.MethodHead {
+		na.a.Release() // no body is sent: its files are not held through the quota step and the delay
+	}
 	return na, nil
 }
 
