@@ -43,6 +43,8 @@ type Doc struct {
 	// unmap is nil for a document held in memory.
 	unmap   func()
 	cleanup runtime.Cleanup
+	// then, when set, is called at the last release (see FromBytesThen).
+	then func()
 }
 
 // mapped counts the documents mapped now, in the whole process, and
@@ -62,6 +64,15 @@ func MappedBytes() int64 { return mappedBytes.Load() }
 func FromBytes(b []byte) *Doc {
 	d := &Doc{b: b}
 	d.refs.Store(1)
+	return d
+}
+
+// FromBytesThen is FromBytes for a document that needs something else
+// for as long as it is used (another document its bytes were made from,
+// which it still reads): its last Release calls then.
+func FromBytesThen(b []byte, then func()) *Doc {
+	d := FromBytes(b)
+	d.then = then
 	return d
 }
 
@@ -158,6 +169,9 @@ func (d *Doc) Release() {
 		d.unmap()
 		mapped.Add(-1)
 		mappedBytes.Add(-d.MemoryBytes())
+	}
+	if d.then != nil {
+		d.then()
 	}
 }
 

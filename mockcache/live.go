@@ -228,7 +228,17 @@ func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 			doc = p
 		}
 	}
-	f := &Entry{body: docfile.FromBytes(doc.Bytes()), Doc: doc, ContentType: e.ContentType, liveSeq: seq,
+	body := docfile.FromBytes(doc.Bytes())
+	if doc.Edited() && e.body.Mapped() && e.body.Acquire() {
+		// doc was made by one change of e's document, whose bytes are
+		// mapped: what is built over doc later reads them (its origin,
+		// see jsondoc.Origin), so they stay mapped for as long as doc
+		// is used, not only as long as e is (a PATCH, then an order_by
+		// read once the cache had let e go, read unmapped memory: a
+		// SIGSEGV that stopped the server).
+		body = docfile.FromBytesThen(doc.Bytes(), e.body.Release)
+	}
+	f := &Entry{body: body, Doc: doc, ContentType: e.ContentType, liveSeq: seq,
 		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}
 	if doc.IsArray() {
 		f.answers = newBuiltAnswers(int(doc.Size()))

@@ -1,13 +1,17 @@
 package mockcache_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/decoy-mock/decoy"
+	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
@@ -447,5 +451,59 @@ func TestLiveConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A write's entry is read after the cache let go of the entry it was made
+// from: what a read builds over it (here a sort order, carried over from
+// the entry before when the change leaves the sort key alone) reads that
+// entry's document, which must still be there. It was mapped, and
+// unmapped once released: a PATCH, then an order_by read of the
+// collection, stopped the server with a SIGSEGV.
+func TestWriteOutlivesMappedOrigin(t *testing.T) {
+	mapAll(t)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range 500 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"age":%d,"name":"user %d"}`, i, (i*37)%90, i)
+	}
+	b.WriteByte(']')
+	s := liveStore(t, b.String())
+	c := mockcache.New(mockcache.Config{Store: s, Live: s})
+	mapped := docfile.MappedDocs()
+	e := mustGet(t, c)
+	if docfile.MappedDocs() != mapped+1 {
+		t.Fatal("the document is not mapped: the test tests nothing")
+	}
+	w := replace(1, "", "17", `{"id":17,"age":26,"name":"renamed"}`) // the same age: the order carries over
+	f, err := e.Apply(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendWrite(context.Background(), liveID, w, f.Size()); err != nil {
+		t.Fatal(err)
+	}
+	c.PutLive(f)
+	e.Release() // the writer's; the cache let go of its own when f came in
+	runtime.GC()
+
+	q, err := query.Compile(query.ParseParams("order_by=age"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Answer(q, "", false, "")
+	var body bytes.Buffer
+	a.WriteBody(&body)
+	a.Release()
+	if !strings.HasPrefix(body.String(), `[{"id":0,"age":0,`) {
+		t.Fatalf("ordered by age: %.80s", body.String())
+	}
+	f.Release()
+	c.Flush()
+	if n := docfile.MappedDocs(); n != mapped {
+		t.Fatalf("%d documents mapped once the entries are gone, %d before", n, mapped)
 	}
 }
