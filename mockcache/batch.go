@@ -1,6 +1,7 @@
 package mockcache
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/decoy-mock/decoy"
@@ -39,8 +40,10 @@ func (e *Entry) applyBatch(ws []*decoy.Write) (*Entry, error) {
 		i = j
 	}
 	if doc == e.Doc {
-		// Nothing applied: the same data, in a document of its own.
-		p, err := jsondoc.Parse(doc.Whole())
+		// Nothing applied: the same data, in a document of its own, over
+		// bytes of its own (e's may be mapped, and unmapped once e is
+		// released).
+		p, err := jsondoc.Parse(bytes.Clone(doc.Whole()))
 		if err != nil {
 			return nil, err
 		}

@@ -507,3 +507,34 @@ func TestWriteOutlivesMappedOrigin(t *testing.T) {
 		t.Fatalf("%d documents mapped once the entries are gone, %d before", n, mapped)
 	}
 }
+
+// A write in the log that applies to nothing (its collection is not
+// there: a log written by another, older replica, or by hand) leaves the
+// data as it was, in an entry of its own that is read once the entry it
+// was caught up from is released: its bytes must be its own, not the
+// mapping of the stored document, unmapped then (a SIGSEGV, found by a
+// review of cac21d4).
+func TestNothingAppliedOverMappedDocument(t *testing.T) {
+	mapAll(t)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range 500 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"age":%d}`, i, i%90)
+	}
+	b.WriteByte(']')
+	data := b.String()
+	s := liveStore(t, data)
+	if err := s.AppendWrite(context.Background(), liveID, remove(1, "nope", "999"), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	c := mockcache.New(mockcache.Config{Store: s, Live: s})
+	e := mustGet(t, c) // the stored document, mapped, caught up over a write that applies to nothing
+	runtime.GC()
+	if string(e.Bytes()) != data || e.LiveSeq() != 1 {
+		t.Fatalf("entry at number %d holds %.60s", e.LiveSeq(), e.Bytes())
+	}
+	e.Release()
+}
