@@ -462,16 +462,7 @@ func TestLiveConcurrent(t *testing.T) {
 // collection, stopped the server with a SIGSEGV.
 func TestWriteOutlivesMappedOrigin(t *testing.T) {
 	mapAll(t)
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range 500 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"age":%d,"name":"user %d"}`, i, (i*37)%90, i)
-	}
-	b.WriteByte(']')
-	s := liveStore(t, b.String())
+	s := liveStore(t, ageCollection(500))
 	c := mockcache.New(mockcache.Config{Store: s, Live: s})
 	mapped := docfile.MappedDocs()
 	e := mustGet(t, c)
@@ -516,16 +507,7 @@ func TestWriteOutlivesMappedOrigin(t *testing.T) {
 // review of cac21d4).
 func TestNothingAppliedOverMappedDocument(t *testing.T) {
 	mapAll(t)
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range 500 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"age":%d}`, i, i%90)
-	}
-	b.WriteByte(']')
-	data := b.String()
+	data := ageCollection(500)
 	s := liveStore(t, data)
 	if err := s.AppendWrite(context.Background(), liveID, remove(1, "nope", "999"), int64(len(data))); err != nil {
 		t.Fatal(err)
@@ -537,4 +519,19 @@ func TestNothingAppliedOverMappedDocument(t *testing.T) {
 		t.Fatalf("entry at number %d holds %.60s", e.LiveSeq(), e.Bytes())
 	}
 	e.Release()
+}
+
+// ageCollection is a collection of n records with an id, an age out of
+// order and a name.
+func ageCollection(n int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"age":%d,"name":"user %d"}`, i, (i*37)%90, i)
+	}
+	b.WriteByte(']')
+	return b.String()
 }

@@ -121,17 +121,23 @@ const spillPrefix = "kept-"
 
 func spillFiles(t *testing.T, dir string) int {
 	t.Helper()
+	return len(spilledIn(t, dir))
+}
+
+// spilledIn lists the files the cache spilled in dir.
+func spilledIn(t *testing.T, dir string) []os.FileInfo {
+	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var files []os.FileInfo
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), spillPrefix) {
-			n++
+		if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), spillPrefix) {
+			files = append(files, fi)
 		}
 	}
-	return n
+	return files
 }
 
 // queryAnswer reads mock id through c with the query string raw, as a
@@ -200,15 +206,9 @@ func TestKeptAnswerSpilled(t *testing.T) {
 // spillBytes returns the bytes of the files in the spill folder dir.
 func spillBytes(t *testing.T, dir string) int64 {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n int64
-	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), spillPrefix) {
-			n += fi.Size()
-		}
+	for _, fi := range spilledIn(t, dir) {
+		n += fi.Size()
 	}
 	return n
 }
@@ -254,25 +254,8 @@ func TestSpillFilesRemovedWhenDropped(t *testing.T) {
 // that answer is written and released, then goes.
 func TestSpillFileOutlivesItsDropWhileSent(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	store := &fileStore{dir: t.TempDir()}
-	id, raw := mockID(1), "order_by=f1"
-	store.put(t, id, fieldsDoc(7000))
-	spillDir := t.TempDir()
-	c := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
-	want, _, _ := queryAnswer(t, c, id, raw, false)
-	queryAnswer(t, c, id, raw, false) // kept, in a file
-	if spillFiles(t, spillDir) != 1 {
-		t.Fatalf("%d files spilled, want 1", spillFiles(t, spillDir))
-	}
-	e, err := c.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Release()
-	q, err := query.Compile(query.ParseParams(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := keepInFile(t)
+	c, e, q, raw, spillDir, want := k.c, k.e, k.q, k.raw, k.dir, k.want
 	a := e.Answer(q, raw, false, "")
 	if a.Bytes() != nil {
 		t.Fatal("the kept answer is not sent from its file")
@@ -339,22 +322,8 @@ func TestSpillFilesShared(t *testing.T) {
 // yet.
 func TestNotModifiedHoldsNoFile(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	store := &fileStore{dir: t.TempDir()}
-	id, raw := mockID(1), "order_by=f1"
-	store.put(t, id, fieldsDoc(7000))
-	spillDir := t.TempDir()
-	c := mockcache.New(mockcache.Config{Store: store, SpillDir: spillDir})
-	queryAnswer(t, c, id, raw, false)
-	queryAnswer(t, c, id, raw, false) // kept, in a file
-	e, err := c.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Release()
-	q, err := query.Compile(query.ParseParams(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := keepInFile(t)
+	c, e, q, raw, spillDir := k.c, k.e, k.q, k.raw, k.dir
 	etag := e.Answer(q, raw, false, "")
 	etag.Release()
 	a := e.Answer(q, raw, false, etag.ETag)
@@ -367,4 +336,41 @@ func TestNotModifiedHoldsNoFile(t *testing.T) {
 		t.Fatalf("%d files held by a 304", n)
 	}
 	a.Release()
+}
+
+// keptInFile is a cache that keeps the answer of a query in a file of its
+// spill folder, and the entry it was read from, held.
+type keptInFile struct {
+	c    *mockcache.Cache
+	e    *mockcache.Entry
+	q    *query.Query
+	raw  string
+	dir  string
+	want []byte // the answer
+}
+
+// keepInFile asks a query of a 5 MB document twice, so that its answer is
+// kept in a file, and returns the cache and the entry, held until the
+// test ends.
+func keepInFile(t *testing.T) keptInFile {
+	t.Helper()
+	store := &fileStore{dir: t.TempDir()}
+	id, raw := mockID(1), "order_by=f1"
+	store.put(t, id, fieldsDoc(7000))
+	k := keptInFile{raw: raw, dir: t.TempDir()}
+	k.c = mockcache.New(mockcache.Config{Store: store, SpillDir: k.dir})
+	k.want, _, _ = queryAnswer(t, k.c, id, raw, false)
+	queryAnswer(t, k.c, id, raw, false) // kept, in a file
+	if n := spillFiles(t, k.dir); n != 1 {
+		t.Fatalf("%d files spilled, want 1", n)
+	}
+	var err error
+	if k.e, err = k.c.Get(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.e.Release)
+	if k.q, err = query.Compile(query.ParseParams(raw)); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
