@@ -624,17 +624,20 @@ func (s *Set) settle(it *Item, b *Build, v any, pin *Build) {
 	close(it.done)
 }
 
-// Grow counts n more bytes for the item kept under k (its structure grew,
-// or is about to; n < 0: it shrank), and reports whether they fit; false
-// when k is not kept.
-func (s *Set) Grow(k Key, n int64) bool {
+// Grow counts n more bytes for the item kept under k holding v (its
+// structure grew, or is about to; n < 0: it shrank), and reports whether
+// they fit; false when no item kept under k holds v. v is what the item's
+// build returned (a pointer): an item dropped and built again under the
+// same key is another item, and what grows the old one is not counted on
+// the new one.
+func (s *Set) Grow(k Key, v any, n int64) bool {
 	if n < 0 {
 		// Given back under the lock, never counted back: another
 		// reservation may take what this gives.
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if m := s.items.Load(); s.open && m != nil {
-			if it := (*m)[k]; it != nil && it.kept {
+			if it := (*m)[k]; it != nil && it.kept && it.v == v {
 				it.size += n
 				s.bytes += n
 				s.releaseLocked(-n)
@@ -649,7 +652,7 @@ func (s *Set) Grow(k Key, n int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.items.Load(); s.open && m != nil {
-		if it := (*m)[k]; it != nil && it.kept {
+		if it := (*m)[k]; it != nil && it.kept && it.v == v {
 			it.size += n
 			s.bytes += n
 			it.used.Store(s.clock.Add(1)) // growing is a use

@@ -213,9 +213,9 @@ func TestGrowAndTrim(t *testing.T) {
 	for i := range 5 {
 		set.Load(key(fmt.Sprint(i)), builder(100))
 	}
-	set.Get(key("0"))
-	if !set.Grow(key("0"), 50) || set.Grow(key("absent"), 50) {
-		t.Error("Grow of a kept item failed, or of a missing one succeeded")
+	v0 := set.Get(key("0"))
+	if !set.Grow(key("0"), v0, 50) || set.Grow(key("absent"), v0, 50) || set.Grow(key("1"), v0, 50) {
+		t.Error("Grow of a kept item failed, or of a missing one or one holding another value succeeded")
 	}
 	before := set.Bytes()
 	set.Trim(func(k budget.Key) bool { return k.Name != "4" }, func(count int, bytes int64) bool { return count <= 2 })
@@ -307,7 +307,7 @@ func TestConcurrentBound(t *testing.T) {
 						b.Free(int64(rng.IntN(64)))
 						return &sized{}
 					})
-					s.Grow(key(name), int64(rng.IntN(256)))
+					s.Grow(key(name), s.Get(key(name)), int64(rng.IntN(256)))
 					if rng.IntN(4) == 0 && s.Borrow(2048) {
 						s.Repay(2048)
 					}
@@ -381,5 +381,32 @@ func TestDropperToldOnce(t *testing.T) {
 		if n := d.drops.Load(); n != 1 {
 			t.Errorf("%s told %d times, want once", name, n)
 		}
+	}
+}
+
+// What grows an item that was dropped is not counted on the item kept
+// under its key since: a gzipped copy being made of an answer that left
+// meanwhile does not make the answer kept after it look larger.
+func TestGrowOfADroppedItem(t *testing.T) {
+	pool := budget.NewPool(1 << 20)
+	set, _ := pool.NewSet(0, nil)
+	old := set.Load(key("q"), builder(100))
+	set.Trim(func(budget.Key) bool { return true }, func(count int, _ int64) bool { return count == 0 })
+	if set.Get(key("q")) != nil {
+		t.Fatal("q still kept after the trim")
+	}
+	now := set.Load(key("q"), builder(100))
+	before := set.Bytes()
+	if set.Grow(key("q"), old, 4096) {
+		t.Error("Grow for the dropped item counted on the item kept under its key since")
+	}
+	if set.Grow(key("q"), old, -50) {
+		t.Error("a shrink of the dropped item was taken from the item kept since")
+	}
+	if set.Bytes() != before || pool.Used() != before {
+		t.Errorf("set %d, pool %d bytes, want %d", set.Bytes(), pool.Used(), before)
+	}
+	if !set.Grow(key("q"), now, 50) || set.Bytes() != before+50 || pool.Used() != before+50 {
+		t.Errorf("Grow of the kept item: set %d, pool %d bytes, want %d", set.Bytes(), pool.Used(), before+50)
 	}
 }

@@ -204,8 +204,8 @@ func (b *builtAnswers) trim(set *budget.Set, key string, own int64) {
 func (b *builtAnswers) gzipped(set *budget.Set, key, spillDir string, ba *builtAnswer) ([]byte, *fileBody) {
 	ba.gzOnce.Do(func() {
 		k := budget.Key{Kind: kindAnswer, Name: key}
-		reserve := func(n int64) bool { return set.Grow(k, n) }
-		free := func(n int64) { set.Grow(k, -n) }
+		reserve := func(n int64) bool { return set.Grow(k, ba, n) }
+		free := func(n int64) { set.Grow(k, ba, -n) }
 		write := func(w io.Writer) {
 			zw := gzipWriters.Get().(*gzip.Writer)
 			zw.Reset(w)
@@ -232,7 +232,7 @@ func (b *builtAnswers) gzipped(set *budget.Set, key, spillDir string, ba *builtA
 			w := growingBuffer{reserve: reserve, free: free}
 			write(&w)
 			if w.failed || !w.trim() {
-				set.Grow(k, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
+				set.Grow(k, ba, -int64(cap(w.buf))) // a no-op if the answer left meanwhile
 				return
 			}
 			ba.mu.Lock()
