@@ -43,8 +43,9 @@ type Doc struct {
 	// unmap is nil for a document held in memory.
 	unmap   func()
 	cleanup runtime.Cleanup
-	// then, when set, is called at the last release (see FromBytesThen).
-	then func()
+	// over, when set, is the document this one's bytes were made from and
+	// still read: held until this one's last release (see FromBytesOver).
+	over *Doc
 }
 
 // mapped counts the documents mapped now, in the whole process, and
@@ -67,12 +68,12 @@ func FromBytes(b []byte) *Doc {
 	return d
 }
 
-// FromBytesThen is FromBytes for a document that needs something else
-// for as long as it is used (another document its bytes were made from,
-// which it still reads): its last Release calls then.
-func FromBytesThen(b []byte, then func()) *Doc {
+// FromBytesOver is FromBytes for a document made from origin that still
+// reads origin's bytes: it takes over a reference to origin, which the
+// caller acquired for it, and gives it back at its own last release.
+func FromBytesOver(b []byte, origin *Doc) *Doc {
 	d := FromBytes(b)
-	d.then = then
+	d.over = origin
 	return d
 }
 
@@ -170,14 +171,25 @@ func (d *Doc) Release() {
 		mapped.Add(-1)
 		mappedBytes.Add(-d.MemoryBytes())
 	}
-	if d.then != nil {
-		d.then()
+	if d.over != nil {
+		d.over.Release()
 	}
 }
 
 // Mapped reports whether the document is mapped from a file, rather than
 // held in memory.
 func (d *Doc) Mapped() bool { return d.unmap != nil }
+
+// HoldsMapping reports whether the document keeps a mapping open: it is
+// mapped, or made over a document that is (see FromBytesOver).
+func (d *Doc) HoldsMapping() bool {
+	for ; d != nil; d = d.over {
+		if d.unmap != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // Bytes returns the document. It must not be changed, nor used once the
 // reference that covers its use is released.

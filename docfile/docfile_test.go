@@ -93,6 +93,39 @@ func TestReleaseUnmaps(t *testing.T) {
 	}
 }
 
+// A document made over a mapped one holds its mapping until its own last
+// release, and says so.
+func TestFromBytesOver(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/maps")
+	}
+	f := tempFile(t, strings.Repeat("x", 8192))
+	d, err := docfile.Map(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	heap := docfile.FromBytes([]byte("[]"))
+	if heap.HoldsMapping() || !d.HoldsMapping() {
+		t.Fatal("HoldsMapping wrong for a document in memory or a mapped one")
+	}
+	if !d.Acquire() {
+		t.Fatal("Acquire failed on a live document")
+	}
+	over := docfile.FromBytesOver([]byte("[1]"), d)
+	if !over.HoldsMapping() || docfile.FromBytesOver(nil, heap).HoldsMapping() {
+		t.Fatal("HoldsMapping wrong for a document made over a mapped one, or over one in memory")
+	}
+	d.Release() // the maker's reference
+	if !mapsName(t, f.Name()) {
+		t.Fatal("unmapped while a document made over it is used")
+	}
+	over.Release()
+	if mapsName(t, f.Name()) {
+		t.Fatal("still mapped once the document made over it was released")
+	}
+}
+
 // mapsName reports whether the process maps a file by that name.
 func mapsName(t *testing.T, name string) bool {
 	b, err := os.ReadFile("/proc/self/maps")

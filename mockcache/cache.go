@@ -43,8 +43,9 @@ type Cache struct {
 	store   decoy.Store
 	mu      sync.RWMutex
 	entries map[string]*Entry
-	// mapped holds the entries whose documents are mapped: those maxOpen
-	// bounds.
+	// mapped holds the entries that keep a mapping open (their documents
+	// are mapped, or made by a write over one: docfile.HoldsMapping):
+	// those maxOpen bounds.
 	mapped map[string]*Entry
 	gen    uint64
 	// flights are the loads under way, per mock and generation.
@@ -100,9 +101,10 @@ type Config struct {
 	// MaxBytes bounds the footprint of the entries (0: no bound).
 	MaxBytes int64
 	// MaxOpenDocuments bounds the entries whose documents are mapped from
-	// files (0: no bound): each holds a mapping, of which a process has a
-	// limited number (65,530 by default on Linux). Documents held in
-	// memory do not count; MaxBytes bounds them.
+	// files, or made by a write over one (0: no bound): each holds a
+	// mapping, of which a process has a limited number (65,530 by default
+	// on Linux). Documents held in memory do not count; MaxBytes bounds
+	// them.
 	MaxOpenDocuments int
 	// OnEvict, when set, is told how many entries the bounds dropped.
 	OnEvict func(n int)
@@ -501,7 +503,9 @@ func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
 	if w, ok := c.wants[id]; ok && w <= e.liveSeq {
 		delete(c.wants, id)
 	}
-	if e.body.Mapped() {
+	if e.body.HoldsMapping() {
+		// Mapped, or made by a write over a mapped document it still
+		// reads: either keeps a mapping open.
 		c.mapped[id] = e
 		if c.maxOpen > 0 && len(c.mapped) > c.maxOpen {
 			drop = c.closeLocked(e, drop)

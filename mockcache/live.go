@@ -236,7 +236,7 @@ func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 		// is used, not only as long as e is (a PATCH, then an order_by
 		// read once the cache had let e go, read unmapped memory: a
 		// SIGSEGV that stopped the server).
-		body = docfile.FromBytesThen(doc.Bytes(), e.body.Release)
+		body = docfile.FromBytesOver(doc.Bytes(), e.body)
 	}
 	f := &Entry{body: body, Doc: doc, ContentType: e.ContentType, liveSeq: seq,
 		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}

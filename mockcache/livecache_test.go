@@ -499,6 +499,55 @@ func TestWriteOutlivesMappedOrigin(t *testing.T) {
 	}
 }
 
+// An entry made by a write over a mapped document keeps that mapping
+// open (see TestWriteOutlivesMappedOrigin), so --max-open-documents counts
+// it: reading other mapped mocks past the bound drops it, its mapping goes,
+// and the mock's next read has the write.
+func TestWriteOverMappedDocumentCounts(t *testing.T) {
+	mapAll(t)
+	const bound = 2
+	s := liveStore(t, ageCollection(500))
+	for i := range 3 {
+		m := &decoy.Mock{ID: mockID(i), ContentType: "application/json", Status: 200, ETag: jsondoc.ETag([]byte(mockDoc(i)))}
+		if _, err := s.CreateMock(context.Background(), m, decoy.Data{Bytes: []byte(mockDoc(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := mockcache.New(mockcache.Config{Store: s, Live: s, MaxOpenDocuments: bound})
+	base := docfile.MappedDocs()
+	e := mustGet(t, c)
+	w := replace(1, "", "17", `{"id":17,"age":26,"name":"renamed"}`)
+	f, err := e.Apply(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendWrite(context.Background(), liveID, w, f.Size()); err != nil {
+		t.Fatal(err)
+	}
+	c.PutLive(f)
+	e.Release()
+	f.Release()
+	if _, mapped := c.Len(); mapped != 1 || docfile.MappedDocs()-base != 1 {
+		t.Fatalf("after the write: the cache counts %d mapped, %d documents are", mapped, docfile.MappedDocs()-base)
+	}
+	for i := range 3 {
+		o, err := c.Get(context.Background(), mockID(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Release()
+		_, mapped := c.Len()
+		if n := docfile.MappedDocs() - base; mapped > bound || n > bound {
+			t.Fatalf("after reading mock %d: the cache counts %d mapped, %d documents are; bound %d", i, mapped, n, bound)
+		}
+	}
+	g := mustGet(t, c)
+	defer g.Release()
+	if !strings.Contains(string(g.Bytes()), `"name":"renamed"`) {
+		t.Fatalf("the write is lost once its entry was dropped: %.80s", g.Bytes())
+	}
+}
+
 // A write in the log that applies to nothing (its collection is not
 // there: a log written by another, older replica, or by hand) leaves the
 // data as it was, in an entry of its own that is read once the entry it
