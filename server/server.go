@@ -296,7 +296,7 @@ func New(cfg Config) *Server {
 	}, func() float64 { return float64(s.cache.Footprint()) }))
 	cfg.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "decoy_cache_mapped_documents",
-		Help: "Mocks kept ready to serve whose documents are mapped from files (bounded by --max-open-documents).",
+		Help: "Mocks kept ready to serve that hold a mapped file: their documents, or the document a write was made over (bounded by --max-open-documents).",
 	}, func() float64 { _, n := s.cache.Len(); return float64(n) }))
 	if !s.cache.Trusted() {
 		s.metrics.cacheTrusted.Set(0)
