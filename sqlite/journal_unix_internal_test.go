@@ -68,7 +68,7 @@ func TestMappedJournalCrash(t *testing.T) {
 	if got := used(t, db, m.ID, "2026-11"); got != n-1 {
 		t.Errorf("after the crash: %d, want %d", got, n-1)
 	}
-	if got := len(db.RecentReads()[m.ID]); got != n {
+	if got := len(db.RecentReads(keepAll)[m.ID]); got != n {
 		t.Errorf("%d recent reads, want %d", got, n)
 	}
 }

@@ -154,7 +154,7 @@ func (db *DB) openQuota(ctx context.Context) error {
 			return err
 		}
 	}
-	db.recent = recentReads(db.dir, seqs, db.Now().Add(-decoy.RateWindow))
+	db.recent = &recentJournals{seqs: seqs, since: db.Now().Add(-decoy.RateWindow)}
 	db.quota = &quota{
 		counts: map[quotaKey]quotaCount{},
 		dirty:  map[quotaKey]struct{}{},
@@ -213,38 +213,143 @@ func (db *DB) removeJournal(seq int64, keep bool) error {
 	return nil
 }
 
-// recentReads returns, per mock, the times of the reservations since since
-// in the journals seqs (a mock deleted after them has none).
-func recentReads(dir string, seqs []int64, since time.Time) map[string][]time.Time {
-	recent := map[string][]time.Time{}
-	for _, seq := range seqs {
-		b, err := os.ReadFile(journalName(dir, seq))
-		if err != nil {
-			continue // removed as too old: nothing recent in it
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			switch {
-			case len(f) == 4 && f[0] == "+" && isMonth(f[2]):
-				ms, err := strconv.ParseInt(f[3], 10, 64)
-				if t := time.UnixMilli(ms); err == nil && t.After(since) {
-					recent[f[1]] = append(recent[f[1]], t)
-				}
-			case len(f) == 2 && f[0] == "x":
-				delete(recent, f[1])
-			}
-		}
-	}
-	return recent
+// recentJournals are the journals Open found, which hold the reads of the
+// last rate window before it: until RecentReads reads them.
+type recentJournals struct {
+	seqs  []int64
+	since time.Time
 }
 
 // RecentReads returns, once, the times of the reads of each mock counted
 // in the last rate window before Open (decoy.RateWindow), from the quota
-// journals, so that the rate limiter can hold them again.
-func (db *DB) RecentReads() map[string][]time.Time {
+// journals, so that the rate limiter can hold them again. It keeps at
+// most keep(id) of each mock's, the most recent (keep is asked once a
+// mock; 0 or less: none): a limiter of n a window needs no more than the
+// n most recent, the rest of a window that held more than n being full
+// until they have left. What it holds is so bounded by the mocks' limits,
+// as the limiter's own windows are, however many reads the journals hold.
+func (db *DB) RecentReads(keep func(id string) int) map[string][]time.Time {
 	r := db.recent
 	db.recent = nil
-	return r
+	if r == nil {
+		return nil
+	}
+	return recentReads(db.dir, r.seqs, r.since, keep)
+}
+
+// recentReads returns, per mock, the keep(id) most recent times of the
+// reservations since since in the journals seqs (a mock deleted after
+// them has none), reading each journal a line at a time.
+func recentReads(dir string, seqs []int64, since time.Time, keep func(id string) int) map[string][]time.Time {
+	kept := map[string]*recentTimes{}
+	limits := map[string]int{}
+	for _, seq := range seqs {
+		f, err := os.Open(journalName(dir, seq))
+		if err != nil {
+			continue // removed as too old: nothing recent in it
+		}
+		scanJournal(f, func(f [][]byte) {
+			switch {
+			case len(f) == 4 && string(f[0]) == "+" && isMonth(string(f[2])):
+				ms, err := strconv.ParseInt(string(f[3]), 10, 64)
+				if err != nil || !time.UnixMilli(ms).After(since) {
+					return
+				}
+				id := string(f[1])
+				n, ok := limits[id]
+				if !ok {
+					n = max(keep(id), 0)
+					limits[id] = n
+				}
+				if n == 0 {
+					return
+				}
+				r := kept[id]
+				if r == nil {
+					r = &recentTimes{n: n}
+					kept[id] = r
+				}
+				r.add(ms)
+			case len(f) == 2 && string(f[0]) == "x":
+				delete(kept, string(f[1]))
+			}
+		})
+		f.Close()
+	}
+	recent := make(map[string][]time.Time, len(kept))
+	for id, r := range kept {
+		slices.Sort(r.ms)
+		times := make([]time.Time, len(r.ms))
+		for i, ms := range r.ms {
+			times[i] = time.UnixMilli(ms)
+		}
+		recent[id] = times
+	}
+	return recent
+}
+
+// scanJournal calls line with the fields of each whole line of a journal,
+// up to its end or the zeros after its lines (see mappedJournal). A line
+// too long to be one a journal writes is skipped.
+func scanJournal(f *os.File, line func(fields [][]byte)) {
+	br := bufio.NewReaderSize(f, 64<<10)
+	long := false
+	for {
+		b, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			long = true
+			continue
+		case err != nil:
+			return // the end, or a line cut short: never acknowledged
+		case long:
+			long = false
+			continue
+		case len(b) > 0 && b[0] == 0:
+			return // the zeros after the lines
+		}
+		line(bytes.Fields(b))
+	}
+}
+
+// recentTimes keeps the n most recent of the times it is given, in
+// milliseconds: a min-heap, the least at ms[0].
+type recentTimes struct {
+	n  int
+	ms []int64
+}
+
+func (r *recentTimes) add(ms int64) {
+	if len(r.ms) < r.n {
+		r.ms = append(r.ms, ms)
+		for i := len(r.ms) - 1; i > 0; {
+			p := (i - 1) / 2
+			if r.ms[p] <= r.ms[i] {
+				break
+			}
+			r.ms[p], r.ms[i] = r.ms[i], r.ms[p]
+			i = p
+		}
+		return
+	}
+	if ms <= r.ms[0] {
+		return
+	}
+	r.ms[0] = ms
+	for i := 0; ; {
+		l, least := 2*i+1, i
+		if l < len(r.ms) && r.ms[l] < r.ms[least] {
+			least = l
+		}
+		if l+1 < len(r.ms) && r.ms[l+1] < r.ms[least] {
+			least = l + 1
+		}
+		if least == i {
+			return
+		}
+		r.ms[i], r.ms[least] = r.ms[least], r.ms[i]
+		i = least
+	}
 }
 
 // replayJournal adds the changes a journal records to deltas. A line cut

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,9 @@ func crash(db *DB) {
 func mockN(n int) *decoy.Mock {
 	return &decoy.Mock{ID: "00000000-0000-4000-8000-00000000000" + string(rune('0'+n)), ContentType: "application/json", Status: 200}
 }
+
+// keepAll keeps every recent read of every mock (see RecentReads).
+func keepAll(string) int { return 1 << 30 }
 
 func used(t *testing.T, db *DB, id, month string) int64 {
 	t.Helper()
@@ -110,11 +114,11 @@ func TestQuotaJournalReplay(t *testing.T) {
 	if err := db.reads.QueryRow(`SELECT used FROM quota_usage WHERE mock_id = ? AND month = '2026-11'`, a.ID).Scan(&n); err != nil || n != 5 {
 		t.Errorf("SQLite holds %d, %v; want 5", n, err)
 	}
-	recent := db.RecentReads()
+	recent := db.RecentReads(keepAll)
 	if len(recent[a.ID]) != 7 || len(recent[b.ID]) != 1 {
 		t.Errorf("recent reads: %d of a, %d of b; want 7 (all its reservations) and 1 (since it was made again)", len(recent[a.ID]), len(recent[b.ID]))
 	}
-	if db.RecentReads() != nil {
+	if db.RecentReads(keepAll) != nil {
 		t.Error("RecentReads gave them twice")
 	}
 	crash(db)
@@ -123,7 +127,7 @@ func TestQuotaJournalReplay(t *testing.T) {
 	if got := used(t, db, a.ID, "2026-11"); got != 5 {
 		t.Errorf("after a second start: %d, want 5 (journals counted once)", got)
 	}
-	if len(db.RecentReads()[a.ID]) != 7 {
+	if len(db.RecentReads(keepAll)[a.ID]) != 7 {
 		t.Error("the reads of the last minute were not there after a second start")
 	}
 }
@@ -336,7 +340,72 @@ func TestQuotaWorkspaceReplay(t *testing.T) {
 	if err := db.reads.QueryRow(`SELECT COUNT(*) FROM workspace_reads WHERE workspace_id = ?`, gone.ID).Scan(&n); err != nil || n != 0 {
 		t.Errorf("rows of a deleted workspace: %d, %v", n, err)
 	}
-	if recent := db.RecentReads(); len(recent) != 0 {
+	if recent := db.RecentReads(keepAll); len(recent) != 0 {
 		t.Errorf("a workspace's reads count against rate limits: %v", recent)
+	}
+}
+
+// After a restart, a mock's reads of the last minute are restored up to
+// its rate limit, the most recent of them, and none of a mock without a
+// limit, however many the journals hold: what a start holds is bounded
+// by the limits, not by the traffic before it.
+func TestRecentReadsBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	clock := time.Now().Add(-30 * time.Second)
+	db.Now = func() time.Time { return clock }
+	limited, unlimited, deleted := mockN(1), mockN(2), mockN(3)
+	for _, m := range []*decoy.Mock{limited, unlimited, deleted} {
+		if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const reads, limit = 5000, 7
+	var written []int64
+	for i := range reads {
+		// Out of order by a few milliseconds, as concurrent reads append.
+		clock = clock.Add(time.Millisecond)
+		at := clock
+		if i%3 == 0 {
+			at = clock.Add(-2 * time.Millisecond)
+		}
+		db.Now = func() time.Time { return at }
+		written = append(written, at.UnixMilli())
+		for _, m := range []*decoy.Mock{limited, unlimited, deleted} {
+			if _, _, err := db.ReserveQuota(ctx, m.ID, decoy.Month(clock), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Now = time.Now
+	if err := db.DeleteMock(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	crash(db)
+
+	db = openAt(t, dir)
+	defer db.Close()
+	asked := map[string]int{}
+	recent := db.RecentReads(func(id string) int {
+		asked[id]++
+		if id == limited.ID {
+			return limit
+		}
+		return 0
+	})
+	if len(recent) != 1 || asked[limited.ID] != 1 || asked[unlimited.ID] != 1 {
+		t.Fatalf("restored the reads of %d mocks, asked %v: want only the limited one's, each mock asked once", len(recent), asked)
+	}
+	got := recent[limited.ID]
+	if len(got) != limit {
+		t.Fatalf("%d reads restored, want the limit, %d", len(got), limit)
+	}
+	slices.Sort(written)
+	want := written[len(written)-limit:]
+	for i, at := range got {
+		if at.UnixMilli() != want[i] {
+			t.Fatalf("restored %v, want the most recent, in order: %v", got, want)
+		}
 	}
 }

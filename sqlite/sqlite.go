@@ -56,9 +56,9 @@ type DB struct {
 	dir   string
 	lock  *os.File // held while open: one process per data directory
 	quota *quota
-	// recent holds, from Open until RecentReads takes it, the times of
-	// the reads counted in the last rate window before Open.
-	recent map[string][]time.Time
+	// recent holds, from Open until RecentReads reads them, the journals
+	// of the reads counted in the last rate window before Open.
+	recent *recentJournals
 
 	// stopSweep ends the sweep of orphan files (see sweepDocs); swept is
 	// closed when it has ended.

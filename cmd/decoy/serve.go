@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -348,8 +349,17 @@ func (m *Main) Run(ctx context.Context) error {
 	rates := inmem.NewLimiter()
 	if db, ok := m.store.(*sqlite.DB); ok {
 		// The reads of the last minute before this start count against
-		// each mock's rate limit, as they would have without a restart.
-		for id, times := range db.RecentReads() {
+		// each mock's rate limit, as they would have without a restart:
+		// as many of each mock's as its limit, the most recent (none
+		// without a limit), whatever the traffic was.
+		recent := db.RecentReads(func(id string) int {
+			mock, err := db.FindMock(ctx, id)
+			if err != nil {
+				return 0 // deleted: its reads count for nothing
+			}
+			return int(min(mock.EffectiveRateLimit(c.RateLimit), math.MaxInt32))
+		})
+		for id, times := range recent {
 			rates.Restore(decoy.RateKey(id), times)
 		}
 	}
