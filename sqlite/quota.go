@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -248,7 +249,7 @@ func recentReads(dir string, seqs []int64, since time.Time, keep func(id string)
 		if err != nil {
 			continue // removed as too old: nothing recent in it
 		}
-		scanJournal(f, func(f [][]byte) {
+		_ = scanJournal(f, func(f [][]byte) { // what could not be read is not restored
 			switch {
 			case len(f) == 4 && string(f[0]) == "+" && isMonth(string(f[2])):
 				ms, err := strconv.ParseInt(string(f[3]), 10, 64)
@@ -289,9 +290,11 @@ func recentReads(dir string, seqs []int64, since time.Time, keep func(id string)
 }
 
 // scanJournal calls line with the fields of each whole line of a journal,
-// up to its end or the zeros after its lines (see mappedJournal). A line
-// too long to be one a journal writes is skipped.
-func scanJournal(f *os.File, line func(fields [][]byte)) {
+// a line at a time, up to its end or the zeros after its lines (see
+// mappedJournal). The last line, without its newline, was cut short by a
+// crash and never acknowledged: it is left out. A line too long to be one
+// a journal writes is skipped.
+func scanJournal(f *os.File, line func(fields [][]byte)) error {
 	br := bufio.NewReaderSize(f, 64<<10)
 	long := false
 	for {
@@ -300,13 +303,15 @@ func scanJournal(f *os.File, line func(fields [][]byte)) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			long = true
 			continue
+		case errors.Is(err, io.EOF):
+			return nil
 		case err != nil:
-			return // the end, or a line cut short: never acknowledged
+			return err
 		case long:
 			long = false
 			continue
 		case len(b) > 0 && b[0] == 0:
-			return // the zeros after the lines
+			return nil // the zeros after the lines
 		}
 		line(bytes.Fields(b))
 	}
@@ -359,32 +364,25 @@ func (r *recentTimes) add(ms int64) {
 // by the next line, which never parses as a count (too many fields, or a
 // month that is not one).
 func replayJournal(path string, deltas map[quotaKey]int64) error {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		b = b[:i+1]
-	} else {
-		b = nil
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	defer f.Close()
+	return scanJournal(f, func(f [][]byte) {
 		switch {
-		case (len(f) == 3 || len(f) == 4) && f[0] == "+" && isMonth(f[2]):
-			deltas[quotaKey{f[1], f[2]}]++
-		case len(f) == 3 && f[0] == "-" && isMonth(f[2]):
-			deltas[quotaKey{f[1], f[2]}]--
-		case len(f) == 2 && f[0] == "x":
+		case (len(f) == 3 || len(f) == 4) && string(f[0]) == "+" && isMonth(string(f[2])):
+			deltas[quotaKey{string(f[1]), string(f[2])}]++
+		case len(f) == 3 && string(f[0]) == "-" && isMonth(string(f[2])):
+			deltas[quotaKey{string(f[1]), string(f[2])}]--
+		case len(f) == 2 && string(f[0]) == "x":
 			for k := range deltas {
-				if k.id == f[1] {
+				if k.id == string(f[1]) {
 					delete(deltas, k)
 				}
 			}
 		}
-	}
-	return sc.Err()
+	})
 }
 
 // isMonth reports whether s is a month as decoy.Month writes it, YYYY-MM.

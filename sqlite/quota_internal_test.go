@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -407,5 +408,31 @@ func TestRecentReadsBounded(t *testing.T) {
 		if at.UnixMilli() != want[i] {
 			t.Fatalf("restored %v, want the most recent, in order: %v", got, want)
 		}
+	}
+}
+
+// A line longer than any a journal writes (a damaged file) is skipped, and
+// the lines after it are replayed: the store still opens.
+func TestQuotaJournalLongLine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openAt(t, dir)
+	m := mockN(1)
+	if _, err := db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	crash(db)
+	seqs, _ := journalSeqs(dir)
+	damaged := strings.Repeat("+", 200<<10) + "\n+ " + m.ID + " 2026-11\n+ " + m.ID + " 2026-11 " + strconv.FormatInt(time.Now().UnixMilli(), 10) + "\n"
+	if err := os.WriteFile(journalName(dir, seqs[len(seqs)-1]+1), []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db = openAt(t, dir)
+	defer db.Close()
+	if got := used(t, db, m.ID, "2026-11"); got != 2 {
+		t.Errorf("%d counted, want the 2 lines after the long one", got)
+	}
+	if got := len(db.RecentReads(keepAll)[m.ID]); got != 1 {
+		t.Errorf("%d recent reads, want 1", got)
 	}
 }
