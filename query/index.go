@@ -2,7 +2,6 @@ package query
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -234,9 +233,12 @@ func cutOut(ids []int32, cut int32) []int32 {
 // bitset, built on first need: an ordered query walks the cached order and
 // tests each record against it.
 type posting struct {
-	ids      []int32
-	bitsOnce sync.Once
-	bits     bitset
+	ids []int32
+	// bits is set once built; two readers building it at once keep the
+	// first. A pointer, not a sync.Once and a slice: a posting is 32
+	// bytes, not 64, and an index of unique values (an item route's ids)
+	// holds one a record.
+	bits atomic.Pointer[bitset]
 }
 
 // largePosting is the share of a document's records from which a posting
@@ -246,7 +248,7 @@ const largePosting = 16
 // postingOverhead is about what a value costs an index besides its key
 // and records: its slot in the map (a key header, a pointer and its share
 // of the buckets) and its posting.
-const postingOverhead = 48 + 64
+const postingOverhead = 48 + 32
 
 // memoryBytes is about how much memory the index holds. It counts the
 // bitsets of large postings, built on first need, as built.
@@ -266,11 +268,15 @@ func (p *posting) membership(n int) bitset {
 	if len(p.ids)*largePosting < n {
 		return nil
 	}
-	p.bitsOnce.Do(func() {
-		p.bits = make(bitset, (n+63)/64)
-		p.bits.setAll(p.ids)
-	})
-	return p.bits
+	if b := p.bits.Load(); b != nil {
+		return *b
+	}
+	b := make(bitset, (n+63)/64)
+	b.setAll(p.ids)
+	if !p.bits.CompareAndSwap(nil, &b) {
+		return *p.bits.Load()
+	}
+	return b
 }
 
 // equalityIndex returns the kept index of p, folded for $eqi and $nei, or
