@@ -34,9 +34,10 @@ import (
 // through kin-openapi, whose types keep the keywords they know.
 
 // schemaDocs makes and keeps the request schemas of one import: routes
-// with the same schema share one document, and the documents together are
-// bounded by Limits.MaxUnpackedBytes, as is the work of making them (in
-// values copied, a document made or not).
+// with the same schema share one document, made once, and the documents
+// the routes store together, one per route that has one, are bounded by
+// Limits.MaxUnpackedBytes, as is the work of making them (in values
+// copied, a document made or not).
 type schemaDocs struct {
 	raw    any
 	v30    bool
@@ -64,6 +65,11 @@ func (d *schemaDocs) requestSchema(ptr []string) ([]byte, error) {
 		return nil, nil
 	}
 	if doc, ok := d.made[string(key)]; ok {
+		// Made once, but stored with each route that takes it, and
+		// compiled for each when the routes are loaded: counted again.
+		if d.bytes += int64(len(doc)); d.bytes > d.limit {
+			return nil, d.tooLarge()
+		}
 		return doc, nil
 	}
 	doc := d.document(root)
