@@ -13,7 +13,7 @@ FUZZ_TARGETS = \
 	./studio:FuzzParseCookie ./studio:FuzzCheckCSRF ./generate:FuzzParse ./generate:FuzzSchemaValidates \
 	./importer:FuzzOpenAPI ./importer:FuzzJSONServer ./importer:FuzzDetectReader ./importer:FuzzReadExport ./importer:FuzzSpoolExport \
 	./route:FuzzMatch ./route:FuzzParse ./mergepatch:FuzzApply .:FuzzJournalEntryJSON .:FuzzJournalRecord ./rule:FuzzRequestConditions \
-	./mockcache:FuzzLive ./upstream:FuzzParseBase ./redis:FuzzJournalEntries
+	./mockcache:FuzzLive ./upstream:FuzzParseBase ./upstream:FuzzDotSegments ./redis:FuzzJournalEntries
 
 .PHONY: all build run test race lint vuln bench bench-go fuzz examples studio e2e
 

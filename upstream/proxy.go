@@ -68,6 +68,30 @@ type Proxy struct {
 // upstream that leads back to the same server.
 var ErrLoop = answer.New(http.StatusLoopDetected, "Upstream loop: the upstream sent the request back to this server")
 
+// ErrDotSegment is the error of a request whose path holds a "." or ".."
+// segment once unescaped: an upstream that unescapes and cleans it would
+// serve a path outside its base (/api/%2e%2e/admin is /admin there).
+var ErrDotSegment = answer.New(http.StatusBadRequest, `The path holds a "." or ".." segment, escaped or not: it is not passed on`)
+
+// DotSegments reports whether the escaped path holds a "." or ".."
+// segment once unescaped, a "/" or a "\\" escaped or not separating the
+// segments (an upstream may take either for one).
+func DotSegments(path string) bool {
+	if !strings.Contains(path, ".") && !strings.Contains(path, "%") {
+		return false
+	}
+	p, err := url.PathUnescape(path)
+	if err != nil {
+		return true // net/http parsed the request: not reached
+	}
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
 // New returns a Proxy for cfg.
 func New(cfg Config) *Proxy {
 	if cfg.Timeout <= 0 {
@@ -144,6 +168,9 @@ type Target struct {
 func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, t Target, c *Capture) error {
 	if p.looped(r) {
 		return ErrLoop
+	}
+	if DotSegments(t.Path) {
+		return ErrDotSegment
 	}
 	var failed error
 	rp := &httputil.ReverseProxy{
@@ -234,8 +261,8 @@ func (p *Proxy) decoySecret(v string) bool {
 // withoutToken removes from a raw query the auth_token parameters that
 // carry a Decoy secret, leaving every other byte as it came.
 func (p *Proxy) withoutToken(raw string) string {
-	if !strings.Contains(raw, "auth_token") {
-		return raw
+	if raw == "" {
+		return raw // a key may be escaped (auth%5Ftoken): every query is read
 	}
 	parts := strings.Split(raw, "&")
 	kept := parts[:0]

@@ -69,7 +69,23 @@ func TestForwardBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Method != "PATCH" || got.URL.EscapedPath() != "/base/users/a%2Fb" || got.URL.RawQuery != "x=1&y=%20&auth_token=own" {
+	if got.URL.RawQuery != "x=1&y=%20&auth_token=own" {
+		t.Errorf("upstream saw the query %s", got.URL.RawQuery)
+	}
+	// The token's key escaped, as Decoy reads it too, is removed all the same.
+	req = httptest.NewRequest("PATCH", "http://decoy.test/p/shop/users/a%2Fb?x=1&auth%5Ftoken=dcy_secret&%61uth_token=dcy_s2&y=%20", strings.NewReader(`{"a":1}`))
+	req.Header.Set("X-App", "app")
+	req.Header.Set("Authorization", "Bearer dcy_abc")
+	req.Header.Set("Serviceauthtoken", "dcy_x")
+	req.Header.Set("X-Brand-Token", "dcy_y")
+	req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
+	req.Header.Set("Connection", "X-Drop")
+	req.Header.Set("X-Drop", "drop")
+	w, err = forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Method != "PATCH" || got.URL.EscapedPath() != "/base/users/a%2Fb" || got.URL.RawQuery != "x=1&y=%20" {
 		t.Errorf("upstream saw %s %s ? %s", got.Method, got.URL.EscapedPath(), got.URL.RawQuery)
 	}
 	if gotBody != `{"a":1}` || got.Header.Get("X-App") != "app" {
@@ -103,6 +119,48 @@ func TestForwardBothWays(t *testing.T) {
 	}
 	if got.Header.Get("Authorization") != "Bearer eyJhbGciOi.app" || got.URL.Path != "/base" {
 		t.Errorf("upstream saw Authorization %q at %s", got.Header.Get("Authorization"), got.URL.Path)
+	}
+}
+
+// TestForwardDotSegments: a path with a "." or ".." segment, escaped or
+// not, is refused before the upstream sees it: one that unescapes and
+// cleans paths would serve what lies outside its base. Dots that are not
+// a whole segment pass.
+func TestForwardDotSegments(t *testing.T) {
+	var seen []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = append(seen, r.URL.EscapedPath()) }))
+	defer up.Close()
+	p := newProxy(loopback, 0)
+	for _, tt := range []struct {
+		path    string
+		refused bool
+	}{
+		{"/%2e%2e/%2e%2e/secret", true},
+		{"/..%2f..%2fsecret", true},
+		{"/a/%2E%2e/b", true},
+		{"/a/..", true},
+		{"/a/./b", true},
+		{"/a/%2e", true},
+		{"/a/..%5c..%5csecret", true},
+		{"/a/%2e%2e%5Csecret", true},
+		{"/v1.2/file.json", false},
+		{"/a/...", false},
+		{"/a/..b/.c", false},
+		{"/a%2e%2eb", false},
+		{"/", false},
+	} {
+		_, err := forward(t, p, up.URL+"/api", tt.path, httptest.NewRequest("GET", "/p/s"+tt.path, nil), nil)
+		if refused := err == upstream.ErrDotSegment; refused != tt.refused || !refused && err != nil {
+			t.Errorf("%s: %v; refused %v, want %v", tt.path, err, refused, tt.refused)
+		}
+	}
+	for _, path := range seen {
+		if !strings.HasPrefix(path, "/api") || upstream.DotSegments(path) {
+			t.Errorf("the upstream saw %s", path)
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("the upstream saw %d requests, want the 5 without a dot segment: %v", len(seen), seen)
 	}
 }
 

@@ -1,6 +1,8 @@
 package upstream_test
 
 import (
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 
@@ -73,6 +75,28 @@ func FuzzParseBase(f *testing.F) {
 		again, err := upstream.ParseBase(u.String())
 		if err != nil || again.String() != u.String() {
 			t.Fatalf("ParseBase(%q) = %s, which parses again to %v, %v", s, u, again, err)
+		}
+	})
+}
+
+// FuzzDotSegments: a path DotSegments lets through stays under the base
+// however an upstream reads it: unescaped, with "\" taken for "/", and
+// cleaned.
+func FuzzDotSegments(f *testing.F) {
+	for _, s := range []string{"/%2e%2e/x", "/..%2f..%2fx", "/a/..%5cx", "/v1.2/a.json", "/a/...", "/%zz", "/a%2e%2eb", "//..//"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if upstream.DotSegments(p) {
+			return
+		}
+		u, err := url.PathUnescape(p)
+		if err != nil {
+			t.Fatalf("DotSegments(%q) let through a path it cannot unescape", p)
+		}
+		u = strings.ReplaceAll(u, `\`, "/")
+		if joined := path.Clean("/api/" + u); joined != "/api" && !strings.HasPrefix(joined, "/api/") {
+			t.Fatalf("DotSegments(%q) let through a path that leaves the base: %s", p, joined)
 		}
 	})
 }
