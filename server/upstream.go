@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -96,38 +97,59 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, pr *mockcache.P
 const minCredential = 6
 
 // credentialIn returns the name of a credential of r (Authorization, a
-// cookie, a token header, auth_token) whose value body holds; "" when it
-// holds none.
+// cookie, a token header, auth_token) whose value body holds, byte for
+// byte or, in a JSON body, in a string however it is escaped there
+// ("\u0026" for "&", "\/" for "/"); "" when it holds none.
 func (s *Server) credentialIn(r *http.Request, body []byte) string {
-	holds := func(v string) bool { return len(v) >= minCredential && bytes.Contains(body, []byte(v)) }
+	type credential struct{ name, value string }
+	var creds []credential
+	add := func(name, v string) {
+		if len(v) >= minCredential {
+			creds = append(creds, credential{name, v})
+		}
+	}
 	for name, values := range r.Header {
 		if !s.secretHeader(name) {
 			continue
 		}
 		for _, v := range values {
-			parts := []string{v}
 			switch {
 			case strings.EqualFold(name, "Cookie"):
-				parts = nil
 				for _, c := range strings.Split(v, ";") {
 					_, value, _ := strings.Cut(c, "=")
-					parts = append(parts, strings.TrimSpace(value))
+					add(name, strings.TrimSpace(value))
 				}
+				continue
 			case strings.Contains(v, " "):
 				_, cred, _ := strings.Cut(v, " ")
-				parts = append(parts, strings.TrimSpace(cred))
+				add(name, strings.TrimSpace(cred))
 			}
-			for _, part := range parts {
-				if holds(part) {
-					return name
+			add(name, v)
+		}
+	}
+	add("auth_token", r.URL.Query().Get("auth_token"))
+	for _, c := range creds {
+		if bytes.Contains(body, []byte(c.value)) {
+			return c.name
+		}
+	}
+	if len(creds) == 0 || !bytes.Contains(body, []byte{'\\'}) {
+		return "" // nothing escaped: the bytes were the strings
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "" // the end, or not JSON: its bytes were looked at
+		}
+		if str, ok := tok.(string); ok {
+			for _, c := range creds {
+				if strings.Contains(str, c.value) {
+					return c.name
 				}
 			}
 		}
 	}
-	if q := r.URL.Query(); holds(q.Get("auth_token")) {
-		return "auth_token"
-	}
-	return ""
 }
 
 // keepRecording keeps a captured answer as a mock with a route at its

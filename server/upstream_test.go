@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -139,5 +141,48 @@ func TestRecordKeepsNoCredential(t *testing.T) {
 	setMode(t, h, up.URL, "mock")
 	if r := h.Do("GET", "/p/default/echo"); r.Body != `{"headers":{"auth":"","cookie":""}}` {
 		t.Errorf("replay: %s", r.Body)
+	}
+}
+
+// An answer that echoes a credential escaped as JSON escapes it ("&" as
+// \u0026 by Go's encoding/json, "/" as \/ by PHP's) holds it all the
+// same: not recorded (found by a black-box review; before, the mock kept
+// it, open to anyone).
+func TestRecordKeepsNoEscapedCredential(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(map[string]any{"headers": r.Header, "query": r.URL.Query()})
+		if strings.HasSuffix(r.URL.Path, "/php") {
+			b = bytes.ReplaceAll(b, []byte("/"), []byte(`\/`))
+		}
+		w.Write(b)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams)
+	setMode(t, h, up.URL, "record")
+	for _, tc := range []struct {
+		path   string
+		header []string
+	}{
+		{"/go", []string{"Authorization", "Bearer sk_live_abc&def<ghi>"}},
+		{"/php", []string{"Authorization", "Bearer sk/live/abc/def"}},
+		{"/go-cookie", []string{"Cookie", "sid=a<b>c&d=e"}},
+		{"/go-query?auth_token=abc%26def%3Cg", nil},
+	} {
+		if r := h.Do("GET", "/p/default"+tc.path, tc.header...); r.Status != 200 {
+			t.Fatalf("GET %s: %d %s", tc.path, r.Status, r.Body)
+		}
+	}
+	if r := h.Do("GET", "/p/default/plain"); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	r := h.Send("GET", "/admin/v1/projects/"+decoy.DefaultProjectID+"/routes", "", "")
+	if !strings.Contains(r.Body, `"path":"/plain"`) {
+		t.Fatalf("the answer without credentials is not recorded: %s\n%s", r.Body, h.Logs)
+	}
+	for _, p := range []string{"/go", "/php", "/go-cookie", "/go-query"} {
+		if strings.Contains(r.Body, `"path":"`+p+`"`) {
+			t.Errorf("%s, whose answer echoes a credential escaped, was recorded: %s", p, r.Body)
+		}
 	}
 }
