@@ -84,22 +84,40 @@ func (s *Server) ruleBody(r *http.Request) []byte {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
-	limit := s.cfg.MaxDataBytes
-	if limit <= 0 {
-		limit = 64 << 20
+	if kb, ok := r.Body.(*keptBody); ok {
+		return kb.whole
+	}
+	limit := s.bodyLimit()
+	if r.ContentLength > limit {
+		return nil // refused unread where the body is needed (writeBody)
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
-	if err != nil || int64(len(b)) > limit {
+	kb := &keptBody{Reader: io.MultiReader(bytes.NewReader(b), r.Body), Closer: r.Body}
+	if err == nil && int64(len(b)) <= limit {
+		kb.whole = b // read to its end: a later stage takes these bytes
+	}
+	r.Body = kb
+	if kb.whole == nil {
 		return nil
 	}
 	return b
 }
 
-// readCloser is a body read from Reader and closed by Closer.
-type readCloser struct {
+// bodyLimit is the most bytes of a request body read: --max-data-bytes.
+func (s *Server) bodyLimit() int64 {
+	if s.cfg.MaxDataBytes <= 0 {
+		return 64 << 20
+	}
+	return s.cfg.MaxDataBytes
+}
+
+// keptBody is a body the rules read (ruleBody): read from Reader, what
+// they read first, and closed by Closer. whole is the body when they
+// read it to its end, which a later stage takes rather than a copy.
+type keptBody struct {
 	io.Reader
 	io.Closer
+	whole []byte
 }
 
 // answerRules answers a request for which rule first holds: the quota

@@ -123,22 +123,28 @@ var (
 // writeBody reads a write's body: one JSON object, at most
 // --max-data-bytes (413 past it), without the white space around it.
 func (s *Server) writeBody(r *http.Request) ([]byte, error) {
-	limit := s.cfg.MaxDataBytes
-	if limit <= 0 {
-		limit = 64 << 20
-	}
+	limit := s.bodyLimit()
 	if r.Body == nil {
 		return nil, errBodyNotObject
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		if tooSlow(r) != nil {
-			return nil, tooSlow(r)
+	tooLarge := answer.New(http.StatusRequestEntityTooLarge, "Body larger than "+strconv.FormatInt(limit, 10)+" bytes (--max-data-bytes)")
+	if r.ContentLength > limit {
+		return nil, tooLarge // said up front: not read
+	}
+	var b []byte
+	if kb, ok := r.Body.(*keptBody); ok && kb.whole != nil {
+		b = kb.whole // the rules read it whole: not read, nor copied, again
+	} else {
+		var err error
+		if b, err = io.ReadAll(io.LimitReader(r.Body, limit+1)); err != nil {
+			if tooSlow(r) != nil {
+				return nil, tooSlow(r)
+			}
+			return nil, answer.New(http.StatusBadRequest, "The body could not be read")
 		}
-		return nil, answer.New(http.StatusBadRequest, "The body could not be read")
 	}
 	if int64(len(b)) > limit {
-		return nil, answer.New(http.StatusRequestEntityTooLarge, "Body larger than "+strconv.FormatInt(limit, 10)+" bytes (--max-data-bytes)")
+		return nil, tooLarge
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
