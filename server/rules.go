@@ -192,7 +192,7 @@ func (s *Server) answerRule(w http.ResponseWriter, r *http.Request, rd *readStat
 		s.cfg.Usage.Served(e.Mock.ID, rd.now)
 		s.fault(w, r, ru.Fault, 0, nil)
 		return nil
-	case ru.Body == nil && ru.Template == nil && ru.Fault == "":
+	case ru.Body == nil && ru.Template == nil && ru.Fault == "" && rd.t.write == "":
 		return s.readNormally(w, r, rd, &reserved, c)
 	}
 	var body []byte
@@ -202,7 +202,7 @@ func (s *Server) answerRule(w http.ResponseWriter, r *http.Request, rd *readStat
 		body = ru.Body
 	case ru.Template != nil:
 		body, err = s.runRuleTemplate(w, r, ev, c)
-	default: // malformed: the normal body, cut
+	default: // the normal body (a write's as it would answer), cut when malformed
 		body, err = s.normalBody(w, r, rd)
 	}
 	if err != nil {
@@ -289,6 +289,9 @@ func (s *Server) runRuleTemplate(w http.ResponseWriter, r *http.Request, ev *rul
 // without gzip (a fault of malformed sends part of it): the data the
 // route answers, or the JSON of the error it answers instead.
 func (s *Server) normalBody(w http.ResponseWriter, r *http.Request, rd *readState) ([]byte, error) {
+	if rd.t.write != "" {
+		return s.plannedBody(r, rd), nil
+	}
 	plain := r.Clone(r.Context())
 	plain.Header.Del("Accept-Encoding")
 	na, err := s.normalAnswer(w, plain, rd, true)
@@ -303,6 +306,38 @@ func (s *Server) normalBody(w http.ResponseWriter, r *http.Request, rd *readStat
 	var b bytes.Buffer
 	na.a.WriteBody(&b)
 	return b.Bytes(), nil
+}
+
+// plannedBody is the normal body of a route that writes, for a rule that
+// answers with it (§13.1): the record the write would answer, planned
+// over the live data and stored nowhere (a write rule's answer changes no
+// data); nothing for a delete; the error the write would answer, as JSON,
+// when it would fail.
+func (s *Server) plannedBody(r *http.Request, rd *readState) []byte {
+	t := &rd.t
+	fail := func(err error) []byte {
+		_, msg, _ := answer.Of(err)
+		return decoy.ErrorJSON(msg)
+	}
+	if s.live == nil {
+		return fail(errWriteNotServed(t.write))
+	}
+	ws := writeState{action: t.write, b: t.binding}
+	if ws.action != decoy.WriteDelete {
+		body, err := s.writeBody(r)
+		if err == nil && ws.b.Schema != nil {
+			err = ws.b.Schema.Check(body)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		ws.body = body
+	}
+	p, err := planWrite(t.e, t, &ws)
+	if err != nil {
+		return fail(err)
+	}
+	return p.record
 }
 
 // faultStatus is the status a fault is logged and counted with (nginx's

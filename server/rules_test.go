@@ -235,6 +235,33 @@ func TestRuleOnWriteRoute(t *testing.T) {
 	}
 }
 
+// A rule with a status and no body on a route that writes answers the
+// write's normal body, the record as it would be made, with that status,
+// and changes no data (§13.1): before, it answered "this server's store
+// does not keep writes" with the rule's 2xx (found by a black-box review).
+func TestRuleStatusOnWriteRoute(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	m := h.Create(`[{"id":1,"name":"Ann"}]`, client.CreateOptions{})
+	withRules(t, h, "POST", "/users", m.ID, `[{"when":"body.name=nobody","status":202,"headers":{"X-Rule":"yes"}}]`)
+	withRules(t, h, "DELETE", "/users/{id}", m.ID, `[{"when":"path.id=1","status":202}]`)
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"POST", "/p/default/users", `{"name":"nobody"}`, `{"id":2,"name":"nobody"}`},
+		{"POST", "/p/default/users", `{"id":1,"name":"nobody"}`, "{\"error\":\"Record exists\"}\n"},
+		{"DELETE", "/p/default/users/1", ``, ``},
+	} {
+		r := send(t, h, tc.method, tc.path, tc.body)
+		if r.Status != 202 || r.Body != tc.want {
+			t.Errorf("%s %s %s: %d %q, want 202 %q", tc.method, tc.path, tc.body, r.Status, r.Body, tc.want)
+		}
+	}
+	if _, d, err := h.Admin.Data(t.Context(), m.ID); err != nil || string(d) != `[{"id":1,"name":"Ann"}]` {
+		t.Errorf("data after the rules' answers: %q, %v", d, err)
+	}
+	if r := send(t, h, "POST", "/p/default/users", `{"name":"Bo"}`); r.Status != 201 || r.Body != `{"id":2,"name":"Bo"}` {
+		t.Errorf("no rule holds: %d %q", r.Status, r.Body)
+	}
+}
+
 // A rule's delay_ms delays its answer; a rule without one takes the
 // mock's.
 func TestRuleDelay(t *testing.T) {
