@@ -867,6 +867,23 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 	} else {
 		body = bytes.NewReader(data.Bytes)
 	}
+	size := m.Size
+	if m.LiveSeq > 0 && s.cache != nil {
+		// Written through its routes (or reset) since it was made: the
+		// export holds its live data, as every read sees it (§12.2), not
+		// the version the writes left behind.
+		e, err := s.cache.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if e, err = s.cache.CatchUp(ctx, e); err != nil { // takes over the reference
+			return err
+		}
+		defer e.Release()
+		if e.Changed() {
+			body, size = bytes.NewReader(e.Bytes()), int64(len(e.Bytes()))
+		}
+	}
 	var tmpl *decoy.Template
 	if m.TemplateMode != "" && s.cfg.Templates != nil {
 		t, err := s.cfg.Templates.FindTemplate(ctx, id)
@@ -883,7 +900,7 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 	return ew.Add(importer.ManifestMock{
 		ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
 		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: importer.TemplateOf(tmpl),
-	}, m.Size, body)
+	}, size, body)
 }
 
 // importTimeout bounds the transaction of an import.
