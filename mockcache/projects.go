@@ -2,6 +2,7 @@ package mockcache
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,8 @@ import (
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/route"
 	"github.com/decoy-mock/decoy/rule"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Projects keeps the routes of the projects that requests reached (§11),
@@ -35,6 +38,11 @@ type Projects struct {
 	// maxProjects and maxRoutes are the bounds; tests lower them.
 	maxProjects, maxRoutes int
 	onBadRoutes            func(projectID string, err error)
+
+	// flights are the loads under way, one per slug and generation: the
+	// requests that miss a table together wait for one load of it, not
+	// each for its own (up to 10,000 routes each, compiled).
+	flights singleflight.Group
 }
 
 // Bounds of the projects kept ready: a table of 10,000 routes takes a few
@@ -221,8 +229,20 @@ func (p *Projects) generation() uint64 {
 }
 
 // load reads a project's routes from the store and keeps them, unless a
-// change came since generation gen.
+// change came since generation gen; one load at a time per slug and
+// generation, shared by the requests that wait for it.
 func (p *Projects) load(ctx context.Context, slug string, gen uint64) (*ProjectRoutes, error) {
+	v, err, _ := p.flights.Do(strconv.FormatUint(gen, 10)+" "+slug, func() (any, error) {
+		return p.loadOnce(ctx, slug, gen)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*ProjectRoutes), nil
+}
+
+// loadOnce is load's one load.
+func (p *Projects) loadOnce(ctx context.Context, slug string, gen uint64) (*ProjectRoutes, error) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeLoadTimeout)
 	defer cancel()
 	proj, err := p.store.FindProjectBySlug(lctx, slug)

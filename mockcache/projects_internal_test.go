@@ -16,6 +16,8 @@ type routeStore struct {
 	projects         map[string]*decoy.Project
 	routes           map[string][]*decoy.Route
 	finds, lists     atomic.Int64
+	// gate, when set, holds every ListRoutes until it is closed.
+	gate chan struct{}
 }
 
 func (s *routeStore) FindProjectBySlug(_ context.Context, slug string) (*decoy.Project, error) {
@@ -30,6 +32,9 @@ func (s *routeStore) FindProjectBySlug(_ context.Context, slug string) (*decoy.P
 
 func (s *routeStore) ListRoutes(_ context.Context, projectID string) ([]*decoy.Route, error) {
 	s.lists.Add(1)
+	if s.gate != nil {
+		<-s.gate
+	}
 	return s.routes[projectID], nil
 }
 
@@ -127,5 +132,39 @@ func TestProjectsRevalidate(t *testing.T) {
 	delete(store.projects, "p0")
 	if _, err := p.Get(ctx, "p0"); decoy.ErrorCode(err) != decoy.ENOTFOUND {
 		t.Errorf("a deleted project: %v", err)
+	}
+}
+
+// Requests that miss a project's table together wait for one load of it,
+// not each for its own: a table is up to 10,000 routes, compiled, and a
+// change to a project makes every request to it miss at once.
+func TestProjectsLoadOnce(t *testing.T) {
+	store := newRouteStore(1, 100)
+	store.gate = make(chan struct{})
+	p := NewProjects(store, New(Config{}), nil)
+	const readers = 32
+	got := make(chan *ProjectRoutes, readers)
+	for range readers {
+		go func() {
+			pr, err := p.Get(context.Background(), "p0")
+			if err != nil {
+				t.Error(err)
+			}
+			got <- pr
+		}()
+	}
+	for store.lists.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the others reach the load, and wait
+	close(store.gate)
+	first := <-got
+	for range readers - 1 {
+		if pr := <-got; pr != first {
+			t.Fatal("requests given different tables")
+		}
+	}
+	if n := store.lists.Load(); n != 1 {
+		t.Errorf("%d loads of the routes for %d requests at once", n, readers)
 	}
 }
