@@ -49,7 +49,11 @@ func (e *Entry) applyBatch(ws []*decoy.Write) (*Entry, error) {
 		}
 		doc = p
 	}
-	return e.derive(doc, ws[len(ws)-1].Seq), nil
+	var wrote int64
+	for _, w := range ws {
+		wrote += writeBytes(w)
+	}
+	return e.derive(doc, ws[len(ws)-1].Seq, wrote), nil
 }
 
 // applyRun returns doc with the writes ws, all on one collection, applied

@@ -62,6 +62,13 @@ type Entry struct {
 	// checks against the store.
 	storedETag string
 	storedSize int64
+
+	// logBytes is about how many bytes of writes the entry's live data
+	// was made with since the base it was loaded from (see LogBytes);
+	// compacted, shared by the entries made one from another, is how
+	// many of them a compaction has put in a base since.
+	logBytes  int64
+	compacted *atomic.Int64
 }
 
 // entryOverhead is about what an entry holds besides its data, the strings
@@ -157,7 +164,7 @@ func NewAnswerEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 func (e *Entry) WithMock(m *decoy.Mock) *Entry {
 	f := &Entry{Mock: m, body: e.body, data: e.data, Doc: e.Doc, set: e.set, answers: e.answers,
 		oneAnswer: e.oneAnswer, spillDir: e.spillDir, ContentType: []string{m.ContentType}, liveSeq: e.liveSeq, edited: e.edited,
-		storedETag: m.ETag, storedSize: e.storedSize}
+		storedETag: m.ETag, storedSize: e.storedSize, logBytes: e.logBytes, compacted: e.compacted}
 	f.Mock = f.liveMock(m)
 	return f
 }

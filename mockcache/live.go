@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
@@ -179,7 +180,38 @@ func (e *Entry) apply(w *decoy.Write, check func([]byte) ([]byte, error)) (*Entr
 	if err := applyTo(ed, w, find, check); err != nil {
 		return nil, err
 	}
-	return e.derive(ed.Document(), w.Seq), nil
+	return e.derive(ed.Document(), w.Seq, writeBytes(w)), nil
+}
+
+// writeBytes is about what a write takes in a mock's log.
+func writeBytes(w *decoy.Write) int64 {
+	return int64(len(w.Record)+len(w.Key)+len(w.Items)+len(w.Field)) + 64
+}
+
+// LogBytes is about how many bytes of writes the mock's log holds past
+// its base, as far as this entry knows: those it was made with since the
+// base it was loaded from, less those a compaction put in a base since
+// (MarkCompacted). A compaction another replica made is not known here.
+func (e *Entry) LogBytes() int64 {
+	if e.compacted == nil {
+		return e.logBytes
+	}
+	return max(e.logBytes-e.compacted.Load(), 0)
+}
+
+// MarkCompacted records that a compaction wrote the entry's live data as
+// its mock's base: the entries made from it count the bytes of writes
+// from there.
+func (e *Entry) MarkCompacted() {
+	if e.compacted == nil {
+		return // made with no write since its base: nothing to count
+	}
+	for {
+		c := e.compacted.Load()
+		if c >= e.logBytes || e.compacted.CompareAndSwap(c, e.logBytes) {
+			return
+		}
+	}
 }
 
 // applyTo applies w to the collection ed edits, finding the record of a
@@ -221,8 +253,8 @@ func applyTo(ed *jsondoc.Editor, w *decoy.Write, find func(*decoy.Write) (int, e
 var compactSlack int64 = 1 << 20
 
 // derive returns the entry of e's mock holding doc, live data number seq,
-// with one reference.
-func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
+// made with wrote bytes of writes (see LogBytes), with one reference.
+func (e *Entry) derive(doc *jsondoc.Document, seq, wrote int64) *Entry {
 	if doc.Edited() && int64(len(doc.Bytes())) > 2*doc.Size()+compactSlack {
 		if p, err := jsondoc.Parse(doc.Whole()); err == nil {
 			doc = p
@@ -238,8 +270,13 @@ func (e *Entry) derive(doc *jsondoc.Document, seq int64) *Entry {
 		// SIGSEGV that stopped the server).
 		body = docfile.FromBytesOver(doc.Bytes(), e.body)
 	}
+	compacted := e.compacted
+	if compacted == nil {
+		compacted = new(atomic.Int64)
+	}
 	f := &Entry{body: body, Doc: doc, ContentType: e.ContentType, liveSeq: seq,
-		edited: true, storedETag: e.storedETag, storedSize: e.storedSize}
+		edited: true, storedETag: e.storedETag, storedSize: e.storedSize,
+		logBytes: e.logBytes + wrote, compacted: compacted}
 	if doc.IsArray() {
 		f.answers = newBuiltAnswers(int(doc.Size()))
 	}

@@ -584,3 +584,46 @@ func ageCollection(n int) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// An entry counts the bytes of the writes it was made with since its
+// base, through single writes and batches alike, and from where a
+// compaction of one of them left off.
+func TestLogBytes(t *testing.T) {
+	s := liveStore(t, ageCollection(10))
+	c := mockcache.New(mockcache.Config{Store: s, Live: s})
+	e := mustGet(t, c)
+	defer e.Release()
+	if e.LogBytes() != 0 {
+		t.Fatalf("a loaded entry counts %d bytes of writes", e.LogBytes())
+	}
+	rec := `{"id":3,"age":1,"name":"` + strings.Repeat("x", 1000) + `"}`
+	f, err := e.Apply(replace(1, "", "3", rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release()
+	one := f.LogBytes()
+	if one < 1000 || one > 1200 {
+		t.Fatalf("one write of a 1 KB record counts %d bytes", one)
+	}
+	g, err := f.Apply(replace(2, "", "3", rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if g.LogBytes() != 2*one {
+		t.Errorf("two writes count %d bytes, want %d", g.LogBytes(), 2*one)
+	}
+	f.MarkCompacted() // a compaction wrote f's data as the base
+	if g.LogBytes() != one || f.LogBytes() != 0 {
+		t.Errorf("after compacting f: f counts %d, g %d; want 0 and %d", f.LogBytes(), g.LogBytes(), one)
+	}
+	h, err := g.Apply(replace(3, "", "3", rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	if h.LogBytes() != 2*one {
+		t.Errorf("a write after: %d, want %d", h.LogBytes(), 2*one)
+	}
+}

@@ -175,6 +175,10 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 			e.Release()
 		}
 	}()
+	if lb := e.LogBytes(); lb > logBehind*compactBytes(e.Size()) {
+		s.maybeCompact(id, 1, e.Size(), lb)
+		return nil, errLogBehind
+	}
 	for attempt := 0; ; attempt++ {
 		p, err := planWrite(e, t, ws)
 		if err != nil {
@@ -212,7 +216,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		s.cache.PutLive(ne)
 		ne.Release()
 		s.announceWrite(ctx, id, p.w.Seq)
-		s.maybeCompact(id, p.w.Seq, size)
+		s.maybeCompact(id, p.w.Seq, size, ne.LogBytes())
 		p.location = s.locationOf(r, t, p)
 		return p, nil
 	}
@@ -399,6 +403,27 @@ const (
 	maxCompactAfter = 16000
 )
 
+// The log's bytes bound it too, whatever the number of its writes: a
+// mock is compacted once the writes past its base take compactBytes (as
+// many as its data, at least minCompactBytes; a compaction writes the
+// data, so it costs at most what the writes did), and while they take
+// logBehind times that (compactions failed, or fell behind), its writes
+// are refused with a 503 until one has run. Without it, large records
+// written over and over (a PUT of a 60 MiB record, anonymously, on an
+// open route) filled the log by the gigabyte between two turns, and a
+// load caught up through all of it in memory at once.
+const (
+	minCompactBytes = 8 << 20
+	logBehind       = 4
+)
+
+// compactBytes is how many bytes of writes past its base start the
+// compaction of live data of size bytes.
+func compactBytes(size int64) int64 { return max(size, minCompactBytes) }
+
+// errLogBehind answers a write to a mock whose log waits for a compaction.
+var errLogBehind = answer.New(http.StatusServiceUnavailable, "Too many writes to this mock waiting to be compacted; try again", "Retry-After", "1")
+
 // compactEvery is the interval between the compactions of live data of
 // size bytes.
 func compactEvery(size int64) int64 {
@@ -416,9 +441,10 @@ const compactTimeout = 5 * time.Minute
 type compactor struct{ running atomic.Bool }
 
 // maybeCompact compacts mock id's log in the background when write number
-// seq, which left the live data at size bytes, is its turn.
-func (s *Server) maybeCompact(id string, seq, size int64) {
-	if seq%compactEvery(size) != 0 || !s.compact.running.CompareAndSwap(false, true) {
+// seq, which left the live data at size bytes and the log past its base
+// at logBytes, is its turn.
+func (s *Server) maybeCompact(id string, seq, size, logBytes int64) {
+	if seq%compactEvery(size) != 0 && logBytes < compactBytes(size) || !s.compact.running.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
@@ -442,5 +468,9 @@ func (s *Server) compactMock(ctx context.Context, id string) error {
 	if e.LiveSeq() == 0 {
 		return nil
 	}
-	return s.live.Compact(ctx, id, e.LiveSeq(), decoy.Data{Bytes: e.Bytes()})
+	if err := s.live.Compact(ctx, id, e.LiveSeq(), decoy.Data{Bytes: e.Bytes()}); err != nil {
+		return err
+	}
+	e.MarkCompacted()
+	return nil
 }

@@ -316,6 +316,46 @@ func orNull(s string) string {
 
 func i64(n int64) *int64 { return &n }
 
+// The log's bytes bound it, not only the number of its writes: a record
+// of 3 MiB replaced over and over is compacted within a few writes (a base
+// at least every 8 MiB of them), never 2,000, and no write waits for one.
+// Before, an anonymous client PUTting a large record filled the log by
+// the gigabyte between two turns (found by an audit).
+func TestWriteCompactsLargeRecords(t *testing.T) {
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = 4 << 20 })
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID)
+	if r := h.Send("POST", "/p/default/users", "application/json", `{"id":1}`); r.Status != 201 {
+		t.Fatal(r.Status, r.Body)
+	}
+	var live decoy.LiveStore = h.Store
+	var worst int64
+	for i := range 12 {
+		big := `{"id":1,"blob":"` + strings.Repeat(string(rune('a'+i)), 3<<20) + `"}`
+		if r := h.Send("PUT", "/p/default/users/1", "application/json", big); r.Status != 200 {
+			t.Fatalf("write %d: %d %.200s", i+1, r.Status, r.Body)
+		}
+		time.Sleep(50 * time.Millisecond) // compactions run in the background
+		st, err := live.Live(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, st.Seq-st.BaseSeq)
+	}
+	if worst > 4 {
+		t.Errorf("the log held up to %d writes of 3 MiB past its base", worst)
+	}
+	st, _ := live.Live(t.Context(), u.ID)
+	if st.BaseSeq == 0 {
+		t.Fatalf("no compaction after 12 writes of 3 MiB: %+v", st)
+	}
+	r := h.Send("GET", "/mock/"+u.ID, "", "")
+	if !strings.HasPrefix(r.Body, `[{"id":1,"blob":"llll`) || r.Header.Get("X-Total-Count") != "1" {
+		t.Errorf("the record after the compactions: %.40s (%s)", r.Body, r.Header.Get("X-Total-Count"))
+	}
+}
+
 // §12 item 3 of the issue: the log is folded into a new base in the
 // background every 2,000 writes, and the data read stays the live data.
 func TestWriteCompacts(t *testing.T) {
