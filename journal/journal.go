@@ -28,6 +28,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultQueue        = 4096
+	DefaultQueueBytes   = 64 << 20
 	DefaultBatch        = 256
 	DefaultInterval     = 100 * time.Millisecond
 	DefaultWriteTimeout = 2 * time.Second
@@ -76,9 +77,13 @@ func (j *Journal) keep(b *Buffer) {
 type Config struct {
 	// Store keeps the entries. Required.
 	Store decoy.JournalStore
-	// Queue bounds the requests waiting to be written (0: DefaultQueue);
-	// Batch the entries written at once (0: DefaultBatch).
+	// Queue bounds the requests waiting to be written (0: DefaultQueue),
+	// and QueueBytes their records' bytes (0: DefaultQueueBytes: records
+	// hold up to 64 KiB of body and more of headers, so 4,096 of them
+	// could be half a GiB while a store is slow); Batch the entries
+	// written at once (0: DefaultBatch).
 	Queue, Batch int
+	QueueBytes   int64
 	// Interval is how often the writer writes what is queued (0:
 	// DefaultInterval), and sooner once a batch is queued. Waking it for
 	// each request would cost a read more than the journal may (§13.2:
@@ -119,6 +124,8 @@ type Journal struct {
 	// yet: with queued, at most cfg.Queue records wait, as a store that
 	// hangs holds the writer's.
 	writing int
+	// waitingBytes is the bytes of the records queued and being written.
+	waitingBytes int64
 	// free are the buffers of records written, for NewBuffer: a list
 	// under the queue's lock costs a request less than a sync.Pool.
 	free []*Buffer
@@ -160,6 +167,9 @@ func New(c Config) *Journal {
 	if c.Queue <= 0 {
 		c.Queue = DefaultQueue
 	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
@@ -197,13 +207,14 @@ func (j *Journal) Record(projectID string, e *decoy.JournalEntry) {
 func (j *Journal) Queue(projectID string, b *Buffer) bool {
 	j.qmu.Lock()
 	n := len(j.queued)
-	if n+j.writing >= j.cfg.Queue {
+	if n+j.writing >= j.cfg.Queue || j.waitingBytes+int64(len(b.B)) > j.cfg.QueueBytes {
 		j.keep(b)
 		j.qmu.Unlock()
 		j.droppedQueue.Add(1)
 		return false
 	}
 	j.queued = append(j.queued, item{project: projectID, buf: b})
+	j.waitingBytes += int64(len(b.B))
 	j.qmu.Unlock()
 	if n+1 == j.cfg.Batch { // once a batch: a wake-up the writer has not taken costs no more
 		select {
@@ -258,6 +269,7 @@ func (j *Journal) flush() {
 		j.write(batch[:n])
 		j.qmu.Lock()
 		for i, it := range batch[:n] {
+			j.waitingBytes -= int64(len(it.buf.B))
 			j.keep(it.buf)
 			batch[i] = item{}
 		}

@@ -140,6 +140,39 @@ func TestQueueBoundWhileWriting(t *testing.T) {
 	s.mode.Store("ok") // the hung batch ends at its timeout, the others are written
 }
 
+// The records waiting are bounded in bytes too (QueueBytes), those the
+// writer is writing to a store that hangs included: records of large
+// bodies are dropped past it, however few they are, and once written they
+// leave room again.
+func TestQueueBytesBound(t *testing.T) {
+	s := newStore()
+	s.mode.Store("hang")
+	j := journal.New(journal.Config{Store: s, Queue: 1000, QueueBytes: 64 << 10, Batch: 4, WriteTimeout: 300 * time.Millisecond})
+	large := func(name string) bool {
+		b := j.NewBuffer()
+		b.B = (&decoy.JournalRecord{Method: "POST", Path: "/" + name, Status: 201}).Append(b.B, make([]byte, 20<<10), 0)
+		return j.Queue("p", b)
+	}
+	for i := range 3 {
+		if !large(fmt.Sprint(i)) {
+			t.Fatalf("record %d of about 20 KiB dropped below 64 KiB", i)
+		}
+	}
+	if large("past") {
+		t.Error("a fourth record of about 20 KiB accepted past 64 KiB waiting")
+	}
+	if q, _ := j.Dropped(); q != 1 {
+		t.Errorf("%d drops counted, want 1", q)
+	}
+	run(t, j)
+	waitFor(t, "the writer in its first batch", func() bool { return s.batches.Load() == 1 })
+	if large("while writing") {
+		t.Error("a record accepted while the bound's worth is being written")
+	}
+	s.mode.Store("ok")
+	waitFor(t, "room once written", func() bool { return large("after") })
+}
+
 // A store that fails or hangs drops entries, counted; recording never
 // waits for it; once it takes entries again, they flow.
 func TestStoreFailsOrHangs(t *testing.T) {
