@@ -123,8 +123,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 	// count is taken after that step), so that the quota step knows the
 	// answer is a rule's.
 	if t.rules != nil {
-		ev, first, release := s.matchRules(r, &rd)
+		ev, first, release, err := s.matchRules(r, &rd)
 		defer release()
+		if err != nil {
+			return err
+		}
 		if first >= 0 {
 			return s.answerRules(w, r, &rd, ev, first)
 		}

@@ -42,13 +42,15 @@ import (
 // matchRules asks the rules of rd's route about the request: the first
 // that holds (-1: none), and the Eval, which keeps what it built of the
 // request for the rules after it. release gives the Eval back once the
-// request is answered.
-func (s *Server) matchRules(r *http.Request, rd *readState) (ev *rule.Eval, first int, release func()) {
+// request is answered. err is errBodiesBusy when the rules needed the
+// body and the server holds too many at once.
+func (s *Server) matchRules(r *http.Request, rd *readState) (ev *rule.Eval, first int, release func(), err error) {
 	re := ruleEvals.Get().(*ruleEval)
 	re.s, re.r = s, r
 	re.req = rule.Request{Method: r.Method, Params: rd.t.params, RawQuery: r.URL.RawQuery, Host: r.Host, Header: r.Header, Body: re.body}
 	re.ev.Reset(rd.t.rules, &re.req)
-	return &re.ev, re.ev.Next(0), re.release
+	first = re.ev.Next(0)
+	return &re.ev, first, re.release, re.err
 }
 
 // ruleEval is the asking of a route's rules about one request, kept in a
@@ -60,6 +62,8 @@ type ruleEval struct {
 	req  rule.Request
 	ev   rule.Eval
 	body func() []byte // re.readBody, bound once
+	// err is why the body could not be read for the rules (errBodiesBusy).
+	err error
 }
 
 var ruleEvals = sync.Pool{New: func() any {
@@ -68,10 +72,16 @@ var ruleEvals = sync.Pool{New: func() any {
 	return re
 }}
 
-func (re *ruleEval) readBody() []byte { return re.s.ruleBody(re.r) }
+func (re *ruleEval) readBody() []byte {
+	b, err := re.s.ruleBody(re.r)
+	if err != nil {
+		re.err = err
+	}
+	return b
+}
 
 func (re *ruleEval) release() {
-	re.s, re.r, re.req = nil, nil, rule.Request{}
+	re.s, re.r, re.req, re.err = nil, nil, rule.Request{}, nil
 	re.ev.Reset(nil, nil)
 	ruleEvals.Put(re)
 }
@@ -80,27 +90,27 @@ func (re *ruleEval) release() {
 // --max-data-bytes (more, or a failed read, is no body for them). What
 // was read is put back in front of what was not, so that a later stage
 // reads the body whole.
-func (s *Server) ruleBody(r *http.Request) []byte {
+func (s *Server) ruleBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil
+		return nil, nil
 	}
 	if kb, ok := r.Body.(*keptBody); ok {
-		return kb.whole
+		return kb.whole, nil
 	}
 	limit := s.bodyLimit()
 	if r.ContentLength > limit {
-		return nil // refused unread where the body is needed (writeBody)
+		return nil, nil // refused unread where the body is needed (writeBody)
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	b, err := readBody(r, limit)
 	kb := &keptBody{Reader: io.MultiReader(bytes.NewReader(b), r.Body), Closer: r.Body}
 	if err == nil && int64(len(b)) <= limit {
 		kb.whole = b // read to its end: a later stage takes these bytes
 	}
 	r.Body = kb
-	if kb.whole == nil {
-		return nil
+	if err == errBodiesBusy {
+		return nil, err
 	}
-	return b
+	return kb.whole, nil
 }
 
 // bodyLimit is the most bytes of a request body read: --max-data-bytes.

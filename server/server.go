@@ -34,6 +34,7 @@ import (
 	"github.com/decoy-mock/decoy/upstream"
 	"github.com/decoy-mock/decoy/usage"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 )
 
 // Config is what the server needs; cmd/decoy fills it from flags.
@@ -190,8 +191,10 @@ type Config struct {
 
 // Server serves Decoy over HTTP. It implements http.Handler.
 type Server struct {
-	cfg   Config
-	cache *mockcache.Cache
+	cfg Config
+	// bodies bounds the bytes of request bodies held at once (bodies.go).
+	bodies *semaphore.Weighted
+	cache  *mockcache.Cache
 	// projects keeps projects' routes, compiled (nil without Routes).
 	projects *mockcache.Projects
 	// routeDomains are the suffixes of projects' hosts: ".localhost" and
@@ -394,7 +397,8 @@ func New(cfg Config) *Server {
 	if pace, ok := s.bodyPace(); ok {
 		h = paceBodies(h, pace, s.bodyCut)
 	}
-	s.handler = closeUnread(h)
+	s.bodies = semaphore.NewWeighted(bodyBudget(s.bodyLimit()))
+	s.handler = closeUnread(h, s.bodies)
 	return s
 }
 
@@ -577,7 +581,7 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 // token, a body sent to a read), rather than let net/http read the rest at
 // the client's pace, holding a graceful stop. After a body read whole, the
 // connection is kept for the client's next request.
-func closeUnread(next http.Handler) http.Handler {
+func closeUnread(next http.Handler, bodies *semaphore.Weighted) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
 			next.ServeHTTP(w, r)
@@ -589,7 +593,9 @@ func closeUnread(next http.Handler) http.Handler {
 		// closed early is half-closed and waited for, so that a client
 		// still sending it reads the answer rather than a reset.
 		defer func() { r.Body = body.ReadCloser }()
-		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
+		hr, release := withBodyHold(r, bodies)
+		defer release()
+		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, hr)
 	})
 }
 

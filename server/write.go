@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -136,7 +135,9 @@ func (s *Server) writeBody(r *http.Request) ([]byte, error) {
 		b = kb.whole // the rules read it whole: not read, nor copied, again
 	} else {
 		var err error
-		if b, err = io.ReadAll(io.LimitReader(r.Body, limit+1)); err != nil {
+		if b, err = readBody(r, limit); err == errBodiesBusy {
+			return nil, err
+		} else if err != nil {
 			if tooSlow(r) != nil {
 				return nil, tooSlow(r)
 			}
