@@ -65,6 +65,11 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 	if s.live == nil {
 		return errWriteNotServed(t.write)
 	}
+	if t.e.Mock.TemplateMode == decoy.TemplateAlways {
+		// Every read answers data generated then: a write would be
+		// acknowledged and never seen.
+		return errWriteGenerated
+	}
 	ws := writeState{action: t.write, b: t.binding}
 	if ws.action != decoy.WriteDelete {
 		body, err := s.writeBody(r)
@@ -117,6 +122,7 @@ var (
 	errIDMismatch     = answer.New(http.StatusBadRequest, "Id does not match the path")
 	errWritesContend  = answer.New(http.StatusServiceUnavailable, "Too many writes to this mock at once; try again", "Retry-After", "1")
 	errNestedIDAbsent = answer.New(http.StatusBadRequest, "Body lacks the records' id field")
+	errWriteGenerated = answer.New(http.StatusConflict, "This mock's data is generated on every read: it takes no writes")
 )
 
 // writeBody reads a write's body: one JSON object, at most

@@ -390,3 +390,22 @@ func TestWriteCompacts(t *testing.T) {
 		t.Errorf("the last record after the compaction: %s", r.Body)
 	}
 }
+
+// A mock whose template runs on every read takes no writes (409): every
+// read answers data generated then, so a write would be acknowledged and
+// never seen (found by a black-box review: 201, then reads without it).
+func TestWriteToGeneratedMock(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "generated"})
+	if r := h.Send("PUT", "/admin/v1/mocks/"+u.ID+"/template?mode=always", "application/json", `{"$repeat":3,"$item":{"id":"{{ index }}"}}`); r.Status != 200 {
+		t.Fatalf("template: %d %s", r.Status, r.Body)
+	}
+	addRoute(t, h, "POST", "/things", u.ID)
+	addRoute(t, h, "PATCH", "/things/{id}", u.ID)
+	for _, w := range [][2]string{{"POST", "/p/default/things"}, {"PATCH", "/p/default/things/1"}} {
+		r := send(t, h, w[0], w[1], `{"x":1}`)
+		if r.Status != 409 || !strings.Contains(r.Body, "generated on every read") {
+			t.Errorf("%s %s: %d %s", w[0], w[1], r.Status, r.Body)
+		}
+	}
+}
