@@ -44,9 +44,17 @@ type Session struct {
 
 // SessionStore keeps Studio sessions, so that they hold across replicas and
 // restarts.
+// MaxSessionsPerUser bounds the Studio sessions of one user: each
+// sign-in makes one that lives up to a week, so a script signing in over
+// and over would otherwise fill the table.
+const MaxSessionsPerUser = 100
+
 type SessionStore interface {
 	// CreateSession stores a new session. Returns ECONFLICT when the ID is
-	// taken, ENOTFOUND when its UserID is no user's.
+	// taken, ENOTFOUND when its UserID is no user's. A user keeps at most
+	// MaxSessionsPerUser sessions (the server admin, signed in with the
+	// admin token, as many per AdminHash): past it, the oldest are
+	// deleted.
 	CreateSession(ctx context.Context, s *Session) error
 
 	// FindSession returns the session with id. Returns ENOTFOUND.

@@ -36,6 +36,17 @@ func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) error {
 	case foreignKeyViolation:
 		return userNotFound()
 	}
+	if err != nil {
+		return classify(err)
+	}
+	// The oldest past decoy.MaxSessionsPerUser of the same user, or of the
+	// same admin token for the server admin's.
+	_, err = db.pool.Exec(ctx, `
+		DELETE FROM studio_sessions WHERE id IN (
+			SELECT id FROM studio_sessions
+			WHERE CASE WHEN $1::text IS NULL THEN user_id IS NULL AND admin_hash = $2 ELSE user_id = $1::text END
+			ORDER BY created_at DESC, id DESC OFFSET $3)`,
+		user, s.AdminHash, decoy.MaxSessionsPerUser)
 	return classify(err)
 }
 

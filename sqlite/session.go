@@ -41,7 +41,15 @@ func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) (err error) {
 	} else if n == 0 {
 		return userNotFound()
 	}
-	return nil
+	// The oldest past decoy.MaxSessionsPerUser of the same user, or of the
+	// same admin token for the server admin's.
+	_, err = db.writes.ExecContext(ctx, `
+		DELETE FROM studio_sessions WHERE id IN (
+			SELECT id FROM studio_sessions
+			WHERE CASE WHEN ?1 IS NULL THEN user_id IS NULL AND admin_hash = ?2 ELSE user_id = ?1 END
+			ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3)`,
+		nullString(s.UserID), s.AdminHash, decoy.MaxSessionsPerUser)
+	return err
 }
 
 // nullString is s, or NULL when s is empty.

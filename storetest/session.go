@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ type StudioBackend interface {
 func RunStudio(t *testing.T, open func(t *testing.T) StudioBackend) {
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
 	t.Run("SessionExpiry", func(t *testing.T) { testSessionExpiry(t, open(t)) })
+	t.Run("SessionsPerUser", func(t *testing.T) { testSessionsPerUser(t, open(t)) })
 	t.Run("SessionsOfAnotherAdminToken", func(t *testing.T) { testSessionsNotOf(t, open(t)) })
 	t.Run("UserSessions", func(t *testing.T) { testUserSessions(t, open(t)) })
 	t.Run("UserSessionsEnd", func(t *testing.T) { testUserSessionsEnd(t, open(t)) })
@@ -315,5 +317,44 @@ func testUsageConcurrent(t *testing.T, s StudioBackend) {
 	}
 	if len(minutes) != 1 || minutes[0].Served != 40 || minutes[0].Refused != 80 {
 		t.Errorf("concurrent increments: %+v, want 40 served and 80 refused", minutes)
+	}
+}
+
+// A user keeps at most decoy.MaxSessionsPerUser sessions, the newest; the
+// server admin as many per admin token; one's sign-ins never end
+// another's sessions.
+func testSessionsPerUser(t *testing.T, s StudioBackend) {
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, &decoy.User{Email: "many@example.com", Name: "Many", PasswordHash: []byte("h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := session("other-admin", t0)
+	other.AdminHash = []byte("another admin token")
+	if err := s.CreateSession(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	const extra = 5
+	for i := range decoy.MaxSessionsPerUser + extra {
+		for _, who := range []string{"user", "admin"} {
+			x := session(fmt.Sprintf("%s-%03d", who, i), t0.Add(time.Duration(i)*time.Second))
+			if who == "user" {
+				x.UserID = u.ID
+			}
+			if err := s.CreateSession(ctx, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, who := range []string{"user", "admin"} {
+		for i := range decoy.MaxSessionsPerUser + extra {
+			_, err := s.FindSession(ctx, fmt.Sprintf("%s-%03d", who, i))
+			if kept := err == nil; kept != (i >= extra) {
+				t.Fatalf("%s's session %d of %d kept: %v (%v)", who, i+1, decoy.MaxSessionsPerUser+extra, kept, err)
+			}
+		}
+	}
+	if _, err := s.FindSession(ctx, "other-admin"); err != nil {
+		t.Errorf("the session of another admin token was deleted: %v", err)
 	}
 }
