@@ -65,8 +65,7 @@ func TestForwardBothWays(t *testing.T) {
 	req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
 	req.Header.Set("Connection", "X-Drop")
 	req.Header.Set("X-Drop", "drop")
-	w, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
-	if err != nil {
+	if _, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got.URL.RawQuery != "x=1&y=%20&auth_token=own" {
@@ -81,7 +80,7 @@ func TestForwardBothWays(t *testing.T) {
 	req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
 	req.Header.Set("Connection", "X-Drop")
 	req.Header.Set("X-Drop", "drop")
-	w, err = forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
+	w, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
