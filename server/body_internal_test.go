@@ -99,3 +99,20 @@ func TestBodiesBound(t *testing.T) {
 		t.Error("what the requests held was not given back")
 	}
 }
+
+// A chunked body past the bound that the rules read is refused by the
+// write without being read, nor counted, again.
+func TestBodyOverReadOnce(t *testing.T) {
+	s := &Server{cfg: Config{MaxDataBytes: 64}}
+	body := &countingReader{r: strings.NewReader(`{"a":"` + strings.Repeat("x", 1000) + `"}`)}
+	r := httptest.NewRequest("POST", "/p/default/users", io.NopCloser(body))
+	r.ContentLength = -1
+	if b, err := s.ruleBody(r); b != nil || err != nil {
+		t.Fatalf("the rules read %q, %v", b, err)
+	}
+	read := body.n
+	_, err := s.writeBody(r)
+	if e, ok := err.(*answer.Error); !ok || e.Status != http.StatusRequestEntityTooLarge || body.n != read {
+		t.Errorf("the write: %v, %d bytes read after the rules' %d", err, body.n, read)
+	}
+}

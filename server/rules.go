@@ -106,6 +106,7 @@ func (s *Server) ruleBody(r *http.Request) ([]byte, error) {
 	if err == nil && int64(len(b)) <= limit {
 		kb.whole = b // read to its end: a later stage takes these bytes
 	}
+	kb.over = err == nil && int64(len(b)) > limit
 	r.Body = kb
 	if err == errBodiesBusy {
 		return nil, err
@@ -128,6 +129,9 @@ type keptBody struct {
 	io.Reader
 	io.Closer
 	whole []byte
+	// over is set when they read past --max-data-bytes: a later stage
+	// refuses the body without reading it again.
+	over bool
 }
 
 // answerRules answers a request for which rule first holds: the quota
@@ -300,7 +304,7 @@ func (s *Server) runRuleTemplate(w http.ResponseWriter, r *http.Request, ev *rul
 // route answers, or the JSON of the error it answers instead.
 func (s *Server) normalBody(w http.ResponseWriter, r *http.Request, rd *readState) ([]byte, error) {
 	if rd.t.write != "" {
-		return s.plannedBody(r, rd), nil
+		return s.plannedBody(r, rd)
 	}
 	plain := r.Clone(r.Context())
 	plain.Header.Del("Accept-Encoding")
@@ -323,31 +327,34 @@ func (s *Server) normalBody(w http.ResponseWriter, r *http.Request, rd *readStat
 // over the live data and stored nowhere (a write rule's answer changes no
 // data); nothing for a delete; the error the write would answer, as JSON,
 // when it would fail.
-func (s *Server) plannedBody(r *http.Request, rd *readState) []byte {
+func (s *Server) plannedBody(r *http.Request, rd *readState) ([]byte, error) {
 	t := &rd.t
 	fail := func(err error) []byte {
 		_, msg, _ := answer.Of(err)
 		return decoy.ErrorJSON(msg)
 	}
 	if s.live == nil {
-		return fail(errWriteNotServed(t.write))
+		return fail(errWriteNotServed(t.write)), nil
 	}
 	ws := writeState{action: t.write, b: t.binding}
 	if ws.action != decoy.WriteDelete {
 		body, err := s.writeBody(r)
+		if err == errBodiesBusy || err != nil && tooSlow(r) != nil {
+			return nil, err // the server's load or the client's pace: not the write's answer
+		}
 		if err == nil && ws.b.Schema != nil {
 			err = ws.b.Schema.Check(body)
 		}
 		if err != nil {
-			return fail(err)
+			return fail(err), nil
 		}
 		ws.body = body
 	}
 	p, err := planWrite(t.e, t, &ws)
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
-	return p.record
+	return p.record, nil
 }
 
 // faultStatus is the status a fault is logged and counted with (nginx's

@@ -137,7 +137,9 @@ func (s *Server) writeBody(r *http.Request) ([]byte, error) {
 		return nil, tooLarge // said up front: not read
 	}
 	var b []byte
-	if kb, ok := r.Body.(*keptBody); ok && kb.whole != nil {
+	if kb, ok := r.Body.(*keptBody); ok && kb.over {
+		return nil, tooLarge // the rules read past the bound: not read again
+	} else if ok && kb.whole != nil {
 		b = kb.whole // the rules read it whole: not read, nor copied, again
 	} else {
 		var err error

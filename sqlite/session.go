@@ -43,12 +43,21 @@ func (db *DB) CreateSession(ctx context.Context, s *decoy.Session) (err error) {
 	}
 	// The oldest past decoy.MaxSessionsPerUser of the same user, or of the
 	// same admin token for the server admin's.
-	_, err = db.writes.ExecContext(ctx, `
-		DELETE FROM studio_sessions WHERE id IN (
-			SELECT id FROM studio_sessions
-			WHERE CASE WHEN ?1 IS NULL THEN user_id IS NULL AND admin_hash = ?2 ELSE user_id = ?1 END
-			ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3)`,
-		nullString(s.UserID), s.AdminHash, decoy.MaxSessionsPerUser)
+	// One statement or the other, so that the user's is looked up by its
+	// index rather than by a scan of every session.
+	if s.UserID != "" {
+		_, err = db.writes.ExecContext(ctx, `
+			DELETE FROM studio_sessions WHERE id IN (
+				SELECT id FROM studio_sessions WHERE user_id = ?1
+				ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?2)`,
+			s.UserID, decoy.MaxSessionsPerUser)
+	} else {
+		_, err = db.writes.ExecContext(ctx, `
+			DELETE FROM studio_sessions WHERE id IN (
+				SELECT id FROM studio_sessions WHERE user_id IS NULL AND admin_hash = ?1
+				ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?2)`,
+			s.AdminHash, decoy.MaxSessionsPerUser)
+	}
 	return err
 }
 

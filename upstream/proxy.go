@@ -85,7 +85,8 @@ func DotSegments(path string) bool {
 		return true // net/http parsed the request: not reached
 	}
 	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if seg == "." || seg == ".." {
+		// "..;x" is ".." to servlet containers (path parameters).
+		if seg, _, _ = strings.Cut(seg, ";"); seg == "." || seg == ".." {
 			return true
 		}
 	}

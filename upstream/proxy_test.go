@@ -142,6 +142,9 @@ func TestForwardDotSegments(t *testing.T) {
 		{"/a/%2e", true},
 		{"/a/..%5c..%5csecret", true},
 		{"/a/%2e%2e%5Csecret", true},
+		{"/a/..;/secret", true},
+		{"/a/%2e%2e%3bx/secret", true},
+		{"/a/;b/c", false},
 		{"/v1.2/file.json", false},
 		{"/a/...", false},
 		{"/a/..b/.c", false},
@@ -158,8 +161,8 @@ func TestForwardDotSegments(t *testing.T) {
 			t.Errorf("the upstream saw %s", path)
 		}
 	}
-	if len(seen) != 5 {
-		t.Errorf("the upstream saw %d requests, want the 5 without a dot segment: %v", len(seen), seen)
+	if len(seen) != 6 {
+		t.Errorf("the upstream saw %d requests, want the 6 without a dot segment: %v", len(seen), seen)
 	}
 }
 
