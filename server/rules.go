@@ -336,19 +336,12 @@ func (s *Server) plannedBody(r *http.Request, rd *readState) ([]byte, error) {
 	if s.live == nil {
 		return fail(errWriteNotServed(t.write)), nil
 	}
-	ws := writeState{action: t.write, b: t.binding}
-	if ws.action != decoy.WriteDelete {
-		body, err := s.writeBody(r)
-		if err == errBodiesBusy || err != nil && tooSlow(r) != nil {
-			return nil, err // the server's load or the client's pace: not the write's answer
-		}
-		if err == nil && ws.b.Schema != nil {
-			err = ws.b.Schema.Check(body)
-		}
-		if err != nil {
-			return fail(err), nil
-		}
-		ws.body = body
+	ws, err := s.newWriteState(r, t)
+	switch {
+	case err == errBodiesBusy || err != nil && tooSlow(r) != nil:
+		return nil, err // the server's load or the client's pace: not the write's answer
+	case err != nil:
+		return fail(err), nil
 	}
 	p, err := planWrite(t.e, t, &ws)
 	if err != nil {

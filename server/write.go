@@ -70,18 +70,9 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 		// acknowledged and never seen.
 		return errWriteGenerated
 	}
-	ws := writeState{action: t.write, b: t.binding}
-	if ws.action != decoy.WriteDelete {
-		body, err := s.writeBody(r)
-		if err != nil {
-			return err
-		}
-		if ws.b.Schema != nil {
-			if err := ws.b.Schema.Check(body); err != nil {
-				return err
-			}
-		}
-		ws.body = body
+	ws, err := s.newWriteState(r, t)
+	if err != nil {
+		return err
 	}
 	ctx := r.Context()
 	reserved, err := s.reserve(ctx, w.Header(), t.e.Mock, rd.rate, rd.quotaLimit, rd.month, rd.now, true)
@@ -124,6 +115,22 @@ var (
 	errNestedIDAbsent = answer.New(http.StatusBadRequest, "Body lacks the records' id field")
 	errWriteGenerated = answer.New(http.StatusConflict, "This mock's data is generated on every read: it takes no writes")
 )
+
+// newWriteState is the write t's route asks of r: its action and, but
+// for a delete, its body, read (writeBody) and checked against the
+// route's schema.
+func (s *Server) newWriteState(r *http.Request, t *target) (writeState, error) {
+	ws := writeState{action: t.write, b: t.binding}
+	if ws.action == decoy.WriteDelete {
+		return ws, nil
+	}
+	body, err := s.writeBody(r)
+	if err == nil && ws.b.Schema != nil {
+		err = ws.b.Schema.Check(body)
+	}
+	ws.body = body
+	return ws, err
+}
 
 // writeBody reads a write's body: one JSON object, at most
 // --max-data-bytes (413 past it), without the white space around it.

@@ -57,14 +57,20 @@ func TestForwardBothWays(t *testing.T) {
 	}))
 	defer up.Close()
 	p := newProxy(loopback, 0)
-	req := httptest.NewRequest("PATCH", "http://decoy.test/p/shop/users/a%2Fb?x=1&auth_token=dcy_secret&y=%20&auth_token=own", strings.NewReader(`{"a":1}`))
-	req.Header.Set("X-App", "app")
-	req.Header.Set("Authorization", "Bearer dcy_abc")
-	req.Header.Set("Serviceauthtoken", "dcy_x")
-	req.Header.Set("X-Brand-Token", "dcy_y")
-	req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
-	req.Header.Set("Connection", "X-Drop")
-	req.Header.Set("X-Drop", "drop")
+	// withSecrets is a PATCH with query q, an app's header and Decoy's
+	// secrets in every place they travel, and hop-by-hop headers.
+	withSecrets := func(q string) *http.Request {
+		req := httptest.NewRequest("PATCH", "http://decoy.test/p/shop/users/a%2Fb?"+q, strings.NewReader(`{"a":1}`))
+		req.Header.Set("X-App", "app")
+		req.Header.Set("Authorization", "Bearer dcy_abc")
+		req.Header.Set("Serviceauthtoken", "dcy_x")
+		req.Header.Set("X-Brand-Token", "dcy_y")
+		req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
+		req.Header.Set("Connection", "X-Drop")
+		req.Header.Set("X-Drop", "drop")
+		return req
+	}
+	req := withSecrets("x=1&auth_token=dcy_secret&y=%20&auth_token=own")
 	if _, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +78,7 @@ func TestForwardBothWays(t *testing.T) {
 		t.Errorf("upstream saw the query %s", got.URL.RawQuery)
 	}
 	// The token's key escaped, as Decoy reads it too, is removed all the same.
-	req = httptest.NewRequest("PATCH", "http://decoy.test/p/shop/users/a%2Fb?x=1&auth%5Ftoken=dcy_secret&%61uth_token=dcy_s2&y=%20", strings.NewReader(`{"a":1}`))
-	req.Header.Set("X-App", "app")
-	req.Header.Set("Authorization", "Bearer dcy_abc")
-	req.Header.Set("Serviceauthtoken", "dcy_x")
-	req.Header.Set("X-Brand-Token", "dcy_y")
-	req.Header.Set("Cookie", "a=1; decoy_session=s3cret; b=2")
-	req.Header.Set("Connection", "X-Drop")
-	req.Header.Set("X-Drop", "drop")
+	req = withSecrets("x=1&auth%5Ftoken=dcy_secret&%61uth_token=dcy_s2&y=%20")
 	w, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
 	if err != nil {
 		t.Fatal(err)
