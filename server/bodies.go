@@ -4,40 +4,87 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/decoy-mock/decoy/answer"
-	"golang.org/x/sync/semaphore"
 )
 
 // Request bodies read whole (a write's, the one a route's rules look at)
 // are held in memory until the request is answered: each at most
-// --max-data-bytes, and all of them together at most bodyBudget. Past it,
-// a request whose body would pass it is answered 503 with Retry-After, its
-// body left unread: without the bound, every connection (4,096 by
-// default) could hold a body of --max-data-bytes at once, anonymously.
+// --max-data-bytes, and all of them together at most bodyBudget, of which
+// one client (its address, or the /64 of an IPv6 one) holds at most a
+// quarter. Past either, a request whose body would pass it is answered 503
+// with Retry-After, its body left unread: without the bound, every
+// connection (4,096 by default) could hold a body of --max-data-bytes at
+// once, anonymously; without the share, one client with a few connections
+// sending at the least pace allowed (body.go) could fill the budget.
 //
 // A body's bytes are counted as they are read, against the hold of its
 // request (bodyHold), which gives them back once the request is answered
-// (closeUnread).
+// (closeUnread). A body is read into one buffer grown by a quarter past
+// 1 MiB, so that it holds, and is counted for, at most about a quarter
+// more than it sent (exactly what it declared, when it declared its
+// length).
 
 // bodyBudget is the most bytes of request bodies held at once: four of
 // the largest, at least 256 MiB.
 func bodyBudget(maxData int64) int64 { return max(256<<20, 4*maxData) }
 
-// errBodiesBusy answers a request whose body would pass bodyBudget.
+// errBodiesBusy answers a request whose body would pass bodyBudget or its
+// client's share of it.
 var errBodiesBusy = answer.New(http.StatusServiceUnavailable, "Too many request bodies held at once; try again", "Retry-After", "1")
 
-// bodyHold counts the bytes of bodies one request holds, against sem.
+// bodies counts the bytes of the bodies held at once, in all and by
+// client.
+type bodies struct {
+	mu       sync.Mutex
+	total    int64
+	limit    int64            // of total
+	share    int64            // of each client's
+	byClient map[string]int64 // only clients holding some: as many as requests
+}
+
+// newBodies bounds bodies at limit, and each client at a quarter of it,
+// at least maxBody+1 (one body of --max-data-bytes, read to its end).
+func newBodies(limit, maxBody int64) *bodies {
+	return &bodies{limit: limit, share: max(limit/4, maxBody+1), byClient: map[string]int64{}}
+}
+
+func (b *bodies) take(client string, n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := b.byClient[client]
+	if b.total+n > b.limit || held+n > b.share {
+		return false
+	}
+	b.total += n
+	b.byClient[client] = held + n
+	return true
+}
+
+func (b *bodies) give(client string, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total -= n
+	if held := b.byClient[client] - n; held > 0 {
+		b.byClient[client] = held
+	} else {
+		delete(b.byClient, client)
+	}
+}
+
+// bodyHold counts the bytes of bodies one request holds.
 type bodyHold struct {
-	sem *semaphore.Weighted
-	n   int64
+	b      *bodies
+	client string
+	n      int64
 }
 
 type bodyHoldKey struct{}
 
 // take counts n more bytes, and reports whether they fit.
 func (h *bodyHold) take(n int64) bool {
-	if !h.sem.TryAcquire(n) {
+	if !h.b.take(h.client, n) {
 		return false
 	}
 	h.n += n
@@ -47,38 +94,39 @@ func (h *bodyHold) take(n int64) bool {
 // release gives back what the request held.
 func (h *bodyHold) release() {
 	if h.n > 0 {
-		h.sem.Release(h.n)
+		h.b.give(h.client, h.n)
 		h.n = 0
 	}
 }
 
-// withBodyHold gives r a hold for its bodies against sem (nil: none
-// counted), and the function that releases it.
-func withBodyHold(r *http.Request, sem *semaphore.Weighted) (*http.Request, func()) {
-	if sem == nil {
+// withBodyHold gives r, of client, a hold for its bodies against b (nil:
+// none counted), and the function that releases it.
+func withBodyHold(r *http.Request, b *bodies, client string) (*http.Request, func()) {
+	if b == nil {
 		return r, func() {}
 	}
-	h := &bodyHold{sem: sem}
+	h := &bodyHold{b: b, client: client}
 	return r.WithContext(context.WithValue(r.Context(), bodyHoldKey{}, h)), h.release
 }
 
 // readBody reads r's body whole, at most limit+1 bytes (the caller tells
 // a body past limit by its length), counting what it holds against the
 // request's hold: errBodiesBusy, with what was read, when that would
-// pass bodyBudget; a failed read's error, with what was read.
+// pass bodyBudget or the client's share; a failed read's error, with what
+// was read.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
 	want := limit + 1
 	if r.ContentLength >= 0 {
 		want = min(r.ContentLength+1, want) // +1: to see the end
 	}
-	// Grown as it comes, doubling, whatever the body says its length is:
-	// a client that declares a large body and sends it slowly holds, and
-	// is counted for, what it sent.
+	// Grown as it comes, whatever the body says its length is: a client
+	// that declares a large body and sends it slowly holds, and is
+	// counted for, what it sent.
 	var b []byte
 	for {
 		if len(b) == cap(b) {
-			grow := min(max(512, int64(cap(b))), want-int64(cap(b)))
+			grow := min(bodyGrowth(int64(cap(b))), want-int64(cap(b)))
 			if grow <= 0 {
 				return b, nil // limit+1 read: the caller refuses it
 			}
@@ -98,4 +146,14 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// bodyGrowth is how much a body's buffer of c bytes grows when full:
+// doubling up to 1 MiB, a quarter past it (a body of n bytes is copied
+// about 5n bytes' worth as it grows, and holds at most n/4 unused).
+func bodyGrowth(c int64) int64 {
+	if c < 1<<20 {
+		return max(512, c)
+	}
+	return c / 4
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/decoy-mock/decoy/answer"
-	"golang.org/x/sync/semaphore"
 )
 
 // countingReader counts the bytes read from it.
@@ -67,22 +66,22 @@ func TestBodyReadOnce(t *testing.T) {
 // given back when it is answered. A body is counted as it arrives, not by
 // the length it declares.
 func TestBodiesBound(t *testing.T) {
-	sem := semaphore.NewWeighted(4 << 10)
+	sem := newBodies(4<<10, 4<<10) // a client's share: the whole bound
 	request := func(body string, declared int64) *http.Request {
 		r := httptest.NewRequest("POST", "/p/default/users", io.NopCloser(strings.NewReader(body)))
 		r.ContentLength = declared
 		return r
 	}
-	first, releaseFirst := withBodyHold(request(strings.Repeat("a", 3000), 3000), sem)
+	first, releaseFirst := withBodyHold(request(strings.Repeat("a", 3000), 3000), sem, "a")
 	if b, err := readBody(first, 1<<20); err != nil || len(b) != 3000 {
 		t.Fatalf("the first body: %d bytes, %v", len(b), err)
 	}
-	second, releaseSecond := withBodyHold(request(strings.Repeat("b", 3000), 3000), sem)
+	second, releaseSecond := withBodyHold(request(strings.Repeat("b", 3000), 3000), sem, "a")
 	if _, err := readBody(second, 1<<20); err != errBodiesBusy {
 		t.Errorf("a second body past the bound: %v, want errBodiesBusy", err)
 	}
 	releaseSecond()
-	small, releaseSmall := withBodyHold(request(`{"a":1}`, -1), sem)
+	small, releaseSmall := withBodyHold(request(`{"a":1}`, -1), sem, "a")
 	if b, err := readBody(small, 1<<20); err != nil || string(b) != `{"a":1}` {
 		t.Errorf("a small body beside the first: %q, %v", b, err)
 	}
@@ -90,13 +89,71 @@ func TestBodiesBound(t *testing.T) {
 	releaseFirst()
 	// A body that declares more than the bound but has sent little holds
 	// what it sent.
-	slow, releaseSlow := withBodyHold(request(`{"a":2}`, 1<<20), sem)
+	slow, releaseSlow := withBodyHold(request(`{"a":2}`, 1<<20), sem, "a")
 	if b, err := readBody(slow, 2<<20); err != nil || string(b) != `{"a":2}` {
 		t.Errorf("a body declaring 1 MiB, of 7 bytes: %q, %v", b, err)
 	}
 	releaseSlow()
-	if !sem.TryAcquire(4 << 10) {
-		t.Error("what the requests held was not given back")
+	if sem.total != 0 || len(sem.byClient) != 0 {
+		t.Errorf("what the requests held was not given back: %d bytes, %d clients", sem.total, len(sem.byClient))
+	}
+}
+
+// One client holds at most its share of the bound: a few connections
+// of one address cannot fill it for everyone.
+func TestBodiesShare(t *testing.T) {
+	b := newBodies(16<<10, 1<<10) // a share of 4 KiB
+	hold := func(client string, n int) (func(), error) {
+		r := httptest.NewRequest("POST", "/p/default/users", io.NopCloser(strings.NewReader(strings.Repeat("a", n))))
+		r.ContentLength = int64(n)
+		r, release := withBodyHold(r, b, client)
+		_, err := readBody(r, 8<<10)
+		return release, err
+	}
+	var releases []func()
+	for i, c := range []struct {
+		client string
+		n      int
+		busy   bool
+	}{
+		{"10.0.0.1", 3000, false},
+		{"10.0.0.1", 1000, false},
+		{"10.0.0.1", 1000, true}, // past its 4 KiB
+		{"10.0.0.2", 4000, false},
+		{"10.0.0.3", 4000, false},
+		{"10.0.0.4", 4000, false}, // 15,003 held
+		{"10.0.0.5", 2000, true},  // past the 16 KiB bound
+	} {
+		release, err := hold(c.client, c.n)
+		if (err == errBodiesBusy) != c.busy {
+			t.Errorf("%d: %d bytes from %s: %v, busy %v", i, c.n, c.client, err, c.busy)
+		}
+		releases = append(releases, release)
+	}
+	for _, release := range releases {
+		release()
+	}
+	if b.total != 0 || len(b.byClient) != 0 {
+		t.Errorf("left held: %d bytes, %d clients", b.total, len(b.byClient))
+	}
+}
+
+// A body of unknown length is held, and counted, at most a quarter past
+// what it sent (it doubled before: up to twice).
+func TestBodyGrowthBounded(t *testing.T) {
+	for _, n := range []int{1, 511, 513, 1 << 20, 1<<20 + 1, 3 << 20, 5<<20 + 12345, 33 << 20} {
+		b := newBodies(1<<30, 1<<30)
+		r := httptest.NewRequest("POST", "/p/default/users", io.NopCloser(strings.NewReader(strings.Repeat("a", n))))
+		r.ContentLength = -1
+		r, release := withBodyHold(r, b, "a")
+		got, err := readBody(r, 64<<20)
+		if err != nil || len(got) != n {
+			t.Fatalf("%d bytes: read %d, %v", n, len(got), err)
+		}
+		if held := b.total; held != int64(cap(got)) || held > int64(max(1024, n+n/4+1)) {
+			t.Errorf("%d bytes: held %d (cap %d), want at most %d", n, held, cap(got), max(1024, n+n/4+1))
+		}
+		release()
 	}
 }
 

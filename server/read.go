@@ -126,6 +126,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 		ev, first, release, err := s.matchRules(r, &rd)
 		defer release()
 		if err != nil {
+			s.undoRate(ctx, e.Mock.ID, rd.rate) // the server's load (errBodiesBusy)
 			return err
 		}
 		if first >= 0 {

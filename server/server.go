@@ -34,7 +34,6 @@ import (
 	"github.com/decoy-mock/decoy/upstream"
 	"github.com/decoy-mock/decoy/usage"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/semaphore"
 )
 
 // Config is what the server needs; cmd/decoy fills it from flags.
@@ -193,7 +192,7 @@ type Config struct {
 type Server struct {
 	cfg Config
 	// bodies bounds the bytes of request bodies held at once (bodies.go).
-	bodies *semaphore.Weighted
+	bodies *bodies
 	cache  *mockcache.Cache
 	// projects keeps projects' routes, compiled (nil without Routes).
 	projects *mockcache.Projects
@@ -397,8 +396,8 @@ func New(cfg Config) *Server {
 	if pace, ok := s.bodyPace(); ok {
 		h = paceBodies(h, pace, s.bodyCut)
 	}
-	s.bodies = semaphore.NewWeighted(bodyBudget(s.bodyLimit()))
-	s.handler = closeUnread(h, s.bodies)
+	s.bodies = newBodies(bodyBudget(s.bodyLimit()), s.bodyLimit())
+	s.handler = closeUnread(h, s.bodies, s.limitKey)
 	return s
 }
 
@@ -581,7 +580,7 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 // token, a body sent to a read), rather than let net/http read the rest at
 // the client's pace, holding a graceful stop. After a body read whole, the
 // connection is kept for the client's next request.
-func closeUnread(next http.Handler, bodies *semaphore.Weighted) http.Handler {
+func closeUnread(next http.Handler, bodies *bodies, client func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
 			next.ServeHTTP(w, r)
@@ -593,7 +592,7 @@ func closeUnread(next http.Handler, bodies *semaphore.Weighted) http.Handler {
 		// closed early is half-closed and waited for, so that a client
 		// still sending it reads the answer rather than a reset.
 		defer func() { r.Body = body.ReadCloser }()
-		hr, release := withBodyHold(r, bodies)
+		hr, release := withBodyHold(r, bodies, client(r))
 		defer release()
 		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, hr)
 	})

@@ -70,11 +70,14 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 		// acknowledged and never seen.
 		return errWriteGenerated
 	}
+	ctx := r.Context()
 	ws, err := s.newWriteState(r, t)
 	if err != nil {
+		if refused(err) { // the server's load (errBodiesBusy), not the client's doing
+			s.undoRate(ctx, t.e.Mock.ID, rd.rate)
+		}
 		return err
 	}
-	ctx := r.Context()
 	reserved, err := s.reserve(ctx, w.Header(), t.e.Mock, rd.rate, rd.quotaLimit, rd.month, rd.now, true)
 	if err != nil {
 		return err
@@ -82,6 +85,9 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 	p, err := s.commitWrite(ctx, r, t, &ws)
 	if err != nil {
 		s.release(ctx, reserved)
+		if refused(err) { // a log behind, writers contending, a store down
+			s.undoRate(ctx, t.e.Mock.ID, rd.rate)
+		}
 		return err
 	}
 	if delay := t.e.Mock.DelayMS; delay > 0 {

@@ -409,3 +409,34 @@ func TestWriteToGeneratedMock(t *testing.T) {
 		}
 	}
 }
+
+// A write the server refuses for its own load (503: too many bodies held,
+// and the same for a log behind its compaction or a store down) gives
+// back the caller's rate-limit slot, as a read refused for the server's
+// sake does; one refused for the client's doing (400) uses it (found by a
+// review: they used it up).
+func TestWriteRefusedForLoadGivesSlotBack(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(5), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID, "rules", `[{"when":"body.x=1","status":418}]`)
+	server.SetBodyBudget(h.Srv, 16)
+	for _, path := range []string{"/p/default/users", "/p/default/users/1"} {
+		method := map[bool]string{true: "POST", false: "PUT"}[path == "/p/default/users"]
+		for range 3 {
+			r := h.Send(method, path, "application/json", `{"id":1,"name":"a body of more than sixteen bytes"}`)
+			if r.Status != 503 || r.Header.Get("Retry-After") == "" {
+				t.Fatalf("%s %s past the bodies' bound: %d %s", method, path, r.Status, r.Body)
+			}
+		}
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `{}`); r.Status != 201 || r.Header.Get("X-RateLimit-Remaining") != "4" {
+		t.Errorf("a write after six refused: %d, %s remaining, want 201 and 4", r.Status, r.Header.Get("X-RateLimit-Remaining"))
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `[]`); r.Status != 400 {
+		t.Errorf("a write of a bad body: %d, want 400", r.Status)
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `{}`); r.Status != 201 || r.Header.Get("X-RateLimit-Remaining") != "2" {
+		t.Errorf("a write after a bad one: %d, %s remaining, want 201 and 2", r.Status, r.Header.Get("X-RateLimit-Remaining"))
+	}
+}
