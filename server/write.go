@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -459,23 +458,69 @@ func compactEvery(size int64) int64 {
 // compactTimeout bounds a compaction.
 const compactTimeout = 5 * time.Minute
 
-// compactor is whether a compaction runs on this replica.
-type compactor struct{ running atomic.Bool }
+// compactor runs the compactions of this replica: at most maxCompactions
+// at once, one per mock, and after a compaction failed (a store down, a
+// disk full) none for a while, doubling from a second up to
+// maxCompactBackoff, so that the writes that keep asking for one do not
+// each rewrite the data again in vain.
+type compactor struct {
+	mu        sync.Mutex
+	running   map[string]bool // at most maxCompactions
+	failures  int             // in a row
+	notBefore time.Time
+}
+
+const (
+	maxCompactions    = 2
+	maxCompactBackoff = 30 * time.Second
+)
+
+// start reports whether a compaction of mock id may start now, and counts
+// it as running if so.
+func (c *compactor) start(id string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[id] || len(c.running) >= maxCompactions || now.Before(c.notBefore) {
+		return false
+	}
+	if c.running == nil {
+		c.running = map[string]bool{}
+	}
+	c.running[id] = true
+	return true
+}
+
+// done ends the compaction of mock id, failed when failed.
+func (c *compactor) done(id string, failed bool, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.running, id)
+	if !failed {
+		c.failures, c.notBefore = 0, time.Time{}
+		return
+	}
+	c.failures++
+	c.notBefore = now.Add(min(time.Second<<min(c.failures-1, 16), maxCompactBackoff))
+}
 
 // maybeCompact compacts mock id's log in the background when write number
 // seq, which left the live data at size bytes and the log past its base
 // at logBytes, is its turn.
 func (s *Server) maybeCompact(id string, seq, size, logBytes int64) {
-	if seq%compactEvery(size) != 0 && logBytes < compactBytes(size) || !s.compact.running.CompareAndSwap(false, true) {
+	if seq%compactEvery(size) != 0 && logBytes < compactBytes(size) || !s.compact.start(id, time.Now()) {
 		return
 	}
 	go func() {
-		defer s.compact.running.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
 		defer cancel()
-		if err := s.compactMock(ctx, id); err != nil {
+		err := s.compactMock(ctx, id)
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
+			err = nil // the mock was deleted meanwhile: nothing to compact
+		}
+		if err != nil {
 			s.log.Warn("could not compact a mock's writes; they stay in its log", "mock", id, "err", err)
 		}
+		s.compact.done(id, err != nil, time.Now())
 	}()
 }
 

@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Compactions come every 2,000 writes, or on large data as many more as
 // keep the whole data's rewrite near 2 KiB a write, doubling up to 16,000;
@@ -16,5 +19,41 @@ func TestCompactEvery(t *testing.T) {
 		if n := compactEvery(tc.size); n%compactAfter != 0 || maxCompactAfter%n != 0 {
 			t.Errorf("compactEvery(%d) = %d: not a turn of %d, or %d not one of it", tc.size, n, compactAfter, maxCompactAfter)
 		}
+	}
+}
+
+// Compactions run at most maxCompactions at once, one per mock; after one
+// fails, none starts for a second, doubling to maxCompactBackoff, and a
+// success ends the wait (a failing one was started again by every write).
+func TestCompactorBacksOff(t *testing.T) {
+	var c compactor
+	t0 := time.Unix(1_000_000, 0)
+	if !c.start("a", t0) || c.start("a", t0) {
+		t.Fatal("a mock's compaction: not started, or started twice")
+	}
+	if !c.start("b", t0) || c.start("c", t0) {
+		t.Fatalf("past %d at once: started", maxCompactions)
+	}
+	c.done("b", false, t0)
+	if !c.start("c", t0) {
+		t.Fatal("a compaction done: another not started")
+	}
+	c.done("c", false, t0)
+	at := t0
+	for i, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second} {
+		c.done("a", true, at)
+		if c.start("a", at.Add(wait-time.Millisecond)) {
+			t.Fatalf("failure %d: started again within %v", i+1, wait)
+		}
+		at = at.Add(wait)
+		if !c.start("a", at) {
+			t.Fatalf("failure %d: not started again after %v", i+1, wait)
+		}
+	}
+	c.done("a", false, at)
+	c.start("x", at)
+	c.done("x", true, at) // a first failure again: a second's wait
+	if !c.start("x", at.Add(time.Second)) {
+		t.Error("after a success, a failure waited more than a second")
 	}
 }
