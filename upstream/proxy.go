@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/query"
 )
 
 // DefaultTimeout is --upstream-timeout's default.
@@ -269,10 +270,10 @@ func (p *Proxy) withoutToken(raw string) string {
 	kept := parts[:0]
 	for _, part := range parts {
 		k, v, _ := strings.Cut(part, "=")
-		if key, err := url.QueryUnescape(k); err == nil && key == "auth_token" {
-			if val, err := url.QueryUnescape(v); err == nil && p.decoySecret(val) {
-				continue
-			}
+		// Read as Decoy reads a query (query.Params): an invalid escape
+		// kept as written.
+		if query.Unescape(k, true) == "auth_token" && p.decoySecret(query.Unescape(v, true)) {
+			continue
 		}
 		kept = append(kept, part)
 	}

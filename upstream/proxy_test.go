@@ -77,6 +77,15 @@ func TestForwardBothWays(t *testing.T) {
 	if got.URL.RawQuery != "x=1&y=%20&auth_token=own" {
 		t.Errorf("upstream saw the query %s", got.URL.RawQuery)
 	}
+	// A token with an invalid escape, which Decoy reads as written, is
+	// removed too.
+	req = withSecrets("auth_token=dcy_s3%zz&z=1")
+	if _, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got.URL.RawQuery != "z=1" {
+		t.Errorf("upstream saw the query %s", got.URL.RawQuery)
+	}
 	// The token's key escaped, as Decoy reads it too, is removed all the same.
 	req = withSecrets("x=1&auth%5Ftoken=dcy_secret&%61uth_token=dcy_s2&y=%20")
 	w, err := forward(t, p, up.URL+"/base/", "/users/a%2Fb", req, nil)
