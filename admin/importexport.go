@@ -881,7 +881,11 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 		}
 		defer e.Release()
 		if e.Changed() {
-			body, size = bytes.NewReader(e.Bytes()), int64(len(e.Bytes()))
+			// Its settings with it, read together: the mock's data may have
+			// been replaced since FindMockData (assembled once: Bytes may
+			// build the live data anew when the cache holds no copy).
+			live := e.Bytes()
+			m, body, size = e.Mock, bytes.NewReader(live), int64(len(live))
 		}
 	}
 	var tmpl *decoy.Template
