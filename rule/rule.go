@@ -209,11 +209,21 @@ type Eval struct {
 func (s *Set) Eval(req *Request) Eval { return Eval{set: s, req: req} }
 
 // Reset makes e an Eval of s's rules over req, keeping the buffers it
-// grew. What e made for the request before (its document) is no longer
+// grew, up to a size. What e made for the request before (its document) is no longer
 // to be used.
+// A buffer grown past maxKeptBuf (by a large body) is let go, not kept
+// for a request that needs none of it.
 func (e *Eval) Reset(s *Set, req *Request) {
-	*e = Eval{set: s, req: req, buf: e.buf[:0], scratch: e.scratch}
+	buf := e.buf[:0]
+	if cap(buf) > maxKeptBuf {
+		buf = nil
+	}
+	*e = Eval{set: s, req: req, buf: buf, scratch: e.scratch}
 }
+
+// maxKeptBuf is the largest buffer an Eval keeps from one request to the
+// next.
+const maxKeptBuf = 64 << 10
 
 // Next returns the first rule from index from on whose conditions hold
 // for the request, or -1 when none does.

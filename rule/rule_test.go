@@ -424,3 +424,26 @@ func BenchmarkEval(b *testing.B) {
 		})
 	}
 }
+
+// An Eval kept from request to request (the server pools them) keeps a
+// small buffer, not one a large body grew: each pooled Eval held its
+// largest body's copy (found by a review).
+func TestResetLetsLargeBufferGo(t *testing.T) {
+	s := rule.Compile([]decoy.Rule{{When: "body.kind=x"}})
+	var e rule.Eval
+	for _, c := range []struct {
+		size int
+		kept bool
+	}{{10, true}, {1 << 20, false}, {1000, true}} {
+		body := []byte(`{"kind":"` + strings.Repeat("y", c.size) + `"}`)
+		req := &rule.Request{Method: "POST", Body: func() []byte { return body }}
+		e.Reset(s, req)
+		if e.Next(0) != -1 {
+			t.Fatal("a rule holds")
+		}
+		e.Reset(nil, nil)
+		if kept := rule.BufCap(&e) > 0; kept != c.kept {
+			t.Errorf("after a body of %d bytes: a buffer of %d bytes kept", c.size, rule.BufCap(&e))
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // are held in memory until the request is answered: each at most
 // --max-data-bytes, and all of them together at most bodyBudget, of which
 // one client (its address, or the /64 of an IPv6 one) holds at most a
-// quarter. Past either, a request whose body would pass it is answered 503
+// quarter. A body the rules of a route read is counted twice: they copy
+// it into the request's document (rule.Eval). Past either, a request whose body would pass it is answered 503
 // with Retry-After, its body left unread: without the bound, every
 // connection (4,096 by default) could hold a body of --max-data-bytes at
 // once, anonymously; without the share, one client with a few connections
@@ -45,9 +46,10 @@ type bodies struct {
 }
 
 // newBodies bounds bodies at limit, and each client at a quarter of it,
-// at least maxBody+1 (one body of --max-data-bytes, read to its end).
+// at least twice maxBody+1 (one body of --max-data-bytes, read to its
+// end, and the copy of it a route's rules make).
 func newBodies(limit, maxBody int64) *bodies {
-	return &bodies{limit: limit, share: max(limit/4, maxBody+1), byClient: map[string]int64{}}
+	return &bodies{limit: limit, share: max(limit/4, 2*(maxBody+1)), byClient: map[string]int64{}}
 }
 
 func (b *bodies) take(client string, n int64) bool {
@@ -107,6 +109,13 @@ func withBodyHold(r *http.Request, b *bodies, client string) (*http.Request, fun
 	}
 	h := &bodyHold{b: b, client: client}
 	return r.WithContext(context.WithValue(r.Context(), bodyHoldKey{}, h)), h.release
+}
+
+// holdMore counts n more bytes held for r's body (a copy of it), and
+// reports whether they fit.
+func holdMore(r *http.Request, n int64) bool {
+	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
+	return hold == nil || hold.take(n)
 }
 
 // readBody reads r's body whole, at most limit+1 bytes (the caller tells

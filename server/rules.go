@@ -74,6 +74,11 @@ var ruleEvals = sync.Pool{New: func() any {
 
 func (re *ruleEval) readBody() []byte {
 	b, err := re.s.ruleBody(re.r)
+	if err == nil && b != nil && !holdMore(re.r, int64(len(b))) {
+		// The rules copy the body into the request's document: counted
+		// as the body is.
+		err, b = errBodiesBusy, nil
+	}
 	if err != nil {
 		re.err = err
 	}

@@ -440,3 +440,25 @@ func TestWriteRefusedForLoadGivesSlotBack(t *testing.T) {
 		t.Errorf("a write after a bad one: %d, %s remaining, want 201 and 2", r.Status, r.Header.Get("X-RateLimit-Remaining"))
 	}
 }
+
+// A body a route's rules read is counted twice against the bodies'
+// bound: once as read, once for the rules' copy of it in the request's
+// document (it was counted once, and the copy held as much again).
+func TestRuleBodyCopyCounted(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID, "rules", `[{"when":"body.x=1","status":418}]`)
+	body := `{"id":1,"name":"` + strings.Repeat("n", 40) + `"}` // 58 bytes
+	server.SetBodyBudget(h.Srv, 100)
+	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 201 {
+		t.Errorf("a body of %d bytes, no rules, under a bound of 100: %d %s", len(body), r.Status, r.Body)
+	}
+	if r := h.Send("PUT", "/p/default/users/1", "application/json", body); r.Status != 503 {
+		t.Errorf("the same body read by rules, twice past the bound: %d %s", r.Status, r.Body)
+	}
+	server.SetBodyBudget(h.Srv, 200)
+	if r := h.Send("PUT", "/p/default/users/1", "application/json", body); r.Status != 200 {
+		t.Errorf("the same body read by rules, under a bound of 200: %d %s", r.Status, r.Body)
+	}
+}
