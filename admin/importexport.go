@@ -1019,11 +1019,50 @@ func (s *API) storeMocks(ctx context.Context, entries []*mockcache.Entry, write 
 // writeMu.
 func (s *API) removeMock(ctx context.Context, id string) error {
 	m, ferr := s.cfg.Store.FindMock(ctx, id)
+	var gone []*decoy.Route
+	if ferr == nil {
+		gone = s.routesOf(ctx, m.ProjectID, id)
+	}
 	err := s.cfg.Store.DeleteMock(ctx, id)
 	s.announce(ctx, id)
 	s.cache.Remove(id)
 	if ferr == nil && s.cfg.Routes != nil {
 		s.routesChanged(ctx, m.ProjectID) // its routes went with it
 	}
+	if err == nil {
+		s.forgetRules(ctx, gone)
+	}
 	return err
+}
+
+// routesOf lists the routes of project that a deletion takes with it: all
+// of them, or only mock's when mock is not "". A listing that fails is
+// logged, and lists none.
+func (s *API) routesOf(ctx context.Context, project, mock string) []*decoy.Route {
+	if s.cfg.Routes == nil || s.cfg.RuleCounter == nil {
+		return nil
+	}
+	routes, err := s.cfg.Routes.ListRoutes(ctx, project)
+	if err != nil {
+		s.log.Error("routes not listed before a deletion; their rule counts stay", "project", project, "err", err)
+		return nil
+	}
+	if mock == "" {
+		return routes
+	}
+	gone := routes[:0]
+	for _, rt := range routes {
+		if rt.MockID == mock {
+			gone = append(gone, rt)
+		}
+	}
+	return gone
+}
+
+// forgetRules resets the rule counts of routes a deletion took with it:
+// the in-memory counter kept them until a restart, and Redis for its TTL.
+func (s *API) forgetRules(ctx context.Context, routes []*decoy.Route) {
+	for _, rt := range routes {
+		s.resetRules(ctx, rt.ID)
+	}
 }

@@ -667,6 +667,10 @@ func (s *API) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string)
 	if err != nil {
 		return err
 	}
+	var gone []*decoy.Route
+	for _, p := range projects {
+		gone = append(gone, s.routesOf(ctx, p.ID, "")...)
+	}
 	ids, err := s.cfg.Teams.DeleteWorkspace(ctx, id)
 	if err != nil {
 		return err
@@ -675,6 +679,7 @@ func (s *API) deleteWorkspace(w http.ResponseWriter, r *http.Request, id string)
 	for _, p := range projects {
 		s.routesChanged(ctx, p.ID)
 	}
+	s.forgetRules(ctx, gone)
 	s.cfg.ReadLimitChanged(id)
 	callOf(r).workspaceID = "" // gone, with its log
 	w.WriteHeader(http.StatusNoContent)
@@ -1134,12 +1139,14 @@ func (s *API) deleteProject(w http.ResponseWriter, r *http.Request, id string) e
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
+	gone := s.routesOf(ctx, id, "")
 	ids, err := s.cfg.Teams.DeleteProject(ctx, id, cascade)
 	if err != nil {
 		return err
 	}
 	s.dropMocks(ctx, ids)
 	s.routesChanged(ctx, id)
+	s.forgetRules(ctx, gone)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -51,3 +51,10 @@ func (c *RuleCounter) ResetRules(_ context.Context, routeID string) error {
 	delete(c.counts, routeID)
 	return nil
 }
+
+// Routes returns how many routes the counter holds counts for.
+func (c *RuleCounter) Routes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.counts)
+}

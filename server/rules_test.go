@@ -19,6 +19,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/client"
+	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/internal/testcert"
 	"github.com/decoy-mock/decoy/server"
@@ -540,5 +541,59 @@ func TestRulesConcurrent(t *testing.T) {
 	wg.Wait()
 	if counts["503"] != 7 || counts["template"] != 13 || counts["200"] != 20 {
 		t.Errorf("answers %v, want 7 × 503, 13 templates and 20 normal", counts)
+	}
+}
+
+// The counts of routes a deletion takes with it (their mock's, their
+// project's, their workspace's) are forgotten, as a route's own deletion
+// forgets them: the in-memory counter kept them until a restart (found by
+// an audit).
+func TestRuleCountsGoWithCascades(t *testing.T) {
+	counter := inmem.NewRuleCounter()
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.RuleCounter = counter })
+	id := func(r servertest.Response) string {
+		t.Helper()
+		var v struct{ ID string }
+		if r.Status != 201 || json.Unmarshal([]byte(r.Body), &v) != nil {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		return v.ID
+	}
+	ws := id(h.Send("POST", "/admin/v1/workspaces", "application/json", `{"name":"gone"}`))
+	// counted makes a project of ws with a mock, and n routes to it whose
+	// rules are each taken once; it returns the project and the mock.
+	counted := func(name string, n int) (string, string) {
+		p := id(h.Send("POST", "/admin/v1/workspaces/"+ws+"/projects", "application/json", `{"name":"`+name+`"}`))
+		m := h.Create(`[{"id":1}]`, client.CreateOptions{Name: name, ProjectID: p})
+		for i := range n {
+			path := "/r" + strconv.Itoa(i)
+			body := `{"method":"GET","path":"` + path + `","mock_id":"` + m.ID + `","rules":[{"status":418,"times":5}]}`
+			id(h.Send("POST", "/admin/v1/projects/"+p+"/routes", "application/json", body))
+			if r := h.Send("GET", "/p/"+name+path, "", ""); r.Status != 418 {
+				t.Fatalf("GET /p/%s%s: %d %s", name, path, r.Status, r.Body)
+			}
+		}
+		return p, m.ID
+	}
+	_, m1 := counted("one", 2)
+	p2, _ := counted("two", 3)
+	counted("three", 1)
+	if n := counter.Routes(); n != 6 {
+		t.Fatalf("counts of %d routes, want 6", n)
+	}
+	for _, step := range []struct {
+		path string
+		left int
+	}{
+		{"/admin/v1/mocks/" + m1, 4},
+		{"/admin/v1/projects/" + p2 + "?cascade=true", 1},
+		{"/admin/v1/workspaces/" + ws, 0},
+	} {
+		if r := h.Send("DELETE", step.path, "", ""); r.Status != 204 {
+			t.Fatalf("DELETE %s: %d %s", step.path, r.Status, r.Body)
+		}
+		if n := counter.Routes(); n != step.left {
+			t.Errorf("after DELETE %s: counts of %d routes, want %d", step.path, n, step.left)
+		}
 	}
 }
