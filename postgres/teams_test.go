@@ -85,6 +85,13 @@ func TestAuditRetention(t *testing.T) {
 	storetest.RunAuditRetention(t, open(t, u), 5)
 }
 
+// A workspace's log is pruned whatever other workspaces append between.
+func TestAuditPruneInterleaved(t *testing.T) {
+	_, u := newSchema(t)
+	defer postgres.SetAuditRetention(5, 4)()
+	storetest.RunAuditPruneInterleaved(t, open(t, u), 5)
+}
+
 func TestRouteStore(t *testing.T) {
 	baseURL(t)
 	storetest.RunRoutes(t, func(t *testing.T) storetest.RouteBackend {

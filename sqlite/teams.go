@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -1233,13 +1234,18 @@ func (db *DB) TouchKeys(ctx context.Context, used map[string]time.Time) error {
 
 // Audit log
 
-// Audit entries past auditKeep of a workspace go once every auditPruneEvery
-// entries appended, so that appending costs a walk of the index that
-// rarely. Tests lower them.
+// Audit entries past auditKeep of a workspace go, on average, once every
+// auditPruneEvery entries appended, so that appending costs a walk of the
+// index that rarely. Tests lower them. The turn is drawn at random, not
+// taken from the global sequence: a workspace whose appends never landed
+// on one of its turns (two workspaces taking turns) was never pruned.
 var (
 	auditKeep       int64 = decoy.MaxAuditEntries
 	auditPruneEvery int64 = 1024
 )
+
+// pruneTurn reports whether an append prunes its workspace's log.
+func pruneTurn() bool { return rand.Int64N(auditPruneEvery) == 0 }
 
 // AppendAudit records a change.
 func (db *DB) AppendAudit(ctx context.Context, e *decoy.AuditEntry) error {
@@ -1256,7 +1262,7 @@ func (db *DB) AppendAudit(ctx context.Context, e *decoy.AuditEntry) error {
 		if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 			return workspaceNotFound()
 		}
-		if err != nil || seq%auditPruneEvery != 0 {
+		if err != nil || !pruneTurn() {
 			return err
 		}
 		// IS matches NULL, the entries of no workspace, too.

@@ -132,3 +132,16 @@ func TestAuditRetention(t *testing.T) {
 	defer db.Close()
 	storetest.RunAuditRetention(t, db, 5)
 }
+
+// A workspace's log is pruned whatever other workspaces append between.
+func TestAuditPruneInterleaved(t *testing.T) {
+	keep, every := auditKeep, auditPruneEvery
+	auditKeep, auditPruneEvery = 5, 4
+	defer func() { auditKeep, auditPruneEvery = keep, every }()
+	db, err := Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.RunAuditPruneInterleaved(t, db, 5)
+}

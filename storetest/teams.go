@@ -1452,3 +1452,29 @@ func RunAuditRetention(t *testing.T, s TeamBackend, keep int) {
 		}
 	}
 }
+
+// RunAuditPruneInterleaved checks, on a store set to keep keep entries of
+// a workspace and to prune one in every (about) 4 appends, that a
+// workspace whose appends interleave with another's is pruned all the
+// same: pruned on the global sequence's turns, a workspace whose appends
+// never landed on one kept every entry (found by an audit).
+func RunAuditPruneInterleaved(t *testing.T, s TeamBackend, keep int) {
+	ctx := context.Background()
+	a, b := mustWorkspace(t, s, "odd", ""), mustWorkspace(t, s, "even", "")
+	at := time.Now()
+	for i := range 400 {
+		for _, w := range []string{a.ID, b.ID} {
+			if err := s.AppendAudit(ctx, &decoy.AuditEntry{WorkspaceID: w, At: at, Actor: decoy.ServerAdmin, Action: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, w := range []string{a.ID, b.ID} {
+		es, _, err := s.ListAudit(ctx, w, "", decoy.MaxPage)
+		// Past keep, each append prunes with a chance of 1 in 4: 60 in a
+		// row that do not is a chance of 3e-8.
+		if err != nil || len(es) > keep+60 {
+			t.Errorf("workspace %s: %d entries kept after 400 (%v), want at most %d", w, len(es), err, keep+60)
+		}
+	}
+}
