@@ -281,6 +281,12 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		// A record without an id cannot be named by the log.
 		return nil, answer.New(http.StatusConflict, "The record has no "+strings.Join(b.ID, ".")+" field to be written by")
 	}
+	if key[0] == '[' || key[0] == '{' {
+		// Found by one of its elements (§1.3's equality), as a read finds
+		// it; but the log names a record by its id's value, which must be
+		// one JSON scalar.
+		return nil, answer.New(http.StatusConflict, "The record's "+strings.Join(b.ID, ".")+" field is not a single value: it cannot be written by")
+	}
 	p.w.Key = string(key)
 	last := t.scope.Conditions[len(t.scope.Conditions)-1:]
 	switch ws.action {
