@@ -189,6 +189,22 @@ func Month(t time.Time) string {
 	return string(b[:])
 }
 
+// MonthsKept is how many months of quota counts a store keeps, the
+// newest it counted included: only the current month's is read, and the
+// one before stays for a replica whose clock is a little behind.
+const MonthsKept = 2
+
+// OldestKeptMonth returns the oldest month whose counts a store keeps once
+// it counted one in month ("YYYY-MM"): counts of months before it are
+// deleted. A month it cannot read keeps everything ("").
+func OldestKeptMonth(month string) string {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return ""
+	}
+	return Month(t.AddDate(0, 1-MonthsKept, 0))
+}
+
 // MonthEnd returns the start of the UTC calendar month after the one t is in.
 func MonthEnd(t time.Time) time.Time {
 	t = t.UTC()

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -74,6 +75,12 @@ type DB struct {
 
 	// Now returns the current time. Tests replace it.
 	Now func() time.Time
+
+	// newestMonth is the newest month a reservation counted in since the
+	// process started; a newer one prunes the counts of the months past
+	// decoy.MonthsKept (pruneMonths), pruning being one at a time.
+	newestMonth atomic.Pointer[string]
+	pruning     atomic.Bool
 }
 
 var (
@@ -539,7 +546,53 @@ func (db *DB) ReserveQuota(ctx context.Context, id, month string, limit int64) (
 	case err != nil:
 		return 0, false, classify(err)
 	}
+	db.pruneMonths(month)
 	return used, true, nil
+}
+
+// pruneMonths deletes, in the background, the counts of the months before
+// decoy.OldestKeptMonth(month) when month is newer than any counted in
+// since the process started (so once a month, and once at a start):
+// without it, a row of every mock and workspace read stayed for every
+// month, for ever.
+func (db *DB) pruneMonths(month string) {
+	for {
+		p := db.newestMonth.Load()
+		if p != nil && month <= *p {
+			return
+		}
+		if db.newestMonth.CompareAndSwap(p, &month) {
+			break
+		}
+	}
+	if !db.pruning.CompareAndSwap(false, true) {
+		return // the prune running looks at the newest month once done
+	}
+	go func() {
+		for {
+			m := *db.newestMonth.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_ = db.PruneQuota(ctx, m) // else at the next month, or start
+			cancel()
+			db.pruning.Store(false)
+			if *db.newestMonth.Load() == m || !db.pruning.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// PruneQuota deletes the counts of mocks and workspaces of the months
+// before decoy.OldestKeptMonth(month).
+func (db *DB) PruneQuota(ctx context.Context, month string) error {
+	oldest := decoy.OldestKeptMonth(month)
+	if oldest == "" {
+		return nil
+	}
+	_, err := db.pool.Exec(ctx, `
+		WITH m AS (DELETE FROM quota_usage WHERE month < $1)
+		DELETE FROM workspace_reads WHERE month < $1`, oldest)
+	return classify(err)
 }
 
 // ReleaseQuota takes back one reservation, never going below zero.

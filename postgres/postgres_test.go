@@ -462,3 +462,47 @@ func (p *proxy) cut() {
 	}
 	p.conns = nil
 }
+
+// Counts of months past decoy.MonthsKept are deleted once a newer month
+// is counted, in the background: a row of every mock and workspace read
+// stayed for every month, for ever (found by an audit).
+func TestQuotaPrunesOldMonths(t *testing.T) {
+	_, u := newSchema(t)
+	db := open(t, u)
+	ctx := context.Background()
+	if _, err := db.CreateMock(ctx, &testMock, decoy.Data{Bytes: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Counted with no prune: a month older than any counted since the
+	// start is not a newer one.
+	for _, month := range []string{"2026-07", "2026-08", "2026-09"} {
+		if _, _, err := db.ReserveQuota(ctx, testMock.ID, month, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := db.QuotaUsed(ctx, testMock.ID, "2026-07")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("2026-07 still counted 10 s after 2026-09 was")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, month := range []string{"2026-08", "2026-09"} {
+		if n, err := db.QuotaUsed(ctx, testMock.ID, month); err != nil || n != 1 {
+			t.Errorf("%s: %d, %v; want 1 (kept)", month, n, err)
+		}
+	}
+	if err := db.PruneQuota(ctx, "2026-09"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.QuotaUsed(ctx, testMock.ID, "2026-08"); n != 1 {
+		t.Errorf("2026-08 after a prune for 2026-09: %d, want 1", n)
+	}
+}

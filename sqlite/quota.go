@@ -453,11 +453,31 @@ func (db *DB) writeCounts(ctx context.Context, rows []countRow, add bool, seq in
 			}
 		}
 	}
+	// The first counts of a newer month (once a month, and once at a
+	// start) delete the counts of the months past decoy.MonthsKept:
+	// without it, a row of every mock and workspace read stayed for every
+	// month, for ever.
+	newest := ""
+	for _, r := range rows {
+		newest = max(newest, r.key.month)
+	}
+	oldest := decoy.OldestKeptMonth(newest)
+	if newest > db.quotaPrunedFor && oldest != "" {
+		for _, table := range []string{"quota_usage", "workspace_reads"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE month < ?1`, oldest); err != nil {
+				return err
+			}
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?1, ?2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, quotaFoldedKey, []byte(strconv.FormatInt(seq, 10))); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.quotaPrunedFor = max(db.quotaPrunedFor, newest)
+	return nil
 }
 
 func (db *DB) foldLoop() {

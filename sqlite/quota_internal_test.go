@@ -203,20 +203,63 @@ func TestQuotaEvictsPastMonths(t *testing.T) {
 	defer db.Close()
 	m := mockN(1)
 	db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)})
-	db.ReserveQuota(ctx, m.ID, "2000-01", 0)
-	db.ReserveQuota(ctx, m.ID, decoy.Month(db.Now()), 0)
+	now := db.Now().UTC()
+	last := decoy.Month(time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Add(-time.Hour))
+	db.ReserveQuota(ctx, m.ID, last, 0)
+	db.ReserveQuota(ctx, m.ID, decoy.Month(now), 0)
 	if err := db.fold(); err != nil {
 		t.Fatal(err)
 	}
 	db.quota.mu.Lock()
-	_, past := db.quota.counts[quotaKey{m.ID, "2000-01"}]
-	_, current := db.quota.counts[quotaKey{m.ID, decoy.Month(db.Now())}]
+	_, past := db.quota.counts[quotaKey{m.ID, last}]
+	_, current := db.quota.counts[quotaKey{m.ID, decoy.Month(now)}]
 	db.quota.mu.Unlock()
 	if past || !current {
 		t.Errorf("in memory after a fold: past month %v (want false), current %v (want true)", past, current)
 	}
-	if got := used(t, db, m.ID, "2000-01"); got != 1 {
+	if got := used(t, db, m.ID, last); got != 1 {
 		t.Errorf("past month read back as %d, want 1", got)
+	}
+}
+
+// Counts of months past decoy.MonthsKept are deleted once a newer month
+// is counted: a row of every mock and workspace read stayed for every
+// month, for ever (found by an audit).
+func TestQuotaPrunesOldMonths(t *testing.T) {
+	ctx := context.Background()
+	db := openAt(t, t.TempDir())
+	defer db.Close()
+	m := mockN(1)
+	db.CreateMock(ctx, m, decoy.Data{Bytes: []byte(`[]`)})
+	rows := func() int {
+		var n int
+		if err := db.reads.QueryRowContext(ctx, `SELECT count(*) FROM quota_usage WHERE mock_id = ?`, m.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, month := range []string{"2026-07", "2026-08", "2026-09"} {
+		db.ReserveQuota(ctx, m.ID, month, 0)
+		if err := db.fold(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rows(); n != 2 {
+		t.Errorf("after counts in three months: %d rows, want the newest 2", n)
+	}
+	if got := used(t, db, m.ID, "2026-07"); got != 0 {
+		t.Errorf("2026-07 after it was pruned: %d", got)
+	}
+	if got := used(t, db, m.ID, "2026-08"); got != 1 {
+		t.Errorf("2026-08, the month before the newest: %d, want 1", got)
+	}
+	// An older month counted late (a replica behind) prunes nothing more.
+	db.ReserveQuota(ctx, m.ID, "2026-08", 0)
+	if err := db.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if got := used(t, db, m.ID, "2026-08"); got != 2 {
+		t.Errorf("2026-08 counted again: %d, want 2", got)
 	}
 }
 

@@ -52,6 +52,10 @@ type DB struct {
 	// here and goes as soon as it is done, instead of polling SQLite's lock
 	// with sleeps (its busy handler waits up to 100 ms at a time).
 	writeMu sync.Mutex
+	// quotaPrunedFor is the newest month whose counts' writing pruned
+	// those of the months past decoy.MonthsKept (writeCounts); under
+	// writeMu, or before Open returns.
+	quotaPrunedFor string
 
 	dir   string
 	lock  *os.File // held while open: one process per data directory
