@@ -255,6 +255,11 @@ func (e *Eval) Prepare() {
 	}
 }
 
+// Built reports whether Prepare would build the request's document a
+// second time (the rules built one with only what they read): with the
+// body, a second copy of it.
+func (e *Eval) Built() bool { return e.doc != nil && !e.full }
+
 // Lookup reads path in the whole request (generate.Request): the JSON text
 // of the first value it reaches, or false.
 func (e *Eval) Lookup(path []string) ([]byte, bool) {

@@ -291,6 +291,11 @@ func (s *Server) runRuleTemplate(w http.ResponseWriter, r *http.Request, ev *rul
 		return nil, err
 	}
 	w.Header()[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
+	if ev.Built() && !holdMore(r, int64(len(ev.Body()))) {
+		// The whole request's document copies the body once more:
+		// counted as the body is.
+		return nil, errBodiesBusy
+	}
 	ev.Prepare()
 	var out []byte
 	err = s.generating(r.Context(), 0, func(lim generate.Limits) error {

@@ -492,3 +492,20 @@ func TestWriteRecordWithArrayID(t *testing.T) {
 		t.Errorf("the data after: %s", r.Body)
 	}
 }
+
+// A template rule's answer builds the whole request's document after the
+// rules built theirs: a third copy of a body they read, counted too.
+func TestRuleTemplateBodyCopyCounted(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"when":"body.name[$ne]=x","template":{"echo":"{{ request.body.name }}"}}]`)
+	body := `{"id":1,"name":"` + strings.Repeat("n", 40) + `"}` // 58 bytes
+	server.SetBodyBudget(h.Srv, 150)
+	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 503 {
+		t.Errorf("a body of 58 bytes copied twice by the rules under a bound of 150: %d %s", r.Status, r.Body)
+	}
+	server.SetBodyBudget(h.Srv, 200)
+	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 200 || !strings.Contains(r.Body, `"echo":"nnnn`) {
+		t.Errorf("the same under a bound of 200: %d %s", r.Status, r.Body)
+	}
+}
