@@ -6,10 +6,8 @@ package inmem
 import (
 	"cmp"
 	"context"
-	"hash/maphash"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,12 +24,6 @@ type Limiter struct {
 	Now func() time.Time
 	// Window is the length of the sliding window (default decoy.RateWindow).
 	Window time.Duration
-	// MaxKeys bounds the keys tracked apart (0: no bound), for a limiter
-	// whose keys come from the traffic (clients' addresses: a host holding
-	// an IPv6 prefix has as many /64s as it likes). Past it, a key not
-	// tracked is counted in one of overflowBuckets windows that keys
-	// share, chosen by its hash: stricter for them, never unbounded.
-	MaxKeys int
 
 	mu        sync.Mutex
 	keys      map[string]*window
@@ -76,10 +68,6 @@ func (l *Limiter) Peek(_ context.Context, key string, limit int64) (decoy.RateRe
 		l.sweep() // first, so that a window it drops is not made again
 	}
 	_, ok := l.keys[key]
-	if !ok && l.full() {
-		key = overflowKey(key)
-		_, ok = l.keys[key]
-	}
 	l.mu.Unlock()
 	if !ok {
 		return decoy.RateResult{Limit: limit, Allowed: limit > 0, Remaining: max(limit, 0)}, nil
@@ -159,10 +147,6 @@ func (l *Limiter) lock(key string) *window {
 		}
 		l.sweep()
 		w, ok := l.keys[key]
-		if !ok && l.full() {
-			key = overflowKey(key)
-			w, ok = l.keys[key]
-		}
 		if !ok {
 			w = &window{}
 			l.keys[key] = w
@@ -205,20 +189,6 @@ func (l *Limiter) sweep() {
 		l.keys = keys
 	}
 }
-
-// full reports whether a key not tracked goes to an overflow window.
-// l.mu is held.
-func (l *Limiter) full() bool { return l.MaxKeys > 0 && len(l.keys) >= l.MaxKeys }
-
-// overflowBuckets is how many windows the keys past MaxKeys share.
-const overflowBuckets = 1024
-
-// overflowKey is the shared window key is counted in past MaxKeys.
-func overflowKey(key string) string {
-	return "\x00overflow:" + strconv.FormatUint(maphash.String(overflowSeed, key)%overflowBuckets, 10)
-}
-
-var overflowSeed = maphash.MakeSeed()
 
 // shrinkMin is how many keys a sweep drops, at least, before the map is
 // made again at its new size.

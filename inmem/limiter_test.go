@@ -2,7 +2,6 @@ package inmem_test
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -98,40 +97,5 @@ func TestRestore(t *testing.T) {
 	c.Add(31 * time.Second)
 	if r, _ := l.Allow(ctx, "k", 3); !r.Allowed {
 		t.Error("refused once the oldest restored event left the window")
-	}
-}
-
-// Keys past MaxKeys share overflow windows: the keys tracked stay bounded
-// whatever the number of clients, and a key counted in an overflow window
-// is seen there by Peek as by Allow (a client's failed authentications
-// past the bound still count against it).
-func TestMaxKeys(t *testing.T) {
-	l := inmem.NewLimiter()
-	l.MaxKeys = 100
-	ctx := context.Background()
-	for i := range 20_000 {
-		if _, err := l.Allow(ctx, "auth:2001:db8:"+strconv.Itoa(i)+"::", 30); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := l.Len(); n > 100+1024 {
-		t.Errorf("%d keys tracked, want at most %d", n, 100+1024)
-	}
-	key := "auth:2001:db8:ffff::"
-	for range 3 {
-		if _, err := l.Allow(ctx, key, 1_000_000); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if r, _ := l.Peek(ctx, key, 1_000_000); r.Used < 3 {
-		t.Errorf("Peek of a key past the bound: %d used, want at least the 3 it admitted", r.Used)
-	}
-	// A limiter without the bound tracks every key.
-	u := inmem.NewLimiter()
-	for i := range 2000 {
-		u.Allow(ctx, strconv.Itoa(i), 1)
-	}
-	if u.Len() != 2000 {
-		t.Errorf("%d keys tracked without a bound, want 2000", u.Len())
 	}
 }

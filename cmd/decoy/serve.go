@@ -369,8 +369,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Quota:               m.store,
 		QuotaInMemory:       c.DatabaseURL == "", // SQLite's journal
 		Limiter:             rates,
-		AuthFailures:        clientLimiter(),
-		ClientLimiter:       clientLimiter(),
+		AuthFailures:        inmem.NewLimiter(),
+		ClientLimiter:       inmem.NewLimiter(),
 		ClientRateLimit:     c.ClientRateLimit,
 		TrustedProxies:      c.TrustedProxies,
 		UpstreamTimeout:     c.UpstreamTimeout,
@@ -794,16 +794,4 @@ func minBodyRate(n int64) int64 {
 		return -1
 	}
 	return n
-}
-
-// maxClientKeys bounds the clients a limiter keyed by client address
-// tracks apart in a window: 100,000 take about 15 MiB. Past it, clients
-// share overflow windows (inmem.Limiter.MaxKeys).
-const maxClientKeys = 100_000
-
-// clientLimiter returns an in-memory limiter for keys of client addresses.
-func clientLimiter() *inmem.Limiter {
-	l := inmem.NewLimiter()
-	l.MaxKeys = maxClientKeys
-	return l
 }
