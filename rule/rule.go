@@ -214,11 +214,13 @@ func (s *Set) Eval(req *Request) Eval { return Eval{set: s, req: req} }
 // A buffer grown past maxKeptBuf (by a large body) is let go, not kept
 // for a request that needs none of it.
 func (e *Eval) Reset(s *Set, req *Request) {
-	buf := e.buf[:0]
+	buf, scratch := e.buf[:0], e.scratch
 	if cap(buf) > maxKeptBuf {
-		buf = nil
+		// The scratch points at the document made over the buffer: let
+		// go of both.
+		buf, scratch = nil, query.Scratch{}
 	}
-	*e = Eval{set: s, req: req, buf: buf, scratch: e.scratch}
+	*e = Eval{set: s, req: req, buf: buf, scratch: scratch}
 }
 
 // maxKeptBuf is the largest buffer an Eval keeps from one request to the

@@ -13,7 +13,7 @@ import (
 // are held in memory until the request is answered: each at most
 // --max-data-bytes, and all of them together at most bodyBudget, of which
 // one client (its address, or the /64 of an IPv6 one) holds at most a
-// quarter. A body the rules of a route read is counted twice: they copy
+// quarter (at least three bodies' worth). A body the rules of a route read is counted twice: they copy
 // it into the request's document (rule.Eval). Past either, a request whose body would pass it is answered 503
 // with Retry-After, its body left unread: without the bound, every
 // connection (4,096 by default) could hold a body of --max-data-bytes at
@@ -46,13 +46,17 @@ type bodies struct {
 }
 
 // newBodies bounds bodies at limit, and each client at a quarter of it,
-// at least twice maxBody+1 (one body of --max-data-bytes, read to its
-// end, and the copy of it a route's rules make).
+// at least three times maxBody+1 (one body of --max-data-bytes, read to
+// its end, and the two copies of it a route's rules and a template rule
+// make), so that one upload of the largest size fits on an idle server.
 func newBodies(limit, maxBody int64) *bodies {
-	return &bodies{limit: limit, share: max(limit/4, 2*(maxBody+1)), byClient: map[string]int64{}}
+	return &bodies{limit: limit, share: max(limit/4, 3*(maxBody+1)), byClient: map[string]int64{}}
 }
 
 func (b *bodies) take(client string, n int64) bool {
+	if n <= 0 {
+		return true // no entry made for nothing: release gives none back
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	held := b.byClient[client]

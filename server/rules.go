@@ -78,6 +78,9 @@ func (re *ruleEval) readBody() []byte {
 		// The rules copy the body into the request's document: counted
 		// as the body is.
 		err, b = errBodiesBusy, nil
+		if kb, ok := re.r.Body.(*keptBody); ok {
+			kb.busy = true
+		}
 	}
 	if err != nil {
 		re.err = err
@@ -100,6 +103,9 @@ func (s *Server) ruleBody(r *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	if kb, ok := r.Body.(*keptBody); ok {
+		if kb.busy {
+			return nil, errBodiesBusy
+		}
 		return kb.whole, nil
 	}
 	limit := s.bodyLimit()
@@ -114,6 +120,7 @@ func (s *Server) ruleBody(r *http.Request) ([]byte, error) {
 	kb.over = err == nil && int64(len(b)) > limit
 	r.Body = kb
 	if err == errBodiesBusy {
+		kb.busy = true
 		return nil, err
 	}
 	return kb.whole, nil
@@ -137,6 +144,10 @@ type keptBody struct {
 	// over is set when they read past --max-data-bytes: a later stage
 	// refuses the body without reading it again.
 	over bool
+	// busy is set when the body, or the rules' copy of it, would have
+	// passed the bodies' bound: a later stage that reads it for a rule
+	// answers errBodiesBusy, not a request without a body.
+	busy bool
 }
 
 // answerRules answers a request for which rule first holds: the quota
@@ -150,6 +161,12 @@ func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readSta
 		return err
 	}
 	c := s.takeRule(ctx, rd, ev, first)
+	if c == nil && rd.t.write != "" {
+		// Every rule that held is used up: the write is made, counted
+		// by its own step (it was answered 501 as a read of the route).
+		s.release(ctx, reserved)
+		return s.writeRecords(w, r, rd)
+	}
 	if c == nil {
 		return s.readNormally(w, r, rd, &reserved, nil)
 	}
@@ -291,7 +308,11 @@ func (s *Server) runRuleTemplate(w http.ResponseWriter, r *http.Request, ev *rul
 		return nil, err
 	}
 	w.Header()[generate.SeedHeader] = one(strconv.FormatUint(seed, 10))
-	if ev.Built() && !holdMore(r, int64(len(ev.Body()))) {
+	body := ev.Body()
+	if kb, ok := r.Body.(*keptBody); ok && kb.busy {
+		return nil, errBodiesBusy // the rules could not read it
+	}
+	if ev.Built() && !holdMore(r, int64(len(body))) {
 		// The whole request's document copies the body once more:
 		// counted as the body is.
 		return nil, errBodiesBusy

@@ -509,3 +509,34 @@ func TestRuleTemplateBodyCopyCounted(t *testing.T) {
 		t.Errorf("the same under a bound of 200: %d %s", r.Status, r.Body)
 	}
 }
+
+// A write route whose rules that held are used up makes the write (it
+// answered 501, "this server's store does not keep writes"; found by a
+// review).
+func TestWriteAfterRulesUsedUp(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"times":1,"status":503}]`)
+	if r := h.Send("POST", "/p/default/users", "application/json", `{"id":1}`); r.Status != 503 {
+		t.Fatalf("the rule's one time: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `{"id":1}`); r.Status != 201 || r.Body != `{"id":1}` {
+		t.Errorf("after the rule was used up: %d %s, want 201", r.Status, r.Body)
+	}
+	if r := h.Send("GET", "/mock/"+u.ID, "", ""); r.Body != `[{"id":1}]` {
+		t.Errorf("the data: %s", r.Body)
+	}
+}
+
+// A template rule whose request body could not be read for the server's
+// load answers 503, not its template over a request without a body.
+func TestRuleTemplateBodyBusy(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"template":{"echo":"{{ request.body.name }}"}}]`)
+	server.SetBodyBudget(h.Srv, 30)
+	body := `{"id":1,"name":"` + strings.Repeat("n", 40) + `"}`
+	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 503 {
+		t.Errorf("a body past the bound read by a template: %d %s, want 503", r.Status, r.Body)
+	}
+}
