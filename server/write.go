@@ -413,9 +413,9 @@ func (s *Server) writeLock(id string) *sync.Mutex {
 
 // Compaction: a mock's log is made its base again at every
 // compactEvery-th write, by the replica that took it (the writes' numbers
-// are the mock's, on every replica, so nothing is counted apart). One
-// compaction runs at a time on a replica, in the background; one whose
-// turn finds another running is left to the next turn, well within the
+// are the mock's, on every replica, so nothing is counted apart). At most
+// maxCompactions run at once on a replica, one per mock, in the background
+// (compactor); one whose turn finds no room is left to the next turn, well within the
 // log's bound (decoy.DefaultMaxLiveWrites). A compaction another replica
 // made since changes nothing (LiveStore.Compact).
 //
