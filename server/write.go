@@ -118,6 +118,7 @@ var (
 	errIDMismatch     = answer.New(http.StatusBadRequest, "Id does not match the path")
 	errWritesContend  = answer.New(http.StatusServiceUnavailable, "Too many writes to this mock at once; try again", "Retry-After", "1")
 	errNestedIDAbsent = answer.New(http.StatusBadRequest, "Body lacks the records' id field")
+	errIDNotScalar    = answer.New(http.StatusBadRequest, "Id must be a single value, not an array or object")
 	errWriteGenerated = answer.New(http.StatusConflict, "This mock's data is generated on every read: it takes no writes")
 )
 
@@ -255,6 +256,9 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		key, has := memberText(ws.body, b.ID)
 		record := ws.body
 		if has {
+			if !scalar(key) {
+				return nil, errIDNotScalar
+			}
 			if _, found := query.FindRecord(coll, b.ID, key); found {
 				return nil, errRecordExists
 			}
@@ -281,7 +285,7 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		// A record without an id cannot be named by the log.
 		return nil, answer.New(http.StatusConflict, "The record has no "+strings.Join(b.ID, ".")+" field to be written by")
 	}
-	if key[0] == '[' || key[0] == '{' {
+	if !scalar(key) {
 		// Found by one of its elements (§1.3's equality), as a read finds
 		// it; but the log names a record by its id's value, which must be
 		// one JSON scalar.
@@ -295,7 +299,10 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		return p, nil
 	case decoy.WriteReplace:
 		record := ws.body
-		if _, has := memberText(record, b.ID); has {
+		if got, has := memberText(record, b.ID); has {
+			if !scalar(got) {
+				return nil, errIDNotScalar
+			}
 			if !holdsFor(record, last) {
 				return nil, errIDMismatch
 			}
@@ -311,13 +318,25 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 		if err != nil {
 			return nil, answer.New(http.StatusBadRequest, "Body must be a JSON object")
 		}
-		if got, has := memberText(record, b.ID); !has || !bytes.Equal(got, key) && !holdsFor(record, last) {
+		got, has := memberText(record, b.ID)
+		if has && !scalar(got) {
+			return nil, errIDNotScalar
+		}
+		if !has || !bytes.Equal(got, key) && !holdsFor(record, last) {
 			return nil, errIDMismatch
 		}
 		p.w.Record = record
 	}
 	p.status, p.record = http.StatusOK, p.w.Record
 	return p, nil
+}
+
+// scalar reports whether an id's JSON text is one value, not an array or
+// an object: the log names a record by its id's value, and an array id
+// would hold for a path of any of its elements, so that two records could
+// answer to one path.
+func scalar(id []byte) bool {
+	return len(id) > 0 && id[0] != '[' && id[0] != '{'
 }
 
 // firstHolding returns the first record of coll for which every condition

@@ -493,6 +493,44 @@ func TestWriteRecordWithArrayID(t *testing.T) {
 	}
 }
 
+// A write whose record would have an array or object id is refused: the
+// log names a record by one id value, and an array id answers to a path of
+// any of its elements, so that two records could answer to one path (found
+// by a review: POST {"id":[7,8]} was stored).
+func TestWriteNonScalarIDRefused(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	n := h.Create(`[{"id":5,"v":0}]`, client.CreateOptions{Name: "n", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "GET", "/n/{id}", n.ID)
+	addRoute(t, h, "POST", "/n", n.ID)
+	addRoute(t, h, "PATCH", "/n/{id}", n.ID)
+	addRoute(t, h, "PUT", "/n/{id}", n.ID)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/p/default/n", `{"id":[7,8]}`},
+		{"POST", "/p/default/n", `{"id":[5,6]}`},
+		{"POST", "/p/default/n", `{"id":{"a":1}}`},
+		{"PUT", "/p/default/n/5", `{"id":[5,6],"v":1}`},
+		{"PATCH", "/p/default/n/5", `{"id":[5,6]}`},
+		{"PATCH", "/p/default/n/5", `{"id":{"k":5}}`},
+	} {
+		r := h.Send(c.method, c.path, "application/json", c.body)
+		if r.Status != 400 || strings.TrimSpace(r.Body) != `{"error":"Id must be a single value, not an array or object"}` {
+			t.Errorf("%s %s %s: %d %s, want 400", c.method, c.path, c.body, r.Status, r.Body)
+		}
+	}
+	if r := h.Send("GET", "/mock/"+n.ID, "", ""); r.Body != `[{"id":5,"v":0}]` {
+		t.Errorf("the data after: %s", r.Body)
+	}
+	for _, c := range []struct{ method, path, body, want string }{
+		{"POST", "/p/default/n", `{"id":"x7"}`, `{"id":"x7"}`},
+		{"PATCH", "/p/default/n/5", `{"v":2}`, `{"id":5,"v":2}`},
+		{"PUT", "/p/default/n/5", `{"id":5,"v":[1]}`, `{"id":5,"v":[1]}`},
+	} {
+		if r := h.Send(c.method, c.path, "application/json", c.body); r.Status/100 != 2 || r.Body != c.want {
+			t.Errorf("%s %s %s: %d %s, want %s", c.method, c.path, c.body, r.Status, r.Body, c.want)
+		}
+	}
+}
+
 // A template rule's answer builds the whole request's document after the
 // rules built theirs: a third copy of a body they read, counted too.
 func TestRuleTemplateBodyCopyCounted(t *testing.T) {
