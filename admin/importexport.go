@@ -881,11 +881,17 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 		}
 		defer e.Release()
 		if e.Changed() {
-			// Its settings with it, read together: the mock's data may have
-			// been replaced since FindMockData (assembled once: Bytes may
-			// build the live data anew when the cache holds no copy).
+			// Assembled once: Bytes may build the live data anew when the
+			// cache holds no copy. The settings stay the store's, read just
+			// now (the cache's may be a second old on a shared store),
+			// unless the cache read the mock after them (its data replaced
+			// in between, so that CatchUp loaded it again): then the
+			// cache's, which go with its data. Writes leave the Version.
 			live := e.Bytes()
-			m, body, size = e.Mock, bytes.NewReader(live), int64(len(live))
+			if e.Mock.Version > m.Version {
+				m = e.Mock
+			}
+			body, size = bytes.NewReader(live), int64(len(live))
 		}
 	}
 	var tmpl *decoy.Template
