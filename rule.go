@@ -67,8 +67,10 @@ type RuleCounter interface {
 	// TakeRule counts one more request for rule index of route, when
 	// fewer than times were counted, and reports whether it was.
 	TakeRule(ctx context.Context, routeID string, index int, times int64) (bool, error)
-	// ResetRules starts the counts of a route's rules again.
-	ResetRules(ctx context.Context, routeID string) error
+	// ResetRules starts the counts of the rules of each route named again,
+	// in one round trip to a shared counter (a deletion resets every
+	// route it took with it).
+	ResetRules(ctx context.Context, routeIDs ...string) error
 }
 
 // Journal (§13.2): every request a project answers through its routes, and

@@ -639,11 +639,13 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 	}
 	s.routesChanged(ctx, plan.batch.ProjectID)
 	if err == nil {
+		var anew []string // rules given anew: counted anew
 		for i, rt := range plan.batch.Routes {
 			if rt.ID != "" && rt.Rules != nil {
-				s.resetRules(ctx, written.Routes[i].ID) // rules given anew: counted anew
+				anew = append(anew, written.Routes[i].ID)
 			}
 		}
+		s.resetRules(ctx, anew...)
 	}
 	return written, err
 }
@@ -1068,7 +1070,9 @@ func (s *API) routesOf(ctx context.Context, project, mock string) []*decoy.Route
 // forgetRules resets the rule counts of routes a deletion took with it:
 // the in-memory counter kept them until a restart, and Redis for its TTL.
 func (s *API) forgetRules(ctx context.Context, routes []*decoy.Route) {
-	for _, rt := range routes {
-		s.resetRules(ctx, rt.ID)
+	ids := make([]string, len(routes))
+	for i, rt := range routes {
+		ids[i] = rt.ID
 	}
+	s.resetRules(ctx, ids...)
 }

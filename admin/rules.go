@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -111,18 +112,24 @@ func runRuleCheck(rules []decoy.Rule, check func(generate.Limits) error, turn fu
 	return check(generate.Limits{})
 }
 
-// resetRules starts the counts of a route's rules again, after a change to
-// them: a change is made whether or not the counts could be reset, which
-// is logged (they are then reset by the next change, or by
-// POST …/rules/reset).
-func (s *API) resetRules(ctx context.Context, routeID string) {
-	if s.cfg.RuleCounter == nil {
+// resetRules starts the counts of routes' rules again, after a change to
+// them or a deletion of the routes, in one call within resetTimeout (the
+// caller may hold writeMu): a change is made whether or not the counts
+// could be reset, which is logged (they are then reset by the next change,
+// or by POST …/rules/reset, and a deleted route's expire).
+func (s *API) resetRules(ctx context.Context, routeIDs ...string) {
+	if len(routeIDs) == 0 || s.cfg.RuleCounter == nil {
 		return
 	}
-	if err := s.cfg.RuleCounter.ResetRules(context.WithoutCancel(ctx), routeID); err != nil {
-		s.log.Error("rule counts not reset", "route", routeID, "err", err)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resetTimeout)
+	defer cancel()
+	if err := s.cfg.RuleCounter.ResetRules(ctx, routeIDs...); err != nil {
+		s.log.Error("rule counts not reset", "routes", routeIDs[:min(len(routeIDs), 10)], "of", len(routeIDs), "err", err)
 	}
 }
+
+// resetTimeout bounds resetRules.
+const resetTimeout = 5 * time.Second
 
 // resetRouteRules is POST /routes/{route}/rules/reset: the counts of the
 // route's rules start again, on every replica (they are shared). It

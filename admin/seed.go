@@ -243,11 +243,13 @@ func (s *API) SeedRoutes(ctx context.Context, project string, routes []*decoy.Ro
 		return false, err
 	}
 	s.routesChanged(ctx, project)
+	var anew []string
 	for _, rt := range batch {
 		if rt.ID != "" && rt.Rules != nil {
-			s.resetRules(ctx, rt.ID)
+			anew = append(anew, rt.ID)
 		}
 	}
+	s.resetRules(ctx, anew...)
 	return true, nil
 }
 

@@ -44,11 +44,13 @@ func (c *RuleCounter) TakeRule(_ context.Context, routeID string, index int, tim
 	return true, nil
 }
 
-// ResetRules forgets a route's counts.
-func (c *RuleCounter) ResetRules(_ context.Context, routeID string) error {
+// ResetRules forgets routes' counts.
+func (c *RuleCounter) ResetRules(_ context.Context, routeIDs ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.counts, routeID)
+	for _, id := range routeIDs {
+		delete(c.counts, id)
+	}
 	return nil
 }
 

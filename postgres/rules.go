@@ -39,8 +39,11 @@ func (db *DB) TakeRule(ctx context.Context, routeID string, index int, times int
 	return true, nil
 }
 
-// ResetRules deletes a route's counts.
-func (db *DB) ResetRules(ctx context.Context, routeID string) error {
-	_, err := db.pool.Exec(ctx, `DELETE FROM rule_counts WHERE route_id = $1`, routeID)
+// ResetRules deletes routes' counts, in one statement.
+func (db *DB) ResetRules(ctx context.Context, routeIDs ...string) error {
+	if len(routeIDs) == 0 {
+		return nil
+	}
+	_, err := db.pool.Exec(ctx, `DELETE FROM rule_counts WHERE route_id = ANY($1)`, routeIDs)
 	return classify(err)
 }

@@ -64,11 +64,23 @@ func (rc *RuleCounter) TakeRule(ctx context.Context, routeID string, index int, 
 	return n == 1, nil
 }
 
-// ResetRules deletes a route's counts. It returns EUNAVAILABLE when Redis
-// cannot answer.
-func (rc *RuleCounter) ResetRules(ctx context.Context, routeID string) error {
-	if err := rc.c.Del(ctx, rc.key(routeID)).Err(); err != nil {
-		return unavailable("reset rules", err)
+// ResetRules deletes routes' counts: one DEL of up to resetBatch keys at a
+// time. It returns EUNAVAILABLE when Redis cannot answer.
+func (rc *RuleCounter) ResetRules(ctx context.Context, routeIDs ...string) error {
+	for len(routeIDs) > 0 {
+		n := min(len(routeIDs), resetBatch)
+		keys := make([]string, n)
+		for i, id := range routeIDs[:n] {
+			keys[i] = rc.key(id)
+		}
+		if err := rc.c.Del(ctx, keys...).Err(); err != nil {
+			return unavailable("reset rules", err)
+		}
+		routeIDs = routeIDs[n:]
 	}
 	return nil
 }
+
+// resetBatch bounds the keys of one DEL, so that a project's deletion
+// does not hold Redis for long.
+const resetBatch = 1000

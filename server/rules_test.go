@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -595,5 +596,52 @@ func TestRuleCountsGoWithCascades(t *testing.T) {
 		if n := counter.Routes(); n != step.left {
 			t.Errorf("after DELETE %s: counts of %d routes, want %d", step.path, n, step.left)
 		}
+	}
+}
+
+// resetSpy is a rule counter that records its resets.
+type resetSpy struct {
+	*inmem.RuleCounter
+	mu    sync.Mutex
+	calls [][]string
+	bound []bool // whether each call's context had a deadline
+}
+
+func (s *resetSpy) ResetRules(ctx context.Context, ids ...string) error {
+	s.mu.Lock()
+	_, ok := ctx.Deadline()
+	s.calls, s.bound = append(s.calls, ids), append(s.bound, ok)
+	s.mu.Unlock()
+	return s.RuleCounter.ResetRules(ctx, ids...)
+}
+
+// A deletion resets the counts of the routes it takes in one call, with a
+// deadline: it sent one Redis DEL per route while holding the admin API's
+// lock, with none (found by a review).
+func TestRuleResetsOfADeletionBatched(t *testing.T) {
+	spy := &resetSpy{RuleCounter: inmem.NewRuleCounter()}
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.RuleCounter = spy })
+	r := h.Send("POST", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID+"/projects", "application/json", `{"name":"gone"}`)
+	var p struct{ ID string }
+	if r.Status != 201 || json.Unmarshal([]byte(r.Body), &p) != nil {
+		t.Fatalf("project: %d %s", r.Status, r.Body)
+	}
+	m := h.Create(`[{"id":1}]`, client.CreateOptions{Name: "m", ProjectID: p.ID})
+	for i := range 4 {
+		body := `{"method":"GET","path":"/r` + strconv.Itoa(i) + `","mock_id":"` + m.ID + `","rules":[{"status":418,"times":5}]}`
+		if r := h.Send("POST", "/admin/v1/projects/"+p.ID+"/routes", "application/json", body); r.Status != 201 {
+			t.Fatalf("route: %d %s", r.Status, r.Body)
+		}
+	}
+	spy.mu.Lock()
+	spy.calls, spy.bound = nil, nil
+	spy.mu.Unlock()
+	if r := h.Send("DELETE", "/admin/v1/projects/"+p.ID+"?cascade=true", "", ""); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if len(spy.calls) != 1 || len(spy.calls[0]) != 4 || !spy.bound[0] {
+		t.Errorf("resets of the deletion: %v, with deadlines %v; want one call of 4 routes, with a deadline", spy.calls, spy.bound)
 	}
 }

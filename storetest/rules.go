@@ -67,6 +67,23 @@ func testRuleTimes(t *testing.T, open func(t *testing.T) (decoy.RuleCounter, fun
 	if err := c.ResetRules(context.Background(), newRoute(t)); err != nil {
 		t.Errorf("reset of a route never counted: %v", err)
 	}
+	if err := c.ResetRules(context.Background()); err != nil {
+		t.Errorf("reset of no route: %v", err)
+	}
+	// Many routes at once (a deletion's): each of them, and only them.
+	d := newRoute(t)
+	take(t, c, a, 0, 1)
+	take(t, c, b, 0, 2)
+	take(t, c, d, 0, 1)
+	if err := c.ResetRules(context.Background(), a, newRoute(t), b); err != nil {
+		t.Fatal(err)
+	}
+	if !take(t, c, a, 0, 1) || !take(t, c, b, 0, 1) {
+		t.Error("counts of two routes reset together not started again")
+	}
+	if take(t, c, d, 0, 1) {
+		t.Error("a reset of routes reset another's")
+	}
 }
 
 // Concurrent takes count exactly: never more than times.
