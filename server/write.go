@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -484,20 +486,31 @@ func compactEvery(size int64) int64 {
 const compactTimeout = 5 * time.Minute
 
 // compactor runs the compactions of this replica: at most maxCompactions
-// at once, one per mock, and after a compaction failed (a store down, a
-// disk full) none for a while, doubling from a second up to
+// at once, one per mock. After a mock's compaction failed (a store down, a
+// disk full), that mock's waits a while, doubling from a second up to
 // maxCompactBackoff, so that the writes that keep asking for one do not
-// each rewrite the data again in vain.
+// each rewrite its data again in vain; other mocks' go on. It remembers
+// the failures of at most maxCompactFailing mocks: past them (a store
+// down for every mock), every mock waits as the last to fail.
 type compactor struct {
-	mu        sync.Mutex
-	running   map[string]bool // at most maxCompactions
-	failures  int             // in a row
+	mu      sync.Mutex
+	running map[string]bool         // at most maxCompactions
+	failing map[string]compactDelay // at most maxCompactFailing
+	// notBefore holds every mock back while failing is full.
+	notBefore time.Time
+}
+
+// compactDelay is a mock's failures in a row and the time before which its
+// next compaction waits.
+type compactDelay struct {
+	failures  int
 	notBefore time.Time
 }
 
 const (
 	maxCompactions    = 2
 	maxCompactBackoff = 30 * time.Second
+	maxCompactFailing = 1024
 )
 
 // start reports whether a compaction of mock id may start now, and counts
@@ -505,7 +518,7 @@ const (
 func (c *compactor) start(id string, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running[id] || len(c.running) >= maxCompactions || now.Before(c.notBefore) {
+	if c.running[id] || len(c.running) >= maxCompactions || now.Before(c.notBefore) || now.Before(c.failing[id].notBefore) {
 		return false
 	}
 	if c.running == nil {
@@ -521,32 +534,64 @@ func (c *compactor) done(id string, failed bool, now time.Time) {
 	defer c.mu.Unlock()
 	delete(c.running, id)
 	if !failed {
-		c.failures, c.notBefore = 0, time.Time{}
+		delete(c.failing, id)
 		return
 	}
-	c.failures++
-	c.notBefore = now.Add(min(time.Second<<min(c.failures-1, 16), maxCompactBackoff))
+	d := c.failing[id]
+	d.failures++
+	d.notBefore = now.Add(min(time.Second<<min(d.failures-1, 16), maxCompactBackoff))
+	if _, known := c.failing[id]; !known && len(c.failing) >= maxCompactFailing {
+		// Forget the mocks whose wait ended long since (a failure then
+		// counts as a first again); if none, hold every mock back.
+		for k, v := range c.failing {
+			if now.Sub(v.notBefore) > maxCompactBackoff {
+				delete(c.failing, k)
+			}
+		}
+		if len(c.failing) >= maxCompactFailing {
+			c.notBefore = d.notBefore
+			return
+		}
+	}
+	if c.failing == nil {
+		c.failing = map[string]compactDelay{}
+	}
+	c.failing[id] = d
 }
 
 // maybeCompact compacts mock id's log in the background when write number
 // seq, which left the live data at size bytes and the log past its base
 // at logBytes, is its turn.
 func (s *Server) maybeCompact(id string, seq, size, logBytes int64) {
-	if seq%compactEvery(size) != 0 && logBytes < compactBytes(size) || !s.compact.start(id, time.Now()) {
+	if seq%compactEvery(size) != 0 && logBytes < compactBytes(size) || !s.compact.start(id, s.cfg.Now()) {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
-		defer cancel()
-		err := s.compactMock(ctx, id)
+		err := s.compactSafely(id)
 		if decoy.ErrorCode(err) == decoy.ENOTFOUND {
 			err = nil // the mock was deleted meanwhile: nothing to compact
 		}
 		if err != nil {
 			s.log.Warn("could not compact a mock's writes; they stay in its log", "mock", id, "err", err)
 		}
-		s.compact.done(id, err != nil, time.Now())
+		s.compact.done(id, err != nil, s.cfg.Now())
 	}()
+}
+
+// compactSafely runs compactMock within compactTimeout, a panic in it
+// logged and returned as a failure: it runs outside any request, where a
+// panic would end the process.
+func (s *Server) compactSafely(id string) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			s.metrics.panics.Inc()
+			s.log.Error("panic compacting a mock's writes", "mock", id, "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return s.compactMock(ctx, id)
 }
 
 // compactMock writes mock id's live data, as this replica holds it, as its

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
@@ -55,5 +56,42 @@ func TestCompactorBacksOff(t *testing.T) {
 	c.done("x", true, at) // a first failure again: a second's wait
 	if !c.start("x", at.Add(time.Second)) {
 		t.Error("after a success, a failure waited more than a second")
+	}
+	c.done("x", true, at)
+	// One mock's failures hold back its own compactions only.
+	if !c.start("y", at) {
+		t.Error("a mock held back by another's failure")
+	}
+	c.done("y", false, at)
+}
+
+// The failures of at most maxCompactFailing mocks are remembered: past
+// them, the mocks whose wait ended long since are forgotten, and if none
+// has, every mock waits as the last to fail.
+func TestCompactorFailuresBounded(t *testing.T) {
+	var c compactor
+	t0 := time.Unix(1_000_000, 0)
+	for i := range maxCompactFailing {
+		id := strconv.Itoa(i)
+		c.start(id, t0)
+		c.done(id, true, t0)
+	}
+	c.start("new", t0)
+	c.done("new", true, t0)
+	if len(c.failing) != maxCompactFailing {
+		t.Fatalf("%d mocks' failures kept, want %d", len(c.failing), maxCompactFailing)
+	}
+	if c.start("other", t0.Add(time.Second-time.Millisecond)) {
+		t.Error("the table full: a mock started within the last failure's wait")
+	}
+	if !c.start("other", t0.Add(time.Second)) {
+		t.Error("the table full: a mock held back past the last failure's wait")
+	}
+	c.done("other", false, t0.Add(time.Second))
+	later := t0.Add(time.Minute)
+	c.start("late", later)
+	c.done("late", true, later)
+	if len(c.failing) != 1 || c.failing["late"].failures != 1 {
+		t.Errorf("after the waits ended: %d mocks' failures kept, want only the new one", len(c.failing))
 	}
 }
