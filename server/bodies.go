@@ -53,19 +53,25 @@ func newBodies(limit, maxBody int64) *bodies {
 	return &bodies{limit: limit, share: max(limit/4, 3*(maxBody+1)), byClient: map[string]int64{}}
 }
 
-func (b *bodies) take(client string, n int64) bool {
+// take counts n more bytes of client's, and reports whether they fit; when
+// not, own reports whether the client's share was the reason (its own
+// doing), rather than the bound of all.
+func (b *bodies) take(client string, n int64) (ok, own bool) {
 	if n <= 0 {
-		return true // no entry made for nothing: release gives none back
+		return true, false // no entry made for nothing: release gives none back
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	held := b.byClient[client]
-	if b.total+n > b.limit || held+n > b.share {
-		return false
+	if held+n > b.share {
+		return false, true
+	}
+	if b.total+n > b.limit {
+		return false, false
 	}
 	b.total += n
 	b.byClient[client] = held + n
-	return true
+	return true, false
 }
 
 func (b *bodies) give(client string, n int64) {
@@ -84,13 +90,16 @@ type bodyHold struct {
 	b      *bodies
 	client string
 	n      int64
+	own    bool // a take was refused for the client's share
 }
 
 type bodyHoldKey struct{}
 
 // take counts n more bytes, and reports whether they fit.
 func (h *bodyHold) take(n int64) bool {
-	if !h.b.take(h.client, n) {
+	ok, own := h.b.take(h.client, n)
+	if !ok {
+		h.own = h.own || own
 		return false
 	}
 	h.n += n
@@ -120,6 +129,17 @@ func withBodyHold(r *http.Request, b *bodies, client string) (*http.Request, fun
 func holdMore(r *http.Request, n int64) bool {
 	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
 	return hold == nil || hold.take(n)
+}
+
+// forLoad reports whether err refused r for the server's load, which gives
+// back the request's rate-limit slot: a 503, but for errBodiesBusy when its
+// client's own share of the bodies' bound was the reason.
+func forLoad(r *http.Request, err error) bool {
+	if !refused(err) {
+		return false
+	}
+	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
+	return err != errBodiesBusy || hold == nil || !hold.own
 }
 
 // readBody reads r's body whole, at most limit+1 bytes (the caller tells

@@ -103,30 +103,31 @@ func TestBodiesBound(t *testing.T) {
 // of one address cannot fill it for everyone.
 func TestBodiesShare(t *testing.T) {
 	b := newBodies(16<<10, 1<<10) // a share of 4 KiB
-	hold := func(client string, n int) (func(), error) {
+	hold := func(client string, n int) (func(), bool, error) {
 		r := httptest.NewRequest("POST", "/p/default/users", io.NopCloser(strings.NewReader(strings.Repeat("a", n))))
 		r.ContentLength = int64(n)
 		r, release := withBodyHold(r, b, client)
 		_, err := readBody(r, 8<<10)
-		return release, err
+		return release, forLoad(r, err), err
 	}
 	var releases []func()
 	for i, c := range []struct {
 		client string
 		n      int
 		busy   bool
+		load   bool // refused for the server's load, not the client's share
 	}{
-		{"10.0.0.1", 3000, false},
-		{"10.0.0.1", 1000, false},
-		{"10.0.0.1", 1000, true}, // past its 4 KiB
-		{"10.0.0.2", 4000, false},
-		{"10.0.0.3", 4000, false},
-		{"10.0.0.4", 4000, false}, // 15,003 held
-		{"10.0.0.5", 2000, true},  // past the 16 KiB bound
+		{"10.0.0.1", 3000, false, false},
+		{"10.0.0.1", 1000, false, false},
+		{"10.0.0.1", 1000, true, false}, // past its 4 KiB
+		{"10.0.0.2", 4000, false, false},
+		{"10.0.0.3", 4000, false, false},
+		{"10.0.0.4", 4000, false, false}, // 15,003 held
+		{"10.0.0.5", 2000, true, true},   // past the 16 KiB bound
 	} {
-		release, err := hold(c.client, c.n)
-		if (err == errBodiesBusy) != c.busy {
-			t.Errorf("%d: %d bytes from %s: %v, busy %v", i, c.n, c.client, err, c.busy)
+		release, load, err := hold(c.client, c.n)
+		if (err == errBodiesBusy) != c.busy || load != c.load {
+			t.Errorf("%d: %d bytes from %s: %v, busy %v, for the load %v (want %v)", i, c.n, c.client, err, c.busy, load, c.load)
 		}
 		releases = append(releases, release)
 	}

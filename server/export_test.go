@@ -1,9 +1,17 @@
 package server
 
-// SetBodyBudget bounds the request bodies s holds at once at n bytes, and
-// each client at n too: a test reaches the bound without sending 256 MiB.
+// SetBodyBudget bounds the request bodies s holds at once at n bytes: a
+// test reaches the bound without sending 256 MiB. Each client's share
+// stays as it was, so that the bound of all is what refuses.
 func SetBodyBudget(s *Server, n int64) {
 	s.bodies.mu.Lock()
 	defer s.bodies.mu.Unlock()
-	s.bodies.limit, s.bodies.share = n, n
+	s.bodies.limit = n
+}
+
+// SetBodyShare bounds the request bodies of each client at n bytes.
+func SetBodyShare(s *Server, n int64) {
+	s.bodies.mu.Lock()
+	defer s.bodies.mu.Unlock()
+	s.bodies.share = n
 }

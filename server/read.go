@@ -126,7 +126,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 		ev, first, release, err := s.matchRules(r, &rd)
 		defer release()
 		if err != nil {
-			s.undoRate(ctx, e.Mock.ID, rd.rate) // the server's load (errBodiesBusy)
+			if forLoad(r, err) { // errBodiesBusy, for all bodies held
+				s.undoRate(ctx, e.Mock.ID, rd.rate)
+			}
 			return err
 		}
 		if first >= 0 {

@@ -243,7 +243,7 @@ func (s *Server) answerRule(w http.ResponseWriter, r *http.Request, rd *readStat
 	}
 	if err != nil {
 		s.release(ctx, reserved)
-		if refused(err) {
+		if forLoad(r, err) {
 			s.undoRate(ctx, e.Mock.ID, rd.rate)
 		}
 		return err

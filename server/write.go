@@ -72,9 +72,14 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 		return errWriteGenerated
 	}
 	ctx := r.Context()
+	if s.logBehind(t.e) {
+		// Said before the body is read: its bytes would be read in vain.
+		s.undoRate(ctx, t.e.Mock.ID, rd.rate)
+		return errLogBehind
+	}
 	ws, err := s.newWriteState(r, t)
 	if err != nil {
-		if refused(err) { // the server's load (errBodiesBusy), not the client's doing
+		if forLoad(r, err) { // all bodies held at once, not the client's own
 			s.undoRate(ctx, t.e.Mock.ID, rd.rate)
 		}
 		return err
@@ -199,8 +204,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 			e.Release()
 		}
 	}()
-	if lb := e.LogBytes(); lb > logBehind*compactBytes(e.Size()) {
-		s.maybeCompact(id, 1, e.Size(), lb)
+	if s.logBehind(e) {
 		return nil, errLogBehind
 	}
 	for attempt := 0; ; attempt++ {
@@ -468,6 +472,18 @@ const (
 // compactBytes is how many bytes of writes past its base start the
 // compaction of live data of size bytes.
 func compactBytes(size int64) int64 { return max(size, minCompactBytes) }
+
+// logBehind reports whether the writes in e's log past its base are
+// logBehind times a compaction's turn, and starts one if so: a write then
+// waits (errLogBehind).
+func (s *Server) logBehind(e *mockcache.Entry) bool {
+	lb := e.LogBytes()
+	if lb <= logBehind*compactBytes(e.Size()) {
+		return false
+	}
+	s.maybeCompact(e.Mock.ID, 1, e.Size(), lb)
+	return true
+}
 
 // errLogBehind answers a write to a mock whose log waits for a compaction.
 var errLogBehind = answer.New(http.StatusServiceUnavailable, "Too many writes to this mock waiting to be compacted; try again", "Retry-After", "1")

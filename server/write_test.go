@@ -622,3 +622,55 @@ func TestCompactionPanicRecovered(t *testing.T) {
 		t.Errorf("a read after the panic: %d %.40s", r.Status, r.Body)
 	}
 }
+
+// A write refused because its client holds its whole share of the bodies'
+// bound is its own doing: it uses up its rate-limit slot, where one refused
+// for the bound of all gives it back (every such 503 gave it back, so that
+// a client could send past its rate; found by a review).
+func TestWriteRefusedForOwnShareKeepsSlot(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(5), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	server.SetBodyShare(h.Srv, 16)
+	for range 3 {
+		if r := h.Send("POST", "/p/default/users", "application/json", `{"name":"a body of more than sixteen bytes"}`); r.Status != 503 {
+			t.Fatalf("past the client's share: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `{}`); r.Status != 201 || r.Header.Get("X-RateLimit-Remaining") != "1" {
+		t.Errorf("a write after three refused for the client's share: %d, %s remaining, want 201 and 1", r.Status, r.Header.Get("X-RateLimit-Remaining"))
+	}
+}
+
+// A write to a mock whose log waits for a compaction is refused before its
+// body is read: it was read whole first, in vain.
+func TestWriteLogBehindRefusedUnread(t *testing.T) {
+	h := servertest.New(t, withTeams, func(c *server.Config) {
+		c.MaxDataBytes = 4 << 20
+		c.Store = panicCompact{c.Store.(*sqlite.DB)} // compactions fail: the log grows
+	})
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID)
+	if r := h.Send("POST", "/p/default/users", "application/json", `{"id":1}`); r.Status != 201 {
+		t.Fatal(r.Status, r.Body)
+	}
+	big := `{"id":1,"blob":"` + strings.Repeat("b", 3<<20) + `"}`
+	behind := false
+	for i := 0; i < 20 && !behind; i++ {
+		r := h.Send("PUT", "/p/default/users/1", "application/json", big)
+		switch {
+		case r.Status == 503 && strings.Contains(r.Body, "waiting to be compacted"):
+			behind = true
+		case r.Status != 200:
+			t.Fatalf("write %d: %d %.200s", i+1, r.Status, r.Body)
+		}
+	}
+	if !behind {
+		t.Fatal("the log never fell behind, 60 MiB of writes without a compaction")
+	}
+	server.SetBodyBudget(h.Srv, 16) // a body read would be refused for it
+	if r := h.Send("PUT", "/p/default/users/1", "application/json", big); r.Status != 503 || !strings.Contains(r.Body, "waiting to be compacted") {
+		t.Errorf("a write to a log behind: %d %.200s, want its 503 before the body is read", r.Status, r.Body)
+	}
+}
