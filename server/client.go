@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/decoy-mock/decoy/answer"
-	"github.com/decoy-mock/decoy/transport"
 )
 
 // clientAddr is the address of the client behind a request: the one failed
@@ -75,11 +74,18 @@ func parseHop(hop string) (netip.Addr, bool) {
 
 // limitKey is what the limits of a client count under: its address, or the
 // /64 of an IPv6 one, since a host usually holds a whole /64 and could
-// otherwise take a fresh budget per address.
+// otherwise take a fresh budget per address; or, when its range holds many
+// clients at once, the /48 or /32 around it (transport.ClientKeys), so
+// that a flood of addresses makes a bounded number of windows. A /64 is
+// written as its first address, as before; a /48 or a /32 with its length.
 func (s *Server) limitKey(r *http.Request) string {
 	addr := s.clientAddr(r)
 	if a, err := netip.ParseAddr(addr); err == nil {
-		return transport.ClientKey(a).String()
+		p := s.clientKeys.Key(a)
+		if p.Bits() == 64 || p.Bits() == p.Addr().BitLen() {
+			return p.Addr().String()
+		}
+		return p.String()
 	}
 	return addr
 }

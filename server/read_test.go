@@ -19,6 +19,7 @@ import (
 	"github.com/decoy-mock/decoy/inmem"
 	"github.com/decoy-mock/decoy/internal/servertest"
 	"github.com/decoy-mock/decoy/server"
+	"github.com/decoy-mock/decoy/transport"
 )
 
 // CONTRACT §1.1: the first check that fails answers.
@@ -710,4 +711,49 @@ func TestClientRateLimit(t *testing.T) {
 	if v := h.Metric(`decoy_refusals_total{reason="client"}`); v != "2" {
 		t.Errorf("client refusals = %s, want 2", v)
 	}
+}
+
+// A flood of failed authentications from the /64s of one IPv6 range makes
+// a bounded number of windows: past transport.MaxPerRange /64s of a /48,
+// the others count under the /48 (each /64 made a window of its own, so
+// that a /48 made as many as its requests; found by an audit). The flood
+// uses up its own range's budget only: a client of another range, and a
+// /64 of the range counted apart, still sign in with the right token.
+func TestFailedAuthenticationsOfARangeBounded(t *testing.T) {
+	failures := inmem.NewLimiter()
+	h := servertest.New(t, func(c *server.Config) {
+		c.AuthFailures = failures
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	failures.Now = h.Clock.Now
+	priv := h.Create(`[]`, client.CreateOptions{Private: true})
+	p := "/mock/" + priv.ID
+	refused := 0
+	for i := range 1000 {
+		r := h.Get(p, "serviceauthtoken", "guess", "X-Forwarded-For", fmt.Sprintf("2001:db8:1:%x::7", i))
+		switch r.Status {
+		case 401:
+		case 429:
+			refused++
+		default:
+			t.Fatalf("guess %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if n := failures.Len(); n > transport.MaxPerRange+1 {
+		t.Errorf("%d windows of failures for one /48, want at most %d", n, transport.MaxPerRange+1)
+	}
+	// 64 /64s apart, one failure each, then 30 under the /48.
+	if want := 1000 - transport.MaxPerRange - 30; refused != want {
+		t.Errorf("%d guesses refused, want %d", refused, want)
+	}
+	for _, c := range []struct{ from, token string }{
+		{"2001:db8:2::7", priv.Token},
+		{"2001:db8:1:3::9", priv.Token},
+		{"198.51.100.1", priv.Token},
+	} {
+		if r := h.Get(p, "serviceauthtoken", c.token, "X-Forwarded-For", c.from); r.Status != 200 {
+			t.Errorf("the right token from %s: %d %s", c.from, r.Status, r.Body)
+		}
+	}
+	servertest.WantError(t, h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", "2001:db8:1:ffff::1"), 429, "Too many failed authentication attempts")
 }
