@@ -89,11 +89,28 @@ type Mock struct {
 	LiveSeq int64 `json:"-"`
 }
 
+// MaxRateLimit bounds every rate limit: a mock's, --rate-limit,
+// --client-rate-limit and --auth-failure-limit. A limiter keeps each
+// request it admitted in the last minute, so one key holds at most this
+// many (about 16 MB in memory, more in Redis). Past it, no limit (0) is
+// what a caller means.
+const MaxRateLimit = 1_000_000
+
+// CheckRateLimit refuses a rate limit below 0 or past MaxRateLimit
+// (EINVALID, naming what).
+func CheckRateLimit(what string, n int64) error {
+	if n < 0 || n > MaxRateLimit {
+		return Errorf(EINVALID, "%s must be an integer from 0 to %d (0: unlimited)", what, MaxRateLimit)
+	}
+	return nil
+}
+
 // EffectiveRateLimit returns the mock's rate limit, or def when the mock uses
-// the server default.
+// the server default; a limit stored before MaxRateLimit bounded it counts
+// as MaxRateLimit.
 func (m *Mock) EffectiveRateLimit(def int64) int64 {
 	if m.RateLimit != nil {
-		return *m.RateLimit
+		return min(*m.RateLimit, MaxRateLimit)
 	}
 	return def
 }

@@ -43,3 +43,26 @@ func TestCanonicalID(t *testing.T) {
 		}
 	}
 }
+
+// A rate limit stored before MaxRateLimit bounded it counts as the bound:
+// a limiter's window for it holds at most that many requests.
+func TestEffectiveRateLimitBounded(t *testing.T) {
+	for _, c := range []struct {
+		set  *int64
+		def  int64
+		want int64
+	}{
+		{nil, 100, 100},
+		{i64p(0), 100, 0},
+		{i64p(MaxRateLimit), 100, MaxRateLimit},
+		{i64p(MaxRateLimit + 1), 100, MaxRateLimit},
+		{i64p(1 << 62), 100, MaxRateLimit},
+	} {
+		m := &Mock{RateLimit: c.set}
+		if got := m.EffectiveRateLimit(c.def); got != c.want {
+			t.Errorf("EffectiveRateLimit with %v, default %d: %d, want %d", c.set, c.def, got, c.want)
+		}
+	}
+}
+
+func i64p(n int64) *int64 { return &n }

@@ -100,7 +100,9 @@ func TestAdminCreate(t *testing.T) {
 			"JSON nested too deeply: Decoy accepts at most 512 levels of arrays and objects (line 1, column 513)"},
 		{"bad status", "[]", client.CreateOptions{Status: 99}, 400, "status must be an HTTP status from 200 to 599"},
 		{"bad delay", "[]", client.CreateOptions{DelayMS: 30001}, 400, "delay_ms must be from 0 to 30000"},
-		{"bad limit", "[]", client.CreateOptions{RateLimit: servertest.Ptr(int64(-1))}, 400, "rate_limit must be an integer of 0 or more (0: unlimited)"},
+		{"bad limit", "[]", client.CreateOptions{RateLimit: servertest.Ptr(int64(-1))}, 400, "rate_limit must be an integer from 0 to 1000000 (0: unlimited)"},
+		{"limit too large", "[]", client.CreateOptions{RateLimit: servertest.Ptr(int64(1_000_001))}, 400, "rate_limit must be an integer from 0 to 1000000 (0: unlimited)"},
+		{"bad quota", "[]", client.CreateOptions{MonthlyQuota: servertest.Ptr(int64(-1))}, 400, "monthly_quota must be an integer of 0 or more (0: unlimited)"},
 		{"bad id", "[]", client.CreateOptions{ID: "123"}, 400, "id must be a UUID"},
 		{"too large", strings.Repeat(" ", 1<<20+1), client.CreateOptions{ContentType: "text/plain"}, 413, "Mock data larger than 1048576 bytes (--max-data-bytes)"},
 	} {
@@ -206,6 +208,8 @@ func TestAdminLifecycle(t *testing.T) {
 		{map[string]any{"status": 600}, "status must be an HTTP status from 200 to 599"},
 		{map[string]any{"delay_ms": -1}, "delay_ms must be from 0 to 30000"},
 		{map[string]any{"monthly_quota": -3}, "monthly_quota must be null (server default) or an integer of 0 or more (0: unlimited)"},
+		{map[string]any{"rate_limit": 1_000_001}, "rate_limit must be null (server default) or an integer from 0 to 1000000 (0: unlimited)"},
+		{map[string]any{"rate_limit": -1}, "rate_limit must be null (server default) or an integer from 0 to 1000000 (0: unlimited)"},
 		{map[string]any{"name": strings.Repeat("n", 201)}, "name must be valid UTF-8 of at most 200 bytes"},
 		{map[string]any{"name": nil}, "name must be a string"},
 	} {

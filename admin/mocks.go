@@ -183,6 +183,9 @@ func applyParams(m *decoy.Mock, q url.Values) error {
 	}{{"rate_limit", &m.RateLimit}, {"monthly_quota", &m.MonthlyQuota}} {
 		if v := q.Get(p.name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
+			if p.name == "rate_limit" && (err != nil || decoy.CheckRateLimit(p.name, n) != nil) {
+				return decoy.CheckRateLimit(p.name, -1)
+			}
 			if err != nil || n < 0 {
 				return decoy.Errorf(decoy.EINVALID, "%s must be an integer of 0 or more (0: unlimited)", p.name)
 			}
@@ -378,11 +381,14 @@ func parsePatch(body []byte) (decoy.MockUpdate, error) {
 		case "delay_ms":
 			upd.DelayMS, err = decodeField(name, raw, "an integer", validDelay)
 		case "rate_limit", "monthly_quota":
-			const what = "null (server default) or an integer of 0 or more (0: unlimited)"
+			what := "null (server default) or an integer of 0 or more (0: unlimited)"
+			if name == "rate_limit" {
+				what = "null (server default) or an integer from 0 to " + strconv.Itoa(decoy.MaxRateLimit) + " (0: unlimited)"
+			}
 			lu := &decoy.LimitUpdate{}
 			if string(raw) != "null" {
 				lu.Value, err = decodeField(name, raw, what, func(n int64) error {
-					if n < 0 {
+					if n < 0 || name == "rate_limit" && decoy.CheckRateLimit(name, n) != nil {
 						return decoy.Errorf(decoy.EINVALID, "%s must be %s", name, what)
 					}
 					return nil

@@ -637,6 +637,8 @@ func checkSettings(m ManifestMock) error {
 		return fmt.Errorf("delay_ms must be from 0 to %d", decoy.MaxDelayMS)
 	case m.RateLimit != nil && *m.RateLimit < 0, m.MonthlyQuota != nil && *m.MonthlyQuota < 0:
 		return errors.New("rate_limit and monthly_quota must be null or 0 or more")
+	case m.RateLimit != nil && *m.RateLimit > decoy.MaxRateLimit:
+		return fmt.Errorf("rate_limit must be at most %d (0: unlimited)", decoy.MaxRateLimit)
 	}
 	if _, _, err := mime.ParseMediaType(m.ContentType); err != nil {
 		return errors.New("content_type must be a media type")

@@ -197,6 +197,8 @@ func TestReadExportHostile(t *testing.T) {
 			"00000000-0000-4000-8000-000000000003", "00000000-0000-4000-8000-000000000004", "00000000-0000-4000-8000-000000000005")}), decoy.ETOOLARGE, "more than 4 mocks"},
 		{"bad status", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"status":200`, `"status":99`, 1)},
 			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "status"},
+		{"rate limit past the bound", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"rate_limit":null`, `"rate_limit":1000001`, 1)},
+			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "rate_limit must be at most 1000000"},
 		{"bad template mode", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"template":null`, `"template":{"mode":"sometimes","content_type":"application/json","body":{}}`, 1)},
 			entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "template.mode must be once or always"},
 		{"template without a body", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"template":null`, `"template":{"mode":"once","content_type":"application/json"}`, 1)},

@@ -531,7 +531,9 @@ func TestCLI(t *testing.T) {
 		{[]string{"mock", "frobnicate"}, 2, "unknown mock command"},
 		{[]string{"mock", "create"}, 2, "--file is required"},
 		{[]string{"mock", "patch", m.ID}, 2, "at least one setting"},
-		{[]string{"serve", "--rate-limit", "-1"}, 1, "--rate-limit must be 0 or more"},
+		{[]string{"serve", "--rate-limit", "-1"}, 1, "--rate-limit must be an integer from 0 to 1000000 (0: unlimited)"},
+		{[]string{"serve", "--client-rate-limit", "1000001"}, 1, "--client-rate-limit must be an integer from 0 to 1000000"},
+		{[]string{"serve", "--auth-failure-limit", "1000001"}, 1, "--auth-failure-limit must be an integer from 0 to 1000000"},
 		{[]string{"serve", "--data-dir", dataDir, "--database-url", "mysql://x"}, 1, "--database-url must be a postgres:// or postgresql:// URL"},
 		{[]string{"serve", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "open PostgreSQL store postgres://127.0.0.1:1/x?connect_timeout=2: The database is unavailable"},
 		{[]string{"serve", "--data-dir", dataDir, "--redis-url", "http://x"}, 1, "--redis-url: redis: http://x: scheme must be"},
@@ -555,7 +557,7 @@ func TestEnvironmentFlags(t *testing.T) {
 	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir())
 	cmd.Env = append(cleanEnv(), "DECOY_RATE_LIMIT=-5")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--rate-limit must be 0 or more") {
+	if err == nil || !strings.Contains(string(out), "--rate-limit must be an integer from 0 to") {
 		t.Errorf("DECOY_RATE_LIMIT=-5 was not read: %v %s", err, out)
 	}
 }

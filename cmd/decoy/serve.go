@@ -188,18 +188,18 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return err
 	}
 	switch {
-	case c.RateLimit < 0:
-		return fmt.Errorf("--rate-limit must be 0 or more")
+	case decoy.CheckRateLimit("--rate-limit", c.RateLimit) != nil:
+		return decoy.CheckRateLimit("--rate-limit", c.RateLimit)
 	case c.MonthlyQuota < 0:
 		return fmt.Errorf("--monthly-quota must be 0 or more")
-	case c.AuthFailureLimit < 0:
-		return fmt.Errorf("--auth-failure-limit must be 0 or more")
+	case decoy.CheckRateLimit("--auth-failure-limit", c.AuthFailureLimit) != nil:
+		return decoy.CheckRateLimit("--auth-failure-limit", c.AuthFailureLimit)
 	case c.MaxOpenDocuments < 0:
 		return fmt.Errorf("--max-open-documents must be 0 or more")
 	case c.MaxVersions < 1 || c.MaxVersions > maxVersions:
 		return fmt.Errorf("--max-versions must be from 1 to %d", maxVersions)
-	case c.ClientRateLimit < 0:
-		return fmt.Errorf("--client-rate-limit must be 0 or more")
+	case decoy.CheckRateLimit("--client-rate-limit", c.ClientRateLimit) != nil:
+		return decoy.CheckRateLimit("--client-rate-limit", c.ClientRateLimit)
 	case c.MaxConns < 0 || c.MaxClientConns < 0:
 		return fmt.Errorf("--max-connections and --max-client-connections must be 0 or more")
 	case c.LogFormat != "text" && c.LogFormat != "json":
