@@ -583,15 +583,19 @@ func (db *DB) pruneMonths(month string) {
 }
 
 // PruneQuota deletes the counts of mocks and workspaces of the months
-// before decoy.OldestKeptMonth(month).
+// before decoy.OldestKeptMonth(month), and before the month before the
+// database's own: a replica whose clock runs months ahead does not delete
+// the counts the others are still using.
 func (db *DB) PruneQuota(ctx context.Context, month string) error {
 	oldest := decoy.OldestKeptMonth(month)
 	if oldest == "" {
 		return nil
 	}
 	_, err := db.pool.Exec(ctx, `
-		WITH m AS (DELETE FROM quota_usage WHERE month < $1)
-		DELETE FROM workspace_reads WHERE month < $1`, oldest)
+		WITH bound AS (
+			SELECT least($1::text, to_char(now() AT TIME ZONE 'UTC' - interval '1 month', 'YYYY-MM')) AS oldest
+		), m AS (DELETE FROM quota_usage WHERE month < (SELECT oldest FROM bound))
+		DELETE FROM workspace_reads WHERE month < (SELECT oldest FROM bound)`, oldest)
 	return classify(err)
 }
 

@@ -505,4 +505,19 @@ func TestQuotaPrunesOldMonths(t *testing.T) {
 	if n, _ := db.QuotaUsed(ctx, testMock.ID, "2026-08"); n != 1 {
 		t.Errorf("2026-08 after a prune for 2026-09: %d, want 1", n)
 	}
+	// A replica whose clock runs years ahead prunes no month the
+	// database's clock still counts in.
+	now := decoy.Month(time.Now())
+	if _, _, err := db.ReserveQuota(ctx, testMock.ID, now, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PruneQuota(ctx, "2099-01"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.QuotaUsed(ctx, testMock.ID, now); n != 1 {
+		t.Errorf("%s after a prune for 2099-01: %d, want 1 (kept)", now, n)
+	}
+	if n, _ := db.QuotaUsed(ctx, testMock.ID, "2026-08"); n != 0 {
+		t.Errorf("2026-08 after a prune for 2099-01: %d, want 0", n)
+	}
 }
