@@ -91,7 +91,7 @@ func (s *Server) writeRecords(w http.ResponseWriter, r *http.Request, rd *readSt
 	p, err := s.commitWrite(ctx, r, t, &ws)
 	if err != nil {
 		s.release(ctx, reserved)
-		if refused(err) { // a log behind, writers contending, a store down
+		if forLoad(r, err) { // writers contending, a store down, all bodies held
 			s.undoRate(ctx, t.e.Mock.ID, rd.rate)
 		}
 		return err
@@ -207,10 +207,20 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 	if s.logBehind(e) {
 		return nil, errLogBehind
 	}
+	var copied int64 // bytes of a planned record counted against the bodies' bound
 	for attempt := 0; ; attempt++ {
 		p, err := planWrite(e, t, ws)
 		if err != nil {
 			return nil, err
+		}
+		if n := recordCopy(p, ws); n > copied {
+			// A record made anew (a merge, an id added) is one more copy
+			// of about the body's size, or the record's: counted as the
+			// body is, so that a small PATCH of a large record is too.
+			if !holdMore(r, n-copied) {
+				return nil, errBodiesBusy
+			}
+			copied = n
 		}
 		p.w.Seq = e.LiveSeq() + 1
 		p.w.At = s.cfg.Now().UTC()
@@ -343,6 +353,16 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 // answer to one path.
 func scalar(id []byte) bool {
 	return len(id) > 0 && id[0] != '[' && id[0] != '{'
+}
+
+// recordCopy is how many bytes p's record holds apart from the request's
+// body: 0 when it is the body itself.
+func recordCopy(p *planned, ws *writeState) int64 {
+	r := p.w.Record
+	if len(r) == 0 || len(ws.body) > 0 && &r[0] == &ws.body[0] {
+		return 0
+	}
+	return int64(len(r))
 }
 
 // firstHolding returns the first record of coll for which every condition

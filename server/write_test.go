@@ -674,3 +674,33 @@ func TestWriteLogBehindRefusedUnread(t *testing.T) {
 		t.Errorf("a write to a log behind: %d %.200s, want its 503 before the body is read", r.Status, r.Body)
 	}
 }
+
+// The record a write makes anew counts against the bodies' bound beside
+// the body: a PATCH of a few bytes merges into a copy of a record of any
+// size (it was not counted).
+func TestWriteRecordCopyCounted(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	big := `{"id":1,"blob":"` + strings.Repeat("b", 300) + `"}`
+	u := h.Create(`[`+big+`]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	addRoute(t, h, "PUT", "/users/{id}", u.ID)
+	server.SetBodyBudget(h.Srv, 200)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"v":1}`); r.Status != 503 {
+		t.Errorf("a PATCH of 7 bytes merged into a record of 318 under a bound of 200: %d %.100s", r.Status, r.Body)
+	}
+	if r := h.Send("PUT", "/p/default/users/1", "application/json", `{"id":1,"v":2}`); r.Status != 200 {
+		t.Errorf("a PUT whose record is its body, under the same bound: %d %s", r.Status, r.Body)
+	}
+	// A body of 311 bytes (312 held, to see its end) and its merge.
+	patch := `{"blob":"` + strings.Repeat("c", 300) + `"}`
+	merged := `{"id":1,"v":2,"blob":"` + strings.Repeat("c", 300) + `"}`
+	held := int64(len(patch) + 1 + len(merged))
+	server.SetBodyBudget(h.Srv, held-1)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch); r.Status != 503 {
+		t.Errorf("a PATCH holding %d bytes with its merge under a bound of %d: %d %.100s", held, held-1, r.Status, r.Body)
+	}
+	server.SetBodyBudget(h.Srv, held)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch); r.Status != 200 || r.Body != merged {
+		t.Errorf("the same under a bound of %d: %d %.100s", held, r.Status, r.Body)
+	}
+}
