@@ -911,8 +911,19 @@ func (s *API) exportMock(ctx context.Context, ew *importer.ExportWriter, id stri
 	}
 	return ew.Add(importer.ManifestMock{
 		ID: m.ID, Name: m.Name, ContentType: m.ContentType, Private: m.Private, Status: m.Status,
-		DelayMS: m.DelayMS, RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Template: importer.TemplateOf(tmpl),
+		DelayMS: m.DelayMS, RateLimit: boundedRate(m.RateLimit), MonthlyQuota: m.MonthlyQuota, Template: importer.TemplateOf(tmpl),
 	}, size, body)
+}
+
+// boundedRate is a rate limit as an export holds it: one stored before
+// decoy.MaxRateLimit bounded it is the bound, as it counts, so that the
+// export imports again.
+func boundedRate(n *int64) *int64 {
+	if n == nil || *n <= decoy.MaxRateLimit {
+		return n
+	}
+	b := int64(decoy.MaxRateLimit)
+	return &b
 }
 
 // importTimeout bounds the transaction of an import.

@@ -27,7 +27,7 @@ return 1
 // ruleClient is what the rule counter needs of a Redis client.
 type ruleClient interface {
 	goredis.Scripter
-	Del(ctx context.Context, keys ...string) *goredis.IntCmd
+	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 }
 
 // RuleCounter counts the requests routes' rules with times held for
@@ -64,16 +64,21 @@ func (rc *RuleCounter) TakeRule(ctx context.Context, routeID string, index int, 
 	return n == 1, nil
 }
 
-// ResetRules deletes routes' counts: one DEL of up to resetBatch keys at a
-// time. It returns EUNAVAILABLE when Redis cannot answer.
+// ResetRules deletes routes' counts: one DEL a route, up to resetBatch of
+// them in one pipeline (each route's key has a hash slot of its own, so
+// that one DEL of several keys fails on Redis Cluster; a cluster client
+// splits a pipeline by slot). It returns EUNAVAILABLE when Redis cannot
+// answer.
 func (rc *RuleCounter) ResetRules(ctx context.Context, routeIDs ...string) error {
 	for len(routeIDs) > 0 {
 		n := min(len(routeIDs), resetBatch)
-		keys := make([]string, n)
-		for i, id := range routeIDs[:n] {
-			keys[i] = rc.key(id)
-		}
-		if err := rc.c.Del(ctx, keys...).Err(); err != nil {
+		_, err := rc.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, id := range routeIDs[:n] {
+				p.Del(ctx, rc.key(id))
+			}
+			return nil
+		})
+		if err != nil {
 			return unavailable("reset rules", err)
 		}
 		routeIDs = routeIDs[n:]
@@ -81,6 +86,6 @@ func (rc *RuleCounter) ResetRules(ctx context.Context, routeIDs ...string) error
 	return nil
 }
 
-// resetBatch bounds the keys of one DEL, so that a project's deletion
-// does not hold Redis for long.
+// resetBatch bounds the DELs of one pipeline, so that a project's
+// deletion does not hold Redis for long.
 const resetBatch = 1000
