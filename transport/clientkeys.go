@@ -52,11 +52,11 @@ const (
 
 // Key returns the prefix client a's limits count under now.
 func (k *ClientKeys) Key(a netip.Addr) netip.Prefix {
-	a = a.Unmap().WithZone("")
+	a = ClientKey(a) // the IPv4 address, or the first of the /64
 	if !a.Is6() {
 		return netip.PrefixFrom(a, a.BitLen())
 	}
-	p64, _ := a.Prefix(64)
+	p64 := netip.PrefixFrom(a, 64)
 	p48, _ := a.Prefix(48)
 	p32, _ := a.Prefix(32)
 	k.mu.Lock()
