@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/decoy-mock/decoy/answer"
@@ -13,8 +14,10 @@ import (
 // are held in memory until the request is answered: each at most
 // --max-data-bytes, and all of them together at most bodyBudget, of which
 // one client (its address, or the /64 of an IPv6 one) holds at most a
-// quarter (at least three bodies' worth). A body the rules of a route read is counted twice: they copy
-// it into the request's document (rule.Eval). Past either, a request whose body would pass it is answered 503
+// quarter (at least four bodies' worth). A body the rules of a route read
+// is counted twice: they copy it into the request's document (rule.Eval);
+// a rule's template that reads the request, or the record a write makes
+// anew, once more. Past either, a request whose body would pass it is answered 503
 // with Retry-After, its body left unread: without the bound, every
 // connection (4,096 by default) could hold a body of --max-data-bytes at
 // once, anonymously; without the share, one client with a few connections
@@ -29,7 +32,7 @@ import (
 
 // bodyBudget is the most bytes of request bodies held at once: four of
 // the largest, at least 256 MiB.
-func bodyBudget(maxData int64) int64 { return max(256<<20, 4*maxData) }
+func bodyBudget(maxData int64) int64 { return max(256<<20, 4*(maxData+1)) }
 
 // errBodiesBusy answers a request whose body would pass bodyBudget or its
 // client's share of it.
@@ -46,11 +49,12 @@ type bodies struct {
 }
 
 // newBodies bounds bodies at limit, and each client at a quarter of it,
-// at least three times maxBody+1 (one body of --max-data-bytes, read to
-// its end, and the two copies of it a route's rules and a template rule
-// make), so that one upload of the largest size fits on an idle server.
+// at least four times maxBody+1 (one body of --max-data-bytes, read to
+// its end, the copy a route's rules make, and then the copy a template
+// rule makes, or a record of about the body's size that a write makes),
+// so that one upload of the largest size fits on an idle server.
 func newBodies(limit, maxBody int64) *bodies {
-	return &bodies{limit: limit, share: max(limit/4, 3*(maxBody+1)), byClient: map[string]int64{}}
+	return &bodies{limit: limit, share: max(limit/4, 4*(maxBody+1)), byClient: map[string]int64{}}
 }
 
 // take counts n more bytes of client's, and reports whether they fit; when
@@ -74,6 +78,13 @@ func (b *bodies) take(client string, n int64) (ok, own bool) {
 	return true, false
 }
 
+// clientShare is the most one client holds.
+func (b *bodies) clientShare() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.share
+}
+
 func (b *bodies) give(client string, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -91,6 +102,9 @@ type bodyHold struct {
 	client string
 	n      int64
 	own    bool // a take was refused for the client's share
+	// never is set when a take was refused because the request alone
+	// would pass the client's share: it would not fit on an idle server.
+	never bool
 }
 
 type bodyHoldKey struct{}
@@ -100,6 +114,7 @@ func (h *bodyHold) take(n int64) bool {
 	ok, own := h.b.take(h.client, n)
 	if !ok {
 		h.own = h.own || own
+		h.never = h.never || own && h.n+n > h.b.clientShare()
 		return false
 	}
 	h.n += n
@@ -129,6 +144,17 @@ func withBodyHold(r *http.Request, b *bodies, client string) (*http.Request, fun
 func holdMore(r *http.Request, n int64) bool {
 	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
 	return hold == nil || hold.take(n)
+}
+
+// holdRefusal answers a write whose body, with the copies it needs (the
+// rules', the record it makes), would pass what one client may hold at
+// once even on an idle server: trying again would not help.
+func holdRefusal(r *http.Request) error {
+	hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold)
+	if hold == nil || !hold.never {
+		return errBodiesBusy
+	}
+	return answer.New(http.StatusRequestEntityTooLarge, "The record this write makes, with its body, is more than one client may hold at once ("+strconv.FormatInt(hold.b.clientShare(), 10)+" bytes)")
 }
 
 // forLoad reports whether err refused r for the server's load, which gives

@@ -15,3 +15,13 @@ func SetBodyShare(s *Server, n int64) {
 	defer s.bodies.mu.Unlock()
 	s.bodies.share = n
 }
+
+// SetBodyBounds bounds the request bodies s holds at once at n bytes, and
+// each client's share as the server derives it from n and
+// --max-data-bytes.
+func SetBodyBounds(s *Server, n int64) {
+	b := newBodies(n, s.bodyLimit())
+	s.bodies.mu.Lock()
+	defer s.bodies.mu.Unlock()
+	s.bodies.limit, s.bodies.share = b.limit, b.share
+}

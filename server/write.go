@@ -218,7 +218,7 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 			// of about the body's size, or the record's: counted as the
 			// body is, so that a small PATCH of a large record is too.
 			if !holdMore(r, n-copied) {
-				return nil, errBodiesBusy
+				return nil, holdRefusal(r)
 			}
 			copied = n
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -702,5 +703,38 @@ func TestWriteRecordCopyCounted(t *testing.T) {
 	server.SetBodyBudget(h.Srv, held)
 	if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch); r.Status != 200 || r.Body != merged {
 		t.Errorf("the same under a bound of %d: %d %.100s", held, r.Status, r.Body)
+	}
+}
+
+// A write of the largest body, read by its route's rules and made into a
+// record with an id added, fits what one client may hold on an idle
+// server: the body, the rules' copy and the record. Found by a review: a
+// share of three bodies' worth refused it 503 ("try again") every time.
+// A record too large to fit with its body at all is 413, not 503.
+func TestWriteLargestBodyFits(t *testing.T) {
+	const maxData = 1000
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = maxData })
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"when":"body.x=1","status":418}]`)
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	server.SetBodyBounds(h.Srv, 8*maxData) // a quarter of it is less than a client's share
+	body := `{"name":"` + strings.Repeat("n", maxData-11) + `"}`
+	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 201 {
+		t.Fatalf("a body of %d bytes, read by rules, with an id added: %d %.100s", len(body), r.Status, r.Body)
+	}
+	// Patches of the largest body grow the record: two fit with it, a
+	// third would pass what a client may hold with the record it makes.
+	patch := func(i int) string { return fmt.Sprintf(`{"f%d":"%s"}`, i, strings.Repeat("f", maxData-20)) }
+	for i := range 2 {
+		if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch(i)); r.Status != 200 {
+			t.Fatalf("patch %d: %d %.100s", i, r.Status, r.Body)
+		}
+	}
+	r := h.Send("PATCH", "/p/default/users/1", "application/json", patch(2))
+	if r.Status != 413 || !strings.Contains(r.Body, "more than one client may hold at once (4004 bytes)") {
+		t.Errorf("a PATCH whose record can never fit with its body: %d %.200s, want 413", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"v":1}`); r.Status != 200 {
+		t.Errorf("a small PATCH of the same record: %d %.100s", r.Status, r.Body)
 	}
 }
