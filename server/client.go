@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/transport"
 )
 
 // clientAddr is the address of the client behind a request: the one failed
@@ -72,20 +75,17 @@ func parseHop(hop string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// limitKey is what the limits of a client count under: its address, or the
-// /64 of an IPv6 one, since a host usually holds a whole /64 and could
-// otherwise take a fresh budget per address; or, when its range holds many
-// clients at once, the /48 or /32 around it (transport.ClientKeys), so
-// that a flood of addresses makes a bounded number of windows. A /64 is
-// written as its first address, as before; a /48 or a /32 with its length.
-func (s *Server) limitKey(r *http.Request) string {
+// clientKey is what a client's limits count under: its address, or the
+// /64 of an IPv6 one (transport.ClientKey), since a host usually holds a
+// whole /64 and could otherwise take a fresh budget per address. An IPv6
+// client's events count under its /48 and /32 too (clientWindows).
+func (s *Server) clientKey(r *http.Request) string {
 	addr := s.clientAddr(r)
+	if strings.IndexByte(addr, ':') < 0 {
+		return addr // IPv4, or what a trusted proxy wrote
+	}
 	if a, err := netip.ParseAddr(addr); err == nil {
-		p := s.clientKeys.Key(a)
-		if p.Bits() == 64 || p.Bits() == p.Addr().BitLen() {
-			return p.Addr().String()
-		}
-		return p.String()
+		return transport.ClientKey(a).String()
 	}
 	return addr
 }
@@ -94,7 +94,79 @@ func (s *Server) limitKey(r *http.Request) string {
 // whatever it guessed (mock tokens, the admin token, API keys, personal
 // access tokens, passwords, invitations): one budget per client, so that
 // guessing two kinds of credential gets it no more tries than one.
-func (s *Server) authKey(r *http.Request) string { return "auth:" + s.limitKey(r) }
+func (s *Server) authKey(r *http.Request) string { return authPrefix + s.clientKey(r) }
+
+// authPrefix begins the keys of failed authentications.
+const authPrefix = "auth:"
+
+// clientWindow is a limiter's key an event of a client counts under, and
+// the limit there.
+type clientWindow struct {
+	key   string
+	limit int64
+	// client is false for a range of clients around the client (an IPv6
+	// /48 or /32).
+	client bool
+}
+
+// clientWindows returns the windows an event of client (as clientKey
+// gives it) counts in, with prefix before each key, under a limit of per:
+// the client's own, and for an IPv6 /64 also its /48 and /32, with 64 and
+// 4,096 times the limit (transport.ClientRanges), the broadest first.
+func clientWindows(prefix, client string, per int64) []clientWindow {
+	if strings.IndexByte(client, ':') >= 0 {
+		if a, err := netip.ParseAddr(client); err == nil && a.Unmap().Is6() {
+			rs, n := transport.ClientRanges(a)
+			ws := make([]clientWindow, n)
+			for i, r := range rs[:n] {
+				ws[i] = clientWindow{key: prefix + r.Prefix.String(), limit: per * r.Scale}
+			}
+			ws[n-1] = clientWindow{key: prefix + client, limit: per, client: true} // the /64, keyed as before
+			return ws
+		}
+	}
+	return []clientWindow{{key: prefix + client, limit: per, client: true}}
+}
+
+// allowClient admits one event in every window of ws, the broadest first
+// (so that a narrower window is made only for an event its ranges
+// admitted). At the first that refuses, those admitted are taken back, and
+// its result and window are returned.
+func allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, clientWindow, error) {
+	var admitted [3]decoy.RateResult
+	for i, w := range ws {
+		res, err := l.Allow(ctx, w.key, w.limit)
+		if err == nil && res.Allowed {
+			if i < len(admitted) {
+				admitted[i] = res
+			}
+			continue
+		}
+		// Taken back: the event is refused, or not counted where it
+		// could not be.
+		undo := context.WithoutCancel(ctx)
+		for j := range min(i, len(admitted)) {
+			_ = l.Undo(undo, ws[j].key, admitted[j])
+		}
+		return res, w, err
+	}
+	return decoy.RateResult{Allowed: true}, clientWindow{}, nil
+}
+
+// peekClient reports the first window of ws that would refuse an event,
+// admitting nothing; ok when none would.
+func peekClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, bool, error) {
+	for _, w := range ws {
+		st, err := l.Peek(ctx, w.key, w.limit)
+		if err != nil {
+			return st, false, err
+		}
+		if !st.Allowed {
+			return st, false, nil
+		}
+	}
+	return decoy.RateResult{Allowed: true}, true, nil
+}
 
 // TrustedProxy reports whether a is one of the trusted proxies.
 func (s *Server) TrustedProxy(a netip.Addr) bool { return s.trusted(a) }
@@ -121,13 +193,17 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 	case "healthz", "readyz", "metrics":
 		return nil
 	}
-	res, err := s.cfg.ClientLimiter.Allow(r.Context(), "client:"+s.limitKey(r), s.cfg.ClientRateLimit)
+	res, win, err := allowClient(r.Context(), s.cfg.ClientLimiter, clientWindows("client:", s.clientKey(r), s.cfg.ClientRateLimit))
 	if err != nil || res.Allowed {
 		return nil // a limiter that fails lets requests through to the other limits
 	}
 	s.metrics.refusals.WithLabelValues(refusedClient).Inc()
 	s.setCORS(w.Header(), r)
-	return answer.New(http.StatusTooManyRequests, "Too many requests from this client. Maximum "+strconv.FormatInt(s.cfg.ClientRateLimit, 10)+" per minute.",
+	msg := "Too many requests from this client. Maximum " + strconv.FormatInt(win.limit, 10) + " per minute."
+	if !win.client {
+		msg = "Too many requests from this client's network. Maximum " + strconv.FormatInt(win.limit, 10) + " per minute."
+	}
+	return answer.New(http.StatusTooManyRequests, msg,
 		"Retry-After", seconds(res.RetryAfter),
 		"Connection", "close") // a flood of connections is not kept open either
 }

@@ -48,7 +48,7 @@ func TestClientAddr(t *testing.T) {
 }
 
 // Limits count an IPv6 client per /64, an IPv4 one per address.
-func TestLimitKey(t *testing.T) {
+func TestClientKey(t *testing.T) {
 	s := &Server{}
 	for _, tc := range []struct{ remote, want string }{
 		{"203.0.113.7:1", "203.0.113.7"},
@@ -58,8 +58,8 @@ func TestLimitKey(t *testing.T) {
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = tc.remote
-		if got := s.limitKey(r); got != tc.want {
-			t.Errorf("limitKey(%s) = %q, want %q", tc.remote, got, tc.want)
+		if got := s.clientKey(r); got != tc.want {
+			t.Errorf("clientKey(%s) = %q, want %q", tc.remote, got, tc.want)
 		}
 	}
 }

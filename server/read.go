@@ -554,11 +554,11 @@ func (s *Server) authBlocked(r *http.Request, key string) error {
 	if s.cfg.AuthFailureLimit <= 0 {
 		return nil
 	}
-	st, err := s.cfg.AuthFailures.Peek(r.Context(), key, s.cfg.AuthFailureLimit)
+	st, ok, err := peekClient(r.Context(), s.cfg.AuthFailures, s.authWindows(key))
 	if err != nil {
 		return err
 	}
-	if !st.Allowed {
+	if !ok {
 		return s.tooManyFailures(st.Reset)
 	}
 	return nil
@@ -568,7 +568,7 @@ func (s *Server) authBlocked(r *http.Request, key string) error {
 // when this failure is past the limit.
 func (s *Server) authFailed(r *http.Request, key string, refusal *answer.Error) error {
 	if s.cfg.AuthFailureLimit > 0 {
-		res, err := s.cfg.AuthFailures.Allow(r.Context(), key, s.cfg.AuthFailureLimit)
+		res, _, err := allowClient(r.Context(), s.cfg.AuthFailures, s.authWindows(key))
 		if err != nil {
 			return err
 		}
@@ -577,6 +577,13 @@ func (s *Server) authFailed(r *http.Request, key string, refusal *answer.Error) 
 		}
 	}
 	return refusal
+}
+
+// authWindows returns the windows a failed authentication of the client
+// behind key (authKey) counts in: the client's, and an IPv6 client's /48
+// and /32 (clientWindows).
+func (s *Server) authWindows(key string) []clientWindow {
+	return clientWindows(authPrefix, strings.TrimPrefix(key, authPrefix), s.cfg.AuthFailureLimit)
 }
 
 func (s *Server) tooManyFailures(retry time.Duration) error {

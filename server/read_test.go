@@ -713,16 +713,18 @@ func TestClientRateLimit(t *testing.T) {
 	}
 }
 
-// A flood of failed authentications from the /64s of one IPv6 range makes
-// a bounded number of windows: past transport.MaxPerRange /64s of a /48,
-// the others count under the /48 (each /64 made a window of its own, so
-// that a /48 made as many as its requests; found by an audit). The flood
-// uses up its own range's budget only: a client of another range, and a
-// /64 of the range counted apart, still sign in with the right token.
+// A flood of failed authentications from the /64s of one IPv6 range is
+// bounded by its range's budget (transport.RangeScale times a client's a
+// /48), and makes windows only for the failures it admitted (each /64 had
+// a budget of its own, so that a /48 got as many as its /64s; found by an
+// audit). It uses up its own range's budget only: a client of another
+// /48 of the /32, and one of another range, still sign in with the right
+// token.
 func TestFailedAuthenticationsOfARangeBounded(t *testing.T) {
 	failures := inmem.NewLimiter()
+	const limit = 2
 	h := servertest.New(t, func(c *server.Config) {
-		c.AuthFailures = failures
+		c.AuthFailures, c.AuthFailureLimit = failures, limit
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
 	failures.Now = h.Clock.Now
@@ -739,21 +741,86 @@ func TestFailedAuthenticationsOfARangeBounded(t *testing.T) {
 			t.Fatalf("guess %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	if n := failures.Len(); n > transport.MaxPerRange+1 {
-		t.Errorf("%d windows of failures for one /48, want at most %d", n, transport.MaxPerRange+1)
+	const range48 = limit * transport.RangeScale
+	if n := failures.Len(); n > range48+2 {
+		t.Errorf("%d windows of failures for one /48, want at most %d (its /64s admitted, the /48, the /32)", n, range48+2)
 	}
-	// 64 /64s apart, one failure each, then 30 under the /48.
-	if want := 1000 - transport.MaxPerRange - 30; refused != want {
+	if want := 1000 - range48; refused != want {
 		t.Errorf("%d guesses refused, want %d", refused, want)
 	}
 	for _, c := range []struct{ from, token string }{
 		{"2001:db8:2::7", priv.Token},
-		{"2001:db8:1:3::9", priv.Token},
 		{"198.51.100.1", priv.Token},
 	} {
 		if r := h.Get(p, "serviceauthtoken", c.token, "X-Forwarded-For", c.from); r.Status != 200 {
 			t.Errorf("the right token from %s: %d %s", c.from, r.Status, r.Body)
 		}
 	}
+	// The /48's budget is used up: the right token from it waits too.
 	servertest.WantError(t, h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", "2001:db8:1:ffff::1"), 429, "Too many failed authentication attempts")
+	h.Clock.Add(time.Minute)
+	if r := h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", "2001:db8:1:ffff::1"); r.Status != 200 {
+		t.Errorf("the right token from the /48 a minute later: %d %s", r.Status, r.Body)
+	}
+}
+
+// A client whose /64 guessed too often is refused alone: its failures
+// count in its /48's budget, but that budget is many clients' worth, so
+// a neighbour of the /48 still signs in, however many /64s of the /48
+// came first. Found by a review: the first 64 /64s of a /48 in a minute
+// (claimed even by bodies sent to /healthz) counted apart and any others
+// under the /48's one budget, which 30 wrong tokens from a 65th used up.
+func TestFailedAuthenticationsOfANeighbour(t *testing.T) {
+	h := servertest.New(t, func(c *server.Config) {
+		l := inmem.NewLimiter()
+		l.Now = c.Now
+		c.AuthFailures, c.AuthFailureLimit = l, 30
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	priv := h.Create(`[]`, client.CreateOptions{Private: true})
+	p := "/mock/" + priv.ID
+	for i := range 100 {
+		h.Send("POST", "/healthz", "application/json", "x", "X-Forwarded-For", fmt.Sprintf("2001:db8:1:%x::1", i))
+	}
+	for range 30 {
+		servertest.WantError(t, h.Get(p, "serviceauthtoken", "guess", "X-Forwarded-For", "2001:db8:1:ff00::1"), 401, "Invalid auth token")
+	}
+	servertest.WantError(t, h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", "2001:db8:1:ff00::1"), 429, "Too many failed authentication attempts")
+	if r := h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", "2001:db8:1:ff01::1"); r.Status != 200 {
+		t.Errorf("the right token from a neighbouring /64: %d %s", r.Status, r.Body)
+	}
+}
+
+// The client rate limit of an IPv6 client counts in its /64, its /48 (64
+// times the limit) and its /32 (4,096 times): a /48 gets 64 clients'
+// worth, whatever number of /64s it sends from, and a /64 refused for its
+// own limit uses up nothing of its range's.
+func TestClientRateLimitOfARange(t *testing.T) {
+	l := inmem.NewLimiter()
+	const limit = 2
+	h := servertest.New(t, func(c *server.Config) {
+		l.Now = c.Now
+		c.ClientLimiter, c.ClientRateLimit = l, limit
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	unknown := "/mock/00000000-0000-4000-8000-000000000000"
+	for range limit {
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:1:1::1"), 404, "Mock api not found")
+	}
+	for range 10 {
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:1:1::2"), 429, "Too many requests from this client. Maximum 2 per minute.")
+	}
+	const range48 = limit * transport.RangeScale
+	for i := range range48 - limit {
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", fmt.Sprintf("2001:db8:1:%x::1", 0x100+i)), 404, "Mock api not found")
+	}
+	r := h.Get(unknown, "X-Forwarded-For", "2001:db8:1:ffff::1")
+	servertest.WantError(t, r, 429, "Too many requests from this client's network. Maximum 128 per minute.")
+	if r.Header.Get("Retry-After") != "60" {
+		t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
+	}
+	if n := l.Len(); n > range48+2 {
+		t.Errorf("%d windows for one /48, want at most %d (one a request admitted, the /48, the /32)", n, range48+2)
+	}
+	servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:2::1"), 404, "Mock api not found")
 }

@@ -31,7 +31,6 @@ import (
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
 	"github.com/decoy-mock/decoy/studio"
-	"github.com/decoy-mock/decoy/transport"
 	"github.com/decoy-mock/decoy/upstream"
 	"github.com/decoy-mock/decoy/usage"
 	"github.com/prometheus/client_golang/prometheus"
@@ -255,10 +254,6 @@ type Server struct {
 
 	// proxy passes projects' requests to their upstreams (upstream.go).
 	proxy *upstream.Proxy
-
-	// clientKeys chooses the prefix a client's limits count under
-	// (client.go).
-	clientKeys transport.ClientKeys
 }
 
 // New returns a server for cfg.
@@ -283,7 +278,6 @@ func New(cfg Config) *Server {
 	}
 	s.live, _ = cfg.Store.(decoy.LiveStore)
 	s.writes.seed = maphash.MakeSeed()
-	s.clientKeys.Now, s.clientKeys.Period = cfg.Now, decoy.RateWindow
 	s.cache = mockcache.New(mockcache.Config{
 		Store:            cfg.Store,
 		Live:             s.live,
@@ -403,7 +397,7 @@ func New(cfg Config) *Server {
 		h = paceBodies(h, pace, s.bodyCut)
 	}
 	s.bodies = newBodies(bodyBudget(s.bodyLimit()), s.bodyLimit())
-	s.handler = closeUnread(h, s.bodies, s.limitKey)
+	s.handler = closeUnread(h, s.bodies, s.clientKey)
 	return s
 }
 
