@@ -527,13 +527,14 @@ const compactTimeout = 5 * time.Minute
 // maxCompactBackoff, so that the writes that keep asking for one do not
 // each rewrite its data again in vain; other mocks' go on. It remembers
 // the failures of at most maxCompactFailing mocks: past them (a store
-// down for every mock), every mock waits as the last to fail.
+// down for every mock), every mock waits, the wait doubling with each
+// failure past them in a row as a mock's does.
 type compactor struct {
 	mu      sync.Mutex
 	running map[string]bool         // at most maxCompactions
 	failing map[string]compactDelay // at most maxCompactFailing
-	// notBefore holds every mock back while failing is full.
-	notBefore time.Time
+	// overflow holds every mock back: the failures while failing was full.
+	overflow compactDelay
 }
 
 // compactDelay is a mock's failures in a row and the time before which its
@@ -541,6 +542,13 @@ type compactor struct {
 type compactDelay struct {
 	failures  int
 	notBefore time.Time
+}
+
+// failed returns d after one more failure at now.
+func (d compactDelay) failed(now time.Time) compactDelay {
+	d.failures++
+	d.notBefore = now.Add(min(time.Second<<min(d.failures-1, 16), maxCompactBackoff))
+	return d
 }
 
 const (
@@ -554,7 +562,7 @@ const (
 func (c *compactor) start(id string, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running[id] || len(c.running) >= maxCompactions || now.Before(c.notBefore) || now.Before(c.failing[id].notBefore) {
+	if c.running[id] || len(c.running) >= maxCompactions || now.Before(c.overflow.notBefore) || now.Before(c.failing[id].notBefore) {
 		return false
 	}
 	if c.running == nil {
@@ -571,11 +579,10 @@ func (c *compactor) done(id string, failed bool, now time.Time) {
 	delete(c.running, id)
 	if !failed {
 		delete(c.failing, id)
+		c.overflow = compactDelay{} // the store compacts again
 		return
 	}
-	d := c.failing[id]
-	d.failures++
-	d.notBefore = now.Add(min(time.Second<<min(d.failures-1, 16), maxCompactBackoff))
+	d := c.failing[id].failed(now)
 	if _, known := c.failing[id]; !known && len(c.failing) >= maxCompactFailing {
 		// Forget the mocks whose wait ended long since (a failure then
 		// counts as a first again); if none, hold every mock back.
@@ -585,7 +592,7 @@ func (c *compactor) done(id string, failed bool, now time.Time) {
 			}
 		}
 		if len(c.failing) >= maxCompactFailing {
-			c.notBefore = d.notBefore
+			c.overflow = c.overflow.failed(now)
 			return
 		}
 	}

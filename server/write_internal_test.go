@@ -87,8 +87,25 @@ func TestCompactorFailuresBounded(t *testing.T) {
 	if !c.start("other", t0.Add(time.Second)) {
 		t.Error("the table full: a mock held back past the last failure's wait")
 	}
-	c.done("other", false, t0.Add(time.Second))
-	later := t0.Add(time.Minute)
+	// Failures past the table in a row double the wait of all, as a
+	// mock's do (it stayed at a second; found by a review).
+	at := t0.Add(time.Second)
+	for i, wait := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second} {
+		c.done("other", true, at)
+		if c.start("other", at.Add(wait-time.Millisecond)) {
+			t.Fatalf("failure %d past the table: a mock started within %v", i+2, wait)
+		}
+		at = at.Add(wait)
+		if !c.start("other", at) {
+			t.Fatalf("failure %d past the table: a mock held back past %v", i+2, wait)
+		}
+	}
+	c.done("other", false, at)
+	if !c.start("again", at) {
+		t.Error("after a compaction that worked: a mock held back")
+	}
+	c.done("again", false, at)
+	later := at.Add(time.Minute)
 	c.start("late", later)
 	c.done("late", true, later)
 	if len(c.failing) != 1 || c.failing["late"].failures != 1 {
