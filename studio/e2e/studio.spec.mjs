@@ -246,6 +246,10 @@ await journey(async (browser) => {
 
   await step('settings: a rate limit, and the refusals it makes', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
+    // Past the server's bound of every rate limit, the form says so
+    // before anything is sent.
+    await page.getByLabel('Rate limit per minute').fill('1000001');
+    assert.equal(await page.getByLabel('Rate limit per minute').evaluate((e) => e.validity.rangeOverflow), true);
     await page.getByLabel('Rate limit per minute').fill('6');
     await page.getByLabel('Delay (ms)').fill('0');
     await page.getByRole('button', { name: 'Save settings' }).click();

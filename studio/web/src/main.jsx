@@ -692,7 +692,7 @@ function SettingsTab({ mock, onSaved, onToken }) {
           </div>
           <div>
             <label for="s-rate">Rate limit per minute</label>
-            <input id="s-rate" type="number" min="0" placeholder={placeholder(mock.rate_limit, defaults && defaults.minute.limit, 'a minute')} value={f.rate_limit} onInput={set('rate_limit')} aria-describedby="limits-hint" />
+            <input id="s-rate" type="number" min="0" max="1000000" placeholder={placeholder(mock.rate_limit, defaults && defaults.minute.limit, 'a minute')} value={f.rate_limit} onInput={set('rate_limit')} aria-describedby="limits-hint" />
           </div>
           <div>
             <label for="s-quota">Monthly quota</label>
