@@ -69,7 +69,7 @@ func BenchmarkClients(b *testing.B) {
 	h, open := usersServer(b, 1000)
 	users := dataset.Users(1000)
 	private := h.Create(string(users), client.CreateOptions{Private: true})
-	limited := h.Create(string(users), client.CreateOptions{RateLimit: servertest.Ptr(int64(1 << 40))})
+	limited := h.Create(string(users), client.CreateOptions{RateLimit: servertest.Ptr(int64(decoy.MaxRateLimit))})
 	const gzip = "Accept-Encoding: gzip, deflate, br\r\n"
 	for _, c := range []struct{ name, id, header string }{
 		{"plain", open.ID, ""},
