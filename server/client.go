@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -128,11 +129,21 @@ func clientWindows(prefix, client string, per int64) []clientWindow {
 	return []clientWindow{{key: prefix + client, limit: per, client: true}}
 }
 
-// allowClient admits one event in every window of ws, the broadest first
-// (so that a narrower window is made only for an event its ranges
-// admitted). At the first that refuses, those admitted are taken back, and
-// its result and window are returned.
+// allowClient admits one event in every window of ws. The client's own
+// window is looked at first, admitting nothing, so that a client over its
+// own limit is refused without holding its ranges' budget meanwhile; then
+// each is asked the broadest first, so that a narrower window is made
+// only for an event its ranges admitted. At the first that refuses, those
+// admitted are taken back. A refusal returns the result and window of the
+// refusing window that frees last.
 func allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, clientWindow, error) {
+	if len(ws) > 1 {
+		own := ws[len(ws)-1]
+		st, err := l.Peek(ctx, own.key, own.limit)
+		if err != nil || !st.Allowed {
+			return st, own, err
+		}
+	}
 	var admitted [3]decoy.RateResult
 	for i, w := range ws {
 		res, err := l.Allow(ctx, w.key, w.limit)
@@ -148,24 +159,42 @@ func allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy
 		for j := range min(i, len(admitted)) {
 			_ = l.Undo(undo, ws[j].key, admitted[j])
 		}
-		return res, w, err
+		if err != nil {
+			return res, w, err
+		}
+		// A narrower range may be full too, and free later.
+		for _, n := range ws[i+1 : max(i+1, len(ws)-1)] {
+			if st, err := l.Peek(ctx, n.key, n.limit); err == nil && !st.Allowed && freesIn(st) > freesIn(res) {
+				res, w = st, n
+			}
+		}
+		return res, w, nil
 	}
 	return decoy.RateResult{Allowed: true}, clientWindow{}, nil
 }
 
-// peekClient reports the first window of ws that would refuse an event,
-// admitting nothing; ok when none would.
+// peekClient reports whether an event of ws would be admitted, admitting
+// nothing; when not, the result of the refusing window that frees last.
 func peekClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, bool, error) {
+	refused := decoy.RateResult{Allowed: true}
 	for _, w := range ws {
 		st, err := l.Peek(ctx, w.key, w.limit)
 		if err != nil {
 			return st, false, err
 		}
-		if !st.Allowed {
-			return st, false, nil
+		if !st.Allowed && (refused.Allowed || freesIn(st) > freesIn(refused)) {
+			refused = st
 		}
 	}
-	return decoy.RateResult{Allowed: true}, true, nil
+	return refused, refused.Allowed, nil
+}
+
+// freesIn is how long until the window of a refusal admits again.
+func freesIn(r decoy.RateResult) time.Duration {
+	if r.RetryAfter > 0 {
+		return r.RetryAfter
+	}
+	return r.Reset // a Peek's: when the oldest event leaves
 }
 
 // TrustedProxy reports whether a is one of the trusted proxies.
@@ -204,7 +233,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 		msg = "Too many requests from this client's network. Maximum " + strconv.FormatInt(win.limit, 10) + " per minute."
 	}
 	return answer.New(http.StatusTooManyRequests, msg,
-		"Retry-After", seconds(res.RetryAfter),
+		"Retry-After", seconds(freesIn(res)),
 		"Connection", "close") // a flood of connections is not kept open either
 }
 

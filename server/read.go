@@ -559,7 +559,7 @@ func (s *Server) authBlocked(r *http.Request, key string) error {
 		return err
 	}
 	if !ok {
-		return s.tooManyFailures(st.Reset)
+		return s.tooManyFailures(freesIn(st))
 	}
 	return nil
 }
@@ -573,7 +573,7 @@ func (s *Server) authFailed(r *http.Request, key string, refusal *answer.Error) 
 			return err
 		}
 		if !res.Allowed {
-			return s.tooManyFailures(res.RetryAfter)
+			return s.tooManyFailures(freesIn(res))
 		}
 	}
 	return refusal

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -823,4 +824,81 @@ func TestClientRateLimitOfARange(t *testing.T) {
 		t.Errorf("%d windows for one /48, want at most %d (one a request admitted, the /48, the /32)", n, range48+2)
 	}
 	servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:2::1"), 404, "Mock api not found")
+}
+
+// countingLimiter counts the events asked to be admitted under key.
+type countingLimiter struct {
+	*inmem.Limiter
+	key    string
+	allows atomic.Int64
+}
+
+func (l *countingLimiter) Allow(ctx context.Context, key string, limit int64) (decoy.RateResult, error) {
+	if key == l.key {
+		l.allows.Add(1)
+	}
+	return l.Limiter.Allow(ctx, key, limit)
+}
+
+// A client over its own limit is refused before its ranges are asked: its
+// refused requests hold nothing of its /48's budget, even for the moment
+// an admission takes to be taken back (found by a review: a neighbour
+// could be refused for the /48 meanwhile).
+func TestClientRateLimitRefusalHoldsNoRange(t *testing.T) {
+	const limit = 2
+	l := &countingLimiter{Limiter: inmem.NewLimiter(), key: "client:2001:db8:1::/48"}
+	h := servertest.New(t, func(c *server.Config) {
+		l.Now = c.Now
+		c.ClientLimiter, c.ClientRateLimit = l, limit
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	unknown := "/mock/00000000-0000-4000-8000-000000000000"
+	for range limit {
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:1:7::1"), 404, "Mock api not found")
+	}
+	before := l.allows.Load()
+	for range 20 {
+		servertest.WantError(t, h.Get(unknown, "X-Forwarded-For", "2001:db8:1:7::1"), 429, "Too many requests from this client. Maximum 2 per minute.")
+	}
+	if n := l.allows.Load() - before; n != 0 {
+		t.Errorf("20 requests refused for their /64's limit asked the /48 for %d events", n)
+	}
+}
+
+// Retry-After is the time until every window that refuses admits again:
+// a client whose /64 and /48 are both full waits for the one that frees
+// last (found by a review: it was told the /48's, came back, and was
+// refused again).
+func TestRetryAfterOfTheWindowThatFreesLast(t *testing.T) {
+	const limit = 2
+	failures := inmem.NewLimiter()
+	h := servertest.New(t, func(c *server.Config) {
+		c.AuthFailures, c.AuthFailureLimit = failures, limit
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	failures.Now = h.Clock.Now
+	priv := h.Create(`[]`, client.CreateOptions{Private: true})
+	p := "/mock/" + priv.ID
+	// 63 /64s of the /48 fail twice each at t = 0: 126 of its 128.
+	for i := range transport.RangeScale - 1 {
+		for range limit {
+			servertest.WantError(t, h.Get(p, "serviceauthtoken", "guess", "X-Forwarded-For", fmt.Sprintf("2001:db8:1:%x::1", 0x100+i)), 401, "Invalid auth token")
+		}
+	}
+	// At t = 30 s, the client's own /64 fails twice: it and the /48 full.
+	h.Clock.Add(30 * time.Second)
+	const me = "2001:db8:1:7::1"
+	for range limit {
+		servertest.WantError(t, h.Get(p, "serviceauthtoken", "guess", "X-Forwarded-For", me), 401, "Invalid auth token")
+	}
+	h.Clock.Add(20 * time.Second) // the /48 frees at 60 s, the /64 at 90 s
+	r := h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", me)
+	servertest.WantError(t, r, 429, "Too many failed authentication attempts")
+	if got := r.Header.Get("Retry-After"); got != "40" {
+		t.Errorf("Retry-After = %s, want 40 (the /64's window)", got)
+	}
+	h.Clock.Add(40 * time.Second)
+	if r := h.Get(p, "serviceauthtoken", priv.Token, "X-Forwarded-For", me); r.Status != 200 {
+		t.Errorf("the right token once Retry-After passed: %d %s", r.Status, r.Body)
+	}
 }
