@@ -14,10 +14,11 @@ import (
 // are held in memory until the request is answered: each at most
 // --max-data-bytes, and all of them together at most bodyBudget, of which
 // one client (its address, or the /64 of an IPv6 one) holds at most a
-// quarter (at least four bodies' worth). A body the rules of a route read
-// is counted twice: they copy it into the request's document (rule.Eval);
-// a rule's template that reads the request, or the record a write makes
-// anew, once more. Past either, a request whose body would pass it is answered 503
+// quarter (at least three bodies' worth). A body the rules of a route
+// read is counted twice while they hold it: they copy it into the
+// request's document (rule.Eval), let go once no rule answers; a rule's
+// template that reads the request copies it once more, and a write counts
+// the record it makes anew. Past either, a request whose body would pass it is answered 503
 // with Retry-After, its body left unread: without the bound, every
 // connection (4,096 by default) could hold a body of --max-data-bytes at
 // once, anonymously; without the share, one client with a few connections
@@ -49,12 +50,13 @@ type bodies struct {
 }
 
 // newBodies bounds bodies at limit, and each client at a quarter of it,
-// at least four times maxBody+1 (one body of --max-data-bytes, read to
-// its end, the copy a route's rules make, and then the copy a template
-// rule makes, or a record of about the body's size that a write makes),
-// so that one upload of the largest size fits on an idle server.
+// at least three times maxBody+1 (one body of --max-data-bytes, read to
+// its end, and the two copies of it a route's rules and a template rule
+// make, or the record a write makes of it once the rules let theirs go),
+// so that one upload of the largest size fits on an idle server. At the
+// default --max-data-bytes, the share is three quarters of the bound.
 func newBodies(limit, maxBody int64) *bodies {
-	return &bodies{limit: limit, share: max(limit/4, 4*(maxBody+1)), byClient: map[string]int64{}}
+	return &bodies{limit: limit, share: max(limit/4, 3*(maxBody+1)), byClient: map[string]int64{}}
 }
 
 // take counts n more bytes of client's, and reports whether they fit; when
@@ -121,6 +123,14 @@ func (h *bodyHold) take(n int64) bool {
 	return true
 }
 
+// give gives back n of the bytes the request holds.
+func (h *bodyHold) give(n int64) {
+	if n = min(n, h.n); n > 0 {
+		h.b.give(h.client, n)
+		h.n -= n
+	}
+}
+
 // release gives back what the request held.
 func (h *bodyHold) release() {
 	if h.n > 0 {
@@ -137,6 +147,14 @@ func withBodyHold(r *http.Request, b *bodies, client string) (*http.Request, fun
 	}
 	h := &bodyHold{b: b, client: client}
 	return r.WithContext(context.WithValue(r.Context(), bodyHoldKey{}, h)), h.release
+}
+
+// holdLess gives back n bytes counted for r's body (a copy of it that
+// goes).
+func holdLess(r *http.Request, n int64) {
+	if hold, _ := r.Context().Value(bodyHoldKey{}).(*bodyHold); hold != nil {
+		hold.give(n)
+	}
 }
 
 // holdMore counts n more bytes held for r's body (a copy of it), and

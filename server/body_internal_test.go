@@ -174,3 +174,23 @@ func TestBodyOverReadOnce(t *testing.T) {
 		t.Errorf("the write: %v, %d bytes read after the rules' %d", err, body.n, read)
 	}
 }
+
+// At the default --max-data-bytes, one client may hold three bodies of the
+// largest size, and leaves a fourth to the others: its share is three
+// quarters of the bound, not all of it (a review caught a share of four
+// bodies' worth, the whole bound at the defaults).
+func TestBodiesShareAtDefaults(t *testing.T) {
+	const maxData = 64 << 20 // the default --max-data-bytes
+	b := newBodies(bodyBudget(maxData), maxData)
+	for i := range 3 {
+		if ok, _ := b.take("203.0.113.7", maxData+1); !ok {
+			t.Fatalf("body %d of one client refused", i+1)
+		}
+	}
+	if ok, own := b.take("203.0.113.7", maxData+1); ok || !own {
+		t.Errorf("a fourth body of the same client: ok %v, own %v; want refused for its share", ok, own)
+	}
+	if ok, _ := b.take("198.51.100.1", maxData+1); !ok {
+		t.Errorf("another client's body refused (share %d of %d)", b.share, b.limit)
+	}
+}

@@ -123,8 +123,8 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 	// count is taken after that step), so that the quota step knows the
 	// answer is a rule's.
 	if t.rules != nil {
-		ev, first, release, err := s.matchRules(r, &rd)
-		defer release()
+		re, first, err := s.matchRules(r, &rd)
+		defer re.release()
 		if err != nil {
 			if forLoad(r, err) { // errBodiesBusy, for all bodies held
 				s.undoRate(ctx, e.Mock.ID, rd.rate)
@@ -132,8 +132,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, t target) error {
 			return err
 		}
 		if first >= 0 {
-			return s.answerRules(w, r, &rd, ev, first)
+			return s.answerRules(w, r, &rd, re, first)
 		}
+		// No rule holds: what they built of the request goes, before a
+		// write holds its record.
+		re.letGo()
 	}
 	if t.write != "" {
 		return s.writeRecords(w, r, &rd)

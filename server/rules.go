@@ -41,16 +41,16 @@ import (
 
 // matchRules asks the rules of rd's route about the request: the first
 // that holds (-1: none), and the Eval, which keeps what it built of the
-// request for the rules after it. release gives the Eval back once the
-// request is answered. err is errBodiesBusy when the rules needed the
+// request for the rules after it (re.ev). re.release gives it back once
+// the request is answered. err is errBodiesBusy when the rules needed the
 // body and the server holds too many at once.
-func (s *Server) matchRules(r *http.Request, rd *readState) (ev *rule.Eval, first int, release func(), err error) {
-	re := ruleEvals.Get().(*ruleEval)
+func (s *Server) matchRules(r *http.Request, rd *readState) (re *ruleEval, first int, err error) {
+	re = ruleEvals.Get().(*ruleEval)
 	re.s, re.r = s, r
 	re.req = rule.Request{Method: r.Method, Params: rd.t.params, RawQuery: r.URL.RawQuery, Host: r.Host, Header: r.Header, Body: re.body}
 	re.ev.Reset(rd.t.rules, &re.req)
 	first = re.ev.Next(0)
-	return &re.ev, first, re.release, re.err
+	return re, first, re.err
 }
 
 // ruleEval is the asking of a route's rules about one request, kept in a
@@ -64,6 +64,9 @@ type ruleEval struct {
 	body func() []byte // re.readBody, bound once
 	// err is why the body could not be read for the rules (errBodiesBusy).
 	err error
+	// held is the bytes of the rules' copy of the body counted against
+	// the bodies' bound.
+	held int64
 }
 
 var ruleEvals = sync.Pool{New: func() any {
@@ -74,12 +77,16 @@ var ruleEvals = sync.Pool{New: func() any {
 
 func (re *ruleEval) readBody() []byte {
 	b, err := re.s.ruleBody(re.r)
-	if err == nil && b != nil && !holdMore(re.r, int64(len(b))) {
+	if err == nil && b != nil {
 		// The rules copy the body into the request's document: counted
 		// as the body is.
-		err, b = errBodiesBusy, nil
-		if kb, ok := re.r.Body.(*keptBody); ok {
-			kb.busy = true
+		if holdMore(re.r, int64(len(b))) {
+			re.held += int64(len(b))
+		} else {
+			err, b = errBodiesBusy, nil
+			if kb, ok := re.r.Body.(*keptBody); ok {
+				kb.busy = true
+			}
 		}
 	}
 	if err != nil {
@@ -88,9 +95,20 @@ func (re *ruleEval) readBody() []byte {
 	return b
 }
 
-func (re *ruleEval) release() {
-	re.s, re.r, re.req, re.err = nil, nil, rule.Request{}, nil
+// letGo drops what the rules built of the request (its document, a copy
+// of the body), and gives back the bytes it was counted for: a write that
+// goes on holds its record instead.
+func (re *ruleEval) letGo() {
+	if re.held > 0 {
+		holdLess(re.r, re.held)
+		re.held = 0
+	}
 	re.ev.Reset(nil, nil)
+}
+
+func (re *ruleEval) release() {
+	re.letGo()
+	re.s, re.r, re.req, re.err = nil, nil, rule.Request{}, nil
 	ruleEvals.Put(re)
 }
 
@@ -154,8 +172,9 @@ type keptBody struct {
 // (step 5: a rule's answer is a served one), then the first rule that
 // holds and may answer (takeRule), or the normal answer when every rule
 // that held was used up.
-func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readState, ev *rule.Eval, first int) error {
+func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readState, re *ruleEval, first int) error {
 	ctx := r.Context()
+	ev := &re.ev
 	reserved, err := s.reserve(ctx, w.Header(), rd.t.e.Mock, rd.rate, rd.quotaLimit, rd.month, rd.now, r.Method != http.MethodHead)
 	if err != nil {
 		return err
@@ -165,6 +184,7 @@ func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readSta
 		// Every rule that held is used up: the write is made, counted
 		// by its own step (it was answered 501 as a read of the route).
 		s.release(ctx, reserved)
+		re.letGo()
 		return s.writeRecords(w, r, rd)
 	}
 	if c == nil {
