@@ -398,6 +398,14 @@ func (s *Server) plannedBody(r *http.Request, rd *readState) ([]byte, error) {
 	if err != nil {
 		return fail(err), nil
 	}
+	if n := recordCopy(p, &ws); n > 0 && !holdMore(r, n) {
+		// The record made anew is counted as the write's own is
+		// (commitWrite).
+		if err := holdRefusal(r); err != errBodiesBusy {
+			return fail(err), nil
+		}
+		return nil, errBodiesBusy
+	}
 	return p.record, nil
 }
 

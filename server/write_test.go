@@ -740,3 +740,22 @@ func TestWriteLargestBodyFits(t *testing.T) {
 		t.Errorf("a small PATCH of the same record: %d %.100s", r.Status, r.Body)
 	}
 }
+
+// A rule of a write route that answers with the write's normal body plans
+// the record, which counts against the bodies' bound as the write's own
+// record does (found by a review: a PATCH of 7 bytes to a record of 318
+// was 503 under a bound of 200 without the rule, and served with it).
+func TestRuleWriteBodyRecordCounted(t *testing.T) {
+	h := servertest.New(t, withTeams)
+	big := `{"id":1,"blob":"` + strings.Repeat("b", 300) + `"}`
+	u := h.Create(`[`+big+`]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID, "rules", `[{"status":202}]`)
+	server.SetBodyBudget(h.Srv, 200)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"v":1}`); r.Status != 503 {
+		t.Errorf("a rule answering the record of 325 bytes a PATCH of 7 makes, under a bound of 200: %d %.60s", r.Status, r.Body)
+	}
+	server.SetBodyBudget(h.Srv, 400)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"v":1}`); r.Status != 202 || !strings.Contains(r.Body, `"v":1`) {
+		t.Errorf("the same under a bound of 400: %d %.60s", r.Status, r.Body)
+	}
+}
