@@ -136,7 +136,7 @@ func clientWindows(prefix, client string, per int64) []clientWindow {
 // only for an event its ranges admitted. At the first that refuses, those
 // admitted are taken back. A refusal returns the result and window of the
 // refusing window that frees last.
-func allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, clientWindow, error) {
+func (s *Server) allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy.RateResult, clientWindow, error) {
 	if len(ws) > 1 {
 		own := ws[len(ws)-1]
 		st, err := l.Peek(ctx, own.key, own.limit)
@@ -157,7 +157,9 @@ func allowClient(ctx context.Context, l decoy.Limiter, ws []clientWindow) (decoy
 		// could not be.
 		undo := context.WithoutCancel(ctx)
 		for j := range min(i, len(admitted)) {
-			_ = l.Undo(undo, ws[j].key, admitted[j])
+			if err := l.Undo(undo, ws[j].key, admitted[j]); err != nil {
+				s.log.Error("undo a client's event", "key", ws[j].key, "err", err)
+			}
 		}
 		if err != nil {
 			return res, w, err
@@ -222,7 +224,7 @@ func (s *Server) limitClient(w http.ResponseWriter, r *http.Request) error {
 	case "healthz", "readyz", "metrics":
 		return nil
 	}
-	res, win, err := allowClient(r.Context(), s.cfg.ClientLimiter, clientWindows("client:", s.clientKey(r), s.cfg.ClientRateLimit))
+	res, win, err := s.allowClient(r.Context(), s.cfg.ClientLimiter, clientWindows("client:", s.clientKey(r), s.cfg.ClientRateLimit))
 	if err != nil || res.Allowed {
 		return nil // a limiter that fails lets requests through to the other limits
 	}

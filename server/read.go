@@ -571,7 +571,7 @@ func (s *Server) authBlocked(r *http.Request, key string) error {
 // when this failure is past the limit.
 func (s *Server) authFailed(r *http.Request, key string, refusal *answer.Error) error {
 	if s.cfg.AuthFailureLimit > 0 {
-		res, _, err := allowClient(r.Context(), s.cfg.AuthFailures, s.authWindows(key))
+		res, _, err := s.allowClient(r.Context(), s.cfg.AuthFailures, s.authWindows(key))
 		if err != nil {
 			return err
 		}
