@@ -16,8 +16,8 @@ import (
 // one client (its address, or the /64 of an IPv6 one) holds at most a
 // quarter (at least three bodies' worth). A body the rules of a route
 // read is counted twice while they hold it: they copy it into the
-// request's document (rule.Eval), let go once no rule answers; a rule's
-// template that reads the request copies it once more, and a write counts
+// request's document (rule.Eval), let go before the answer unless a rule's
+// template reads the request (which copies it once more); a write counts
 // the record it makes anew. Past either, a request whose body would pass it is answered 503
 // with Retry-After, its body left unread: without the bound, every
 // connection (4,096 by default) could hold a body of --max-data-bytes at

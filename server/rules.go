@@ -187,6 +187,11 @@ func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readSta
 		re.letGo()
 		return s.writeRecords(w, r, rd)
 	}
+	if c == nil || c.Rule.Template == nil {
+		// Only a template reads the request again: the rules' copy goes
+		// before the normal answer, or the record a write would make.
+		re.letGo()
+	}
 	if c == nil {
 		return s.readNormally(w, r, rd, &reserved, nil)
 	}

@@ -759,3 +759,49 @@ func TestRuleWriteBodyRecordCounted(t *testing.T) {
 		t.Errorf("the same under a bound of 400: %d %.60s", r.Status, r.Body)
 	}
 }
+
+// A rule of a write route that answers with the write's normal body, on an
+// idle server, for the largest body read by the route's rules: the write
+// itself is 201 (TestWriteLargestBodyFits), and so is the record the rule
+// answers, once the rules let their copy go (found by a review: 413 "more
+// than one client may hold").
+func TestRuleNormalBodyOfTheLargestWrite(t *testing.T) {
+	const maxData = 1000
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = maxData })
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"when":"body.x=1","status":418},{"status":202}]`)
+	server.SetBodyBounds(h.Srv, 8*maxData) // share 3003, as in TestWriteLargestBodyFits
+	body := `{"name":"` + strings.Repeat("n", maxData-11) + `"}`
+	r := h.Send("POST", "/p/default/users", "application/json", body)
+	if r.Status != 202 || !strings.Contains(r.Body, `"id":`) {
+		t.Errorf("a rule answering the write's normal body for a body of %d bytes: %d %.200s; want 202 and the record the write would make (201 without the rule)", len(body), r.Status, r.Body)
+	}
+}
+
+// The same for a PATCH well inside the bound: the write itself is 200
+// (body 551 + merged record ~1950 = ~2500 of a share of 3003), and so is
+// its rule, which counted the rules' copy on top and answered the 413
+// error before.
+func TestRuleNormalBodyOfAPatch(t *testing.T) {
+	const maxData = 1000
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = maxData })
+	u := h.Create(`[]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	addRoute(t, h, "PATCH", "/try/{id}", u.ID, "rules", `[{"when":"body.x=1","status":418},{"status":202}]`)
+	server.SetBodyBounds(h.Srv, 8*maxData) // share 3003
+	if r := h.Send("POST", "/p/default/users", "application/json", `{"a":"`+strings.Repeat("a", 890)+`"}`); r.Status != 201 {
+		t.Fatal(r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"b":"`+strings.Repeat("b", 490)+`"}`); r.Status != 200 {
+		t.Fatal(r.Status, r.Body)
+	}
+	patch := `{"c":"` + strings.Repeat("c", 540) + `"}`
+	r := h.Send("PATCH", "/p/default/try/1", "application/json", patch)
+	if r.Status != 202 || !strings.Contains(r.Body, `"c":"ccc`) {
+		t.Errorf("a rule answering a PATCH the write itself makes: %d %.160s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch); r.Status != 200 {
+		t.Errorf("the write itself: %d %.160s", r.Status, r.Body)
+	}
+}
