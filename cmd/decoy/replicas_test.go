@@ -425,6 +425,14 @@ func (p *proxy) listen() {
 				continue
 			}
 			p.mu.Lock()
+			if p.ln != ln {
+				// Cut while this connection was being made: it must not
+				// outlive the cut (an admin write went through it once).
+				p.mu.Unlock()
+				c.Close()
+				u.Close()
+				return
+			}
 			p.conns = append(p.conns, c, u)
 			p.mu.Unlock()
 			go func() { io.Copy(u, c); u.Close() }()
