@@ -18,11 +18,12 @@ import (
 // read is counted twice while they hold it: they copy it into the
 // request's document (rule.Eval), let go before the answer unless a rule's
 // template reads the request (which copies it once more); a write counts
-// the record it makes anew. Past either, a request whose body would pass it is answered 503
-// with Retry-After, its body left unread: without the bound, every
-// connection (4,096 by default) could hold a body of --max-data-bytes at
-// once, anonymously; without the share, one client with a few connections
-// sending at the least pace allowed (body.go) could fill the budget.
+// the record it makes anew. Past either, a request whose body would pass
+// it is answered 503 with Retry-After, its body left unread: without the
+// bound, every connection (4,096 by default) could hold a body of
+// --max-data-bytes at once, anonymously; without the share, one client
+// with a few connections sending at the least pace allowed (body.go)
+// could fill the budget.
 //
 // A body's bytes are counted as they are read, against the hold of its
 // request (bodyHold), which gives them back once the request is answered

@@ -115,18 +115,20 @@ type clientWindow struct {
 // the client's own, and for an IPv6 /64 also its /48 and /32, with 64 and
 // 4,096 times the limit (transport.ClientRanges), the broadest first.
 func clientWindows(prefix, client string, per int64) []clientWindow {
-	if strings.IndexByte(client, ':') >= 0 {
-		if a, err := netip.ParseAddr(client); err == nil && a.Unmap().Is6() {
-			rs, n := transport.ClientRanges(a)
-			ws := make([]clientWindow, n)
-			for i, r := range rs[:n] {
-				ws[i] = clientWindow{key: prefix + r.Prefix.String(), limit: per * r.Scale}
-			}
-			ws[n-1] = clientWindow{key: prefix + client, limit: per, client: true} // the /64, keyed as before
-			return ws
-		}
+	own := clientWindow{key: prefix + client, limit: per, client: true} // a /64 keyed as before
+	if strings.IndexByte(client, ':') < 0 {
+		return []clientWindow{own}
 	}
-	return []clientWindow{{key: prefix + client, limit: per, client: true}}
+	a, err := netip.ParseAddr(client)
+	if err != nil {
+		return []clientWindow{own}
+	}
+	rs, n := transport.ClientRanges(a)
+	ws := make([]clientWindow, 0, n)
+	for _, r := range rs[:n-1] {
+		ws = append(ws, clientWindow{key: prefix + r.Prefix.String(), limit: per * r.Scale})
+	}
+	return append(ws, own)
 }
 
 // allowClient admits one event in every window of ws. The client's own
@@ -144,20 +146,18 @@ func (s *Server) allowClient(ctx context.Context, l decoy.Limiter, ws []clientWi
 			return st, own, err
 		}
 	}
-	var admitted [3]decoy.RateResult
+	admitted := make([]decoy.RateResult, 0, 3)
 	for i, w := range ws {
 		res, err := l.Allow(ctx, w.key, w.limit)
 		if err == nil && res.Allowed {
-			if i < len(admitted) {
-				admitted[i] = res
-			}
+			admitted = append(admitted, res)
 			continue
 		}
 		// Taken back: the event is refused, or not counted where it
 		// could not be.
 		undo := context.WithoutCancel(ctx)
-		for j := range min(i, len(admitted)) {
-			if err := l.Undo(undo, ws[j].key, admitted[j]); err != nil {
+		for j, a := range admitted {
+			if err := l.Undo(undo, ws[j].key, a); err != nil {
 				s.log.Error("undo a client's event", "key", ws[j].key, "err", err)
 			}
 		}

@@ -180,17 +180,16 @@ func (s *Server) answerRules(w http.ResponseWriter, r *http.Request, rd *readSta
 		return err
 	}
 	c := s.takeRule(ctx, rd, ev, first)
-	if c == nil && rd.t.write != "" {
-		// Every rule that held is used up: the write is made, counted
-		// by its own step (it was answered 501 as a read of the route).
-		s.release(ctx, reserved)
-		re.letGo()
-		return s.writeRecords(w, r, rd)
-	}
 	if c == nil || c.Rule.Template == nil {
 		// Only a template reads the request again: the rules' copy goes
 		// before the normal answer, or the record a write would make.
 		re.letGo()
+	}
+	if c == nil && rd.t.write != "" {
+		// Every rule that held is used up: the write is made, counted
+		// by its own step (it was answered 501 as a read of the route).
+		s.release(ctx, reserved)
+		return s.writeRecords(w, r, rd)
 	}
 	if c == nil {
 		return s.readNormally(w, r, rd, &reserved, nil)
