@@ -6,6 +6,7 @@ package fallback
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -94,10 +95,7 @@ func (f *Limiter) do(ctx context.Context, key string, limit int64,
 		if ctx.Err() != nil && at == 0 {
 			return r, err // the client left; the shared limiter is not at fault
 		}
-		if f.retryAt.Swap(now+int64(sharedRetry)) == 0 {
-			f.log.Warn("shared limiter failed; limiting per replica until it is back", "use", f.use, "err", err)
-		}
-		f.onFail()
+		f.failed(now, err)
 		if ctx.Err() != nil {
 			return r, err
 		}
@@ -107,12 +105,40 @@ func (f *Limiter) do(ctx context.Context, key string, limit int64,
 	return r, err
 }
 
+// failed notes that the shared limiter failed at now (Unix nanoseconds):
+// it is tried again after sharedRetry.
+func (f *Limiter) failed(now int64, err error) {
+	if f.retryAt.Swap(now+int64(sharedRetry)) == 0 {
+		f.log.Warn("shared limiter failed; limiting per replica until it is back", "use", f.use, "err", err)
+	}
+	f.onFail()
+}
+
+// ErrSharedDown is Undo's error for an event of the shared limiter while
+// that limiter is down: the event stays counted. The outage is logged
+// once, when the shared limiter fails; callers need not log this.
+var ErrSharedDown = errors.New("the shared limiter is down: the event stays counted")
+
+// Undo takes back an event in the limiter that admitted it. An event of
+// the shared limiter is taken back within sharedBudget, as Allow waits
+// for it; while the shared limiter is down, not at all: the event stays
+// counted (a client is limited a little early, never late) and the
+// request does not wait on a limiter known to fail.
 func (f *Limiter) Undo(ctx context.Context, key string, r decoy.RateResult) error {
 	if r.Event < 0 {
 		r.Event = -r.Event
 		return f.local.Undo(ctx, key, r)
 	}
-	return f.shared.Undo(ctx, key, r)
+	if f.retryAt.Load() != 0 {
+		return ErrSharedDown
+	}
+	sctx, cancel := context.WithTimeout(ctx, sharedBudget)
+	err := f.shared.Undo(sctx, key, r)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		f.failed(f.now().UnixNano(), err)
+	}
+	return err
 }
 
 // Up reports whether limits are shared with the other replicas now. When

@@ -123,3 +123,54 @@ func TestFallbackSharedHangs(t *testing.T) {
 		t.Errorf("local used %d, want 1", l.Used)
 	}
 }
+
+// undoHangs is a limiter that admits, but whose Undo answers nothing until
+// its caller gives up; it counts the Undos asked.
+type undoHangs struct {
+	decoy.Limiter
+	undos int
+}
+
+func (u *undoHangs) Undo(ctx context.Context, _ string, _ decoy.RateResult) error {
+	u.undos++
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Taking back an event of a shared limiter that hangs costs the request
+// the same short wait as asking it, not the request's own time; the shared
+// limiter is then down, and later Undos of its events do not wait on it.
+func TestFallbackUndoSharedHangs(t *testing.T) {
+	shared := &undoHangs{Limiter: inmem.NewLimiter()}
+	local := inmem.NewLimiter()
+	f := fallback.NewLimiter(fallback.Config{Shared: shared, Local: local, Use: "test"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first, err := f.Allow(ctx, "k", 10)
+	if err != nil || !first.Allowed {
+		t.Fatalf("Allow: %v %+v", err, first)
+	}
+	second, err := f.Allow(ctx, "k", 10)
+	if err != nil || !second.Allowed {
+		t.Fatalf("Allow: %v %+v", err, second)
+	}
+	start := time.Now()
+	if err := f.Undo(ctx, "k", first); err == nil {
+		t.Error("Undo through a hanging shared limiter succeeded")
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("Undo waited %v for a hanging shared limiter", waited)
+	}
+	if err := f.Undo(ctx, "k", second); err == nil {
+		t.Error("Undo while the shared limiter is down succeeded")
+	}
+	if shared.undos != 1 {
+		t.Errorf("the shared limiter was asked %d Undos, want 1 (none while it is down)", shared.undos)
+	}
+	if f.Up(ctx) {
+		t.Error("a shared limiter whose Undo hangs counts as up")
+	}
+	if r, err := f.Allow(ctx, "k", 10); err != nil || !r.Allowed || r.Event >= 0 {
+		t.Errorf("Allow after the failed Undo: %v %+v, want an event of the local limiter", err, r)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/fallback"
 	"github.com/decoy-mock/decoy/transport"
 )
 
@@ -157,7 +159,7 @@ func (s *Server) allowClient(ctx context.Context, l decoy.Limiter, ws []clientWi
 		// could not be.
 		undo := context.WithoutCancel(ctx)
 		for j, a := range admitted {
-			if err := l.Undo(undo, ws[j].key, a); err != nil {
+			if err := l.Undo(undo, ws[j].key, a); err != nil && !errors.Is(err, fallback.ErrSharedDown) {
 				s.log.Error("undo a client's event", "key", ws[j].key, "err", err)
 			}
 		}

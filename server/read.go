@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/fallback"
 	"github.com/decoy-mock/decoy/generate"
 	"github.com/decoy-mock/decoy/mockcache"
 	"github.com/decoy-mock/decoy/query"
@@ -615,7 +617,9 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 	}
 	ctx = context.WithoutCancel(ctx)
 	if err := s.cfg.Limiter.Undo(ctx, decoy.RateKey(id), *rate); err != nil {
-		s.log.Error("undo rate-limit event", "mock", id, "err", err)
+		if !errors.Is(err, fallback.ErrSharedDown) {
+			s.log.Error("undo rate-limit event", "mock", id, "err", err)
+		}
 		return
 	}
 	// Read the window again: the headers describe it without this request.
