@@ -892,6 +892,10 @@ func (c *schemaCompiler) compileChoice(s jsonValue, path, name string) (node, er
 	switch {
 	case len(n.options) > 0:
 		return n, nil
+	case key == "oneOf" && firstErr == nil && c.merges > maxMerges:
+		// The branches may well be disjoint: telling it took more merges
+		// than allowed, and each check past them answered "not for certain".
+		return nil, schemaError(kpath, "the oneOf has too many branches (%d) to tell that a value of one matches no other: give it fewer", len(v.elems))
 	case key == "oneOf" && firstErr == nil:
 		return nil, schemaError(kpath, "no branch can be generated so that it matches only one: a value of branch %d could also match branch %d (give the branches different types, or a required property with different const or enum values)", overlap[0], overlap[1])
 	case firstErr != nil:

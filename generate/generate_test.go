@@ -192,6 +192,21 @@ func TestSameSeedSameOutput(t *testing.T) {
 	}
 }
 
+// disjointBranches is a schema of a oneOf of n object branches, each told
+// apart by the const of the property "kind", which all require.
+func disjointBranches(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","oneOf":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"object","properties":{"kind":{"const":"k%d"},"p%d":{"type":"string"}},"required":["kind","p%d"]}`, i, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
 // TestErrors: a bad template is EINVALID, naming where.
 func TestErrors(t *testing.T) {
 	tests := []struct{ name, ct, template, want string }{
@@ -225,6 +240,9 @@ func TestErrors(t *testing.T) {
 		{"schema: allOf required, forbidden", generate.SchemaContentType, `{"allOf":[{"properties":{"a":{}},"additionalProperties":false},{"required":["b"]}]}`, `$.allOf: the property "b" is required by one schema and not allowed by another`},
 		{"schema: allOf of bounds", generate.SchemaContentType, `{"allOf":[{"type":"integer","minimum":5},{"maximum":4}]}`, `$: no number fits minimum, maximum and multipleOf`},
 		{"schema: allOf recursing", generate.SchemaContentType, `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a"}`, `$["$defs"].a.allOf[0]: the allOf (with its $refs) expands too far to be generated from`},
+		// Found in black-box testing: past the merges allowed, disjoint
+		// branches were reported as overlapping.
+		{"schema: oneOf of too many branches", generate.SchemaContentType, disjointBranches(2700), `$.oneOf: the oneOf has too many branches (2700) to tell that a value of one matches no other: give it fewer`},
 		{"schema: oneOf overlapping", generate.SchemaContentType, `{"oneOf":[{"type":"object","properties":{"a":{}}},{"type":"object","properties":{"b":{}}}]}`, `$.oneOf: no branch can be generated so that it matches only one: a value of branch 1 could also match branch 0 (give the branches different types, or a required property with different const or enum values)`},
 		{"schema: uniqueItems of objects", generate.SchemaContentType, `{"type":"array","uniqueItems":true,"items":{"type":"object"}}`, `$.uniqueItems: supported only for arrays of strings, numbers, booleans or enums`},
 		{"schema: uniqueItems, too few values", generate.SchemaContentType, `{"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":[1,2]}}`, `$: minItems is more than the enum's 2 distinct values`},
