@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -21,6 +22,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		err = slow // the body's read failed for its pace, whatever the handler made of it
 	}
 	status, msg, header := answer.Of(err)
+	if status >= 500 && errors.Is(r.Context().Err(), context.Canceled) {
+		// The client left, and the work stopped for it: nobody reads an
+		// answer, and the request is counted and logged as 499, not as a
+		// failure of the server.
+		return
+	}
 	h := w.Header()
 	s.setErrorCORS(h, r)
 	for k, v := range header {

@@ -181,3 +181,22 @@ func BenchmarkReadGenerated(b *testing.B) {
 		})
 	}
 }
+
+// TestGeneratedReadClientLeft: a client that leaves while its data is
+// generated stops the work, and the request is counted as 499 (the client
+// went away), not as the server's 503.
+func TestGeneratedReadClientLeft(t *testing.T) {
+	h := servertest.New(t, func(c *server.Config) { c.GenerateTimeout = time.Minute })
+	id := storeTemplated(t, h, generate.SchemaContentType, servertest.HostileAllOf(3000))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(100*time.Millisecond, cancel).Stop() // as net/http cancels it when the connection closes
+	rec := httptest.NewRecorder()
+	h.Srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/mock/"+id, nil).WithContext(ctx))
+	if rec.Body.Len() != 0 {
+		t.Errorf("an answer to a client that left: %d %s", rec.Code, rec.Body)
+	}
+	m := h.Get("/metrics").Body
+	if !strings.Contains(m, `decoy_http_requests_total{code="499",route="mock"} 1`) || strings.Contains(m, `code="503",route="mock"`) {
+		t.Errorf("the request is not counted as 499: %s", grepLines(m, "decoy_http_requests_total"))
+	}
+}
