@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/budget"
@@ -48,6 +49,13 @@ type Cache struct {
 	// those maxOpen bounds.
 	mapped map[string]*Entry
 	gen    uint64
+	// unfit holds, under mu, the entries of mocks too large for the bound
+	// (see admit) that reads still use: a read that comes meanwhile shares
+	// one rather than loading and parsing the mock once more, so that the
+	// reads of such a mock that overlap hold it once. Weak: an entry goes
+	// with its last read, as before. Any change to the mock forgets it
+	// (deleteLocked, Flush, Advance).
+	unfit map[string]weak.Pointer[Entry]
 	// flights are the loads under way, per mock and generation.
 	flightMu sync.Mutex
 	flights  map[flightKey]*flight
@@ -150,6 +158,13 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	// the map: taking one more under the lock always succeeds.
 	if e != nil && !e.body.Acquire() {
 		e = nil
+	}
+	if e == nil {
+		// A mock too large to keep, which another read is using: shared
+		// while its document is (Acquire fails once the last read is done).
+		if u := c.unfit[id].Value(); u != nil && u.body.Acquire() {
+			e = u
+		}
 	}
 	behind := e != nil && c.behindLocked(e)
 	c.mu.RUnlock()
@@ -310,10 +325,34 @@ func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error
 		e.set.Close()
 	case fits:
 		drop = c.putLocked(e, drop)
+	default:
+		c.shareUnfitLocked(e)
 	}
 	c.mu.Unlock()
 	release(drop)
 	return e, nil
+}
+
+// maxUnfit bounds the mocks too large to keep that c.unfit names.
+const maxUnfit = 1024
+
+// shareUnfitLocked lets the reads that come while e, the entry of a mock
+// too large for the bound, is used share it (see Cache.unfit).
+func (c *Cache) shareUnfitLocked(e *Entry) {
+	if len(c.unfit) >= maxUnfit {
+		for id, p := range c.unfit {
+			if p.Value() == nil {
+				delete(c.unfit, id)
+			}
+		}
+		if len(c.unfit) >= maxUnfit {
+			clear(c.unfit)
+		}
+	}
+	if c.unfit == nil {
+		c.unfit = make(map[string]weak.Pointer[Entry])
+	}
+	c.unfit[e.Mock.ID] = weak.Make(e)
 }
 
 // read reads a mock from the store: its live data when the cache keeps
@@ -461,6 +500,7 @@ func (c *Cache) Flush() {
 	old := c.entries
 	c.entries = make(map[string]*Entry)
 	c.mapped = make(map[string]*Entry)
+	c.unfit = nil
 	c.wants = nil
 	c.gen++
 	c.mu.Unlock()
@@ -519,6 +559,7 @@ func (c *Cache) putLocked(e *Entry, drop []*Entry) []*Entry {
 // appends the entry to drop for the caller to release once it unlocked
 // c.mu.
 func (c *Cache) deleteLocked(id string, drop []*Entry, keep *budget.Set) []*Entry {
+	delete(c.unfit, id)
 	if e := c.entries[id]; e != nil {
 		delete(c.entries, id)
 		delete(c.mapped, id)

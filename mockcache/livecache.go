@@ -125,7 +125,19 @@ func (c *Cache) PutLive(e *Entry) {
 	c.mu.RLock()
 	old := c.entries[e.Mock.ID]
 	c.mu.RUnlock()
-	if old == nil || !old.sameMock(e.Mock) || old.liveSeq >= e.liveSeq {
+	if old == nil {
+		// Not cached (too large to keep, say): the reads using a shared
+		// entry of it (Cache.unfit) go on with the data they began with,
+		// and the reads to come load the new data. A load under way may
+		// have read the store before this write: a new generation, so
+		// that what it finds is neither cached nor shared.
+		c.mu.Lock()
+		delete(c.unfit, e.Mock.ID)
+		c.gen++
+		c.mu.Unlock()
+		return
+	}
+	if !old.sameMock(e.Mock) || old.liveSeq >= e.liveSeq {
 		return
 	}
 	fits := c.admit(e)
@@ -191,6 +203,7 @@ func (c *Cache) CatchUp(ctx context.Context, e *Entry) (*Entry, error) {
 // while the mock is being loaded is kept for the entry the load makes.
 func (c *Cache) Advance(id string, seq int64) {
 	c.mu.Lock()
+	delete(c.unfit, id) // the next read loads it
 	e := c.entries[id]
 	if c.live == nil || e != nil && e.liveSeq >= seq || e == nil && !c.loading(id) {
 		c.mu.Unlock()

@@ -627,3 +627,54 @@ func TestLogBytes(t *testing.T) {
 		t.Errorf("a write after: %d, want %d", h.LogBytes(), 2*one)
 	}
 }
+
+// A mock too large for the bound is not kept, but the reads that overlap
+// share one entry of it, loaded and parsed once, rather than one each; a
+// write, or any change, makes the reads that come after it load the new
+// data, and once the last read is done the entry goes.
+func TestUnfitShared(t *testing.T) {
+	ctx := context.Background()
+	s := liveStore(t, liveData)
+	c := mockcache.New(mockcache.Config{Store: s, Live: s, MaxBytes: 1}) // nothing fits
+	a := mustGet(t, c)
+	b := mustGet(t, c)
+	if a != b || s.loads.Load() != 1 || c.Peek(liveID) != nil {
+		t.Fatalf("two overlapping reads: the same entry %v, %d loads, cached %v; want one load, shared, not cached", a == b, s.loads.Load(), c.Peek(liveID) != nil)
+	}
+
+	// A write while a and b are read: the next read loads what it wrote.
+	w1 := create(1, "", `{"id":11}`)
+	f1, err := a.Apply(w1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendWrite(ctx, liveID, w1, f1.Size()); err != nil {
+		t.Fatal(err)
+	}
+	c.PutLive(f1)
+	d := mustGet(t, c)
+	if d == a || s.loads.Load() != 2 {
+		t.Fatalf("the read after a write shares the entry before it (%v), %d loads", d == a, s.loads.Load())
+	}
+	wantData(t, d, f1)
+	f1.Release()
+	a.Release()
+	b.Release()
+
+	// Any other change: the same.
+	c.Remove(liveID)
+	e := mustGet(t, c)
+	if e == d || s.loads.Load() != 3 {
+		t.Fatalf("the read after Remove shares the entry before it (%v), %d loads", e == d, s.loads.Load())
+	}
+	d.Release()
+	e.Release()
+
+	// Nobody reads it: the next read loads it again.
+	g := mustGet(t, c)
+	if g == e || s.loads.Load() != 4 {
+		t.Fatalf("the read after the last one shares its entry (%v), %d loads", g == e, s.loads.Load())
+	}
+	wantData(t, g, f1)
+	g.Release()
+}
