@@ -87,6 +87,7 @@ var adminRoutes = []adminRoute{
 	{method: "GET", path: "me", need: signedIn, handle: (*API).me},
 	{method: "GET", path: "me/tokens", need: person, action: "listing your access tokens", handle: (*API).listMyTokens},
 	{method: "DELETE", path: "me/tokens/{token}", need: person, action: "revoking your access tokens", audit: "token.revoke", handle: (*API).revokeMyToken},
+	{method: "PUT", path: "me/password", need: person, action: "changing your password", audit: "user.password", handle: (*API).changeMyPassword},
 
 	{method: "GET", path: "users", need: serverAdmin, action: "listing users", handle: (*API).listUsers},
 	{method: "POST", path: "users", need: serverAdmin, action: "creating users", audit: "user.create", handle: (*API).createUser},

@@ -233,6 +233,50 @@ func (s *API) revokeMyToken(w http.ResponseWriter, r *http.Request, _ string) er
 	return s.revokeToken(w, r, callOf(r).caller.user.ID)
 }
 
+// errWrongPassword refuses a password change whose current password is
+// wrong: a 403, not a 401, since the caller is signed in (a 401 would sign
+// a Studio out), counted as a failed authentication all the same.
+var errWrongPassword = answer.New(http.StatusForbidden, "The current password is wrong")
+
+// changeMyPassword is PUT /me/password {"current_password","password"}:
+// a user's own new password. As a server admin's reset, it revokes every
+// personal access token of the user and ends its Studio sessions, the one
+// it is sent with included; a wrong current password counts against the
+// client's failed authentication limit, as a wrong password at sign-in.
+func (s *API) changeMyPassword(w http.ResponseWriter, r *http.Request, _ string) error {
+	var in struct {
+		Current  *string `json:"current_password"`
+		Password *string `json:"password"`
+	}
+	if err := decodeBody(w, r, &in, "current_password and password"); err != nil {
+		return err
+	}
+	if in.Current == nil || in.Password == nil {
+		return decoy.Errorf(decoy.EINVALID, "current_password and password are required")
+	}
+	if err := password.Valid(*in.Password); err != nil {
+		return err
+	}
+	u := callOf(r).caller.user
+	key := s.failureKey(r)
+	if err := s.cfg.Clients.AuthBlocked(r, key); err != nil {
+		return err
+	}
+	if !password.Matches(*in.Current, u.PasswordHash) {
+		return s.cfg.Clients.AuthFailed(r, key, errWrongPassword)
+	}
+	h := password.Hash(*in.Password)
+	ctx, cancel := writeContext(r)
+	defer cancel()
+	u, err := s.cfg.Teams.UpdateUser(ctx, u.ID, decoy.UserUpdate{PasswordHash: &h})
+	if err != nil {
+		return err
+	}
+	callOf(r).auditTarget = &decoy.AuditTarget{Kind: "user", ID: u.ID, Name: u.Email}
+	answer.JSON(w, http.StatusOK, u)
+	return nil
+}
+
 // listUserTokens is GET /users/{user}/tokens (server admins).
 func (s *API) listUserTokens(w http.ResponseWriter, r *http.Request, _ string) error {
 	return s.listTokens(w, r, callOf(r).params["user"])

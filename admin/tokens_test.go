@@ -179,6 +179,49 @@ func TestAccessTokensEndWithPassword(t *testing.T) {
 	servertest.WantError(t, tm.call("GET", "/admin/v1/me", own, ""), 401, "Invalid admin token")
 }
 
+// A user changes its own password (PUT /me/password) with its current
+// one: every token of the user is revoked and its Studio sessions end,
+// the ones the change came with included; a wrong current password is
+// refused and counted as a failed authentication; a key or the admin
+// token has no password of its own to change.
+func TestOwnPasswordChange(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	second, _ := tm.loginAs("viewer@example.com", "second")
+	cookie, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.Status != 200 {
+		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
+	}
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 403, "The current password is wrong")
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"correct horse battery","password":"short"}`), 400, "password must be from 12 characters to 1024 bytes of UTF-8")
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"password":"a new horse battery"}`), 400, "current_password and password are required")
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.editorKey, `{"current_password":"x","password":"a new horse battery"}`), 403,
+		"Forbidden: changing your password needs a user signed in with a password or a personal access token")
+	tm.want(tm.call("GET", "/admin/v1/me", second, ""), 200) // refusals changed nothing
+
+	tm.want(tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"correct horse battery","password":"a new horse battery"}`), 200)
+	for _, tok := range []string{tm.viewer, second} {
+		servertest.WantError(t, tm.call("GET", "/admin/v1/me", tok, ""), 401, "Invalid admin token")
+	}
+	servertest.WantError(t, tm.StudioReq("GET", "/admin/v1/me", cookie, "", studio.CSRFHeader, csrf), 401, "Session expired or signed out; sign in again")
+	servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"viewer@example.com","password":"correct horse battery"}`), 401, "Invalid email or password")
+	tm.login("viewer@example.com", "a new horse battery")
+	for _, other := range []string{tm.owner, tm.editor} {
+		tm.want(tm.call("GET", "/admin/v1/me", other, ""), 200)
+	}
+}
+
+// Wrong current passwords count as failed authentications: past the
+// limit, even the right one waits.
+func TestOwnPasswordChangeGuessesLimited(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
+	for range 2 {
+		servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 403, "The current password is wrong")
+	}
+	if r := tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"correct horse battery","password":"a new horse battery"}`); r.Status != 429 {
+		t.Errorf("the right password past the failure limit: %d %s, want 429", r.Status, r.Body)
+	}
+}
+
 // A server admin lists and revokes any user's tokens; nobody else may.
 func TestAccessTokensOfUsers(t *testing.T) {
 	tm := newTeams(t)
@@ -301,6 +344,10 @@ func TestOpenAPIAccessTokens(t *testing.T) {
 	}{
 		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery","name":"decoy login on host"}`, 201},
 		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery","name":""}`, 400},
+		{"PUT", "/admin/v1/me/password", tm.editor, `{"current_password":"wrong horse battery","password":"a new horse battery"}`, 403},
+		{"PUT", "/admin/v1/me/password", tm.editor, `{"password":"a new horse battery"}`, 400},
+		{"PUT", "/admin/v1/me/password", tm.editorKey, `{"current_password":"x","password":"a new horse battery"}`, 403},
+		{"PUT", "/admin/v1/me/password", tm.editor, `{"current_password":"correct horse battery","password":"a new horse battery"}`, 200},
 		{"GET", "/admin/v1/me/tokens", tm.viewer, "", 200},
 		{"GET", "/admin/v1/me/tokens", tm.editorKey, "", 403},
 		{"GET", "/admin/v1/me/tokens", "", "", 401},

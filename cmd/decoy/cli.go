@@ -82,7 +82,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	}
 	add("server", serveCommand(), adminTokenCommand(), healthcheckCommand(), versionCommand())
 	add("mocks", mockCommand(), generateCommand(), importCommand(), exportCommand(), requestsCommand())
-	add("teams", loginCommand(), logoutCommand())
+	add("teams", loginCommand(), logoutCommand(), passwordCommand())
 	add("teams", teamCommands()...)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

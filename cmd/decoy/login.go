@@ -150,22 +150,9 @@ list", where it can be revoked; a new password revokes it too.`,
 				return err
 			}
 		}
-		var password string
-		if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
-			fmt.Fprint(stderr, "Password: ")
-			b, err := term.ReadPassword(int(f.Fd()))
-			fmt.Fprintln(stderr)
-			if err != nil {
-				return err
-			}
-			password = string(b)
-		} else {
-			if !passwordStdin {
-				fmt.Fprint(stderr, "Password: ")
-			}
-			if password, err = readLine(in); err != nil {
-				return err
-			}
+		password, err := askPassword("Password: ", stdin, in, stderr, passwordStdin)
+		if err != nil {
+			return err
 		}
 		var tok storedToken
 		if err := client.New(a.server, "").Do(cmd.Context(), "POST", "/admin/v1/auth/token",
@@ -182,6 +169,76 @@ list", where it can be revoked; a new password revokes it too.`,
 		}
 		p, _ := credentialsPath()
 		fmt.Fprintf(stdout, "Signed in to %s as %s until %s; token stored in %s\n", a.server, email, tok.ExpiresAt.Format(time.RFC3339), p)
+		return nil
+	}
+	return cmd
+}
+
+// askPassword reads a password: from the terminal without echo, after
+// prompt, when standard input is one and fromStdin is not set; else the
+// next line of in (prompted unless fromStdin).
+func askPassword(prompt string, stdin io.Reader, in *bufio.Reader, stderr io.Writer, fromStdin bool) (string, error) {
+	if f, ok := stdin.(*os.File); ok && !fromStdin && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(stderr, prompt)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		return string(b), err
+	}
+	if !fromStdin {
+		fmt.Fprint(stderr, prompt)
+	}
+	return readLine(in)
+}
+
+func passwordCommand() *cobra.Command {
+	var passwordStdin bool
+	cmd := &cobra.Command{
+		Use:   "password",
+		Short: "Change your own password",
+		Long: `Change the password of the user signed in with decoy login (or whose
+personal token --admin-token gives): asks for the current password and the
+new one (at least 12 characters), or reads them from the first two lines of
+standard input with --password-stdin. A new password revokes every personal
+token of the user, the stored one included, and ends its Studio sessions:
+sign in again with decoy login. A server admin sets another user's password
+with "decoy user patch USER_ID --password-stdin".`,
+		Example: `  decoy password
+  printf '%s\n%s\n' "$OLD" "$NEW" | decoy password --password-stdin`,
+		Args: exactArgs(0, "no argument"),
+	}
+	a := addAPIFlags(cmd, false)
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the current and the new password from the first two lines of standard input")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.resolve(cmd.Flags(), true); err != nil {
+			return err
+		}
+		stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+		in := bufio.NewReader(stdin)
+		current, err := askPassword("Current password: ", stdin, in, stderr, passwordStdin)
+		if err != nil {
+			return err
+		}
+		next, err := askPassword("New password: ", stdin, in, stderr, passwordStdin)
+		if err != nil {
+			return err
+		}
+		var u struct {
+			Email string `json:"email"`
+		}
+		if err := a.client().Do(cmd.Context(), "PUT", "/admin/v1/me/password",
+			map[string]string{"current_password": current, "password": next}, &u); err != nil {
+			return err
+		}
+		// The stored token is revoked with the others: forgotten.
+		if creds, err := loadCredentials(); err == nil {
+			if t, ok := creds.Servers[serverKey(a.server)]; ok && t.Token == a.token {
+				delete(creds.Servers, serverKey(a.server))
+				if err := creds.save(); err != nil {
+					return err
+				}
+			}
+		}
+		fmt.Fprintf(stdout, "Password of %s changed; every personal token of yours is revoked: sign in again with decoy login\n", u.Email)
 		return nil
 	}
 	return cmd

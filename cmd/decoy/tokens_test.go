@@ -148,4 +148,21 @@ func TestTokenCLI(t *testing.T) {
 	if _, errOut, code := cli("", "token", "list"); code != 1 || !strings.Contains(errOut, "Invalid admin token") {
 		t.Errorf("after a password reset: exit %d: %s", code, errOut)
 	}
+
+	// Ann changes her own password: decoy password, with the current one.
+	must("a brand new password\n", "login", "--email", "ann@example.com", "--password-stdin", "--name", "laptop")
+	other := field(t, api(t, p, "POST", "auth/token", "", `{"email":"ann@example.com","password":"a brand new password","name":"other"}`), 201, "token")
+	if _, errOut, code := cli("wrong password here\na third new password\n", "password", "--password-stdin"); code != 1 || !strings.Contains(errOut, "The current password is wrong") {
+		t.Errorf("decoy password with a wrong current password: exit %d: %s", code, errOut)
+	}
+	if out := must("a brand new password\na third new password\n", "password", "--password-stdin"); !strings.Contains(out, "Password of ann@example.com changed") {
+		t.Errorf("decoy password printed %q", out)
+	}
+	if a := api(t, p, "GET", "me", other, ""); a.status != 401 {
+		t.Errorf("another token of Ann after her new password: %d %s", a.status, a.body)
+	}
+	if _, errOut, code := cli("", "token", "list"); code != 1 || !strings.Contains(errOut, "no admin token") {
+		t.Errorf("decoy login's token is kept after decoy password: exit %d: %s", code, errOut)
+	}
+	must("a third new password\n", "login", "--email", "ann@example.com", "--password-stdin")
 }
