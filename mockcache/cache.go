@@ -49,13 +49,15 @@ type Cache struct {
 	// those maxOpen bounds.
 	mapped map[string]*Entry
 	gen    uint64
-	// unfit holds, under mu, the entries of mocks too large for the bound
-	// (see admit) that reads still use: a read that comes meanwhile shares
-	// one rather than loading and parsing the mock once more, so that the
-	// reads of such a mock that overlap hold it once. Weak: an entry goes
-	// with its last read, as before. Any change to the mock forgets it
-	// (deleteLocked, Flush, Advance).
-	unfit map[string]weak.Pointer[Entry]
+	// unfit holds, under mu, what is known of mocks not in entries: the
+	// entry of one too large for the bound (see admit) that reads still
+	// use, which a read that comes meanwhile shares rather than loading
+	// and parsing the mock once more, so that the reads of such a mock
+	// that overlap hold it once; and the newest number of its live data
+	// written here, so that a load that read the store before that write
+	// is neither shared nor cached. A change of version forgets it
+	// (deleteLocked, with a new generation; Flush).
+	unfit map[string]unfitEntry
 	// flights are the loads under way, per mock and generation.
 	flightMu sync.Mutex
 	flights  map[flightKey]*flight
@@ -162,7 +164,7 @@ func (c *Cache) Get(ctx context.Context, id string) (*Entry, error) {
 	if e == nil {
 		// A mock too large to keep, which another read is using: shared
 		// while its document is (Acquire fails once the last read is done).
-		if u := c.unfit[id].Value(); u != nil && u.body.Acquire() {
+		if u := c.unfit[id].e.Value(); u != nil && u.body.Acquire() {
 			e = u
 		}
 	}
@@ -236,6 +238,11 @@ func (c *Cache) revalidate(ctx context.Context, e *Entry, gen uint64) (*Entry, e
 			} else {
 				drop = c.deleteLocked(m.ID, drop, nil)
 			}
+		} else if u := c.unfit[m.ID]; c.gen == gen && u.e.Value() == e {
+			// Shared, too large to keep: the reads to come share the new
+			// settings.
+			u.e = weak.Make(fresh)
+			c.unfit[m.ID] = u
 		}
 		c.mu.Unlock()
 		settled(e.set, grow, fits, put)
@@ -321,38 +328,56 @@ func (c *Cache) fetch(ctx context.Context, id string, gen uint64) (*Entry, error
 	var drop []*Entry
 	c.mu.Lock()
 	switch {
-	case c.gen != gen:
+	case c.gen != gen || c.unfit[id].seq > e.liveSeq:
+		// A change since the load began, or a write made here after it
+		// read the store: this read gets what it found, the next loads.
 		e.set.Close()
 	case fits:
 		drop = c.putLocked(e, drop)
 	default:
-		c.shareUnfitLocked(e)
+		c.noteUnfitLocked(id, e, e.liveSeq)
 	}
 	c.mu.Unlock()
 	release(drop)
 	return e, nil
 }
 
-// maxUnfit bounds the mocks too large to keep that c.unfit names.
+// unfitEntry is what Cache.unfit holds of a mock.
+type unfitEntry struct {
+	// e is the entry of a mock too large to keep, which reads share while
+	// one of them uses it (weak: it goes with its last read); or none.
+	e weak.Pointer[Entry]
+	// seq is the newest number of the mock's live data written here (or
+	// of e): a load that found older data is neither shared nor cached.
+	seq int64
+}
+
+// maxUnfit bounds the mocks that c.unfit names.
 const maxUnfit = 1024
 
-// shareUnfitLocked lets the reads that come while e, the entry of a mock
-// too large for the bound, is used share it (see Cache.unfit).
-func (c *Cache) shareUnfitLocked(e *Entry) {
-	if len(c.unfit) >= maxUnfit {
-		for id, p := range c.unfit {
-			if p.Value() == nil {
-				delete(c.unfit, id)
-			}
-		}
-		if len(c.unfit) >= maxUnfit {
-			clear(c.unfit)
-		}
+// noteUnfitLocked notes that mock id's live data reached seq here, and
+// that e (when not nil), the entry of it at seq, may be shared by the
+// reads that come while it is used (see Cache.unfit).
+func (c *Cache) noteUnfitLocked(id string, e *Entry, seq int64) {
+	u, ok := c.unfit[id]
+	if ok && u.seq > seq {
+		return
+	}
+	if !ok && len(c.unfit) >= maxUnfit {
+		// Forgotten, the numbers written could let a load that read the
+		// store before a write be kept: a new generation keeps none of
+		// the loads under way.
+		clear(c.unfit)
+		c.gen++
 	}
 	if c.unfit == nil {
-		c.unfit = make(map[string]weak.Pointer[Entry])
+		c.unfit = make(map[string]unfitEntry)
 	}
-	c.unfit[e.Mock.ID] = weak.Make(e)
+	u = unfitEntry{seq: seq}
+	if e != nil {
+		u.e = weak.Make(e)
+	}
+	c.unfit[id] = u
 }
 
 // read reads a mock from the store: its live data when the cache keeps

@@ -2,6 +2,7 @@ package mockcache
 
 import (
 	"context"
+	"weak"
 
 	"github.com/decoy-mock/decoy"
 )
@@ -128,12 +129,10 @@ func (c *Cache) PutLive(e *Entry) {
 	if old == nil {
 		// Not cached (too large to keep, say): the reads using a shared
 		// entry of it (Cache.unfit) go on with the data they began with,
-		// and the reads to come load the new data. A load under way may
-		// have read the store before this write: a new generation, so
-		// that what it finds is neither cached nor shared.
+		// and the reads to come load the new data; a load under way that
+		// read the store before this write is neither cached nor shared.
 		c.mu.Lock()
-		delete(c.unfit, e.Mock.ID)
-		c.gen++
+		c.noteUnfitLocked(e.Mock.ID, nil, e.liveSeq)
 		c.mu.Unlock()
 		return
 	}
@@ -150,6 +149,7 @@ func (c *Cache) PutLive(e *Entry) {
 		e.set.Close()
 	case !fits:
 		drop = c.deleteLocked(e.Mock.ID, drop, nil)
+		c.noteUnfitLocked(e.Mock.ID, nil, e.liveSeq)
 		e.set.Close()
 	default:
 		e.checked.Store(cur.checked.Load())
@@ -203,7 +203,10 @@ func (c *Cache) CatchUp(ctx context.Context, e *Entry) (*Entry, error) {
 // while the mock is being loaded is kept for the entry the load makes.
 func (c *Cache) Advance(id string, seq int64) {
 	c.mu.Lock()
-	delete(c.unfit, id) // the next read loads it
+	if u, ok := c.unfit[id]; ok {
+		u.e = weak.Pointer[Entry]{} // the next read loads it
+		c.unfit[id] = u
+	}
 	e := c.entries[id]
 	if c.live == nil || e != nil && e.liveSeq >= seq || e == nil && !c.loading(id) {
 		c.mu.Unlock()
