@@ -234,9 +234,11 @@ func (s *API) revokeMyToken(w http.ResponseWriter, r *http.Request, _ string) er
 }
 
 // errWrongPassword refuses a password change whose current password is
-// wrong: a 403, not a 401, since the caller is signed in (a 401 would sign
-// a Studio out), counted as a failed authentication all the same.
-var errWrongPassword = answer.New(http.StatusForbidden, "The current password is wrong")
+// wrong: a 400, the body's fault, not a 401 (the caller is signed in: a
+// 401 would sign a Studio out) nor a 403 (on which a Studio asks again,
+// its session having maybe changed); counted as a failed authentication
+// all the same.
+var errWrongPassword = answer.New(http.StatusBadRequest, "The current password is wrong")
 
 // changeMyPassword is PUT /me/password {"current_password","password"}:
 // a user's own new password. As a server admin's reset, it revokes every

@@ -191,7 +191,7 @@ func TestOwnPasswordChange(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
 	}
-	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 403, "The current password is wrong")
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 400, "The current password is wrong")
 	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"current_password":"correct horse battery","password":"short"}`), 400, "password must be from 12 characters to 1024 bytes of UTF-8")
 	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", second, `{"password":"a new horse battery"}`), 400, "current_password and password are required")
 	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.editorKey, `{"current_password":"x","password":"a new horse battery"}`), 403,
@@ -215,7 +215,7 @@ func TestOwnPasswordChange(t *testing.T) {
 func TestOwnPasswordChangeGuessesLimited(t *testing.T) {
 	tm := newTeams(t, func(c *server.Config) { c.AuthFailureLimit = 2 })
 	for range 2 {
-		servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 403, "The current password is wrong")
+		servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"wrong horse battery","password":"a new horse battery"}`), 400, "The current password is wrong")
 	}
 	if r := tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"correct horse battery","password":"a new horse battery"}`); r.Status != 429 {
 		t.Errorf("the right password past the failure limit: %d %s, want 429", r.Status, r.Body)
@@ -344,7 +344,7 @@ func TestOpenAPIAccessTokens(t *testing.T) {
 	}{
 		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery","name":"decoy login on host"}`, 201},
 		{"POST", "/admin/v1/auth/token", "", `{"email":"owner@example.com","password":"correct horse battery","name":""}`, 400},
-		{"PUT", "/admin/v1/me/password", tm.editor, `{"current_password":"wrong horse battery","password":"a new horse battery"}`, 403},
+		{"PUT", "/admin/v1/me/password", tm.editor, `{"current_password":"wrong horse battery","password":"a new horse battery"}`, 400},
 		{"PUT", "/admin/v1/me/password", tm.editor, `{"password":"a new horse battery"}`, 400},
 		{"PUT", "/admin/v1/me/password", tm.editorKey, `{"current_password":"x","password":"a new horse battery"}`, 403},
 		{"PUT", "/admin/v1/me/password", tm.editor, `{"current_password":"correct horse battery","password":"a new horse battery"}`, 200},

@@ -2,8 +2,9 @@
 // tokens it made through the API on its account page (names, creation,
 // last use), revokes one after confirming, and that token answers 401;
 // when a server admin resets the user's password, the user's other token
-// answers 401 too, and the Studio signs the user out. See harness.mjs for
-// what runs it.
+// answers 401 too, and the Studio signs the user out; the user then
+// changes its own password on the account page, which ends its sessions
+// and tokens too. See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
 import { adminToken, base, expectFailedRequest, journey, log, newPage, screenshot, step } from './harness.mjs';
 
@@ -127,5 +128,37 @@ await journey(async (browser) => {
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
     await page.getByTestId('no-tokens').waitFor();
     await screenshot(page, 'no-tokens-left');
+  });
+
+  await step('the user changes its own password: a wrong current one is refused; the right one ends its sessions and tokens', async () => {
+    const kept = await token('kept', 'a-brand-new-password');
+    const current = page.getByLabel('Current password', { exact: true });
+    const fresh = page.getByLabel('New password', { exact: true });
+    const again = page.getByLabel('Repeat the new password', { exact: true });
+    await current.fill('not-my-password-at-all');
+    await fresh.fill('my-own-new-password');
+    await again.fill('my-own-new-password');
+    expectFailedRequest('/admin/v1/me/password', 400);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The current password is wrong').waitFor();
+    assert.equal((await call('GET', '/me', kept.token)).status, 200, 'a refused change revoked a token');
+    await again.fill('my-own-new-passwort');
+    await current.fill('a-brand-new-password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The two new passwords differ.').waitFor();
+    await again.fill('my-own-new-password');
+    await screenshot(page, 'change-password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Your password is changed').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const r = await call('GET', '/me', kept.token);
+    assert.equal(r.status, 401, r.text);
+    assert.equal((await call('POST', '/auth/token', '', { email: user.email, password: 'a-brand-new-password' })).status, 401);
+    await page.getByLabel('Email', { exact: true }).fill(user.email);
+    await page.getByLabel('Password', { exact: true }).fill('my-own-new-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Your account' }).waitFor(); // where it was
+    await page.getByTestId('no-tokens').waitFor();
+    await screenshot(page, 'signed-in-with-own-new-password');
   });
 });

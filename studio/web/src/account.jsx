@@ -1,7 +1,9 @@
-// The signed-in user's account: who it is, and its personal access tokens
+// The signed-in user's account: who it is, its personal access tokens
 // (GET /admin/v1/me/tokens) with their names, creation, expiry and last
-// use, each revoked after asking (DELETE /admin/v1/me/tokens/{id}). The
-// server admin signed in with the admin token has no account here.
+// use, each revoked after asking (DELETE /admin/v1/me/tokens/{id}), and a
+// new password (PUT /admin/v1/me/password), which ends every session and
+// token of the user, this one included. The server admin signed in with
+// the admin token has no account here.
 import { useEffect, useState } from 'preact/hooks';
 import * as api from './api.js';
 import { items, useTeam } from './team.jsx';
@@ -79,6 +81,7 @@ export function AccountPage() {
         )}
         <button type="button" onClick={load}>Refresh</button>
       </section>
+      <PasswordForm />
       {revoking && (
         <ConfirmDialog title="Revoke this token?" confirm="Revoke" danger onClose={() => setRevoking(null)}
           onConfirm={async () => {
@@ -93,5 +96,68 @@ export function AccountPage() {
         </ConfirmDialog>
       )}
     </main>
+  );
+}
+
+const MIN_PASSWORD = 12;
+
+// PasswordForm changes the user's own password, given the current one.
+// The server then ends this session with the others: the Studio goes back
+// to its sign-in page, saying why.
+function PasswordForm() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [again, setAgain] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    if (next.length < MIN_PASSWORD) {
+      setError({ message: `The new password needs at least ${MIN_PASSWORD} characters.` });
+      return;
+    }
+    if (next !== again) {
+      setError({ message: 'The two new passwords differ.' });
+      return;
+    }
+    setBusy(true);
+    try {
+      await api.admin('PUT', '/me/password', { body: JSON.stringify({ current_password: current, password: next }) });
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+      return;
+    }
+    setCurrent('');
+    setNext('');
+    setAgain('');
+    api.onSignedOut('Your password is changed, and every session and personal access token of yours has ended: sign in with the new password.');
+  };
+  return (
+    <section aria-labelledby="password-title">
+      <h2 id="password-title">Password</h2>
+      <form onSubmit={submit} class="card stack" noValidate>
+        <p class="hint">A new password ends every session of yours, this one included, and revokes all your personal access tokens.</p>
+        <div>
+          <label for="password-current">Current password</label>
+          <input id="password-current" type="password" required autocomplete="current-password" value={current}
+            onInput={(e) => { setCurrent(e.target.value); setError(null); }} />
+        </div>
+        <div>
+          <label for="password-new">New password</label>
+          <input id="password-new" type="password" required minLength={MIN_PASSWORD} autocomplete="new-password" value={next}
+            onInput={(e) => { setNext(e.target.value); setError(null); }} aria-describedby="password-new-hint" />
+          <p class="hint" id="password-new-hint">At least {MIN_PASSWORD} characters.</p>
+        </div>
+        <div>
+          <label for="password-again">Repeat the new password</label>
+          <input id="password-again" type="password" required autocomplete="new-password" value={again}
+            onInput={(e) => { setAgain(e.target.value); setError(null); }} />
+        </div>
+        <ErrorNote error={error} />
+        <button class="primary" type="submit" disabled={busy}>Change password</button>
+      </form>
+    </section>
   );
 }

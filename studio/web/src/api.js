@@ -23,7 +23,11 @@ async function errorOf(res) {
   return new ApiError(res.status, msg);
 }
 
-/** onSignedOut is called when the server no longer knows the session. */
+/**
+ * onSignedOut is called when the server no longer knows the session, with
+ * why when the Studio knows it (else the sign-in page says the session
+ * ended).
+ */
 export let onSignedOut = () => {};
 export function setSignedOutHandler(f) {
   onSignedOut = f;

@@ -1031,8 +1031,8 @@ function App() {
     }
   }, []);
   useEffect(() => {
-    api.setSignedOutHandler(() => {
-      setNotice('Your session ended: sign in again.');
+    api.setSignedOutHandler((why) => {
+      setNotice(why || 'Your session ended: sign in again.');
       setState('out');
     });
     check();
