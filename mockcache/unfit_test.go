@@ -40,19 +40,30 @@ func TestUnfitSettingsChecked(t *testing.T) {
 	}
 }
 
-// gateStore blocks the first load of mock id until gate is closed.
+// gateStore holds the first load of mock id until gate is closed: before
+// it reads the store, or, with afterRead, after (a load that read the data
+// before a write, and ends after it).
 type gateStore struct {
 	*countingStore
 	id            string
+	afterRead     bool
 	started, gate chan struct{}
 	once          sync.Once
 }
 
 func (s *gateStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
-	if id == s.id {
-		s.once.Do(func() { close(s.started); <-s.gate })
+	hold := func() {
+		if id == s.id {
+			s.once.Do(func() { close(s.started); <-s.gate })
+		}
 	}
-	return s.countingStore.FindMockData(ctx, id)
+	if !s.afterRead {
+		hold()
+		return s.countingStore.FindMockData(ctx, id)
+	}
+	m, d, err := s.countingStore.FindMockData(ctx, id)
+	hold()
+	return m, d, err
 }
 
 // A write to a mock too large to cache must not keep another mock, being
@@ -112,30 +123,13 @@ func TestUnfitWriteKeepsOtherLoads(t *testing.T) {
 	}
 }
 
-// lateStore holds the first load of mock id after it read the store, until
-// gate is closed: a load that read the data before a write, and ends after.
-type lateStore struct {
-	*countingStore
-	id            string
-	started, gate chan struct{}
-	once          sync.Once
-}
-
-func (s *lateStore) FindMockData(ctx context.Context, id string) (*decoy.Mock, decoy.Data, error) {
-	m, d, err := s.countingStore.FindMockData(ctx, id)
-	if id == s.id {
-		s.once.Do(func() { close(s.started); <-s.gate })
-	}
-	return m, d, err
-}
-
 // A load of a mock too large to keep that read the store before a write
 // made here, and ends after it, is not shared: the reads after the write
 // get what it wrote, even while the read of that load goes on.
 func TestUnfitLoadBeforeWriteNotShared(t *testing.T) {
 	ctx := context.Background()
 	s := liveStore(t, liveData)
-	ls := &lateStore{countingStore: s, id: liveID, started: make(chan struct{}), gate: make(chan struct{})}
+	ls := &gateStore{countingStore: s, id: liveID, afterRead: true, started: make(chan struct{}), gate: make(chan struct{})}
 	c := mockcache.New(mockcache.Config{Store: ls, Live: ls, MaxBytes: 1}) // nothing fits
 	done := make(chan *mockcache.Entry)
 	go func() {
