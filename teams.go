@@ -79,6 +79,11 @@ type UserUpdate struct {
 	Name         *string
 	PasswordHash *[]byte
 	ServerAdmin  *bool
+	// IfPasswordHash, when set, makes the update apply only while the
+	// user's password hash is still this one: else ErrPasswordChanged
+	// (a change checked against the current password, which another
+	// change replaced meanwhile, must not undo that one).
+	IfPasswordHash *[]byte
 }
 
 // WorkspaceLimits are set by server admins only; nil is no limit.

@@ -240,6 +240,10 @@ func (s *API) revokeMyToken(w http.ResponseWriter, r *http.Request, _ string) er
 // all the same.
 var errWrongPassword = answer.New(http.StatusBadRequest, "The current password is wrong")
 
+// errPasswordChangedMeanwhile refuses a password change over a password
+// that another change replaced while it was checked.
+var errPasswordChangedMeanwhile = answer.New(http.StatusConflict, "The password changed meanwhile: sign in again with the new one")
+
 // changeMyPassword is PUT /me/password {"current_password","password"}:
 // a user's own new password. As a server admin's reset, it revokes every
 // personal access token of the user and ends its Studio sessions, the one
@@ -270,7 +274,13 @@ func (s *API) changeMyPassword(w http.ResponseWriter, r *http.Request, _ string)
 	h := password.Hash(*in.Password)
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	u, err := s.cfg.Teams.UpdateUser(ctx, u.ID, decoy.UserUpdate{PasswordHash: &h})
+	// Only over the password just checked: a change made meanwhile (a
+	// server admin's reset, or this user's change in another request)
+	// stands.
+	u, err := s.cfg.Teams.UpdateUser(ctx, u.ID, decoy.UserUpdate{PasswordHash: &h, IfPasswordHash: &u.PasswordHash})
+	if errors.Is(err, decoy.ErrPasswordChanged) {
+		return errPasswordChangedMeanwhile
+	}
 	if err != nil {
 		return err
 	}

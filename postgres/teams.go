@@ -238,9 +238,21 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 	if upd.ServerAdmin != nil {
 		set("server_admin", *upd.ServerAdmin)
 	}
+	where := "id = $1"
+	if upd.IfPasswordHash != nil {
+		args = append(args, *upd.IfPasswordHash)
+		where += fmt.Sprintf(" AND password_hash = $%d", len(args))
+	}
 	var u *decoy.User
 	err := db.write(ctx, func(tx pgx.Tx) (err error) {
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = $1 RETURNING `+userColumns, args...))
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE `+where+` RETURNING `+userColumns, args...))
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND && upd.IfPasswordHash != nil {
+			if found, cerr := exists(ctx, tx, `SELECT 1 FROM users WHERE id = $1`, id); cerr != nil {
+				return cerr
+			} else if found {
+				return decoy.ErrPasswordChanged
+			}
+		}
 		if err != nil || upd.PasswordHash == nil {
 			return err
 		}

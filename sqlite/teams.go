@@ -205,9 +205,20 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd decoy.UserUpdate) (
 	if upd.ServerAdmin != nil {
 		sets, args = append(sets, "server_admin = ?"), append(args, *upd.ServerAdmin)
 	}
+	where, wargs := "id = ?", []any{id}
+	if upd.IfPasswordHash != nil {
+		where, wargs = where+" AND password_hash = ?", append(wargs, *upd.IfPasswordHash)
+	}
 	var u *decoy.User
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
-		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE id = ? RETURNING `+userColumns, append(args, id)...))
+		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+` WHERE `+where+` RETURNING `+userColumns, append(args, wargs...)...))
+		if decoy.ErrorCode(err) == decoy.ENOTFOUND && upd.IfPasswordHash != nil {
+			if n, cerr := count(ctx, tx, `SELECT COUNT(*) FROM users WHERE id = ?`, id); cerr != nil {
+				return cerr
+			} else if n > 0 {
+				return decoy.ErrPasswordChanged
+			}
+		}
 		if err != nil || upd.PasswordHash == nil {
 			return err
 		}

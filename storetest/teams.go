@@ -468,6 +468,28 @@ func testAccessTokensEndWithPassword(t *testing.T, s TeamBackend) {
 	if ts, _ := s.ListAccessTokens(ctx, ann.ID, now); len(ts) != 2 {
 		t.Errorf("ann's tokens: %d, want 2", len(ts))
 	}
+	// A change checked against the old password does not undo the new one
+	// (a user's own change, racing a server admin's reset); checked
+	// against the current one, it applies.
+	selfHash := []byte("argon2id$self")
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{PasswordHash: &selfHash, IfPasswordHash: &ann.PasswordHash}); !errors.Is(err, decoy.ErrPasswordChanged) {
+		t.Errorf("a new password checked against the old one: %v, want ErrPasswordChanged", err)
+	}
+	if ts, _ := s.ListAccessTokens(ctx, ann.ID, now); len(ts) != 2 {
+		t.Errorf("ann's tokens after a refused change: %d, want 2", len(ts))
+	}
+	if u, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{PasswordHash: &selfHash, IfPasswordHash: &newHash}); err != nil || string(u.PasswordHash) != string(selfHash) {
+		t.Errorf("a new password checked against the current one: %v", err)
+	}
+	if _, err := s.UpdateUser(ctx, "00000000-0000-4000-8000-000000000999", decoy.UserUpdate{PasswordHash: &selfHash, IfPasswordHash: &newHash}); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+		t.Errorf("a checked change of a user that does not exist: %v, want ENOTFOUND", err)
+	}
+	if _, err := s.UpdateUser(ctx, ann.ID, decoy.UserUpdate{PasswordHash: &newHash}); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := s.ListAccessTokens(ctx, ann.ID, now); len(ts) != 0 {
+		t.Errorf("ann's tokens after two more new passwords: %d, want 0", len(ts))
+	}
 }
 
 func testWorkspaces(t *testing.T, s TeamBackend) {

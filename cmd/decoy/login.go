@@ -212,15 +212,35 @@ with "decoy user patch USER_ID --password-stdin".`,
 		if err := a.resolve(cmd.Flags(), true); err != nil {
 			return err
 		}
+		// Only a user has a password: said before asking for one.
+		var me struct {
+			User *struct{} `json:"user"`
+		}
+		if err := a.client().Do(cmd.Context(), "GET", "/admin/v1/me", nil, &me); err != nil {
+			return err
+		}
+		if me.User == nil {
+			return fmt.Errorf("this token is the admin token or an API key, which have no password: sign in as the user with decoy login (or pass its personal token with --admin-token)")
+		}
 		stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 		in := bufio.NewReader(stdin)
 		current, err := askPassword("Current password: ", stdin, in, stderr, passwordStdin)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the current password: %w", err)
 		}
 		next, err := askPassword("New password: ", stdin, in, stderr, passwordStdin)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the new password: %w", err)
+		}
+		if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
+			// Typed unseen: a typo would leave the user locked out.
+			again, err := askPassword("Repeat the new password: ", stdin, in, stderr, false)
+			if err != nil {
+				return err
+			}
+			if again != next {
+				return fmt.Errorf("the two new passwords differ: nothing changed")
+			}
 		}
 		var u struct {
 			Email string `json:"email"`
@@ -229,12 +249,17 @@ with "decoy user patch USER_ID --password-stdin".`,
 			map[string]string{"current_password": current, "password": next}, &u); err != nil {
 			return err
 		}
-		// The stored token is revoked with the others: forgotten.
+		// The stored token, if the user's, is revoked with the others:
+		// forgotten.
 		if creds, err := loadCredentials(); err == nil {
-			if t, ok := creds.Servers[serverKey(a.server)]; ok && t.Token == a.token {
-				delete(creds.Servers, serverKey(a.server))
-				if err := creds.save(); err != nil {
-					return err
+			if t, ok := creds.Servers[serverKey(a.server)]; ok {
+				err := client.New(a.server, t.Token).Do(cmd.Context(), "GET", "/admin/v1/me", nil, nil)
+				var ce *client.Error
+				if t.Token == a.token || errors.As(err, &ce) && ce.Status == 401 {
+					delete(creds.Servers, serverKey(a.server))
+					if err := creds.save(); err != nil {
+						return err
+					}
 				}
 			}
 		}

@@ -152,6 +152,12 @@ func TestTokenCLI(t *testing.T) {
 	// Ann changes her own password: decoy password, with the current one.
 	must("a brand new password\n", "login", "--email", "ann@example.com", "--password-stdin", "--name", "laptop")
 	other := field(t, api(t, p, "POST", "auth/token", "", `{"email":"ann@example.com","password":"a brand new password","name":"other"}`), 201, "token")
+	if _, errOut, code := cli("", "password", "--admin-token", adminToken); code != 1 || !strings.Contains(errOut, "which have no password") {
+		t.Errorf("decoy password as the admin token: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := cli("a brand new password\n", "password", "--password-stdin"); code != 1 || !strings.Contains(errOut, "reading the new password") {
+		t.Errorf("decoy password without a second line: exit %d: %s", code, errOut)
+	}
 	if _, errOut, code := cli("wrong password here\na third new password\n", "password", "--password-stdin"); code != 1 || !strings.Contains(errOut, "The current password is wrong") {
 		t.Errorf("decoy password with a wrong current password: exit %d: %s", code, errOut)
 	}

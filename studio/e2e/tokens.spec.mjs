@@ -135,6 +135,10 @@ await journey(async (browser) => {
     const current = page.getByLabel('Current password', { exact: true });
     const fresh = page.getByLabel('New password', { exact: true });
     const again = page.getByLabel('Repeat the new password', { exact: true });
+    await fresh.fill('my-own-new-password');
+    await again.fill('my-own-new-password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Fill in your current password.').waitFor();
     await current.fill('not-my-password-at-all');
     await fresh.fill('my-own-new-password');
     await again.fill('my-own-new-password');

@@ -113,6 +113,10 @@ function PasswordForm() {
   const submit = async (e) => {
     e.preventDefault();
     setError(null);
+    if (!current) {
+      setError({ message: 'Fill in your current password.' });
+      return;
+    }
     if (next.length < MIN_PASSWORD) {
       setError({ message: `The new password needs at least ${MIN_PASSWORD} characters.` });
       return;
@@ -132,7 +136,7 @@ function PasswordForm() {
     setCurrent('');
     setNext('');
     setAgain('');
-    api.onSignedOut('Your password is changed, and every session and personal access token of yours has ended: sign in with the new password.');
+    api.sessionEnded('Your password is changed, and every session and personal access token of yours has ended: sign in with the new password.');
   };
   return (
     <section aria-labelledby="password-title">

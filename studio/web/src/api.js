@@ -33,6 +33,12 @@ export function setSignedOutHandler(f) {
   onSignedOut = f;
 }
 
+/** sessionEnded forgets the session the server ended, and says why. */
+export function sessionEnded(why) {
+  csrf = '';
+  onSignedOut(why);
+}
+
 /**
  * session asks the server whether this browser is signed in, and learns the
  * CSRF token when it is.
