@@ -172,3 +172,82 @@ func TestUnfitLoadBeforeWriteNotShared(t *testing.T) {
 	f.Release()
 	base.Release()
 }
+
+// A mock too large for the bound is not kept, but the reads that overlap
+// share one entry of it, loaded and parsed once, rather than one each; a
+// write, or any change, makes the reads that come after it load the new
+// data, and once the last read is done the entry goes.
+func TestUnfitShared(t *testing.T) {
+	ctx := context.Background()
+	s := liveStore(t, liveData)
+	c := mockcache.New(mockcache.Config{Store: s, Live: s, MaxBytes: 1}) // nothing fits
+	a := mustGet(t, c)
+	b := mustGet(t, c)
+	if a != b || s.loads.Load() != 1 || c.Peek(liveID) != nil {
+		t.Fatalf("two overlapping reads: the same entry %v, %d loads, cached %v; want one load, shared, not cached", a == b, s.loads.Load(), c.Peek(liveID) != nil)
+	}
+
+	// A write while a and b are read: the next read loads what it wrote.
+	w1 := create(1, "", `{"id":11}`)
+	f1, err := a.Apply(w1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendWrite(ctx, liveID, w1, f1.Size()); err != nil {
+		t.Fatal(err)
+	}
+	c.PutLive(f1)
+	d := mustGet(t, c)
+	if d == a || s.loads.Load() != 2 {
+		t.Fatalf("the read after a write shares the entry before it (%v), %d loads", d == a, s.loads.Load())
+	}
+	wantData(t, d, f1)
+	f1.Release()
+	a.Release()
+	b.Release()
+
+	// Any other change: the same.
+	c.Remove(liveID)
+	e := mustGet(t, c)
+	if e == d || s.loads.Load() != 3 {
+		t.Fatalf("the read after Remove shares the entry before it (%v), %d loads", e == d, s.loads.Load())
+	}
+	d.Release()
+	e.Release()
+
+	// Nobody reads it: the next read loads it again.
+	g := mustGet(t, c)
+	if g == e || s.loads.Load() != 4 {
+		t.Fatalf("the read after the last one shares its entry (%v), %d loads", g == e, s.loads.Load())
+	}
+	wantData(t, g, f1)
+	g.Release()
+}
+
+// Cache.unfit names at most maxUnfit mocks: reading more mocks too large
+// to keep than that, one after another, leaves it at the bound, and each
+// is still loaded whole at its read.
+func TestUnfitBounded(t *testing.T) {
+	store := &fileStore{dir: t.TempDir()}
+	const mocks = mockcache.MaxUnfit + 10
+	for i := range mocks {
+		store.put(t, mockID(i), mockDoc(i))
+	}
+	c := mockcache.New(mockcache.Config{Store: store, MaxBytes: 1}) // nothing fits
+	for i := range mocks {
+		e, err := c.Get(context.Background(), mockID(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.Bytes()) != mockDoc(i) {
+			t.Fatalf("mock %d: %s", i, e.Bytes())
+		}
+		e.Release()
+		if n := mockcache.UnfitLen(c); n > mockcache.MaxUnfit {
+			t.Fatalf("after %d mocks, %d named, bound %d", i+1, n, mockcache.MaxUnfit)
+		}
+	}
+	if got := store.loads.Load(); got != mocks {
+		t.Errorf("%d loads for %d mocks", got, mocks)
+	}
+}

@@ -174,11 +174,17 @@ list", where it can be revoked; a new password revokes it too.`,
 	return cmd
 }
 
+// terminal returns stdin as a file when it is a terminal.
+func terminal(stdin io.Reader) (*os.File, bool) {
+	f, ok := stdin.(*os.File)
+	return f, ok && term.IsTerminal(int(f.Fd()))
+}
+
 // askPassword reads a password: from the terminal without echo, after
 // prompt, when standard input is one and fromStdin is not set; else the
 // next line of in (prompted unless fromStdin).
 func askPassword(prompt string, stdin io.Reader, in *bufio.Reader, stderr io.Writer, fromStdin bool) (string, error) {
-	if f, ok := stdin.(*os.File); ok && !fromStdin && term.IsTerminal(int(f.Fd())) {
+	if f, ok := terminal(stdin); ok && !fromStdin {
 		fmt.Fprint(stderr, prompt)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(stderr)
@@ -232,7 +238,7 @@ with "decoy user patch USER_ID --password-stdin".`,
 		if err != nil {
 			return fmt.Errorf("reading the new password: %w", err)
 		}
-		if f, ok := stdin.(*os.File); ok && !passwordStdin && term.IsTerminal(int(f.Fd())) {
+		if _, ok := terminal(stdin); ok && !passwordStdin {
 			// Typed unseen: a typo would leave the user locked out.
 			again, err := askPassword("Repeat the new password: ", stdin, in, stderr, false)
 			if err != nil {

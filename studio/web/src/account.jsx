@@ -99,8 +99,6 @@ export function AccountPage() {
   );
 }
 
-const MIN_PASSWORD = 12;
-
 // PasswordForm changes the user's own password, given the current one.
 // The server then ends this session with the others: the Studio goes back
 // to its sign-in page, saying why.
@@ -117,8 +115,8 @@ function PasswordForm() {
       setError({ message: 'Fill in your current password.' });
       return;
     }
-    if (next.length < MIN_PASSWORD) {
-      setError({ message: `The new password needs at least ${MIN_PASSWORD} characters.` });
+    if (next.length < api.MIN_PASSWORD) {
+      setError({ message: `The new password needs at least ${api.MIN_PASSWORD} characters.` });
       return;
     }
     if (next !== again) {
@@ -150,9 +148,9 @@ function PasswordForm() {
         </div>
         <div>
           <label for="password-new">New password</label>
-          <input id="password-new" type="password" required minLength={MIN_PASSWORD} autocomplete="new-password" value={next}
+          <input id="password-new" type="password" required minLength={api.MIN_PASSWORD} autocomplete="new-password" value={next}
             onInput={(e) => { setNext(e.target.value); setError(null); }} aria-describedby="password-new-hint" />
-          <p class="hint" id="password-new-hint">At least {MIN_PASSWORD} characters.</p>
+          <p class="hint" id="password-new-hint">At least {api.MIN_PASSWORD} characters.</p>
         </div>
         <div>
           <label for="password-again">Repeat the new password</label>

@@ -23,6 +23,9 @@ async function errorOf(res) {
   return new ApiError(res.status, msg);
 }
 
+/** MIN_PASSWORD is the fewest characters the server takes in a password. */
+export const MIN_PASSWORD = 12;
+
 /**
  * onSignedOut is called when the server no longer knows the session, with
  * why when the Studio knows it (else the sign-in page says the session

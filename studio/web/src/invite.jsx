@@ -7,8 +7,6 @@ import * as api from './api.js';
 import { ErrorNote } from './ui.jsx';
 import { Logo } from './logo.jsx';
 
-const MIN_PASSWORD = 12;
-
 /**
  * InvitationPage accepts the invitation secret; onSignedIn runs once the
  * new member is signed in, onSignIn(email) when they must sign in
@@ -35,8 +33,8 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
       setError({ message: 'Fill in your name.' });
       return;
     }
-    if (password.length < MIN_PASSWORD) {
-      setError({ message: `The password needs at least ${MIN_PASSWORD} characters.` });
+    if (password.length < api.MIN_PASSWORD) {
+      setError({ message: `The password needs at least ${api.MIN_PASSWORD} characters.` });
       return;
     }
     if (password !== again) {
@@ -98,9 +96,9 @@ export function InvitationPage({ secret, onSignedIn, onSignIn }) {
           </div>
           <div>
             <label for="join-password">New password</label>
-            <input id="join-password" type="password" required minLength={MIN_PASSWORD} autocomplete="new-password" value={password}
+            <input id="join-password" type="password" required minLength={api.MIN_PASSWORD} autocomplete="new-password" value={password}
               onInput={(e) => { setPassword(e.target.value); setError(null); }} aria-describedby="join-password-hint" />
-            <p class="hint" id="join-password-hint">At least {MIN_PASSWORD} characters.</p>
+            <p class="hint" id="join-password-hint">At least {api.MIN_PASSWORD} characters.</p>
           </div>
           <div>
             <label for="join-again">Repeat the password</label>
