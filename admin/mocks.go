@@ -304,7 +304,7 @@ func (s *API) patchMock(w http.ResponseWriter, r *http.Request, id string) error
 	case err != nil:
 		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	case !utf8.Valid(body):
-		return decoy.Errorf(decoy.EINVALID, "The body must be UTF-8")
+		return errNotUTF8
 	}
 	upd, err := parsePatch(body)
 	if err != nil {

@@ -24,6 +24,8 @@ import (
 // projects. Serve has checked the caller's role before a handler here
 // runs (access.go); handlers only narrow listings to what the caller sees.
 
+var errNotUTF8 = decoy.Errorf(decoy.EINVALID, "The body must be UTF-8")
+
 // decodeBody decodes the JSON object of a request into v, refusing unknown
 // fields; fields lists the ones accepted, for the error.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields string) error {
@@ -43,8 +45,13 @@ func decodeBodyUpTo(w http.ResponseWriter, r *http.Request, v any, fields string
 	return parseBody(body, v, fields)
 }
 
-// parseBody is the parsing half of decodeBody.
+// parseBody is the parsing half of decodeBody. A body that is not UTF-8
+// is refused, as RFC 8259 asks, rather than decoded with each bad byte
+// replaced by U+FFFD: two passwords that differ only there would match.
 func parseBody(body []byte, v any, fields string) error {
+	if !utf8.Valid(body) {
+		return errNotUTF8
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) || dec.Decode(v) != nil || dec.More() {

@@ -384,3 +384,38 @@ func TestAccessTokensWithoutTeams(t *testing.T) {
 		}
 	}
 }
+
+// A password that is not UTF-8 is refused wherever one is sent, rather than
+// decoded with each bad byte replaced by U+FFFD: "\xff…" and "\xfe…" would
+// otherwise be the same password. Nothing is created or changed.
+func TestPasswordNotUTF8(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	v := tm.want(tm.call("POST", "/admin/v1/workspaces/"+tm.ws+"/members", tm.owner, `{"email":"dana@example.com","role":"editor"}`), 201)
+	_, secret, _ := strings.Cut(v["invitation_url"].(string), "/#/invite/")
+	const bad = "\xff\xfe correct horse battery"
+	for _, c := range []struct{ name, method, path, token, body string }{
+		{"sign-in for a token", "POST", "/admin/v1/auth/token", "", `{"email":"viewer@example.com","password":"` + bad + `"}`},
+		{"own password, new", "PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"correct horse battery","password":"` + bad + `"}`},
+		{"own password, current", "PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"` + bad + `","password":"a new horse battery"}`},
+		{"new user", "POST", "/admin/v1/users", servertest.AdminToken, `{"email":"eve@example.com","name":"Eve","password":"` + bad + `"}`},
+		{"user's new password", "PATCH", "/admin/v1/users/" + tm.users["editor"], servertest.AdminToken, `{"password":"` + bad + `"}`},
+		{"invitation accepted", "POST", "/admin/v1/invitations/" + secret + "/accept", "", `{"name":"Dana","password":"` + bad + `"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			servertest.WantError(t, tm.call(c.method, c.path, c.token, c.body), 400, "The body must be UTF-8")
+		})
+	}
+	if _, _, r := tm.studioSignIn("viewer@example.com", "x"); r.Status != 401 {
+		t.Fatalf("Studio sign-in, wrong password: %d %s", r.Status, r.Body)
+	}
+	r := tm.StudioReq("POST", studio.SessionPath, "", `{"email":"viewer@example.com","password":"`+bad+`"}`, "Content-Type", "application/json")
+	servertest.WantError(t, r, 400, "The body must be UTF-8")
+	// Refusals changed nothing: the viewer's password and token still work,
+	// nobody was added, the invitation is still open.
+	tm.want(tm.call("GET", "/admin/v1/me", tm.viewer, ""), 200)
+	tm.login("viewer@example.com", "correct horse battery")
+	tm.want(tm.call("GET", "/admin/v1/invitations/"+secret, "", ""), 200)
+	for _, email := range []string{"eve@example.com", "dana@example.com"} {
+		servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"`+email+`","password":"\ufffd\ufffd correct horse battery"}`), 401, "Invalid email or password")
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -238,6 +239,11 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		Token    string `json:"token"`
 		Email    string `json:"email"`
 		Password string `json:"password"`
+	}
+	if err == nil && !utf8.Valid(body) {
+		// Not decoded with bad bytes replaced: see the admin API's parseBody.
+		h.cfg.Fail(w, r, decoy.Errorf(decoy.EINVALID, "The body must be UTF-8"))
+		return
 	}
 	if err == nil {
 		err = json.Unmarshal(body, &in)

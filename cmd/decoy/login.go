@@ -188,12 +188,33 @@ func askPassword(prompt string, stdin io.Reader, in *bufio.Reader, stderr io.Wri
 		fmt.Fprint(stderr, prompt)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(stderr)
-		return string(b), err
+		if err != nil {
+			return "", err
+		}
+		return utf8Password(string(b))
 	}
 	if !fromStdin {
 		fmt.Fprint(stderr, prompt)
 	}
-	return readLine(in)
+	return password(in)
+}
+
+// password reads a password from the next line of in.
+func password(in *bufio.Reader) (string, error) {
+	pw, err := readLine(in)
+	if err != nil {
+		return "", err
+	}
+	return utf8Password(pw)
+}
+
+// utf8Password refuses a password that is not UTF-8: sent as JSON, its
+// bad bytes would become U+FFFD, and the server refuses such a body.
+func utf8Password(pw string) (string, error) {
+	if !utf8.ValidString(pw) {
+		return "", fmt.Errorf("the password is not UTF-8: set the terminal's (or the file's) encoding to UTF-8")
+	}
+	return pw, nil
 }
 
 func passwordCommand() *cobra.Command {

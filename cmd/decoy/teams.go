@@ -278,11 +278,6 @@ func (o *optionalInt) Set(s string) error {
 
 func (o *optionalInt) Type() string { return "N" }
 
-// password reads a password: the line of standard input.
-func password(in *bufio.Reader) (string, error) {
-	return readLine(in)
-}
-
 // teamSpecs are the commands of each team group, in the order help lists
 // them.
 func teamSpecs() map[string][]teamCommand {

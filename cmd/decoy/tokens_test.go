@@ -161,6 +161,12 @@ func TestTokenCLI(t *testing.T) {
 	if _, errOut, code := cli("wrong password here\na third new password\n", "password", "--password-stdin"); code != 1 || !strings.Contains(errOut, "The current password is wrong") {
 		t.Errorf("decoy password with a wrong current password: exit %d: %s", code, errOut)
 	}
+	if _, errOut, code := cli("a brand new password\n\xff\xfe third new password\n", "password", "--password-stdin"); code != 1 || !strings.Contains(errOut, "the password is not UTF-8") {
+		t.Errorf("decoy password with a new password of Latin-1 bytes: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := cli("\xff\xfe a password of bytes\n", "user", "create", "--email", "bo@example.com", "--name", "Bo", "--admin-token", adminToken); code != 1 || !strings.Contains(errOut, "the password is not UTF-8") {
+		t.Errorf("decoy user create with a password of Latin-1 bytes: exit %d: %s", code, errOut)
+	}
 	if out := must("a brand new password\na third new password\n", "password", "--password-stdin"); !strings.Contains(out, "Password of ann@example.com changed") {
 		t.Errorf("decoy password printed %q", out)
 	}
