@@ -97,6 +97,19 @@ func (a *arena) extend(raw []byte, parts ...[]byte) ([]byte, *arena) {
 	return buf, &arena{buf: buf}
 }
 
+// rewind gives back the room the state whose text is raw took past prev's,
+// when raw is a's whole buffer and prev a prefix of it: the state before
+// extends the arena in place again. Whoever calls it drops the state raw
+// is the text of, unread.
+func (a *arena) rewind(raw, prev []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(raw) == len(a.buf) && len(prev) <= len(raw) && len(prev) > 0 &&
+		unsafe.SliceData(raw) == unsafe.SliceData(a.buf) && unsafe.SliceData(prev) == unsafe.SliceData(a.buf) {
+		a.buf = a.buf[:len(prev)]
+	}
+}
+
 // Editor changes the elements of one array of a document, then makes the
 // document they give (Document). It is for one goroutine; the document it
 // was made from does not change.
@@ -313,6 +326,20 @@ func (ed *Editor) Document() *Document {
 	}
 	ed.raw, ed.spans, ed.seps, ed.arena, ed.l, ed.from = nil, nil, nil, nil, nil, nil
 	return top
+}
+
+// Abandon drops d, a document an Editor made from prev that nothing has
+// read nor will: the room its new records took in their arena is given
+// back, so that prev's next edit extends it in place again. Without it,
+// every write applied and then not committed (its client gone, the store
+// refusing it) left prev behind the arena's end, and made the next edit of
+// prev copy the whole document. d must not be used afterwards.
+func (d *Document) Abandon(prev *Document) {
+	l, pl := d.live, prev.live
+	if l == nil || pl == nil || l.arena != pl.arena {
+		return // prev was not edited, or d's text was copied: nothing shared
+	}
+	l.arena.rewind(d.raw, prev.raw)
 }
 
 // Carrier registers build as what builds the structure named k over the

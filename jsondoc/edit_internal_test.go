@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // Edits over chunked spans give what the same edits give over one chunk:
@@ -75,5 +76,57 @@ func TestEditorChunks(t *testing.T) {
 				t.Fatalf("whole text does not parse back: %v", err)
 			}
 		}
+	}
+}
+
+// An edit dropped uncommitted gives its room back: the next edit of the
+// document before it extends the same arena in place, rather than copying
+// the whole text (each PATCH whose client left did, under load).
+func TestAbandon(t *testing.T) {
+	d, err := Parse([]byte(`[{"id":0},{"id":1},{"id":2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(d *Document, rec string) *Document {
+		ed, _ := d.Editor(nil)
+		ed.Replace(1, []byte(rec), true)
+		return ed.Document()
+	}
+	shares := func(a, b *Document) bool { return unsafe.SliceData(a.raw) == unsafe.SliceData(b.raw) }
+	base := edit(d, `{"id":1,"v":0}`) // an edited document: its text is in an arena
+	for i := range 3 {
+		dropped := edit(base, fmt.Sprintf(`{"id":1,"v":%d}`, 10+i))
+		if !shares(dropped, base) {
+			t.Fatalf("edit %d: copied the arena before any edit was dropped", i)
+		}
+		dropped.Abandon(base)
+	}
+	next := edit(base, `{"id":1,"v":"kept"}`)
+	if !shares(next, base) {
+		t.Fatal("the edit after three dropped ones copied the whole text")
+	}
+	if got := string(next.Whole()); got != `[{"id":0},{"id":1,"v":"kept"},{"id":2}]` {
+		t.Errorf("after dropped edits: %s", got)
+	}
+	if got := string(base.Whole()); got != `[{"id":0},{"id":1,"v":0},{"id":2}]` {
+		t.Errorf("the document before: %s", got)
+	}
+	// Once the arena moved on past d, abandoning an older edit changes
+	// nothing: the newer state keeps its text.
+	stale := edit(next, `{"id":1,"v":"stale"}`)
+	newer := edit(stale, `{"id":1,"v":"newer"}`)
+	stale.Abandon(next)
+	if got := string(newer.Whole()); got != `[{"id":0},{"id":1,"v":"newer"},{"id":2}]` {
+		t.Errorf("a state after the abandoned one: %s", got)
+	}
+	if after := edit(newer, `{"id":1,"v":"after"}`); !shares(after, newer) || string(newer.Whole()) != `[{"id":0},{"id":1,"v":"newer"},{"id":2}]` {
+		t.Errorf("the arena after a stale abandon: %s", newer.Whole())
+	}
+	// A first edit's text is a new arena: abandoning it leaves the parsed
+	// document alone.
+	first := edit(d, `{"id":1,"v":"first"}`)
+	first.Abandon(d)
+	if got := string(d.Whole()); got != `[{"id":0},{"id":1},{"id":2}]` {
+		t.Errorf("the parsed document: %s", got)
 	}
 }

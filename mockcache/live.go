@@ -183,6 +183,17 @@ func (e *Entry) apply(w *decoy.Write, check func([]byte) ([]byte, error)) (*Entr
 	return e.derive(ed.Document(), w.Seq, writeBytes(w)), nil
 }
 
+// Abandon releases e, an entry Apply made from prev that was never put in
+// the cache (its write was not committed), and gives the room its record
+// took in prev's arena back: prev's next write extends it in place rather
+// than copying the whole data (see jsondoc.Document.Abandon).
+func (e *Entry) Abandon(prev *Entry) {
+	if e.Doc != nil && prev.Doc != nil {
+		e.Doc.Abandon(prev.Doc)
+	}
+	e.Release()
+}
+
 // writeBytes is about what a write takes in a mock's log.
 func writeBytes(w *decoy.Write) int64 {
 	return int64(len(w.Record)+len(w.Key)+len(w.Items)+len(w.Field)) + 64

@@ -233,7 +233,10 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 		size := ne.Size()
 		err = s.live.AppendWrite(ctx, id, &p.w, size)
 		if err != nil {
-			ne.Release()
+			// Not committed (the client left, the store refused it): its
+			// record's room goes back, so that the next write to e does
+			// not copy the whole data.
+			ne.Abandon(e)
 		}
 		if decoy.ErrorCode(err) == decoy.ECONFLICT {
 			if attempt+1 >= maxWriteAttempts {

@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -803,5 +806,79 @@ func TestRuleNormalBodyOfAPatch(t *testing.T) {
 	}
 	if r := h.Send("PATCH", "/p/default/users/1", "application/json", patch); r.Status != 200 {
 		t.Errorf("the write itself: %d %.160s", r.Status, r.Body)
+	}
+}
+
+// refusedAppends is a store that refuses every write to the log while
+// refuse is set, as one whose clients left or whose disk is full does.
+type refusedAppends struct {
+	*sqlite.DB
+	refuse *atomic.Bool
+}
+
+func (s refusedAppends) AppendWrite(ctx context.Context, id string, w *decoy.Write, size int64) error {
+	if s.refuse.Load() {
+		return decoy.Errorf(decoy.EUNAVAILABLE, "refused by the test")
+	}
+	return s.DB.AppendWrite(ctx, id, w, size)
+}
+
+// A write applied and then not committed gives its record's room back:
+// the writes after it extend the live data in place rather than each
+// copying the whole collection (32 PATCHes whose clients left at once,
+// on 23 MiB, allocated 900 MiB and took RSS from 120 to 260 MiB in the
+// bench). What the refused writes did is nowhere in the data.
+func TestRefusedWritesDoNotCopyTheData(t *testing.T) {
+	refuse := &atomic.Bool{}
+	h := servertest.New(t, withTeams, func(c *server.Config) {
+		c.MaxDataBytes = 16 << 20
+		c.Store = refusedAppends{c.Store.(*sqlite.DB), refuse}
+	})
+	var data strings.Builder
+	data.WriteByte('[')
+	const n = 8000
+	for i := range n {
+		if i > 0 {
+			data.WriteByte(',')
+		}
+		fmt.Fprintf(&data, `{"id":%d,"name":"user %d","bio":"%s"}`, i, i, strings.Repeat("x", 200))
+	}
+	data.WriteByte(']')
+	size := data.Len()
+	u := h.Create(data.String(), client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	addRoute(t, h, "GET", "/users/{id}", u.ID)
+	if r := h.Send("PATCH", "/p/default/users/1", "application/json", `{"age":1}`); r.Status != 200 {
+		t.Fatal(r.Status, r.Body)
+	}
+	refuse.Store(true)
+	const refused = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range refused {
+		if r := h.Send("PATCH", "/p/default/users/2", "application/json", fmt.Sprintf(`{"age":%d}`, 100+i)); r.Status != 503 {
+			t.Fatalf("refused write %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(size)*refused/4 {
+		t.Errorf("%d refused writes to %d KiB of data allocated %d KiB: the data copied at each", refused, size>>10, got>>10)
+	}
+	refuse.Store(false)
+	if r := h.Send("PATCH", "/p/default/users/3", "application/json", `{"age":3}`); r.Status != 200 {
+		t.Fatal(r.Status, r.Body)
+	}
+	for id, want := range map[int]string{1: `"age":1`, 2: `"bio":"` + strings.Repeat("x", 200) + `"}`, 3: `"age":3`} {
+		if r := h.Get(fmt.Sprintf("/p/default/users/%d", id)); r.Status != 200 || !strings.HasSuffix(r.Body, want+"}") && !strings.HasSuffix(r.Body, want) {
+			t.Errorf("user %d: %d %.80s…%s", id, r.Status, r.Body, r.Body[max(0, len(r.Body)-40):])
+		}
+	}
+	for _, q := range []string{"filters=age%3D100", "filters=age%3D119"} {
+		if r := h.Get("/mock/" + u.ID + "?" + q); r.Body != "[]" {
+			t.Errorf("a refused write's record is in the data (%s): %.200s", q, r.Body)
+		}
+	}
+	if r := h.Get("/mock/" + u.ID + "?limit=1"); r.Header.Get("X-Total-Count") != strconv.Itoa(n) {
+		t.Errorf("records after the refused writes: %s, want %d", r.Header.Get("X-Total-Count"), n)
 	}
 }
