@@ -752,6 +752,32 @@ func TestStudioUserSignIn(t *testing.T) {
 	}
 }
 
+// A request with the cookie of a session that ended is refused, and leaves
+// the cookie alone: the browser may hold a newer one by the time the 401
+// arrives (another tab signed in while this one's calls were under way),
+// and clearing it signed that session out too (found by a browser test).
+func TestStudioStaleCookieNotCleared(t *testing.T) {
+	tm := newTeams(t, func(c *server.Config) { c.Sessions = c.Store.(decoy.SessionStore) })
+	old, csrf, r := tm.studioSignIn("viewer@example.com", "correct horse battery")
+	if r.Status != 200 {
+		t.Fatalf("sign-in: %d %s", r.Status, r.Body)
+	}
+	// Signing in again from the same browser ends the session it had.
+	body, _ := json.Marshal(map[string]string{"email": "owner@example.com", "password": "correct horse battery"})
+	if r := tm.StudioReq("POST", studio.SessionPath, old, string(body), "Content-Type", "application/json"); r.Status != 200 {
+		t.Fatalf("second sign-in: %d %s", r.Status, r.Body)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/admin/v1/me"}, {"GET", studio.SessionPath}, {"DELETE", studio.SessionPath}} {
+		r := tm.StudioReq(c.method, c.path, old, "", studio.CSRFHeader, csrf)
+		if c.path != studio.SessionPath || c.method == "DELETE" {
+			servertest.WantError(t, r, 401, "Session expired or signed out; sign in again")
+		}
+		if sc := r.Header.Values("Set-Cookie"); len(sc) > 0 {
+			t.Errorf("%s %s with the ended session's cookie sets %q", c.method, c.path, sc)
+		}
+	}
+}
+
 // A user's Studio session outlives a restart, with the same admin token or
 // another, and ends when the user's password changes.
 func TestStudioUserSessionLifetime(t *testing.T) {

@@ -50,6 +50,6 @@ func (s *Server) studioSession(w http.ResponseWriter, r *http.Request) (userID s
 	if s.studio == nil || r.Header.Get("Authorization") != "" || !studio.HasSession(r) {
 		return "", false, nil
 	}
-	userID, err = s.studio.Authorize(w, r)
+	userID, err = s.studio.Authorize(r)
 	return userID, true, err
 }

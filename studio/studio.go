@@ -136,12 +136,12 @@ func HasSession(r *http.Request) bool {
 }
 
 // Authorize checks the session cookie and the CSRF header of an admin API
-// request: it returns a 401 error for a cookie that opens no live session
-// (clearing it), a 403 one for a missing or wrong CSRF token, and else the
+// request: it returns a 401 error for a cookie that opens no live session,
+// a 403 one for a missing or wrong CSRF token, and else the
 // id of the user signed in ("" for the server admin) to let the request
 // through as that user.
-func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (userID string, err error) {
-	o, err := h.lookup(w, r)
+func (h *Handler) Authorize(r *http.Request) (userID string, err error) {
+	o, err := h.lookup(r)
 	if err != nil {
 		return "", err
 	}
@@ -154,9 +154,9 @@ func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (userID stri
 var errCSRF = decoy.Errorf(decoy.EFORBIDDEN, "Missing or invalid CSRF token: send the X-CSRF-Token header that GET "+SessionPath+" gives")
 
 // session returns the live session of a request; without one it answers
-// 401 (clearing a stale cookie) and returns false.
+// 401 and returns false.
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*opened, bool) {
-	o, err := h.lookup(w, r)
+	o, err := h.lookup(r)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return nil, false
@@ -164,18 +164,16 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*opened, bool
 	return o, true
 }
 
-// lookup returns the live session of a request, or errSession (clearing a
-// stale cookie).
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*opened, error) {
+// lookup returns the live session of a request, or errSession. A cookie
+// that opens none is not cleared: by the time the answer arrives, the
+// browser may hold a newer one (another tab signed in while this request
+// was under way), and clearing it would sign that session out too.
+func (h *Handler) lookup(r *http.Request) (*opened, error) {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return nil, errSession
 	}
-	o, err := h.sessions.check(r.Context(), c.Value)
-	if errors.Is(err, errSession) {
-		h.clearCookie(w, r)
-	}
-	return o, err
+	return h.sessions.check(r.Context(), c.Value)
 }
 
 // sessionInfo is what the session endpoint tells the page.
@@ -197,7 +195,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		// Not signed in is an answer, not an error: the page asks this
 		// on every load.
-		o, err := h.lookup(w, r)
+		o, err := h.lookup(r)
 		switch {
 		case errors.Is(err, errSession):
 			answer.JSON(w, http.StatusOK, sessionInfo{})

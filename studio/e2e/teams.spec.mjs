@@ -5,7 +5,7 @@
 // client, as curl would, then revoked; the audit log shows each step.
 // See harness.mjs for what runs it.
 import assert from 'node:assert/strict';
-import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, signInAsAdmin, step } from './harness.mjs';
+import { adminToken, base, expectFailedRequest, journey, newPage, screenshot, signInAsAdmin, step, watch } from './harness.mjs';
 
 const owner = { email: 'olivia@example.com', name: 'Olivia Owner', password: 'olivia-password-0123' };
 const viewer = { email: 'vera@example.com', name: 'Vera Viewer', password: 'vera-password-456789' };
@@ -313,6 +313,32 @@ await journey(async (browser) => {
       assert.ok(w <= 375, `${hash} is ${w} px wide at 375 px`);
       await screenshot(page, `phone-${hash.slice(2) || 'mocks'}`);
     }
+  });
+
+  await step('a tab does not act as the person another tab signed in as', async () => {
+    // In the viewer's browser, a second tab signs in as the owner: the
+    // browser's one session is now the owner's, and the first tab's CSRF
+    // token the ended session's.
+    const tab = await vContext.newPage();
+    watch(tab, 'viewer, second tab');
+    await tab.goto(base + '/');
+    await tab.getByRole('heading', { name: 'Mocks' }).waitFor();
+    await tab.getByRole('link', { name: 'users' }).waitFor();
+    const status = await tab.evaluate(async (owner) => (await fetch('/studio/session', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: owner.email, password: owner.password }),
+    })).status, owner);
+    assert.equal(status, 200);
+    // The first tab, still the viewer's page, is refused its next call
+    // (403, the old CSRF token), and does not send it again as the owner.
+    for (const call of [`/workspaces/${defaultWS.id}/members`, `/workspaces/${defaultWS.id}/invitations`, '/mocks?']) expectFailedRequest('/admin/v1' + call, 403);
+    await vPage.getByRole('link', { name: 'Members' }).click();
+    await vPage.getByText('Another tab signed in as someone else').waitFor();
+    await vPage.getByLabel('Email', { exact: true }).waitFor();
+    await screenshot(vPage, 'other-tab-signed-in');
+    // Reloaded, it is the owner's.
+    await vPage.reload();
+    await vPage.getByTestId('who').filter({ hasText: 'Olivia Owner' }).waitFor();
+    await tab.close();
   });
 
   await vContext.close();

@@ -3,6 +3,9 @@
 // and the session's CSRF token (kept in memory only, never in storage).
 
 let csrf = '';
+// who is the person of the session this page works for: the user's id, ''
+// for the server admin, null before the page knows a session.
+let who = null;
 
 /** ApiError is an answer of the server that is not a success. */
 export class ApiError extends Error {
@@ -50,8 +53,31 @@ export async function session() {
   const res = await fetch('/studio/session', { credentials: 'same-origin', cache: 'no-store' });
   if (!res.ok) throw await errorOf(res);
   const body = await res.json();
-  csrf = body.signed_in ? body.csrf_token : '';
+  learn(body);
   return body;
+}
+
+// learn keeps the CSRF token of a session the server gave, and whose it is.
+function learn(body) {
+  csrf = body.signed_in ? body.csrf_token : '';
+  who = body.signed_in ? body.user_id || '' : null;
+}
+
+/**
+ * signedInAgain is called after a 403: another tab may have signed in
+ * again, so that this page's CSRF token is the old session's. When the
+ * browser's session is the same person's, it learns the new token and
+ * answers true: the call may be sent once more. When it is someone else's,
+ * the call is not sent as them: the page, made for the session that ended,
+ * goes to the sign-in page, saying why.
+ */
+async function signedInAgain() {
+  const before = who;
+  const s = await session();
+  if (!s.signed_in) return false;
+  if (before === null || who === before) return true;
+  sessionEnded('Another tab signed in as someone else: reload to continue as them, or sign in again here.');
+  return false;
 }
 
 /**
@@ -67,7 +93,7 @@ export async function signIn(credentials) {
   });
   if (!res.ok) throw await errorOf(res);
   const body = await res.json();
-  csrf = body.csrf_token;
+  learn({ signed_in: true, ...body });
   return body;
 }
 
@@ -77,7 +103,7 @@ export async function signOut() {
     credentials: 'same-origin',
     headers: { 'X-CSRF-Token': csrf },
   });
-  csrf = '';
+  learn({ signed_in: false });
   if (!res.ok && res.status !== 401) throw await errorOf(res);
 }
 
@@ -92,12 +118,7 @@ export async function admin(method, path, { body, contentType, raw } = {}) {
     return fetch('/admin/v1' + path, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
   };
   let res = await send();
-  if (res.status === 403) {
-    // Signed in again from another tab: this tab's CSRF token is the old
-    // session's. Learn the new one and try once more.
-    const s = await session();
-    if (s.signed_in) res = await send();
-  }
+  if (res.status === 403 && await signedInAgain()) res = await send();
   if (res.status === 401) {
     csrf = '';
     onSignedOut();
@@ -118,11 +139,7 @@ export async function liveData(id, { headOnly = false } = {}) {
   const path = `/mocks/${encodeURIComponent(id)}/data`;
   const send = () => fetch('/admin/v1' + path, { headers: { 'X-CSRF-Token': csrf }, credentials: 'same-origin', cache: 'no-store' });
   let res = await send();
-  if (res.status === 403) {
-    // As admin does: another tab may have signed in again.
-    const s = await session();
-    if (s.signed_in) res = await send();
-  }
+  if (res.status === 403 && await signedInAgain()) res = await send();
   if (res.status === 401) {
     csrf = '';
     onSignedOut();
@@ -241,12 +258,7 @@ export async function template(id) {
  */
 export async function upload(method, path, body, opts = {}) {
   let res = await send(method, path, body, opts);
-  if (res.status === 403) {
-    // Signed in again from another tab: as admin does, learn the new CSRF
-    // token and try once more.
-    const s = await session();
-    if (s.signed_in) res = await send(method, path, body, opts);
-  }
+  if (res.status === 403 && await signedInAgain()) res = await send(method, path, body, opts);
   if (res.status === 401) {
     csrf = '';
     onSignedOut();
