@@ -3,10 +3,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,8 +25,12 @@ type memoryResult struct {
 	AfterLoad   int64    `json:"rss_after_loading_bytes"`
 	AtEnd       int64    `json:"rss_at_end_bytes"`
 	LoadSeconds float64  `json:"load_seconds"`
-	Status      string   `json:"status"`
-	Note        string   `json:"note,omitempty"`
+	// AtEndParts is where the RSS at the end lies (smaps): the binary's
+	// own pages, the documents' mapped files, other files (shared
+	// libraries), and anonymous memory (the Go heap, stacks, the runtime's).
+	AtEndParts *rssParts `json:"rss_at_end_parts,omitempty"`
+	Status     string    `json:"status"`
+	Note       string    `json:"note,omitempty"`
 }
 
 // memoryBudget is the target: peak RSS at most this many times the size of
@@ -112,6 +119,7 @@ func (b *bench) runMemory(ctx context.Context, sizes []size, perQuery time.Durat
 	}
 	m.PeakRSS = max(p.memory("VmHWM"), sampler.stop())
 	m.AtEnd = p.memory("VmRSS")
+	m.AtEndParts = rssPartsOf(p.cmd.Process.Pid, filepath.Join(b.work, "decoy-data-memory"))
 	if done, err := p.exited(); done {
 		fail(fmt.Errorf("decoy %v: %s", err, p.logTail()))
 		return
@@ -129,4 +137,59 @@ func sizeList(sizes []size) string {
 		s += sz.Label
 	}
 	return s + " records"
+}
+
+// rssParts is where a process's resident memory lies.
+type rssParts struct {
+	Binary     int64 `json:"binary_bytes"`
+	Documents  int64 `json:"documents_bytes"`
+	OtherFiles int64 `json:"other_files_bytes"`
+	Anonymous  int64 `json:"anonymous_bytes"`
+}
+
+// rssPartsOf reads /proc/PID/smaps: the Rss of the process's executable,
+// of the files under dataDir, of other files, and of the rest. nil when
+// smaps cannot be read.
+func rssPartsOf(pid int, dataDir string) *rssParts {
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	parts := &rssParts{}
+	var into *int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "Rss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if into != nil {
+				*into += kb << 10
+			}
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 5 || !strings.Contains(fields[0], "-") {
+			continue // a field of the mapping above
+		}
+		name := ""
+		if len(fields) >= 6 {
+			name = strings.Join(fields[5:], " ")
+		}
+		switch {
+		case name != "" && name == exe:
+			into = &parts.Binary
+		case strings.HasPrefix(name, dataDir+"/"):
+			into = &parts.Documents
+		case strings.HasPrefix(name, "/"):
+			into = &parts.OtherFiles
+		default:
+			into = &parts.Anonymous
+		}
+	}
+	if sc.Err() != nil {
+		return nil
+	}
+	return parts
 }

@@ -216,6 +216,10 @@ func writeMemory(w io.Writer, r *report) {
 	}
 	fmt.Fprintf(w, "| %s | %s | %s× | %s | %s | %.2f s | %s |\n\n", formatBytes(m.DocBytes), formatBytes(m.PeakRSS),
 		formatFactor2(m.ratio()), formatBytes(m.AfterLoad), formatBytes(m.AtEnd), m.LoadSeconds, status)
+	if p := m.AtEndParts; p != nil {
+		fmt.Fprintf(w, "At the end, the RSS was %s of the binary's own pages (its code and tables, mapped from its file), %s of the documents' files (mapped), %s of other files (shared libraries) and %s anonymous (the Go heap, goroutine stacks, the runtime's own).\n\n",
+			formatBytes(p.Binary), formatBytes(p.Documents), formatBytes(p.OtherFiles), formatBytes(p.Anonymous))
+	}
 }
 
 // memoryClientList names the clients of the memory phase; runs from before

@@ -3,7 +3,11 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -143,5 +147,39 @@ func TestManyMocksNote(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// rssPartsOf finds the test binary's own pages, a file mapped under the
+// data folder, and anonymous memory, in this process.
+func TestRSSParts(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "docs", "a")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, 1<<20, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	sum := 0
+	for i := 0; i < len(m); i += 4096 {
+		sum += int(m[i])
+	}
+	p := rssPartsOf(os.Getpid(), dir)
+	if p == nil {
+		t.Fatal("no smaps")
+	}
+	if p.Documents != 1<<20 || p.Binary <= 0 || p.Anonymous <= 0 || sum == 0 {
+		t.Errorf("parts %+v, want the 1 MiB mapped and touched under %s, and some of the binary and of anonymous memory", p, dir)
 	}
 }
