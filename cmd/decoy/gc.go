@@ -27,6 +27,12 @@ const (
 	maxGOGC = gcFloor / (4 << 20) * 100
 )
 
+// Nothing in Decoy reads a heap profile, yet the runtime samples one
+// allocation per 512 KiB for it: a stack walk (touching the binary's
+// function tables, resident from then on) and a record kept per distinct
+// stack. Off from the start of main.
+func init() { runtime.MemProfileRate = 0 }
+
 // setGCPercent sets the collector's target as above unless the GOGC
 // variable chose one, and returns the target in force, for the log.
 func setGCPercent() string {

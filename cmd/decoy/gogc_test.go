@@ -62,3 +62,10 @@ func TestGCPercent(t *testing.T) {
 		}
 	}
 }
+
+// No heap profile is sampled: nothing reads one (see gc.go).
+func TestNoMemoryProfile(t *testing.T) {
+	if runtime.MemProfileRate != 0 {
+		t.Errorf("runtime.MemProfileRate = %d, want 0", runtime.MemProfileRate)
+	}
+}
