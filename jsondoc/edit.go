@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -48,6 +49,9 @@ type live struct {
 	// objects is set when every element is an object.
 	objects bool
 	size    int64
+	// edited is set once an Editor is made from the document: a state
+	// made from it may share its text, so it is not Abandoned.
+	edited atomic.Bool
 
 	parsedOnce sync.Once
 	parsed     *Document
@@ -154,6 +158,7 @@ func (d *Document) Editor(path []string) (*Editor, bool) {
 	key := joinPath(path)
 	if l := d.live; l != nil {
 		if l.key == key {
+			l.edited.Store(true)
 			v := l.view
 			ed := &Editor{raw: v.raw, arena: l.arena, spans: editSpans(&v.spans), seps: editSpans(&l.seps), from: v}
 			ed.l = &live{path: l.path, key: key, head: l.head, trail: l.trail, tail: l.tail, objects: l.objects, size: l.size}
@@ -338,6 +343,9 @@ func (d *Document) Abandon(prev *Document) {
 	l, pl := d.live, prev.live
 	if l == nil || pl == nil || l.arena != pl.arena {
 		return // prev was not edited, or d's text was copied: nothing shared
+	}
+	if l.edited.Load() {
+		return // a state made from d may hold its text (a delete shares it)
 	}
 	l.arena.rewind(d.raw, prev.raw)
 }

@@ -130,3 +130,30 @@ func TestAbandon(t *testing.T) {
 		t.Errorf("the parsed document: %s", got)
 	}
 }
+
+// A document an Editor was made from is not abandoned: a state made from
+// it may share its text (a delete does), and giving its room back would
+// let the next edit write over that state's records (found by a review;
+// the write path never does it).
+func TestAbandonAfterEdit(t *testing.T) {
+	d, _ := Parse([]byte(`[{"id":0},{"id":1},{"id":2}]`))
+	ed, _ := d.Editor(nil)
+	ed.Replace(0, []byte(`{"id":0,"v":0}`), true)
+	prev := ed.Document()
+	ed, _ = prev.Editor(nil)
+	ed.Replace(1, []byte(`{"id":1,"v":"mine"}`), true)
+	mid := ed.Document()
+	ed, _ = mid.Editor(nil)
+	ed.Delete(2)
+	later := ed.Document() // shares mid's text
+	// Not Whole: it keeps the text it made.
+	text := func() string { return string(later.live.assemble(later.raw)) }
+	want := text()
+	mid.Abandon(prev)
+	ed, _ = prev.Editor(nil)
+	ed.Replace(1, []byte(`{"id":1,"v":"XXXX"}`), true)
+	ed.Document()
+	if got := text(); got != want {
+		t.Errorf("the state made from the abandoned one changed: %s, want %s", got, want)
+	}
+}
