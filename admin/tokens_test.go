@@ -418,4 +418,13 @@ func TestPasswordNotUTF8(t *testing.T) {
 	for _, email := range []string{"eve@example.com", "dana@example.com"} {
 		servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"`+email+`","password":"\ufffd\ufffd correct horse battery"}`), 401, "Invalid email or password")
 	}
+	// A lone surrogate escape is UTF-8 text, but decodes to U+FFFD as a
+	// bad byte does: "\ud800…" and "\udfff…" would be the same password.
+	// No password set may hold U+FFFD, so none tried with one matches.
+	const fffd = "password must not hold U+FFFD, the replacement character, which a lone UTF-16 surrogate escape also decodes to"
+	servertest.WantError(t, tm.call("POST", "/admin/v1/users", servertest.AdminToken, `{"email":"eve@example.com","name":"Eve","password":"\ud800 correct horse battery"}`), 400, fffd)
+	servertest.WantError(t, tm.call("PUT", "/admin/v1/me/password", tm.viewer, `{"current_password":"correct horse battery","password":"\udfff a new horse battery"}`), 400, fffd)
+	servertest.WantError(t, tm.call("PATCH", "/admin/v1/users/"+tm.users["editor"], servertest.AdminToken, `{"password":"\ud800 correct horse battery"}`), 400, fffd)
+	servertest.WantError(t, tm.call("POST", "/admin/v1/invitations/"+secret+"/accept", "", `{"name":"Dana","password":"\ud800 correct horse battery"}`), 400, fffd)
+	servertest.WantError(t, tm.call("POST", "/admin/v1/auth/token", "", `{"email":"eve@example.com","password":"\udfff correct horse battery"}`), 401, "Invalid email or password")
 }

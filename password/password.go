@@ -52,10 +52,16 @@ func idKey(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) [
 	return argon2.IDKey(pw, salt, time, memory, threads, keyLen)
 }
 
-// Valid checks that a password is UTF-8 of the right length.
+// Valid checks that a password is UTF-8 of the right length, without
+// U+FFFD: JSON decoding makes one of each lone surrogate escape ("\ud800"),
+// so that passwords differing only in those would be the same. As no
+// password set holds one, a password tried that holds one matches none.
 func Valid(pw string) error {
 	if utf8.RuneCountInString(pw) < MinLength || len(pw) > maxBytes || !utf8.ValidString(pw) {
 		return decoy.Errorf(decoy.EINVALID, "password must be from %d characters to %d bytes of UTF-8", MinLength, maxBytes)
+	}
+	if strings.ContainsRune(pw, utf8.RuneError) {
+		return decoy.Errorf(decoy.EINVALID, "password must not hold U+FFFD, the replacement character, which a lone UTF-16 surrogate escape also decodes to")
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestPassword(t *testing.T) {
 	for _, tc := range []struct {
 		pw string
 		ok bool
-	}{{"elevenchars", false}, {"twelve chars", true}, {"ééééééééééé", false}, {"éééééééééééé", true}, {strings.Repeat("a", 1025), false}, {"\xff" + strings.Repeat("a", 12), false}} {
+	}{{"elevenchars", false}, {"twelve chars", true}, {"ééééééééééé", false}, {"éééééééééééé", true}, {strings.Repeat("a", 1025), false}, {"\xff" + strings.Repeat("a", 12), false}, {"\ufffd" + strings.Repeat("a", 12), false}} {
 		if err := Valid(tc.pw); (err == nil) != tc.ok {
 			t.Errorf("Valid(%q) = %v", tc.pw, err)
 		}
