@@ -20,3 +20,18 @@ func TestDistMatchesSources(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// TestStudioUnits runs the unit tests of the Studio's scripts
+// (web/test/*.test.mjs, with node's test runner): what a browser journey
+// cannot time, such as a refusal that comes back after another.
+func TestStudioUnits(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		need(t, bundleTests, "node is not installed: apt-get install nodejs")
+	}
+	cmd := exec.Command(node, "--test", "test/")
+	cmd.Dir = "web"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

@@ -50,11 +50,16 @@ export function sessionEnded(why) {
  * CSRF token when it is.
  */
 export async function session() {
-  const res = await fetch('/studio/session', { credentials: 'same-origin', cache: 'no-store' });
-  if (!res.ok) throw await errorOf(res);
-  const body = await res.json();
+  const body = await askSession();
   learn(body);
   return body;
+}
+
+// askSession asks the server whether this browser is signed in, and as whom.
+async function askSession() {
+  const res = await fetch('/studio/session', { credentials: 'same-origin', cache: 'no-store' });
+  if (!res.ok) throw await errorOf(res);
+  return res.json();
 }
 
 // learn keeps the CSRF token of a session the server gave, and whose it is.
@@ -67,16 +72,23 @@ function learn(body) {
  * signedInAgain is called after a 403: another tab may have signed in
  * again, so that this page's CSRF token is the old session's. When the
  * browser's session is the same person's, it learns the new token and
- * answers true: the call may be sent once more. When it is someone else's,
- * the call is not sent as them: the page, made for the session that ended,
- * goes to the sign-in page, saying why.
+ * answers true: the call may be sent once more. When it is someone else's
+ * (or this page knew no session), the call is not sent as them, nor is any
+ * later one: the page keeps whom it was made for and no token, and goes to
+ * the sign-in page, saying why, until it signs in or is reloaded.
  */
 async function signedInAgain() {
-  const before = who;
-  const s = await session();
-  if (!s.signed_in) return false;
-  if (before === null || who === before) return true;
-  sessionEnded('Another tab signed in as someone else: reload to continue as them, or sign in again here.');
+  const s = await askSession();
+  if (!s.signed_in) {
+    learn(s);
+    return false;
+  }
+  if (who !== null && (s.user_id || '') === who) {
+    learn(s);
+    return true;
+  }
+  if (who !== null) sessionEnded('Another tab signed in as someone else: reload to continue as them, or sign in again here.');
+  else csrf = '';
   return false;
 }
 
