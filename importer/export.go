@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/upstream"
@@ -477,6 +478,11 @@ func HasManifest(dir string) bool {
 // (or where it is) by data, with the name of its file in the export; rest
 // is called last, to refuse files the manifest does not list.
 func fromManifest(raw []byte, l Limits, data func(name string, m *Mock) error, rest func() error) (*Result, error) {
+	if !utf8.Valid(raw) {
+		// Decoded, each bad byte would become U+FFFD: a name, a rule's
+		// body, that the admin API refuses to take.
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid %s: not UTF-8", ManifestName)
+	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&m); err != nil {

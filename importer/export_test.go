@@ -189,6 +189,10 @@ func TestReadExportHostile(t *testing.T) {
 		{"data the manifest lacks", archive(t, entry{name: "decoy.json", body: manifest()}, entry{name: "data/" + id1 + ".json", body: "1"}), decoy.EINVALID, "does not list"},
 		{"manifest names missing data", archive(t, entry{name: "decoy.json", body: manifest(id1)}), decoy.EINVALID, "which its manifest lists"},
 		{"bad manifest", archive(t, entry{name: "decoy.json", body: "{"}), decoy.EINVALID, "Invalid decoy.json"},
+		// Decoded, each bad byte would become U+FFFD, as the admin API
+		// refuses to let it (a name, a rule's body).
+		{"manifest not UTF-8", archive(t, entry{name: "decoy.json", body: strings.Replace(manifest(id1), `"status":200`, "\"status\":200,\"name\":\"\xff\"", 1)}, entry{name: "data/" + id1 + ".json", body: "1"}),
+			decoy.EINVALID, "Invalid decoy.json: not UTF-8"},
 		{"future version", archive(t, entry{name: "decoy.json", body: `{"format":"decoy-export","version":9}`}), decoy.EINVALID, "version 9"},
 		{"bad id", archive(t, entry{name: "decoy.json", body: manifest("../../x")}), decoy.EINVALID, "must be a UUID"},
 		{"upper-case id", archive(t, entry{name: "decoy.json", body: manifest(strings.ToUpper("0000000a-0000-4000-8000-000000000001"))}), decoy.EINVALID, "must be a UUID"},
