@@ -31,9 +31,81 @@ var maxDepth = 16
 var carryOrders = true
 
 // maxOver is how many values an index carried over holds apart from the
-// postings it shares, before it folds them in (a copy of the map). Tests
-// lower it.
+// postings it shares, at least, before it folds them in (flatten: a copy
+// of every posting); past it, up to an eighth of the records' count, so
+// that the copy comes once in so many writes. Tests lower it.
 var maxOver = 1024
+
+// overlay is what an index carried over holds apart from the postings it
+// shares: the postings of the values whose records changed, in levels, the
+// newest first (its entries win). A write puts a level of what it changed
+// on top, and a level as large as the one under it merges with it, as a
+// binary counter carries: a value is copied O(log n) times over n writes,
+// rather than the whole overlay at each. Levels do not change once made.
+type overlay struct {
+	m    map[string]*posting
+	next *overlay
+	// total counts the entries of this level and those under it (a value
+	// in two levels counts twice).
+	total int
+}
+
+// get returns the newest posting of k in the overlay.
+func (o *overlay) get(k string) (*posting, bool) {
+	for l := o; l != nil; l = l.next {
+		if p, ok := l.m[k]; ok {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// size is the number of entries in the overlay, counting a value once per
+// level it is in.
+func (o *overlay) size() int {
+	if o == nil {
+		return 0
+	}
+	return o.total
+}
+
+// with returns the overlay with changed on top.
+func (o *overlay) with(changed map[string]*posting) *overlay {
+	top := &overlay{m: changed, next: o}
+	for top.next != nil && len(top.m) >= len(top.next.m) {
+		under := top.next
+		m := make(map[string]*posting, len(top.m)+len(under.m))
+		for k, p := range under.m {
+			m[k] = p
+		}
+		for k, p := range top.m {
+			m[k] = p
+		}
+		top = &overlay{m: m, next: under.next}
+	}
+	top.total = len(top.m) + top.next.size()
+	return top
+}
+
+// each calls f once for each value of the overlay, with its newest
+// posting.
+func (o *overlay) each(f func(string, *posting)) {
+	if o != nil && o.next == nil {
+		for k, p := range o.m {
+			f(k, p)
+		}
+		return
+	}
+	seen := map[string]struct{}{}
+	for l := o; l != nil; l = l.next {
+		for k, p := range l.m {
+			if _, ok := seen[k]; !ok {
+				seen[k] = struct{}{}
+				f(k, p)
+			}
+		}
+	}
+}
 
 // carryIndex returns the index of p over d carried over from the index of
 // d's origin, when that is kept and the change keeps every other record in
@@ -48,9 +120,17 @@ func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.
 		return nil
 	}
 	if o.Op == jsondoc.EditDelete {
+		if prev.over.size() > maxOver {
+			// Each fold of deletes copies the overlay, cut: past
+			// maxOver, it is folded in first, once.
+			flat := *prev
+			flat.flatten()
+			prev = &flat
+		}
 		ix := &index{n: d.Len(), parent: prev, cut: int32(o.Index), depth: prev.depth + 1, bytes: prev.bytes, carried: true}
 		if ix.depth > maxDepth {
 			ix.fold()
+			ix.bound()
 		}
 		if !b.Reserve(ix.bytes) {
 			return nil
@@ -104,17 +184,8 @@ func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.
 		ix.bytes += 4
 	}
 	if len(changed) > 0 {
-		over := make(map[string]*posting, len(ix.over)+len(changed))
-		for k, p := range ix.over {
-			over[k] = p
-		}
-		for k, p := range changed {
-			over[k] = p
-		}
-		ix.over = over
-		if len(over) > maxOver {
-			ix.flatten()
-		}
+		ix.over = ix.over.with(changed)
+		ix.bound()
 	}
 	if !b.Reserve(ix.bytes) {
 		return nil
@@ -122,9 +193,36 @@ func carryIndex(b *budget.Build, d *jsondoc.Document, key budget.Key, p jsondoc.
 	return ix
 }
 
+// bound flattens ix when its overlay holds more values than maxOver, and
+// than an eighth of its records.
+func (ix *index) bound() {
+	if ix.over.size() > max(maxOver, ix.n/8) {
+		ix.flatten()
+	}
+}
+
 // flatten makes the postings of ix its own, with what over, its remap and
 // the deletes of its parents hold in them.
 func (ix *index) flatten() {
+	if ix.parent == nil && ix.remap == nil {
+		// No delete since postings was built: its lists hold, and are
+		// shared as they are (never changed; ix stays carried, so that
+		// no bitset is kept on them), the overlay's in their place.
+		all := make(map[string]*posting, len(ix.postings)+ix.over.size())
+		for k, p := range ix.postings {
+			all[k] = p
+		}
+		ix.over.each(func(k string, p *posting) {
+			if len(p.ids) == 0 {
+				delete(all, k)
+			} else {
+				all[k] = p
+			}
+		})
+		ix.postings, ix.over = all, nil
+		ix.bytes = ix.memoryBytes()
+		return
+	}
 	keys := map[string]struct{}{}
 	ix.keys(keys)
 	all := make(map[string]*posting, len(keys))
@@ -166,23 +264,24 @@ func (ix *index) fold() {
 	}
 	over := map[string]*posting{}
 	for j := len(levels) - 1; j >= 0; j-- { // the upper levels' win
-		for k, p := range levels[j].over {
+		levels[j].over.each(func(k string, p *posting) {
 			ids := slices.Clone(p.ids)
 			for i := j - 1; i >= 0; i-- {
 				ids = cutOut(ids, levels[i].cut)
 			}
 			over[k] = &posting{ids: ids}
-		}
+		})
 	}
-	ix.postings, ix.remap, ix.over, ix.parent, ix.cut, ix.depth = bottom.postings, remap, over, nil, 0, 0
+	ix.postings, ix.remap, ix.over, ix.parent, ix.cut, ix.depth = bottom.postings, remap, nil, nil, 0, 0
+	if len(over) > 0 {
+		ix.over = ix.over.with(over)
+	}
 	ix.bytes = bottom.bytes + 4*int64(len(remap))
 }
 
 // keys adds to seen every key ix may list records under.
 func (ix *index) keys(seen map[string]struct{}) {
-	for k := range ix.over {
-		seen[k] = struct{}{}
-	}
+	ix.over.each(func(k string, _ *posting) { seen[k] = struct{}{} })
 	if ix.parent != nil {
 		ix.parent.keys(seen)
 		return

@@ -253,3 +253,113 @@ func unchangedAfter(d *jsondoc.Document, w orderWrite, p jsondoc.Path) bool {
 	}
 	return sameValues(before, one, 0, p) && before.PeekColumn(p).Fanned(0) == one.PeekColumn(p).Fanned(0)
 }
+
+// An index of values nearly all distinct (a collection's ids), carried
+// over creates, replaces and deletes, with the overlay flattened at its
+// bound or not, lists what an index built afresh lists.
+func TestCarryIndexManyValues(t *testing.T) {
+	for _, bounds := range [][2]int{{4, 3}, {1 << 20, 1 << 20}} {
+		oldOver, oldDepth := maxOver, maxDepth
+		maxOver, maxDepth = bounds[0], bounds[1]
+		var b strings.Builder
+		b.WriteByte('[')
+		for i := range 64 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"id":%d}`, i)
+		}
+		b.WriteByte(']')
+		d, err := jsondoc.Parse([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		path := jsondoc.NewPath([]string{"id"})
+		next := 64
+		for step := range 600 {
+			equalityIndex(d, path, false)
+			ed, _ := d.Editor(nil)
+			switch op := rng.IntN(6); {
+			case op < 3 || ed.Len() < 2:
+				ed.Append(fmt.Appendf(nil, `{"id":%d}`, next), true)
+				next++
+			case op < 5:
+				id := next
+				if rng.IntN(2) == 0 {
+					id = rng.IntN(next) // an id some record has, or had
+				} else {
+					next++
+				}
+				ed.Replace(rng.IntN(ed.Len()), fmt.Appendf(nil, `{"id":%d}`, id), true)
+			default:
+				ed.Delete(rng.IntN(ed.Len()))
+			}
+			d = ed.Document()
+			fresh, err := jsondoc.Parse(d.Whole())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := equalityIndex(d, path, false), equalityIndex(fresh, path, false)
+			if !got.carried {
+				t.Fatalf("step %d: index not carried", step)
+			}
+			if got.over.size() > max(maxOver, got.n/8) {
+				t.Fatalf("step %d: %d values apart, past the bound", step, got.over.size())
+			}
+			for range 8 {
+				c, err := parseCondition(fmt.Sprintf("id=%d", rng.IntN(next+2)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, _ := got.lookup(&c)
+				w, _ := want.lookup(&c)
+				if !slices.Equal(g, w) {
+					t.Fatalf("bounds %v, step %d, %+v: %v, afresh %v", bounds, step, c, g, w)
+				}
+			}
+		}
+		maxOver, maxDepth = oldOver, oldDepth
+	}
+}
+
+// Levels merge as a binary counter carries: after n writes of one new
+// value each, at most log2(n)+1 levels, the newest entry of a value wins,
+// and each value is listed once.
+func TestOverlayLevels(t *testing.T) {
+	var o *overlay
+	const n = 1000
+	for i := range n {
+		o = o.with(map[string]*posting{fmt.Sprint(i % 700): {ids: []int32{int32(i)}}})
+		levels := 0
+		for l := o; l != nil; l = l.next {
+			levels++
+		}
+		if bound := bitsLen(i+1) + 1; levels > bound {
+			t.Fatalf("after %d writes, %d levels, want at most %d", i+1, levels, bound)
+		}
+	}
+	seen := 0
+	o.each(func(k string, p *posting) {
+		seen++
+		var v int
+		fmt.Sscan(k, &v)
+		if want := v + 700; v < n-700 && p.ids[0] != int32(want) {
+			t.Errorf("value %s: posting %v, want the newest, %d", k, p.ids, want)
+		}
+	})
+	if seen != 700 {
+		t.Errorf("%d values listed, want 700", seen)
+	}
+	if p, ok := o.get("5"); !ok || p.ids[0] != 705 {
+		t.Errorf("get 5: %v %v", p, ok)
+	}
+}
+
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}

@@ -167,7 +167,7 @@ type index struct {
 	// (see carryIndex), the postings of the values whose records changed
 	// since postings was built, in place of postings' (an empty one:
 	// none). postings is then shared, never changed.
-	over map[string]*posting
+	over *overlay
 	// bytes is what the index holds.
 	bytes int64
 	// carried is set on an index carried over: its postings may be
@@ -187,10 +187,8 @@ type index struct {
 
 // get returns the posting of key k, or nil.
 func (ix *index) get(k string) *posting {
-	if ix.over != nil {
-		if p, ok := ix.over[k]; ok {
-			return p
-		}
+	if p, ok := ix.over.get(k); ok {
+		return p
 	}
 	if ix.parent != nil {
 		p := ix.parent.get(k)
