@@ -46,15 +46,8 @@ func testCarryIndex(t *testing.T, over, depth int) {
 			ed.Delete(rng.IntN(ed.Len()))
 		}
 		d = ed.Document()
-		fresh, err := jsondoc.Parse(d.Whole())
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, fold := range []bool{false, true} {
-			got, want := equalityIndex(d, path, fold), equalityIndex(fresh, path, fold)
-			if !got.carried {
-				t.Fatalf("step %d: index not carried", step)
-			}
+			got, want := carriedAndAfresh(t, d, path, fold, step)
 			for _, v := range []string{"a", "b", "c", "A", "B", "z"} {
 				c, err := parseCondition("c=" + v)
 				if fold {
@@ -254,6 +247,21 @@ func unchangedAfter(d *jsondoc.Document, w orderWrite, p jsondoc.Path) bool {
 	return sameValues(before, one, 0, p) && before.PeekColumn(p).Fanned(0) == one.PeekColumn(p).Fanned(0)
 }
 
+// carriedAndAfresh returns the index of path over d, which must have been
+// carried over, and the one built afresh over d's text.
+func carriedAndAfresh(t *testing.T, d *jsondoc.Document, path jsondoc.Path, fold bool, step int) (got, want *index) {
+	t.Helper()
+	fresh, err := jsondoc.Parse(d.Whole())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want = equalityIndex(d, path, fold), equalityIndex(fresh, path, fold)
+	if !got.carried {
+		t.Fatalf("step %d: index not carried", step)
+	}
+	return got, want
+}
+
 // An index of values nearly all distinct (a collection's ids), carried
 // over creates, replaces and deletes, with the overlay flattened at its
 // bound or not, lists what an index built afresh lists.
@@ -296,14 +304,7 @@ func TestCarryIndexManyValues(t *testing.T) {
 				ed.Delete(rng.IntN(ed.Len()))
 			}
 			d = ed.Document()
-			fresh, err := jsondoc.Parse(d.Whole())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, want := equalityIndex(d, path, false), equalityIndex(fresh, path, false)
-			if !got.carried {
-				t.Fatalf("step %d: index not carried", step)
-			}
+			got, want := carriedAndAfresh(t, d, path, false, step)
 			if got.over.size() > max(maxOver, got.n/8) {
 				t.Fatalf("step %d: %d values apart, past the bound", step, got.over.size())
 			}
