@@ -251,17 +251,11 @@ func (ix *index) fold() {
 			remap[i] = int32(i)
 		}
 	}
+	cuts := make([]int32, 0, len(levels)-1)
 	for i := len(levels) - 2; i >= 0; i-- {
-		c := levels[i].cut
-		for j, r := range remap {
-			switch {
-			case r == c:
-				remap[j] = -1
-			case r > c:
-				remap[j] = r - 1
-			}
-		}
+		cuts = append(cuts, levels[i].cut)
 	}
+	applyCuts(remap, cuts)
 	over := map[string]*posting{}
 	for j := len(levels) - 1; j >= 0; j-- { // the upper levels' win
 		levels[j].over.each(func(k string, p *posting) {
@@ -277,6 +271,34 @@ func (ix *index) fold() {
 		ix.over = ix.over.with(over)
 	}
 	ix.bytes = bottom.bytes + 4*int64(len(remap))
+}
+
+// applyCuts takes out of remap the places cuts name, in order, each among
+// the places those before it left, and moves the places after each one
+// earlier: as a pass over remap for each cut would, in one pass. remap's
+// places (-1 aside) are 0, 1, 2, … in order, as fold makes them.
+func applyCuts(remap, cuts []int32) {
+	var gone []int32 // the places cut, as remap numbers them now, ascending
+	for _, c := range cuts {
+		for _, g := range gone {
+			if g > c {
+				break
+			}
+			c++ // a place cut before: c is one further in remap's numbering
+		}
+		at, _ := slices.BinarySearch(gone, c)
+		gone = slices.Insert(gone, at, c)
+	}
+	for j, r := range remap {
+		if r < 0 {
+			continue
+		}
+		if at, cut := slices.BinarySearch(gone, r); cut {
+			remap[j] = -1
+		} else {
+			remap[j] = r - int32(at)
+		}
+	}
 }
 
 // keys adds to seen every key ix may list records under.

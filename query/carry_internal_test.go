@@ -364,3 +364,41 @@ func bitsLen(n int) int {
 	}
 	return b
 }
+
+// applyCuts in one pass gives what a pass over remap for each cut gives.
+func TestApplyCuts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		n := 1 + rng.IntN(40)
+		remap := make([]int32, n)
+		places := int32(0)
+		for j := range remap {
+			if rng.IntN(4) == 0 {
+				remap[j] = -1 // deleted by an earlier fold
+			} else {
+				remap[j] = places
+				places++
+			}
+		}
+		var cuts []int32
+		for left := places; left > 0 && rng.IntN(6) > 0; left-- {
+			cuts = append(cuts, int32(rng.IntN(int(left))))
+		}
+		want := slices.Clone(remap)
+		for _, c := range cuts {
+			for j, r := range want {
+				switch {
+				case r == c:
+					want[j] = -1
+				case r > c:
+					want[j] = r - 1
+				}
+			}
+		}
+		got := slices.Clone(remap)
+		applyCuts(got, cuts)
+		if !slices.Equal(got, want) {
+			t.Fatalf("remap %v, cuts %v: %v, want %v", remap, cuts, got, want)
+		}
+	}
+}
