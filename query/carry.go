@@ -204,33 +204,18 @@ func (ix *index) bound() {
 // flatten makes the postings of ix its own, with what over, its remap and
 // the deletes of its parents hold in them.
 func (ix *index) flatten() {
-	if ix.parent == nil && ix.remap == nil {
-		// No delete since postings was built: its lists hold, and are
-		// shared as they are (never changed; ix stays carried, so that
-		// no bitset is kept on them), the overlay's in their place.
-		all := make(map[string]*posting, len(ix.postings)+ix.over.size())
-		for k, p := range ix.postings {
+	bottom := ix
+	for bottom.parent != nil {
+		bottom = bottom.parent
+	}
+	all := make(map[string]*posting, len(bottom.postings)+ix.over.size())
+	ix.eachKey(func(k string) {
+		// A list get gives as it is is shared: lists never change once
+		// made, and ix stays carried, so that no bitset is kept on them.
+		if p := ix.get(k); p != nil && len(p.ids) > 0 {
 			all[k] = p
 		}
-		ix.over.each(func(k string, p *posting) {
-			if len(p.ids) == 0 {
-				delete(all, k)
-			} else {
-				all[k] = p
-			}
-		})
-		ix.postings, ix.over = all, nil
-		ix.bytes = ix.memoryBytes()
-		return
-	}
-	keys := map[string]struct{}{}
-	ix.keys(keys)
-	all := make(map[string]*posting, len(keys))
-	for k := range keys {
-		if p := ix.get(k); p != nil && len(p.ids) > 0 {
-			all[k] = &posting{ids: slices.Clone(p.ids)}
-		}
-	}
+	})
 	ix.postings, ix.over, ix.parent, ix.cut, ix.depth, ix.remap = all, nil, nil, 0, 0, nil
 	ix.bytes = ix.memoryBytes()
 }
@@ -301,15 +286,16 @@ func applyCuts(remap, cuts []int32) {
 	}
 }
 
-// keys adds to seen every key ix may list records under.
-func (ix *index) keys(seen map[string]struct{}) {
-	ix.over.each(func(k string, _ *posting) { seen[k] = struct{}{} })
+// eachKey calls f with every key ix may list records under, some more
+// than once.
+func (ix *index) eachKey(f func(string)) {
+	ix.over.each(func(k string, _ *posting) { f(k) })
 	if ix.parent != nil {
-		ix.parent.keys(seen)
+		ix.parent.eachKey(f)
 		return
 	}
 	for k := range ix.postings {
-		seen[k] = struct{}{}
+		f(k)
 	}
 }
 
