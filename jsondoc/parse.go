@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/decoy-mock/decoy/budget"
@@ -102,46 +103,51 @@ func Parse(raw []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.spans = flatSpans(p.spans.join())
+	d.spans = p.spans.list()
 	return d, nil
 }
 
-// spanChunk is how many spans a parser collects before it starts another
-// chunk (512 KiB of them).
-const spanChunk = 64 << 10
-
-// spanChunks collects the spans of a top-level array in chunks, joined
-// once all are known: appending to one slice would copy it at each growth,
-// leave the old arrays as garbage (about four times the spans, until the
-// collector runs) and keep up to a quarter more than needed; chunks are
-// copied once, into an array of the right size.
+// spanChunks collects the spans of a top-level array in the chunks of the
+// document's span list (chunkMax spans each, the last growing as small
+// documents need), so that the list is never joined: a join held the
+// chunks and their copy at once, twice the spans (16 bytes an element of
+// `[0,0,…]`, twice the document), and appending to one slice would copy
+// it at each growth. A document of one chunk holds it flat.
 type spanChunks struct {
-	full [][]span
-	cur  []span
+	l   chunkList[span]
+	cur []span
 }
 
 func (c *spanChunks) add(s span) {
-	if len(c.cur) >= spanChunk {
-		c.full = append(c.full, c.cur)
-		c.cur = make([]span, 0, spanChunk)
+	if len(c.cur) >= chunkMax {
+		c.push()
+		c.cur = make([]span, 0, chunkMax)
 	}
-	c.cur = append(c.cur, s) // the first chunk grows as small documents need
+	c.cur = append(c.cur, s)
 }
 
-// join returns every span collected, in an array of their number.
-func (c *spanChunks) join() []span {
-	n := len(c.cur)
-	for _, f := range c.full {
-		n += len(f)
+// push ends the current chunk.
+func (c *spanChunks) push() {
+	if c.l.starts == nil {
+		c.l.starts = []int{0}
 	}
-	if len(c.full) == 0 && cap(c.cur)-n <= cap(c.cur)/8 {
-		return c.cur
+	c.l.chunks = append(c.l.chunks, c.cur)
+	c.l.starts = append(c.l.starts, c.l.starts[len(c.l.starts)-1]+len(c.cur))
+}
+
+// list returns the spans collected.
+func (c *spanChunks) list() spanList {
+	if len(c.l.chunks) == 0 {
+		if cap(c.cur)-len(c.cur) > cap(c.cur)/8 {
+			c.cur = slices.Clip(append([]span(nil), c.cur...))
+		}
+		return spanList{flat: c.cur}
 	}
-	all := make([]span, 0, n)
-	for _, f := range c.full {
-		all = append(all, f...)
+	if len(c.cur) > 0 {
+		c.push()
 	}
-	return append(all, c.cur...)
+	c.l.setUniform(chunkMax)
+	return c.l
 }
 
 type parser struct {

@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"iter"
+	"math/bits"
 	"slices"
 	"sort"
 	"unsafe"
@@ -24,9 +25,19 @@ type chunkList[T any] struct {
 	chunks [][]T
 	starts []int
 	// uniform is set when every chunk but the last holds size items (the
-	// most one holds): item i is then found without a search.
+	// most one holds): item i is then found without a search, and without
+	// a division when size is a power of two (shift is its log2, else -1).
 	uniform bool
 	size    int
+	shift   int
+}
+
+// setUniform marks the list's chunks as all of size items but the last.
+func (l *chunkList[T]) setUniform(size int) {
+	l.uniform, l.size, l.shift = true, size, -1
+	if size&(size-1) == 0 {
+		l.shift = bits.TrailingZeros(uint(size))
+	}
 }
 
 // chunkMax is the most spans a chunk holds: a change copies at most that
@@ -54,6 +65,9 @@ func (l *chunkList[T]) at(i int) T {
 		return l.flat[i]
 	}
 	if l.uniform {
+		if l.shift >= 0 {
+			return l.chunks[i>>l.shift][i&(l.size-1)]
+		}
 		return l.chunks[i/l.size][i%l.size]
 	}
 	k := l.chunk(i)
@@ -141,7 +155,8 @@ func editChunks[T any](l *chunkList[T]) *chunkEditor[T] {
 		return &chunkEditor[T]{l: *l}
 	}
 	size := chunkMax
-	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}, uniform: true, size: size}, cloned: true, starts: true}
+	e := &chunkEditor[T]{l: chunkList[T]{starts: []int{0}}, cloned: true, starts: true}
+	e.l.setUniform(size)
 	for i := 0; i < len(l.flat); i += size {
 		c := l.flat[i:min(i+size, len(l.flat))]
 		e.l.chunks = append(e.l.chunks, append(make([]T, 0, size), c...))
