@@ -66,3 +66,23 @@ func TestEffectiveRateLimitBounded(t *testing.T) {
 }
 
 func i64p(n int64) *int64 { return &n }
+
+// A body that is not UTF-8 is refused with where its first bad byte is:
+// its line and its column in bytes, a valid U+FFFD and multi-byte
+// characters before it passed over.
+func TestNotUTF8(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{"\xff", "byte 0xFF at line 1, column 1 is not"},
+		{`{"a":"` + "\xfe" + `"}`, "byte 0xFE at line 1, column 7 is not"},
+		{"{\n  \"name\": \"é\uFFFD\xc3\"\n}", "byte 0xC3 at line 2, column 17 is not"},
+		{"[\r\n1,\n2,\"\xed\xa0\x80\"]", "byte 0xED at line 3, column 4 is not"},
+	} {
+		err := NotUTF8([]byte(c.body))
+		if want := "The body must be UTF-8: " + c.want; err == nil || err.Error() != want || ErrorCode(err) != EINVALID {
+			t.Errorf("NotUTF8(%q) = %v, want %q", c.body, err, want)
+		}
+	}
+	if err := NotUTF8([]byte(`{"a":1}`)); err == nil || err.Error() != "The body must be UTF-8" {
+		t.Errorf("NotUTF8 of a valid body = %v", err)
+	}
+}

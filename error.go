@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Error codes. The HTTP server maps each to a status in one table.
@@ -77,4 +78,26 @@ func ErrorJSON(msg string) []byte {
 		Error string `json:"error"`
 	}{msg}) // a struct of one string always encodes
 	return b.Bytes()
+}
+
+// NotUTF8 is the error that refuses a JSON body that is not UTF-8 (RFC
+// 8259 asks for it, and decoding it would replace each bad byte by
+// U+FFFD, so that two passwords differing only there would match),
+// saying where its first byte out of place is: in a route or a rule of
+// hundreds of lines, it is found at a glance.
+func NotUTF8(body []byte) error {
+	off := 0
+	for off < len(body) {
+		r, n := utf8.DecodeRune(body[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	if off == len(body) {
+		return Errorf(EINVALID, "The body must be UTF-8")
+	}
+	line := 1 + bytes.Count(body[:off], []byte{'\n'})
+	col := off + 1 - (bytes.LastIndexByte(body[:off], '\n') + 1)
+	return Errorf(EINVALID, "The body must be UTF-8: byte 0x%02X at line %d, column %d is not", body[off], line, col)
 }

@@ -304,7 +304,7 @@ func (s *API) patchMock(w http.ResponseWriter, r *http.Request, id string) error
 	case err != nil:
 		return decoy.Errorf(decoy.EINVALID, "Could not read the request body")
 	case !utf8.Valid(body):
-		return errNotUTF8
+		return decoy.NotUTF8(body)
 	}
 	upd, err := parsePatch(body)
 	if err != nil {

@@ -24,8 +24,6 @@ import (
 // projects. Serve has checked the caller's role before a handler here
 // runs (access.go); handlers only narrow listings to what the caller sees.
 
-var errNotUTF8 = decoy.Errorf(decoy.EINVALID, "The body must be UTF-8")
-
 // decodeBody decodes the JSON object of a request into v, refusing unknown
 // fields; fields lists the ones accepted, for the error.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields string) error {
@@ -50,7 +48,7 @@ func decodeBodyUpTo(w http.ResponseWriter, r *http.Request, v any, fields string
 // replaced by U+FFFD: two passwords that differ only there would match.
 func parseBody(body []byte, v any, fields string) error {
 	if !utf8.Valid(body) {
-		return errNotUTF8
+		return decoy.NotUTF8(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

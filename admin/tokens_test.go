@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -402,14 +403,16 @@ func TestPasswordNotUTF8(t *testing.T) {
 		{"invitation accepted", "POST", "/admin/v1/invitations/" + secret + "/accept", "", `{"name":"Dana","password":"` + bad + `"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			servertest.WantError(t, tm.call(c.method, c.path, c.token, c.body), 400, "The body must be UTF-8")
+			at := strings.Index(c.body, bad) + 1
+			servertest.WantError(t, tm.call(c.method, c.path, c.token, c.body), 400, fmt.Sprintf("The body must be UTF-8: byte 0xFF at line 1, column %d is not", at))
 		})
 	}
 	if _, _, r := tm.studioSignIn("viewer@example.com", "x"); r.Status != 401 {
 		t.Fatalf("Studio sign-in, wrong password: %d %s", r.Status, r.Body)
 	}
-	r := tm.StudioReq("POST", studio.SessionPath, "", `{"email":"viewer@example.com","password":"`+bad+`"}`, "Content-Type", "application/json")
-	servertest.WantError(t, r, 400, "The body must be UTF-8")
+	body := `{"email":"viewer@example.com","password":"` + bad + `"}`
+	r := tm.StudioReq("POST", studio.SessionPath, "", body, "Content-Type", "application/json")
+	servertest.WantError(t, r, 400, fmt.Sprintf("The body must be UTF-8: byte 0xFF at line 1, column %d is not", strings.Index(body, bad)+1))
 	// Refusals changed nothing: the viewer's password and token still work,
 	// nobody was added, the invitation is still open.
 	tm.want(tm.call("GET", "/admin/v1/me", tm.viewer, ""), 200)

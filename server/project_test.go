@@ -314,6 +314,9 @@ func TestRouteValidation(t *testing.T) {
 		{"unknown mock", `{"method":"GET","path":"/x","mock_id":"00000000-0000-4000-8000-000000000000"}`, 400, "Mock is not in this project"},
 		{"missing fields", `{"method":"GET"}`, 400, ""},
 		{"unknown field", `{"method":"GET","path":"/x","mock_id":"` + m.ID + `","nope":1}`, 400, ""},
+		// Where a byte that is not UTF-8 is, deep in a rule.
+		{"not UTF-8", "{\"method\":\"GET\",\"path\":\"/x\",\"mock_id\":\"" + m.ID + "\",\n \"rules\":[\n  {\"when\":{\"query\":{\"q\":\"caf\xe9\"}}}]}", 400,
+			"The body must be UTF-8: byte 0xE9 at line 3, column 29 is not"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.Send("POST", base, "application/json", tc.body)

@@ -240,7 +240,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && !utf8.Valid(body) {
 		// Not decoded with bad bytes replaced: see the admin API's parseBody.
-		h.cfg.Fail(w, r, decoy.Errorf(decoy.EINVALID, "The body must be UTF-8"))
+		h.cfg.Fail(w, r, decoy.NotUTF8(body))
 		return
 	}
 	if err == nil {
