@@ -46,6 +46,9 @@ type config struct {
 	// Routes runs the routes phase: "on", "off", or "only" (that phase
 	// alone).
 	Routes string `json:"routes,omitempty"`
+	// Rounds is how many windows Decoy and the floors take turns in on
+	// each query of the datasets (see runTurns).
+	Rounds int `json:"rounds,omitempty"`
 	// RoutesRounds is how many windows each read of the routes phase is
 	// measured in, the reads taking turns.
 	RoutesRounds int `json:"routes_rounds,omitempty"`
@@ -157,6 +160,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.Routes, "routes", "on", "the routes phase (the same reads at /mock/{id}, in a project of 2 routes and in one of 10,000): on, off, or only (that phase alone)")
 	fs.StringVar(&cfg.Writes, "writes", "on", "the writes phase (PATCHes of single records of 100,000 on json-server and Decoy; a small read before, after and during writes): on, off, or only (that phase alone; then -servers defaults to decoy,json-server)")
 	fs.IntVar(&cfg.WritesRounds, "writes-rounds", 3, "in the writes phase, rounds in which the read alone and the read during writes take turns, each measured for -duration ÷ rounds after its warm-up")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "over each dataset, rounds in which Decoy, nginx and nethttp take turns on each query, each measured for -duration ÷ rounds after its warm-up")
 	fs.IntVar(&cfg.RoutesRounds, "routes-rounds", 5, "in the routes phase, rounds in which the reads take turns, each measured for -duration ÷ rounds after its warm-up")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load per server and query")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring, not counted")
@@ -235,6 +239,9 @@ func parseFlags(args []string) (*config, error) {
 				*v = "off"
 			}
 		}
+	}
+	if cfg.Rounds < 1 {
+		return nil, errors.New("-rounds must be 1 or more")
 	}
 	if cfg.RoutesRounds < 1 {
 		return nil, errors.New("-routes-rounds must be 1 or more")

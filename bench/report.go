@@ -90,7 +90,7 @@ func (b *bench) report() *report {
 // differ; they head results.md.
 func notes(cfg *config) []string {
 	return slices.DeleteFunc([]string{
-		fmt.Sprintf("Load: the same generator for every server: %d keep-alive HTTP/1.1 connections, one request at a time on each, %v of warm-up (not counted) then %v measured, per server and query. Every answer is read to its end, as it was sent: a gzipped one is counted in compressed bytes and never decompressed under load. The generator runs on the same machine as the server and competes with it for the CPU.", cfg.Conns, cfg.Warmup, cfg.Duration),
+		fmt.Sprintf("Load: the same generator for every server: %d keep-alive HTTP/1.1 connections, one request at a time on each, %v of warm-up (not counted) then %v measured, per server and query. %s Every answer is read to its end, as it was sent: a gzipped one is counted in compressed bytes and never decompressed under load. The generator runs on the same machine as the server and competes with it for the CPU.", cfg.Conns, cfg.Warmup, cfg.Duration, turnsNote(cfg)),
 		"Clients: a plain query sends no Accept-Encoding, so every server answers uncompressed. Its `gzip` variant sends `Accept-Encoding: gzip, deflate, br`, as browsers, Node's fetch and axios do; its `private` variant reads a copy of the document stored as a private mock (created with `private=true` through the admin API, on a Decoy of its own), its token in the `decoyauthtoken` header, with the same Accept-Encoding. Before loading, each gzip answer is fetched once and checked to decompress to the plain answer. json-server and Mockoon are asked the plain queries only.",
 		fmt.Sprintf("req/s is the 2xx answer bytes read inside the measured window, divided by the answer's size, per second: an answer cut by the window's start or end counts for the part read inside it (counting only whole answers would jump by up to the number of connections when large answers end together). p50 and p99 are the latencies of the answers that ended inside the window. When fewer answers than connections have ended by the window's end (a server slower than the window), the window is stretched under the same load until that many have, or for at most the request timeout (%v), and the rate is taken over the longer window. 429 answers (a rate limit or quota) are counted apart, not in req/s; other non-2xx answers and broken connections are errors; requests over the timeout are timeouts.", cfg.Timeout),
 		"p50 and p99: from a log-linear histogram of every counted request (error under 0.4%).",
@@ -603,4 +603,16 @@ func formatBytes(n int64) string {
 	default:
 		return fmt.Sprintf("%d B", n)
 	}
+}
+
+// turnsNote says how Decoy and the floors took turns (runTurns).
+func turnsNote(cfg *config) string {
+	switch cfg.Rounds {
+	case 0: // a run from before the servers took turns
+		return "One server at a time."
+	case 1:
+		return "Decoy, nginx and net/http, running side by side, take turns on each query, one window each."
+	}
+	return fmt.Sprintf("Decoy, nginx and net/http, running side by side, take turns on each query: in each of %d rounds, each is measured for %v after a warm-up of %v, each round starting one server further on, and its row counts its %d windows together (%v), so that what else runs on the machine weighs on each alike and Decoy's ratios to them come from the same seconds. json-server and Mockoon run one at a time, one window each.",
+		cfg.Rounds, cfg.Duration/time.Duration(cfg.Rounds), cfg.Warmup, cfg.Rounds, cfg.Duration)
 }

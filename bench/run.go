@@ -90,9 +90,9 @@ func newBench(ctx context.Context, cfg *config, work string) (*bench, error) {
 	return b, ctx.Err()
 }
 
-// runSize runs every selected server, one at a time, over one dataset.
-// Decoy runs first: its answers are what nginx and nethttp serve and what
-// the others' answers are checked against.
+// runSize runs every selected server over one dataset: Decoy and the floors
+// together, taking turns on each query (runTurns), then json-server and
+// Mockoon, one at a time.
 func (b *bench) runSize(ctx context.Context, sz size) error {
 	logf("== %s records: generating the dataset", sz.Label)
 	d, err := writeDataFiles(filepath.Join(b.work, "data", sz.Label), sz, b.cfg.Servers)
@@ -106,32 +106,20 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 	}()
 	logf("   %s records, %s", sz.Label, formatBytes(d.bytes))
 	ref := map[string]*answer{}
-	for _, server := range serverNames {
-		measure := slices.Contains(b.cfg.Servers, server)
-		if server == "decoy" && !measure && b.floorWanted() {
+	if slices.Contains(b.cfg.Servers, "decoy") || b.floorWanted() {
+		if !slices.Contains(b.cfg.Servers, "decoy") {
 			logf("   decoy: only to get the answers nginx and nethttp serve")
-		} else if !measure {
-			continue
 		}
-		if (server == "json-server" || server == "mockoon") && sz.N > b.cfg.OthersMax.N {
-			logf("   %s: not run above %s records (-others-max)", server, b.cfg.OthersMax.Label)
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		qs := b.queriesFor(server)
-		if len(qs) == 0 {
-			continue
-		}
-		if server != "decoy" {
-			b.runServer(ctx, server, d, ref, measure, qs, false)
-			continue
+		turn := []string{"decoy"}
+		for _, f := range serverNames {
+			if servesFloor(f) && slices.Contains(b.cfg.Servers, f) {
+				turn = append(turn, f)
+			}
 		}
 		// The private mock gets a Decoy of its own: one holding both
 		// copies of the document would show twice its memory in every row.
 		var public, private []query
-		for _, q := range qs {
+		for _, q := range b.queriesFor("decoy") {
 			if q.client().Token {
 				private = append(private, q)
 			} else {
@@ -140,11 +128,26 @@ func (b *bench) runSize(ctx context.Context, sz size) error {
 		}
 		for i, group := range [][]query{public, private} {
 			if len(group) > 0 && ctx.Err() == nil {
-				b.runServer(ctx, server, d, ref, measure, group, i == 1)
+				b.runTurns(ctx, turn, d, ref, group, i == 1, i == 0 || len(public) == 0)
 			}
 		}
 	}
-	return nil
+	for _, server := range serverNames {
+		if server == "decoy" || servesFloor(server) || !slices.Contains(b.cfg.Servers, server) {
+			continue
+		}
+		if sz.N > b.cfg.OthersMax.N {
+			logf("   %s: not run above %s records (-others-max)", server, b.cfg.OthersMax.Label)
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if qs := b.queriesFor(server); len(qs) > 0 {
+			b.runTurns(ctx, []string{server}, d, ref, qs, false, true)
+		}
+	}
+	return ctx.Err()
 }
 
 // floorWanted reports whether a server that serves Decoy's answers runs.
@@ -161,10 +164,107 @@ func (b *bench) queriesFor(server string) []query {
 	return slices.DeleteFunc(qs, func(q query) bool { return q.Client != "" })
 }
 
-// runServer starts one server, checks its answer to each query of qs
-// against Decoy's, and measures it under load. private: Decoy holds the
-// document as a private mock, read with its token.
-func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref map[string]*answer, measure bool, qs []query, private bool) {
+// running is a server started for runTurns.
+type running struct {
+	server  string
+	p       *proc
+	port    int
+	token   string
+	private bool
+	measure bool
+}
+
+func (s *running) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+// runTurns starts servers (Decoy first: the floors serve its answers),
+// checks each one's answer to each query of qs against Decoy's, and
+// measures them under load, the servers taking turns on each query: in
+// each of -rounds rounds, each is measured for -duration ÷ rounds after
+// its warm-up, each round starting one server further on, and its row
+// counts its windows together. What else runs on the machine (on a
+// virtual machine, a server's rate moved by a third from one minute to
+// the next) then weighs on each alike, and Decoy's ratios to the floors
+// come from the same seconds, not from runs minutes apart. private: Decoy
+// holds the document as a private mock, read with its token. startRows:
+// the servers' start-ups are reported.
+func (b *bench) runTurns(ctx context.Context, servers []string, d *dataFiles, ref map[string]*answer, qs []query, private, startRows bool) {
+	var rs []*running
+	defer func() {
+		for _, s := range rs {
+			s.p.stop()
+		}
+	}()
+	for _, server := range servers {
+		if s := b.launch(ctx, server, d, qs, private, startRows); s != nil {
+			rs = append(rs, s)
+		}
+	}
+	rounds, measured := max(b.cfg.Rounds, 1), 0
+	for _, s := range rs {
+		if s.measure {
+			measured++
+		}
+	}
+	if measured < 2 {
+		rounds = 1 // nothing to take turns with
+	}
+	for i, q := range qs {
+		if ctx.Err() != nil {
+			return
+		}
+		rows := make([]result, len(rs))
+		for k, s := range rs {
+			r := &rows[k]
+			*r = result{Size: d.size, Server: s.server, Query: q.ID, Target: target(s.server, q, d), Status: "ok"}
+			if i > 0 {
+				b.restartIfBusy(ctx, s, d, r)
+			}
+			if r.Status == "ok" {
+				b.runQuery(ctx, s.p, s.addr(), q, d, ref, r, b.tokenOf(s, d))
+			}
+		}
+		windows := make([][]result, len(rs))
+		for round := 0; round < rounds && ctx.Err() == nil; round++ {
+			if rounds > 1 {
+				logf("   %s: round %d of %d", q.ID, round+1, rounds)
+			}
+			b.waitQuiet(ctx)
+			for _, k := range roundOrder(round, len(rs)) {
+				s, r := rs[k], rows[k]
+				if !s.measure || r.Status != "ok" || ctx.Err() != nil {
+					continue
+				}
+				b.measureFor(ctx, s.p, s.addr(), []string{r.Target}, headerLines(q.client().headers(b.tokenOf(s, d))), &r, b.cfg.Duration/time.Duration(rounds))
+				windows[k] = append(windows[k], r)
+			}
+		}
+		for k, s := range rs {
+			if !s.measure {
+				continue
+			}
+			r := rows[k]
+			if len(windows[k]) > 0 { // also when interrupted: what was measured is reported
+				r = mergeWindows(windows[k])
+			}
+			b.results = append(b.results, r)
+			logResult(&r)
+		}
+	}
+}
+
+// tokenOf is the token a client sends to s: the private mock's (a floor
+// ignores it, but it is sent as the client sends it).
+func (b *bench) tokenOf(s *running, d *dataFiles) string {
+	if servesFloor(s.server) {
+		return b.tokens[d.size.Label]
+	}
+	return s.token
+}
+
+// launch starts server for the queries qs, and reports its start-up
+// (startRow); it returns nil, each query failed, when it did not start.
+func (b *bench) launch(ctx context.Context, server string, d *dataFiles, qs []query, private, startRow bool) *running {
+	measure := slices.Contains(b.cfg.Servers, server)
 	failAll := func(status, note string) {
 		for _, q := range qs {
 			if measure {
@@ -176,70 +276,59 @@ func (b *bench) runServer(ctx context.Context, server string, d *dataFiles, ref 
 	}
 	if err := b.tools.missing[server]; err != nil {
 		failAll("failed", err.Error())
-		return
+		return nil
 	}
 	port, err := freePort()
 	if err != nil {
 		failAll("failed", err.Error())
-		return
+		return nil
 	}
 	logf("   %s: starting", server)
 	t0 := time.Now()
 	p, token, err := b.start(ctx, server, d, port, private)
 	st := startup{Size: d.size, Server: server, Status: "ok", Seconds: time.Since(t0).Seconds()}
-	if private {
+	if private && server == "decoy" {
 		st.Server = "decoy-private"
 	}
+	startRow = startRow && measure
 	if err != nil {
 		st.Status, st.Note = "failed", err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
 			st.Status = "timeout"
 		}
-		if measure {
+		if startRow {
 			b.starts = append(b.starts, st)
 		}
 		failAll(st.Status, "did not start: "+err.Error())
-		return
+		return nil
 	}
-	defer func() { p.stop() }()
 	st.RSS, st.PeakRSS = p.memory("VmRSS"), p.memory("VmHWM")
-	if measure {
+	if startRow {
 		b.starts = append(b.starts, st)
 	}
 	logf("   %s: ready after %.1f s, RSS %s", server, st.Seconds, formatBytes(st.RSS))
+	return &running{server: server, p: p, port: port, token: token, private: private, measure: measure}
+}
 
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for i, q := range qs {
-		if ctx.Err() != nil {
-			return
-		}
-		r := result{Size: d.size, Server: server, Query: q.ID, Target: target(server, q, d), Status: "ok"}
-		if i > 0 {
-			// A server still working through the last query's abandoned
-			// requests (or dead) would spoil this one: give it one request
-			// timeout to answer its probe, else start it afresh.
-			sctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-			err := waitReady(sctx, p, "http://"+addr+probePath(server))
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				logf("   %s: restarting: %v", server, err)
-				p.stop()
-				if p, token, err = b.start(ctx, server, d, port, private); err != nil {
-					failAll("failed", "could not restart: "+err.Error())
-					return
-				}
-				r.Note = "server restarted first: it was still busy with the previous query"
-			}
-		}
-		if servesFloor(server) {
-			token = b.tokens[d.size.Label] // ignored, but sent as the client sends it
-		}
-		b.runQuery(ctx, p, addr, q, d, ref, measure, &r, token)
-		if measure {
-			b.results = append(b.results, r)
-			logResult(&r)
-		}
+// restartIfBusy gives s one request timeout to answer its probe: a server
+// still working through the last query's abandoned requests (or dead)
+// would spoil this one. Else it starts it afresh, or fails r.
+func (b *bench) restartIfBusy(ctx context.Context, s *running, d *dataFiles, r *result) {
+	sctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	err := waitReady(sctx, s.p, "http://"+s.addr()+probePath(s.server))
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return
 	}
+	logf("   %s: restarting: %v", s.server, err)
+	s.p.stop()
+	p, token, err := b.start(ctx, s.server, d, s.port, s.private)
+	if err != nil {
+		r.Status, r.Note = "failed", "could not restart: "+err.Error()
+		return
+	}
+	s.p, s.token = p, token
+	r.Note = "server restarted first: it was still busy with the previous query"
 }
 
 func logResult(r *result) {
@@ -248,7 +337,9 @@ func logResult(r *result) {
 		r.cpuPerRequest(), r.LoadCPU, r.OtherCPU, r.IOWait, r.Note)
 }
 
-func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *dataFiles, ref map[string]*answer, measure bool, r *result, token string) {
+// runQuery checks a server's answer to q (Decoy's is kept for the floors
+// and the others to be checked against), and fills in r what it found.
+func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *dataFiles, ref map[string]*answer, r *result, token string) {
 	if done, err := p.exited(); done {
 		r.Status, r.Note = "failed", join(r.Note, fmt.Sprintf("server %v earlier: %s", err, p.logTail()))
 		return
@@ -297,10 +388,6 @@ func (b *bench) runQuery(ctx context.Context, p *proc, addr string, q query, d *
 		}
 		r.SameAsRef = &same
 	}
-	if !measure {
-		return
-	}
-	b.measure(ctx, p, addr, []string{r.Target}, headerLines(c.headers(token)), r)
 }
 
 // measure waits for the machine to be quiet (-wait-quiet), then puts the
