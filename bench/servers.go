@@ -290,7 +290,11 @@ func lastLines(b []byte, n int) string {
 // mock's token.
 func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int, private bool) (*proc, string, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	logPath := filepath.Join(b.work, "logs", server+"-"+d.size.Label+".log")
+	name := server + "-" + d.size.Label
+	if private {
+		name += "-private" // the public queries' log kept
+	}
+	logPath := filepath.Join(b.work, "logs", name+".log")
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.StartTimeout)
 	defer cancel()
 	var (
@@ -302,7 +306,6 @@ func (b *bench) start(ctx context.Context, server string, d *dataFiles, port int
 		name := "decoy-data-" + d.size.Label
 		if private {
 			name += "-private"
-			logPath = strings.TrimSuffix(logPath, ".log") + "-private.log"
 		}
 		// Empty, also when restarted: the mock is created again.
 		dataDir := filepath.Join(b.work, name)
