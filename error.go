@@ -83,21 +83,31 @@ func ErrorJSON(msg string) []byte {
 // NotUTF8 is the error that refuses a JSON body that is not UTF-8 (RFC
 // 8259 asks for it, and decoding it would replace each bad byte by
 // U+FFFD, so that two passwords differing only there would match),
-// saying where its first byte out of place is: in a route or a rule of
-// hundreds of lines, it is found at a glance.
+// saying where its first byte out of place is (BadUTF8At).
 func NotUTF8(body []byte) error {
+	if at := BadUTF8At(body); at != "" {
+		return Errorf(EINVALID, "The body must be UTF-8: %s is not", at)
+	}
+	return Errorf(EINVALID, "The body must be UTF-8")
+}
+
+// BadUTF8At says where the first byte of b out of UTF-8 is, as "byte 0xE9
+// at line 3, column 29" (columns counted in bytes, as in the JSON syntax
+// errors), or "" when b is UTF-8: in a route of many rules or a document
+// of many lines, it is found at a glance.
+func BadUTF8At(b []byte) string {
 	off := 0
-	for off < len(body) {
-		r, n := utf8.DecodeRune(body[off:])
+	for off < len(b) {
+		r, n := utf8.DecodeRune(b[off:])
 		if r == utf8.RuneError && n <= 1 {
 			break
 		}
 		off += n
 	}
-	if off == len(body) {
-		return Errorf(EINVALID, "The body must be UTF-8")
+	if off == len(b) {
+		return ""
 	}
-	line := 1 + bytes.Count(body[:off], []byte{'\n'})
-	col := off + 1 - (bytes.LastIndexByte(body[:off], '\n') + 1)
-	return Errorf(EINVALID, "The body must be UTF-8: byte 0x%02X at line %d, column %d is not", body[off], line, col)
+	line := 1 + bytes.Count(b[:off], []byte{'\n'})
+	col := off + 1 - (bytes.LastIndexByte(b[:off], '\n') + 1)
+	return fmt.Sprintf("byte 0x%02X at line %d, column %d", b[off], line, col)
 }

@@ -306,7 +306,7 @@ func TestAdminRefusesBadBodies(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return servertest.Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
 	}
-	servertest.WantError(t, send("POST", "/admin/v1/mocks", "application/json", "{\"a\":\"\xff\xfe\"}"), 400, "Invalid JSON: not valid UTF-8")
+	servertest.WantError(t, send("POST", "/admin/v1/mocks", "application/json", "{\"a\":\"\xff\xfe\"}"), 400, "Invalid JSON: not valid UTF-8 (byte 0xFF at line 1, column 7)")
 	m := h.Create(`[]`, client.CreateOptions{})
 	servertest.WantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", "{\"name\":\"\xff\"}"), 400, "The body must be UTF-8: byte 0xFF at line 1, column 10 is not")
 	servertest.WantError(t, send("PATCH", "/admin/v1/mocks/"+m.ID, "application/json", `{"name":"`+strings.Repeat("a", 100<<10)+`"}`), 413, "The body of a PATCH is at most 65536 bytes")

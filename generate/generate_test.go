@@ -231,6 +231,7 @@ func TestErrors(t *testing.T) {
 		{"repeat float", "", `{"$repeat":1.5,"$item":1}`, `$.$repeat: must be a count of 0 or more, or [min, max]`},
 		{"not JSON", "", `{"a":`, `Invalid JSON: unexpected EOF`},
 		{"data after JSON", "", `1 2`, `Invalid JSON: data after the end of the JSON value`},
+		{"not UTF-8", "", "{\n \"a\": \"caf\xe9\"}", `Invalid JSON: not valid UTF-8 (byte 0xE9 at line 2, column 11)`},
 		{"too deep", "", strings.Repeat("[", 70) + strings.Repeat("]", 70), `Template nested too deeply: at most 64 levels of arrays and objects`},
 		{"schema: unknown type", generate.SchemaContentType, `{"properties":{"a":{"type":"strng"}}}`, `$.properties.a.type: unknown type "strng"`},
 		{"schema: unsupported keyword", generate.SchemaContentType, `{"type":"array","items":{"not":{"type":"string"}}}`, `$.items: the keyword "not" is not supported in schemas used as templates`},

@@ -69,7 +69,7 @@ type member struct {
 // decodeJSON reads one JSON value, nothing after it, within b.
 func decodeJSON(body []byte, b *bound) (jsonValue, error) {
 	if !utf8.Valid(body) {
-		return jsonValue{}, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
+		return jsonValue{}, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8 (%s)", decoy.BadUTF8At(body))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

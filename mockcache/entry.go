@@ -119,7 +119,7 @@ func NewEntry(m *decoy.Mock, body *docfile.Doc) (*Entry, error) {
 		if !utf8.Valid(data) {
 			// JSON is UTF-8 (RFC 8259); other bytes would reach clients
 			// that cannot decode them.
-			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8")
+			return nil, decoy.Errorf(decoy.EINVALID, "Invalid JSON: not valid UTF-8 (%s)", decoy.BadUTF8At(data))
 		}
 		doc, err := jsondoc.Parse(data)
 		var se *jsondoc.SyntaxError

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -174,6 +175,10 @@ func (s *Server) writeBody(r *http.Request) ([]byte, error) {
 	}
 	if int64(len(b)) > limit {
 		return nil, tooLarge
+	}
+	if !utf8.Valid(b) {
+		// Said where, in the body as sent (json.Valid lets it through).
+		return nil, decoy.NotUTF8(b)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
