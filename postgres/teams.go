@@ -331,7 +331,8 @@ func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error
 		if t.PasswordHash != nil && !bytes.Equal(current, t.PasswordHash) {
 			return decoy.ErrPasswordChanged
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM access_tokens WHERE expires_at <= $1`, db.now()); err != nil {
+		// Expired by the caller's clock, as invitations (CreateInvitation).
+		if _, err := tx.Exec(ctx, `DELETE FROM access_tokens WHERE expires_at <= $1`, stamp(t.CreatedAt)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `
@@ -829,8 +830,10 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *decoy.Invitation) error
 			return err
 		}
 		key := decoy.EmailKey(inv.Email)
+		// Expired as of the invitation's making: the caller's clock (see
+		// the SQLite store).
 		if _, err := tx.Exec(ctx, `DELETE FROM invitations WHERE expires_at <= $1 OR (workspace_id = $2 AND email_key = $3)`,
-			db.now(), inv.WorkspaceID, key); err != nil {
+			stamp(inv.CreatedAt), inv.WorkspaceID, key); err != nil {
 			return err
 		}
 		if err := checkMemberBounds(ctx, tx, inv.WorkspaceID, ""); err != nil {

@@ -294,7 +294,8 @@ func (db *DB) CreateAccessToken(ctx context.Context, t *decoy.AccessToken) error
 		if t.PasswordHash != nil && !bytes.Equal(current, t.PasswordHash) {
 			return decoy.ErrPasswordChanged
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE expires_at <= ?`, db.now()); err != nil {
+		// Expired by the caller's clock, as invitations (CreateInvitation).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE expires_at <= ?`, millis(t.CreatedAt)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `
@@ -836,8 +837,11 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *decoy.Invitation) error
 			return workspaceNotFound()
 		}
 		key := decoy.EmailKey(inv.Email)
+		// Expired as of the invitation's making: the caller's clock, by
+		// which it lists and accepts them too (this process's was used,
+		// and an invitation of a server whose clock ran apart went).
 		if _, err := tx.ExecContext(ctx, `DELETE FROM invitations WHERE expires_at <= ? OR (workspace_id = ? AND email_key = ?)`,
-			db.now(), inv.WorkspaceID, key); err != nil {
+			millis(inv.CreatedAt), inv.WorkspaceID, key); err != nil {
 			return err
 		}
 		if err := checkMemberBounds(ctx, tx, inv.WorkspaceID, ""); err != nil {

@@ -785,6 +785,32 @@ func testInvitations(t *testing.T, s TeamBackend) {
 	if wins != 1 {
 		t.Errorf("%d acceptances of a single-use invitation", wins)
 	}
+
+	// Expiry is the caller's clock's, also when a new invitation purges
+	// the expired ones: by a clock a month behind this process's, two
+	// invitations made at that time both stand (the first was purged by
+	// the process's clock, which a test's clock on 2026-11-22 met a week
+	// later).
+	past := now.Add(-30 * 24 * time.Hour)
+	for _, h := range []string{"old1", "old2"} {
+		if err := s.CreateInvitation(ctx, &decoy.Invitation{Hash: hash(h), WorkspaceID: other.ID, Email: h + "@example.com",
+			Role: decoy.RoleViewer, CreatedAt: past, ExpiresAt: past.Add(7 * 24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := s.ListInvitations(ctx, other.ID, past); err != nil || len(list) != 3 {
+		t.Errorf("invitations by a clock a month behind: %d, %v (want inv3, old1 and old2)", len(list), err)
+	}
+	// And by the caller's clock, a new one purges those expired then.
+	if err := s.CreateInvitation(ctx, &decoy.Invitation{Hash: hash("new1"), WorkspaceID: other.ID, Email: "new1@example.com",
+		Role: decoy.RoleViewer, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"old1", "old2"} {
+		if _, err := s.FindInvitation(ctx, hash(h), past); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+			t.Errorf("an expired invitation outlived a new one: %v", err)
+		}
+	}
 }
 
 // testPendingInvitations: a workspace's pending invitations are listed,
