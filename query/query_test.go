@@ -335,6 +335,10 @@ func TestRedact(t *testing.T) {
 		{"/admin/v1/mocks/0b0c/token", "/admin/v1/mocks/0b0c/token"},
 		{"/admin/v1/mocks/0b0c/token=x", "/admin/v1/mocks/0b0c/token=REDACTED"},
 		{"filters=a%3D1&order_by=k", "filters=a%3D1&order_by=k"},
+		{"filters=a%3D1&to%6Ben=secret", "filters=a%3D1&to%6Ben=REDACTED"},
+		{"to%4Ben=secret&filters=a%3D1", "to%4Ben=REDACTED&filters=a%3D1"},
+		{"auth_to%6ben=secret", "auth_to%6ben=REDACTED"},
+		{"filters=status%5B%24eqi%5D%3Dactive&order_by=age&limit=10", "filters=status%5B%24eqi%5D%3Dactive&order_by=age&limit=10"},
 		{"", ""},
 	} {
 		if got := query.Redact(tc.raw); got != tc.want {
