@@ -494,6 +494,22 @@ const gatherMin = 3 << 10
 // one returns v as a header value.
 func one(v string) []string { return []string{v} }
 
+// values hands out header values of one string each from one array: one
+// allocation for the headers of an answer, not one each. Each value is
+// capped at its length, so that an Add to it allocates rather than write
+// over the next.
+type values []string
+
+func (v *values) one(s string) []string {
+	if len(*v) == 0 {
+		return one(s)
+	}
+	(*v)[0] = s
+	r := (*v)[:1:1]
+	*v = (*v)[1:]
+	return r
+}
+
 // quotaTimeout bounds each quota call of a read: a stalled database or
 // Redis must not hold reads that can be answered from memory.
 const quotaTimeout = 2 * time.Second
@@ -631,14 +647,18 @@ func (s *Server) undoRate(ctx context.Context, id string, rate *decoy.RateResult
 // limitHeaders sets the rate-limit and quota headers; a limit that is not
 // set leaves its headers out.
 func (s *Server) limitHeaders(h http.Header, rate *decoy.RateResult, quotaLimit, quotaUsed int64) {
+	if rate == nil && quotaLimit <= 0 {
+		return
+	}
+	vs := make(values, 5)
 	if rate != nil {
-		h["X-RateLimit-Limit"] = one(strconv.FormatInt(rate.Limit, 10))
-		h["X-RateLimit-Remaining"] = one(strconv.FormatInt(max(rate.Remaining, 0), 10))
-		h["X-RateLimit-Reset"] = one(seconds(rate.Reset))
+		h["X-RateLimit-Limit"] = vs.one(strconv.FormatInt(rate.Limit, 10))
+		h["X-RateLimit-Remaining"] = vs.one(strconv.FormatInt(max(rate.Remaining, 0), 10))
+		h["X-RateLimit-Reset"] = vs.one(seconds(rate.Reset))
 	}
 	if quotaLimit > 0 {
-		h["X-Quota-Limit"] = one(strconv.FormatInt(quotaLimit, 10))
-		h["X-Quota-Remaining"] = one(strconv.FormatInt(max(quotaLimit-quotaUsed, 0), 10))
+		h["X-Quota-Limit"] = vs.one(strconv.FormatInt(quotaLimit, 10))
+		h["X-Quota-Remaining"] = vs.one(strconv.FormatInt(max(quotaLimit-quotaUsed, 0), 10))
 	}
 }
 
@@ -688,11 +708,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entr
 	} else {
 		h["Vary"] = valVary
 	}
+	vs := make(values, 3)
 	if a.Total >= 0 {
-		h["X-Total-Count"] = one(strconv.Itoa(a.Total))
+		h["X-Total-Count"] = vs.one(strconv.Itoa(a.Total))
 	}
 	if a.ETag != "" {
-		h["ETag"] = one(a.ETag)
+		h["ETag"] = vs.one(a.ETag)
 	}
 	if a.NotModified {
 		w.WriteHeader(http.StatusNotModified)
@@ -708,7 +729,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *mockcache.Entr
 		h.Set("Content-Encoding", "gzip")
 	}
 	if a.Length >= 0 {
-		h["Content-Length"] = one(strconv.Itoa(a.Length))
+		h["Content-Length"] = vs.one(strconv.Itoa(a.Length))
 	}
 	if body := a.Bytes(); len(body) >= gatherMin && len(body) <= transport.MaxGather && r.ProtoMajor == 1 {
 		// Head and body in one write (see transport.Gather): a body held
