@@ -408,6 +408,26 @@ func testAccessTokensListed(t *testing.T, s TeamBackend) {
 	if ts := list(mustUser(t, s, "cy@example.com")); len(ts) != 0 {
 		t.Errorf("a new user's tokens: %v", names(ts))
 	}
+
+	// Expiry is the caller's clock's, also when a new token purges the
+	// expired ones: by a clock a month behind this process's, two tokens
+	// made at that time both stand (the first was purged by the process's
+	// clock, as invitations were: see testInvitations).
+	dee := mustUser(t, s, "dee@example.com")
+	past := now.Add(-30 * 24 * time.Hour)
+	for _, name := range []string{"old1", "old2"} {
+		mint(dee, name, past, 7*24*time.Hour)
+	}
+	if ts, err := s.ListAccessTokens(ctx, dee.ID, past); err != nil || len(ts) != 2 {
+		t.Errorf("tokens by a clock a month behind: %v, %v (want old1 and old2)", names(ts), err)
+	}
+	// And by the caller's clock, a new one purges those expired then.
+	mint(dee, "new1", now, time.Hour)
+	for _, name := range []string{"old1", "old2"} {
+		if _, _, err := s.FindAccessToken(ctx, hash(dee.ID+name), past); decoy.ErrorCode(err) != decoy.ENOTFOUND {
+			t.Errorf("an expired token outlived a new one: %v", err)
+		}
+	}
 }
 
 // A new password revokes the user's tokens, in the same change, and no
