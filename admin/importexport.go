@@ -277,7 +277,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 		for _, im := range mocks {
 			_, err := s.cfg.Store.FindMock(ctx, im.mock.ID)
 			if err == nil {
-				return decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists; nothing was imported (import with new_ids=true to give the mocks new ids)", im.mock.ID)
+				return decoy.Errorf(decoy.ECONFLICT, "A mock with id %s already exists; nothing was imported (import with new_ids=true, the CLI's --new-ids, to give the mocks new ids)", im.mock.ID)
 			}
 			if decoy.ErrorCode(err) != decoy.ENOTFOUND {
 				return err
@@ -324,7 +324,7 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	defer cancel()
 	written, err := s.writeImport(ctx, plan)
 	if decoy.ErrorCode(err) == decoy.ECONFLICT && keepIDs {
-		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true to give the mocks new ids)", decoy.ErrorMessage(err))
+		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true, the CLI's --new-ids, to give the mocks new ids)", decoy.ErrorMessage(err))
 	}
 	if err != nil {
 		return err

@@ -312,7 +312,7 @@ func TestImportAllOrNothing(t *testing.T) {
 	rs.hide = true
 	r := h.SendFile("POST", projectPath+"/import?format=decoy", export)
 	rs.hide = false
-	servertest.WantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true to give the mocks new ids)")
+	servertest.WantError(t, r, 409, "A mock with id "+taken+" already exists; nothing was imported (import with new_ids=true, the CLI's --new-ids, to give the mocks new ids)")
 	left, _, _ := h.Store.ListMocks(ctx, "", 100)
 	if len(left) != 1 || left[0].ID != taken {
 		t.Errorf("after a refused import: %d mocks", len(left))

@@ -307,13 +307,13 @@ func planWrite(e *mockcache.Entry, t *target, ws *writeState) (*planned, error) 
 	key, has := memberText(old, b.ID)
 	if !has {
 		// A record without an id cannot be named by the log.
-		return nil, answer.New(http.StatusConflict, "The record has no "+strings.Join(b.ID, ".")+" field to be written by")
+		return nil, answer.New(http.StatusConflict, "The record has no "+strings.Join(b.ID, ".")+" field, which a write names it by: it cannot be written")
 	}
 	if !scalar(key) {
 		// Found by one of its elements (§1.3's equality), as a read finds
 		// it; but the log names a record by its id's value, which must be
 		// one JSON scalar.
-		return nil, answer.New(http.StatusConflict, "The record's "+strings.Join(b.ID, ".")+" field is not a single value: it cannot be written by")
+		return nil, answer.New(http.StatusConflict, "The record's "+strings.Join(b.ID, ".")+" field, which a write names it by, is not a single value: it cannot be written")
 	}
 	p.w.Key = string(key)
 	last := t.scope.Conditions[len(t.scope.Conditions)-1:]
