@@ -323,7 +323,8 @@ func (s *API) importProject(w http.ResponseWriter, r *http.Request, project stri
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), importTimeout)
 	defer cancel()
 	written, err := s.writeImport(ctx, plan)
-	if decoy.ErrorCode(err) == decoy.ECONFLICT && keepIDs {
+	var raced *importRaced
+	if decoy.ErrorCode(err) == decoy.ECONFLICT && keepIDs && !errors.As(err, &raced) {
 		return decoy.Errorf(decoy.ECONFLICT, "%s; nothing was imported (import with new_ids=true, the CLI's --new-ids, to give the mocks new ids)", decoy.ErrorMessage(err))
 	}
 	if err != nil {
@@ -614,6 +615,16 @@ func (s *API) planImport(ctx context.Context, project string, res *importer.Resu
 // from it instead, for their next reads to load them. The caller holds
 // writeMu.
 func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportWritten, error) {
+	// Each mock the import gives new data keeps its live data first, as
+	// every data write does (keepLive).
+	for j := range plan.batch.Replace {
+		r := &plan.batch.Replace[j]
+		seq, err := s.keepLive(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.Data.IfLiveSeq = seq
+	}
 	all := append(slices.Clip(plan.created), plan.replaced...)
 	var written *decoy.ImportWritten
 	write := func(ctx context.Context) ([]*decoy.Mock, error) {
@@ -638,6 +649,11 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 		_, err = s.storeMocks(ctx, entries, write)
 	}
 	s.routesChanged(ctx, plan.batch.ProjectID)
+	if decoy.ErrorCode(err) == decoy.ECONFLICT {
+		if id := s.movedOn(ctx, plan.batch.Replace); id != "" {
+			return nil, &importRaced{decoy.Errorf(decoy.ECONFLICT, "Mock %s was written through its routes while the import ran; nothing was imported: import again", id)}
+		}
+	}
 	if err == nil {
 		var anew []string // rules given anew: counted anew
 		for i, rt := range plan.batch.Routes {
@@ -648,6 +664,27 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 		s.resetRules(ctx, anew...)
 	}
 	return written, err
+}
+
+// importRaced is the conflict of an import during which a route's write
+// changed the live data of a mock it gives new data.
+type importRaced struct{ err error }
+
+func (e *importRaced) Error() string { return e.err.Error() }
+func (e *importRaced) Unwrap() error { return e.err }
+
+// movedOn returns the first mock of rs whose live data is no longer the
+// one its replace was to find (a route's write came in between), or "".
+func (s *API) movedOn(ctx context.Context, rs []decoy.MockReplacement) string {
+	for _, r := range rs {
+		if r.Data.IfLiveSeq == nil {
+			continue
+		}
+		if m, err := s.cfg.Store.FindMock(ctx, r.ID); err == nil && m.LiveSeq != *r.Data.IfLiveSeq {
+			return r.ID
+		}
+	}
+	return ""
 }
 
 // adoptSlug gives project slug, or slug-2, slug-3, … when another project

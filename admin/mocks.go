@@ -284,7 +284,7 @@ func (s *API) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, er
 	ctx, cancel := writeContext(r)
 	defer cancel()
 	gen := s.cache.Generation()
-	m, err := s.cfg.Store.ReplaceMockData(ctx, id, md)
+	m, err := s.replaceKeepingLive(ctx, id, md)
 	s.announce(ctx, id)
 	if err != nil {
 		s.cache.Remove(id)

@@ -12,6 +12,7 @@ import (
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/docfile"
 	"github.com/decoy-mock/decoy/jsondoc"
+	"github.com/decoy-mock/decoy/mockcache"
 )
 
 // The versions of a mock's data (§9 of the contract), under
@@ -234,16 +235,79 @@ func (s *API) postSnapshot(w http.ResponseWriter, r *http.Request, id string) er
 // snapshot saves the newest live data of mock id as its current version,
 // unless it moved on meanwhile (ECONFLICT).
 func (s *API) snapshot(ctx context.Context, id string) (*decoy.Mock, error) {
+	ne, err := s.liveEntry(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer ne.Release()
+	return s.snapshotOf(ctx, id, ne)
+}
+
+// liveEntry returns the cache's entry of mock id caught up with the
+// newest live data; the caller releases it.
+func (s *API) liveEntry(ctx context.Context, id string) (*mockcache.Entry, error) {
 	e, err := s.cache.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	ne, err := s.cache.CatchUp(ctx, e) // takes over the reference to e
+	return s.cache.CatchUp(ctx, e) // takes over the reference to e
+}
+
+// snapshotOf saves the live data ne holds as mock id's current version,
+// unless it moved on meanwhile (ECONFLICT).
+func (s *API) snapshotOf(ctx context.Context, id string, ne *mockcache.Entry) (*decoy.Mock, error) {
+	seq := ne.LiveSeq()
+	return s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: ne.Mock.ContentType,
+		Data: decoy.Data{Bytes: ne.Bytes()}, ETag: jsondoc.ETag(ne.Bytes()), IfLiveSeq: &seq})
+}
+
+// keepLive saves the live data of mock id as a version before a data
+// write replaces it, when writes through its routes changed it: a data
+// write keeps the data it replaces (§9), and what the mock answered was
+// its live data, which its versions do not hold (§12.2). It returns the
+// number of the live data the replace must find (decoy.MockData's
+// IfLiveSeq), so that a route's write that comes in between makes the
+// replace a conflict rather than go unseen; nil when no live data can be
+// kept (no versions, no writes).
+func (s *API) keepLive(ctx context.Context, id string) (*int64, error) {
+	if s.versionsKept() != nil {
+		return nil, nil
+	}
+	if _, err := s.liveStore(); err != nil {
+		return nil, nil
+	}
+	ne, err := s.liveEntry(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer ne.Release()
 	seq := ne.LiveSeq()
-	return s.cfg.Store.ReplaceMockData(ctx, id, decoy.MockData{ContentType: ne.Mock.ContentType,
-		Data: decoy.Data{Bytes: ne.Bytes()}, ETag: jsondoc.ETag(ne.Bytes()), IfLiveSeq: &seq})
+	if !ne.Changed() {
+		return &seq, nil
+	}
+	m, err := s.snapshotOf(ctx, id, ne)
+	s.announce(ctx, id)
+	s.cache.Remove(id)
+	if err != nil {
+		return nil, err
+	}
+	return &m.LiveSeq, nil
+}
+
+// replaceKeepingLive replaces mock id's data with d, keeping its live data
+// first (keepLive); taken again when a route's write came in between.
+func (s *API) replaceKeepingLive(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+	for attempt := 1; ; attempt++ {
+		seq, err := s.keepLive(ctx, id)
+		if err == nil {
+			d.IfLiveSeq = seq
+			var m *decoy.Mock
+			if m, err = s.cfg.Store.ReplaceMockData(ctx, id, d); err == nil {
+				return m, nil
+			}
+		}
+		if decoy.ErrorCode(err) != decoy.ECONFLICT || attempt == maxSnapshotAttempts {
+			return nil, err
+		}
+	}
 }
