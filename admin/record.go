@@ -129,6 +129,9 @@ func (s *API) recordResult(ctx context.Context, rec Recording, path string, rout
 	}
 	answer := importer.Mock{Name: mockName(path), ContentType: rec.ContentType, Status: rec.Status, Data: rec.Body}
 	if old := byShape["GET "+path]; old != nil {
+		if err := sharedElsewhere(routes, old.MockID, path); err != nil {
+			return nil, err
+		}
 		// The latest answer wins, kept where the route sends it.
 		res := &importer.Result{Mocks: []importer.Mock{answer},
 			Routes: []importer.Route{{Method: "GET", Path: path, Action: old.Action, Bind: old.Bind}}}
@@ -147,6 +150,21 @@ func (s *API) recordResult(ctx context.Context, rec Recording, path string, rout
 		res.Routes = append(res.Routes, itemRoutes(path, items, rec.Body, byShape, "")...)
 	}
 	return res, nil
+}
+
+// sharedElsewhere refuses to record at path into mock id when a route of
+// another resource answers from it too (a mock made by hand, shared by
+// routes at other paths): its answers would change under that route. The
+// routes of path itself and of the paths below it (its items) are the
+// resource's.
+func sharedElsewhere(routes []*decoy.Route, id, path string) error {
+	below := strings.TrimSuffix(path, "/") + "/"
+	for _, rt := range routes {
+		if rt.MockID == id && rt.Path != path && !strings.HasPrefix(rt.Path, below) {
+			return decoy.Errorf(decoy.ECONFLICT, "The mock of GET %s also answers %s %s: recording does not change it", path, rt.Method, rt.Path)
+		}
+	}
+	return nil
 }
 
 // mockName names a recorded mock: "GET /path", cut to a name's bound.
@@ -248,6 +266,9 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 	parent := byShape["GET "+parentPath]
 	if parent == nil || parent.Action != decoy.ActionRead {
 		return nil, false, nil
+	}
+	if err := sharedElsewhere(routes, parent.MockID, parentPath); err != nil {
+		return nil, false, err
 	}
 	field, item := recordField, (*decoy.Route)(nil)
 	if old := byShape["GET "+decoy.PathShape(parentPath+"/{x}")]; old != nil {

@@ -113,6 +113,41 @@ func TestRecord(t *testing.T) {
 	}
 }
 
+// Recording never changes a mock that a route of another resource answers
+// from too (a mock made by hand and routed at two paths): the answer is
+// passed on, and the other route keeps its data (a newcomer's walk through
+// the docs found GET /reviews answering /echo's recording). A route of
+// the same resource (an item below it) does not stop it.
+func TestRecordLeavesSharedMock(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `[{"id":1,"path":"`+r.URL.Path+`"}]`)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams)
+	reviews := h.Create(`[{"id":1,"stars":5}]`, client.CreateOptions{Name: "reviews"})
+	addRoute(t, h, "GET", "/reviews", reviews.ID)
+	addRoute(t, h, "GET", "/echo", reviews.ID)
+	books := h.Create(`[{"id":1,"title":"Old"}]`, client.CreateOptions{Name: "books"})
+	addRoute(t, h, "GET", "/books", books.ID)
+	addRoute(t, h, "GET", "/books/{id}", books.ID)
+	setMode(t, h, up.URL, "record")
+	for _, path := range []string{"/echo", "/books"} {
+		if r := h.Do("GET", "/p/default"+path); r.Status != 200 || r.Body != `[{"id":1,"path":"`+path+`"}]` {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	setMode(t, h, up.URL, "mock")
+	for path, want := range map[string]string{
+		"/reviews": `[{"id":1,"stars":5}]`, "/echo": `[{"id":1,"stars":5}]`, // not recorded over
+		"/books": `[{"id":1,"path":"/books"}]`, // recorded
+	} {
+		if r := h.Do("GET", "/p/default"+path); r.Status != 200 || r.Body != want {
+			t.Errorf("replay %s: %d %s, want %s", path, r.Status, r.Body, want)
+		}
+	}
+}
+
 // CONTRACT §14: recorded mocks never keep Authorization, cookies or token
 // headers, not even when the upstream echoes them in its answer.
 func TestRecordKeepsNoCredential(t *testing.T) {
