@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,7 +36,15 @@ type Recording struct {
 	ContentType string
 	// Body is the answer's JSON body, whole.
 	Body []byte
+	// Client is the address of the client whose request was recorded,
+	// for the audit log.
+	Client string
 }
+
+// recorder is the actor of the changes recording makes (the audit log,
+// the versions it writes): the server on the project's behalf, as no
+// caller of the admin API made them.
+var recorder = decoy.Actor{Kind: decoy.ServerAdmin.Kind, Label: "recording"}
 
 // Recorded is where a recording went.
 type Recorded struct {
@@ -84,15 +93,31 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
-	written, err := s.writeImport(ctx, plan)
+	written, err := s.writeImport(decoy.WithActor(ctx, recorder), plan)
 	if err != nil {
 		return nil, err
 	}
+	s.auditRecording(ctx, rec, written)
 	out := &Recorded{}
 	if len(written.Routes) > 0 {
 		out.RouteID, out.MockID = written.Routes[0].ID, written.Routes[0].MockID
 	}
 	return out, nil
+}
+
+// auditRecording appends to the audit log (§6.4) a mock.record entry for
+// each mock a recording made or gave new data.
+func (s *API) auditRecording(ctx context.Context, rec Recording, written *decoy.ImportWritten) {
+	if s.cfg.Teams == nil {
+		return
+	}
+	for _, m := range append(slices.Clip(written.Created), written.Replaced...) {
+		e := &decoy.AuditEntry{WorkspaceID: m.WorkspaceID, At: s.cfg.Now().UTC(), Actor: recorder, Action: "mock.record",
+			Target: decoy.AuditTarget{Kind: "mock", ID: m.ID, Name: m.Name}, IP: rec.Client}
+		if err := s.cfg.Teams.AppendAudit(ctx, e); err != nil {
+			s.log.Error("could not append to the audit log", "action", e.Action, "workspace", e.WorkspaceID, "err", err)
+		}
+	}
 }
 
 // routePath is the route path of a request's escaped path: each segment

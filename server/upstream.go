@@ -167,7 +167,8 @@ func (s *Server) keepRecording(r *http.Request, p *decoy.Project, path string, c
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), recordTimeout)
 	defer cancel()
-	rec, err := s.admin.Record(ctx, admin.Recording{ProjectID: p.ID, Path: path, Status: c.Status, ContentType: c.ContentType, Body: c.Body})
+	rec, err := s.admin.Record(ctx, admin.Recording{ProjectID: p.ID, Path: path, Status: c.Status, ContentType: c.ContentType, Body: c.Body,
+		Client: s.clientAddr(r)})
 	if err != nil {
 		s.log.Warn("answer not recorded", "project", p.ID, "path", admin.RedactPath(path), "err", err)
 		return

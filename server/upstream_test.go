@@ -90,7 +90,7 @@ func TestRecord(t *testing.T) {
 		io.WriteString(w, `{"path":"`+r.URL.Path+`"}`)
 	}))
 	defer up.Close()
-	h := servertest.New(t, withTeams, withUpstreams, servertest.WithJournal(t, 100))
+	h := servertest.New(t, withTeams, withUpstreams, servertest.WithJournal(t, 100), func(c *server.Config) { c.Versions = c.Store.(decoy.VersionStore) })
 	u := h.Create(users, client.CreateOptions{Name: "users"})
 	addRoute(t, h, "GET", "/users", u.ID)
 	setMode(t, h, up.URL, "record")
@@ -110,6 +110,27 @@ func TestRecord(t *testing.T) {
 		if e.Forwarded && e.MockID == "" {
 			t.Errorf("a recorded request journaled without its mock: %+v", e)
 		}
+	}
+	// §6.4: every change is in the audit log, a recording's too (it had
+	// none), by the server recording for the project; its versions say so.
+	var audit struct {
+		Entries []decoy.AuditEntry `json:"entries"`
+	}
+	r := h.Send("GET", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID+"/audit", "", "")
+	if err := json.Unmarshal([]byte(r.Body), &audit); err != nil {
+		t.Fatalf("audit: %d %s", r.Status, r.Body)
+	}
+	recorded := map[string]bool{}
+	for _, e := range audit.Entries {
+		if e.Action == "mock.record" && e.Actor.Label == "recording" && e.IP != "" {
+			recorded[e.Target.ID] = true
+		}
+	}
+	if !recorded[u.ID] || len(recorded) != 2 {
+		t.Errorf("audit: %d mock.record entries, want users' (%s) and the status mock's: %s", len(recorded), u.ID, r.Body)
+	}
+	if vs := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/versions", "", ""); !strings.Contains(vs.Body, `"actor":{"kind":"server_admin","id":"","label":"recording"}`) {
+		t.Errorf("versions of a recorded mock: %s", vs.Body)
 	}
 }
 
