@@ -89,7 +89,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, pr *mockcache.P
 			s.keepRecording(r, pr.Project, path, c, n)
 		}}
 	}
-	return s.proxy.Forward(w, r, upstream.Target{Base: base, Path: path}, c)
+	err = s.proxy.Forward(w, r, upstream.Target{Base: base, Path: path}, c)
+	if addr, ok := upstream.RefusedAddress(err); ok {
+		// The client learns only that it is not allowed (§14); whoever
+		// runs the server, where and how to allow it.
+		s.log.Warn("upstream address not allowed: not public; add its network to --upstream-allow to reach it",
+			"project", pr.Project.ID, "address", addr)
+	}
+	return err
 }
 
 // minCredential is the shortest credential looked for in an answer: a

@@ -24,14 +24,24 @@ import (
 // address that is not public and not allowed (§14).
 var ErrNotAllowed = answer.New(http.StatusBadRequest, "Upstream address not allowed")
 
-// errRefused is what the dialer's Control returns for such an address; it
-// wraps ErrNotAllowed, through the errors of the dial and the transport.
-var errRefused = &refusal{}
+// refusal is what the dialer's Control returns for an address not
+// allowed; it wraps ErrNotAllowed, through the errors of the dial and the
+// transport, and names the address for the server's log.
+type refusal struct{ addr string }
 
-type refusal struct{}
+func (r *refusal) Error() string { return "upstream address " + r.addr + " not allowed" }
+func (*refusal) Unwrap() error   { return ErrNotAllowed }
 
-func (*refusal) Error() string { return "upstream address not allowed" }
-func (*refusal) Unwrap() error { return ErrNotAllowed }
+// RefusedAddress returns the address the guard refused, when err is such
+// a refusal: the client is told only that it is not allowed (§14), the
+// server's log which address and why.
+func RefusedAddress(err error) (string, bool) {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.addr, true
+	}
+	return "", false
+}
 
 // notPublic are the networks no upstream may be in unless allowed: every
 // range IANA's special-purpose registries mark as not globally reachable,
@@ -124,11 +134,11 @@ func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
-		return errRefused
+		return &refusal{addr: network + " " + address}
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || !g.Allowed(ap.Addr()) {
-		return errRefused
+		return &refusal{addr: address}
 	}
 	return nil
 }

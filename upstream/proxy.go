@@ -339,6 +339,9 @@ func IsJSON(contentType string) bool {
 
 // failure is what Forward answers for an exchange that failed.
 func (p *Proxy) failure(err error) error {
+	if addr, ok := RefusedAddress(err); ok {
+		return &refusal{addr: addr} // ErrNotAllowed, naming the address
+	}
 	if Refused(err) {
 		return ErrNotAllowed
 	}

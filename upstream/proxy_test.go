@@ -1,6 +1,7 @@
 package upstream_test
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -185,8 +186,12 @@ func TestForwardRefused(t *testing.T) {
 	p := newProxy(nil, 0)
 	for _, host := range []string{"127.0.0.1", "127.1.2.3", "localhost", "0.0.0.0", "[::ffff:127.0.0.1]", "[::1]", "[::]"} {
 		_, err := forward(t, p, "http://"+host+":"+port, "/x", httptest.NewRequest("GET", "/p/s/x", nil), nil)
-		if err != upstream.ErrNotAllowed {
+		if !errors.Is(err, upstream.ErrNotAllowed) {
 			t.Errorf("%s: %v; want ErrNotAllowed", host, err)
+		}
+		// The server's log names the address refused.
+		if addr, ok := upstream.RefusedAddress(err); !ok || !strings.HasSuffix(addr, ":"+port) {
+			t.Errorf("%s: refused address %q, %v", host, addr, ok)
 		}
 	}
 	if n := seen.Load(); n != 0 {

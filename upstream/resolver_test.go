@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,7 @@ func TestNameResolvingToLoopback(t *testing.T) {
 
 	refusing := upstream.New(upstream.Config{Resolver: resolver})
 	_, err := forward(t, refusing, base, "/x", httptest.NewRequest("GET", "/p/s/x", nil), nil)
-	if err != upstream.ErrNotAllowed || seen.Load() != 0 {
+	if addr, _ := upstream.RefusedAddress(err); !errors.Is(err, upstream.ErrNotAllowed) || addr != "127.0.0.1:"+port || seen.Load() != 0 {
 		t.Fatalf("refused: %v; the server saw %d requests", err, seen.Load())
 	}
 	allowing := upstream.New(upstream.Config{Resolver: resolver, Allow: loopback})
