@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +37,9 @@ type named struct {
 	// where places it, for the list of matches: the workspace of a
 	// project, the project of a mock.
 	where string
+	// slug is a project's (§11.1): unique on the server, so one names it
+	// when its name does not.
+	slug string
 }
 
 // handles resolves handles to ids with the caller's client.
@@ -62,6 +66,9 @@ func pick(kind, handle string, all []named) (string, error) {
 	}
 	switch len(matches) {
 	case 0:
+		if kind == "project" {
+			return "", fmt.Errorf("no project named %q among those you see, and none has it as its slug: give its id, its exact name or its slug", handle)
+		}
 		return "", fmt.Errorf("no %s named %q among those you see: give its id or its exact name", kind, handle)
 	case 1:
 		return matches[0].id, nil
@@ -117,13 +124,13 @@ func (h handles) projects(ctx context.Context, ws string) ([]named, error) {
 	var all []named
 	for _, w := range spaces {
 		var page struct {
-			Projects []struct{ ID, Name string } `json:"projects"`
+			Projects []struct{ ID, Name, Slug string } `json:"projects"`
 		}
 		if err := h.cl.Do(ctx, "GET", "/admin/v1/workspaces/"+url.PathEscape(w.id)+"/projects", nil, &page); err != nil {
 			return nil, err
 		}
 		for _, p := range page.Projects {
-			all = append(all, named{kind: "project", name: p.Name, id: p.ID, where: "workspace " + cmpName(w.name, w.id)})
+			all = append(all, named{kind: "project", name: p.Name, id: p.ID, where: "workspace " + cmpName(w.name, w.id), slug: p.Slug})
 		}
 	}
 	return all, nil
@@ -159,6 +166,15 @@ func (h handles) project(ctx context.Context, handle, ws string) (string, error)
 			return decoy.DefaultProjectID, nil // a server without teams
 		}
 		return "", err
+	}
+	if !slices.ContainsFunc(all, func(p named) bool { return strings.EqualFold(p.name, handle) }) {
+		// A slug names one project on the server, the one /p/{slug}
+		// answers at: looked for when no name matches.
+		for _, p := range all {
+			if p.slug == handle {
+				return p.id, nil
+			}
+		}
 	}
 	id, err := pick("project", handle, all)
 	if err != nil && ws == "" && len(all) > 0 {

@@ -72,6 +72,11 @@ func TestHandles(t *testing.T) {
 		{"project by name in its workspace", []string{"project", "get", "acme/api"}, api.ID, nil},
 		{"ambiguous project", []string{"project", "get", "api"}, "", []string{`2 projects are named "api"`, api.ID + "  (workspace acme)", globexAPI.ID + "  (workspace globex)", "(or name it WORKSPACE/api)"}},
 		{"no such workspace", []string{"project", "list", "--workspace", "initech"}, "", []string{`no workspace named "initech"`}},
+		// A slug names a project where no name does (§11.1: acme's api
+		// has "api", globex's "api-2").
+		{"project by slug", []string{"project", "get", "api-2"}, globexAPI.ID, nil},
+		{"route list by slug", []string{"route", "list", "--project", "api-2"}, "", nil},
+		{"no such project", []string{"project", "get", "nosuch"}, "", []string{`no project named "nosuch" among those you see, and none has it as its slug: give its id, its exact name or its slug`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := decoyCLI(t, p, "", tc.args...)
