@@ -195,6 +195,7 @@ func (a *apiFlags) prepare(cmd *cobra.Command) (*client.Client, *output, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	o.all = cmd.Flags().Lookup("all") != nil
 	if err := a.resolve(cmd.Flags(), true); err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,7 @@ type output struct {
 	format string // "json", "table" or "" (table on a terminal, else JSON)
 	tty    bool
 	now    func() time.Time
+	all    bool // the command has --all, which a page's footer offers
 }
 
 // isTerminal tells whether w is a terminal.
@@ -144,7 +145,11 @@ func (o *output) list(v any, key string, cols []column, empty string) error {
 	}
 	var next string
 	if json.Unmarshal(page["next_cursor"], &next) == nil && next != "" {
-		fmt.Fprintf(o.w, "More: add --cursor %s (or --all where there is one)\n", next)
+		more := "More: add --cursor " + next
+		if o.all {
+			more += " (or --all)"
+		}
+		fmt.Fprintln(o.w, more)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ With --follow, each request is printed as it is answered, oldest first,
 until interrupted (Ctrl-C). On a terminal a table; otherwise JSON: the page
 as the admin API gives it, or with --follow one entry per line.`,
 		Example: `  decoy requests --project default
-  decoy requests --project PROJECT --status 404 --path '/users*'
+  decoy requests --project shop --status 404 --path '/p/shop/users*'
   decoy requests --project default --follow
   decoy requests --project default --follow -o json | jq .headers`,
 		Args: exactArgs(0, "no argument"),
@@ -37,7 +37,7 @@ as the admin API gives it, or with --follow one entry per line.`,
 	follow := fs.BoolP("follow", "f", false, "print each request as it is answered, until interrupted")
 	var f decoy.JournalFilter
 	fs.StringVar(&f.Method, "method", "", "only requests of this method")
-	fs.StringVar(&f.Path, "path", "", "only requests of this path; ending in *, a prefix: '/p/shop/users*'")
+	fs.StringVar(&f.Path, "path", "", "only requests of this path, as they came: under /p/{slug} through the project's prefix, the route's path alone on the project's host ({slug}.localhost); ending in *, a prefix: '/p/shop/users*'")
 	fs.IntVar(&f.Status, "status", 0, "only requests answered with this status")
 	since := fs.String("since", "", "only requests from this time on (RFC 3339, or a duration ago: 10m)")
 	limit := fs.Int("limit", 0, "requests per page, 1-1000 (default: the server's, 100)")
