@@ -319,7 +319,10 @@ func TestOpenAPIErrors(t *testing.T) {
 		code string
 		text string
 	}{
-		{"not YAML or JSON", "{{{", decoy.EINVALID, "Invalid OpenAPI description"},
+		{"not YAML or JSON", "{{{", decoy.EINVALID, "Invalid OpenAPI description: not valid JSON: "},
+		// A YAML file's error is about YAML, not what a JSON parser made
+		// of it first (a newcomer's walk through the docs).
+		{"bad YAML", "openapi: 3.0.0\ninfo:\n  title: t\n  version: '1'\npaths:\n  /a: [get, {\n", decoy.EINVALID, "Invalid OpenAPI description: not valid YAML: line "},
 		{"Swagger 2.0", `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`, decoy.EINVALID, "Swagger 2.0"},
 		{"OpenAPI 4", `{"openapi":"4.0.0","info":{"title":"t","version":"1"}}`, decoy.EINVALID, "only 3.0 and 3.1"},
 		{"external ref", `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"$ref":"/etc/passwd#/x"}}}}}}`, decoy.EINVALID, "external reference"},

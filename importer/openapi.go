@@ -96,7 +96,7 @@ func OpenAPI(data []byte, opt Options) (res *Result, err error) {
 	w := &written{data: data, json: isJSON} // JSON: kin-openapi reads it as such
 	doc, err := loader.LoadFromData(data)
 	if err != nil {
-		return nil, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: %s", clip(err.Error()))
+		return nil, decoy.Errorf(decoy.EINVALID, "Invalid OpenAPI description: %s", clip(syntaxError(err.Error(), isJSON || bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")))))
 	}
 	if v := doc.OpenAPI; !strings.HasPrefix(v, "3.0") && !strings.HasPrefix(v, "3.1") {
 		if v == "" {
@@ -814,6 +814,26 @@ func schemaDocument(doc *openapi3.T, schema *openapi3.SchemaRef, coll *collectio
 }
 
 // clip shortens a message quoted in an answer.
+// syntaxError keeps, of the loader's error for a file that parses neither
+// as JSON nor as YAML ("failed to unmarshal data: json error: …, yaml
+// error: …"), the part about the language the file is written in: a YAML
+// file's error began with what a JSON parser thought of it.
+func syntaxError(msg string, isJSON bool) string {
+	rest, ok := strings.CutPrefix(msg, "failed to unmarshal data: json error: ")
+	if !ok {
+		return msg
+	}
+	jsonErr, yamlErr, ok := strings.Cut(rest, ", yaml error: ")
+	if !ok {
+		return msg
+	}
+	if isJSON {
+		return "not valid JSON: " + jsonErr
+	}
+	yamlErr = strings.TrimPrefix(yamlErr, "error converting YAML to JSON: ")
+	return "not valid YAML: " + strings.TrimPrefix(yamlErr, "yaml: ")
+}
+
 func clip(s string) string {
 	if len(s) <= maxErrorText {
 		return s
