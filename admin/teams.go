@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
+	"github.com/decoy-mock/decoy/jsondoc"
 	"github.com/decoy-mock/decoy/password"
 	"github.com/decoy-mock/decoy/secret"
 )
@@ -52,10 +54,122 @@ func parseBody(body []byte, v any, fields string) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) || dec.Decode(v) != nil || dec.More() {
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
 	}
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return notTheBody(body, v, err, fields)
+	}
 	return nil
+}
+
+// notTheBody says what is wrong with a body that is a JSON object but not
+// the one asked for, then what is asked for: where its JSON breaks, a
+// field it may not have, or one of another type.
+func notTheBody(body []byte, v any, err error, fields string) error {
+	want := "the body must be a JSON object with " + fields
+	var typ *json.UnmarshalTypeError
+	switch {
+	case !json.Valid(body):
+		if _, perr := jsondoc.Parse(body); perr != nil {
+			return decoy.Errorf(decoy.EINVALID, "Invalid JSON at %s; %s", perr, want)
+		}
+	case errors.As(err, &typ) && typ.Field != "":
+		field := fieldPath(body, typ.Field)
+		if in := fieldKind(reflect.TypeOf(v), strings.Split(field, ".")); in == reflect.Map || in == reflect.Slice {
+			// The value that is not of its type is one of the field's.
+			return decoy.Errorf(decoy.EINVALID, "Each value of %s must be %s; %s", field, jsonType(typ.Type), want)
+		}
+		return decoy.Errorf(decoy.EINVALID, "%s must be %s; %s", field, jsonType(typ.Type), want)
+	case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
+		return decoy.Errorf(decoy.EINVALID, "Unknown field %s; %s", strings.TrimPrefix(err.Error(), "json: unknown field "), want)
+	}
+	return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
+}
+
+// fieldPath is the path of a field as the body names it: encoding/json's
+// holds the names of the Go structs a decoded struct embeds, which the
+// body has no key for.
+func fieldPath(body []byte, path string) string {
+	parts := strings.Split(path, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if bytes.Contains(body, []byte(`"`+p+`"`)) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return path
+	}
+	return strings.Join(kept, ".")
+}
+
+// fieldKind is the kind of the field of t at path (JSON names, through
+// pointers and embedded structs), or Invalid when t has none there.
+func fieldKind(t reflect.Type, path []string) reflect.Kind {
+	for _, name := range path {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			return reflect.Invalid
+		}
+		t = structField(t, name)
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return reflect.Invalid
+	}
+	return t.Kind()
+}
+
+// structField is the type of the field of struct t named name in JSON,
+// looked for in the structs it embeds too; nil when there is none.
+func structField(t reflect.Type, name string) reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == name || tag == "" && !f.Anonymous && strings.EqualFold(f.Name, name):
+			return f.Type
+		case f.Anonymous && tag == "":
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				if ft := structField(et, name); ft != nil {
+					return ft
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// jsonType names the JSON type a Go type is decoded from.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of another type"
 }
 
 // validLabel checks the name of a workspace, project, key or user.

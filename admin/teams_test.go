@@ -604,7 +604,10 @@ func TestTeamsBadBodies(t *testing.T) {
 	tm := newTeams(t)
 	for _, tc := range []struct{ method, path, body, msg string }{
 		{"POST", "/admin/v1/workspaces", `{"name":""}`, "name must be valid UTF-8 of 1 to 200 bytes"},
-		{"POST", "/admin/v1/workspaces", `{"nom":"x"}`, "The body must be a JSON object with name"},
+		{"POST", "/admin/v1/workspaces", `{"nom":"x"}`, `Unknown field \"nom\"; the body must be a JSON object with name`},
+		{"POST", "/admin/v1/workspaces", `{"name":7}`, "name must be a string; the body must be a JSON object with name"},
+		{"PATCH", "/admin/v1/workspaces/" + tm.ws, `{"limits":{"max_mocks":"x"}}`, "Each value of limits must be an integer; the body must be a JSON object with any of name and limits"},
+		{"POST", "/admin/v1/workspaces", "{\n\"name\":\"x\",}", "Invalid JSON at line 2, column 12: unexpected '}', expected a string key; the body must be a JSON object with name"},
 		{"POST", "/admin/v1/workspaces", `[]`, "The body must be a JSON object with name"},
 		{"POST", "/admin/v1/users", `{"email":"x","name":"x","password":"long enough pass"}`, "email must be an email address"},
 		{"POST", "/admin/v1/workspaces/" + tm.ws + "/members", `{"email":"a@b.c","role":"boss"}`, "role must be owner, editor, viewer"},

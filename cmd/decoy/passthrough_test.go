@@ -196,7 +196,7 @@ func TestUpstreamSettings(t *testing.T) {
 		{`{"upstream":"https://user:pw@example.com"}`, "Invalid upstream: credentials are not allowed in the URL"},
 		{`{"upstream":"https://example.com/?q=1"}`, "Invalid upstream: a query is not allowed"},
 		{`{"upstream":"https://example.com","mode":"recording"}`, "mode must be mock, passthrough or record"},
-		{`{"upstream":42}`, "The body must be a JSON object with any of name, slug, upstream and mode"},
+		{`{"upstream":42}`, "upstream must be a string; the body must be a JSON object with any of name, slug, upstream and mode"},
 	} {
 		a := patchProject(t, p, c.body)
 		if a.status != 400 || strings.TrimSpace(a.body) != `{"error":"`+c.want+`"}` {
