@@ -105,6 +105,14 @@ func check(r *decoy.Rule, params []string, lim generate.Limits) error {
 			return fmt.Errorf("when: %s: %s", strings.Join(p, "."), reason)
 		}
 	}
+	for _, c := range when {
+		// Methods are compared as sent, and clients send the standard
+		// ones in upper case: method=post would never hold.
+		if len(c.Path) == 1 && c.Path[0] == "method" && (c.Op == query.OpEq || c.Op == query.OpNe) &&
+			c.Value != strings.ToUpper(c.Value) && standardMethod(strings.ToUpper(c.Value)) {
+			return fmt.Errorf("when: method %s: methods are compared as clients send them, in upper case (%s), or with $eqi", c.Value, strings.ToUpper(c.Value))
+		}
+	}
 	if r.Status != nil && (*r.Status < minStatus || *r.Status > maxStatus) {
 		return fmt.Errorf("status must be an HTTP status from %d to %d", minStatus, maxStatus)
 	}
@@ -150,6 +158,16 @@ func check(r *decoy.Rule, params []string, lim generate.Limits) error {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// standardMethod reports whether m is one of the methods of RFC 9110 or
+// PATCH.
+func standardMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH":
+		return true
+	}
+	return false
+}
 
 // checkTarget says what is wrong with a path a condition or a template
 // reads in the request, or "" when it reads a part of it.
