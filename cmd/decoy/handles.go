@@ -241,8 +241,10 @@ func (h handles) route(ctx context.Context, handle, project string) (string, err
 		return "", err
 	}
 	method, path = strings.ToUpper(method), strings.TrimSpace(path)
+	// As the server tells two routes apart (§11.2): by method and path,
+	// its parameters' names aside (/users/{uid} is /users/{id}).
 	for _, r := range page.Routes {
-		if r.Method == method && r.Path == path {
+		if r.Method == method && decoy.PathShape(r.Path) == decoy.PathShape(path) {
 			return r.ID, nil
 		}
 	}

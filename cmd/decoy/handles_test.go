@@ -128,6 +128,12 @@ func TestHandles(t *testing.T) {
 	if cliJSON(t, p, &r, "route", "update", "--project", "acme/api", "get /users", "--items", "data"); r.ID == "" || r.Items != "data" {
 		t.Errorf("route update 'get /users': %+v", r)
 	}
+	// Its parameters' names aside, as the server tells routes apart.
+	var item, same struct{ ID string }
+	cliJSON(t, p, &item, "route", "create", "--project", "acme/api", "--method", "GET", "--path", "/users/{id}", "--mock", "users")
+	if cliJSON(t, p, &same, "route", "get", "--project", "acme/api", "GET /users/{uid}"); same.ID != item.ID {
+		t.Errorf("route get 'GET /users/{uid}': %s, want %s", same.ID, item.ID)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
