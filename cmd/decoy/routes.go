@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/decoy-mock/decoy/jsondoc"
 )
 
 // decoy route calls the routes part of the admin API (§11.2): a project's
@@ -179,8 +182,13 @@ func readRules(file string, in io.Reader) (json.RawMessage, error) {
 		return nil, err
 	}
 	b = bytes.TrimSpace(b)
-	if !json.Valid(b) || len(b) == 0 || b[0] != '[' {
-		return nil, usagef("--rules %s: the file must hold a JSON array of rules", file)
+	// What the file holds is no fault of the command line: exit 1, as
+	// for a file that cannot be read.
+	if _, perr := jsondoc.Parse(b); perr != nil {
+		return nil, fmt.Errorf("--rules %s: not valid JSON, at %v: the file must hold a JSON array of rules", file, perr)
+	}
+	if len(b) == 0 || b[0] != '[' {
+		return nil, fmt.Errorf("--rules %s: the file must hold a JSON array of rules", file)
 	}
 	return json.RawMessage(b), nil
 }

@@ -91,7 +91,13 @@ func TestRuleFaultsOnTheSocket(t *testing.T) {
 		return strings.Count(p.stderr.String(), `"status":444`)+strings.Count(p.stderr.String(), "status=444") == 3
 	})
 	// A file that is not an array of rules is refused before it is sent.
-	if _, errOut, code := decoyCLI(t, p, `{"fault":"reset"}`, "route", "update", id, "--rules", "-"); code == 0 || !strings.Contains(errOut, "JSON array of rules") {
+	// A file that is not JSON says where, and is a failure (1), not a
+	// command line misread (2).
+	if _, errOut, code := decoyCLI(t, p, "[\n{\"fault\": reset}]", "route", "update", id, "--rules", "-"); code != 1 ||
+		!strings.Contains(errOut, "--rules -: not valid JSON, at line 2, column 11: unexpected 'r'") {
+		t.Errorf("rules not JSON: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := decoyCLI(t, p, `{"fault":"reset"}`, "route", "update", id, "--rules", "-"); code != 1 || !strings.Contains(errOut, "JSON array of rules") {
 		t.Errorf("rules not in an array: exit %d, %s", code, errOut)
 	}
 	// A bad rule is refused by the server, naming it.
