@@ -619,11 +619,18 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 	// every data write does (keepLive).
 	for j := range plan.batch.Replace {
 		r := &plan.batch.Replace[j]
-		seq, err := s.keepLive(ctx, r.ID)
+		// The snapshot is taken again while route writes come in; the
+		// import's write then fails whole if one comes after it.
+		err := s.keptLive(ctx, r.ID, func(seq *int64) error {
+			r.Data.IfLiveSeq = seq
+			return nil
+		})
 		if err != nil {
+			if decoy.ErrorCode(err) == decoy.ECONFLICT {
+				err = errImportRaced(r.ID)
+			}
 			return nil, err
 		}
-		r.Data.IfLiveSeq = seq
 	}
 	all := append(slices.Clip(plan.created), plan.replaced...)
 	var written *decoy.ImportWritten
@@ -651,7 +658,7 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 	s.routesChanged(ctx, plan.batch.ProjectID)
 	if decoy.ErrorCode(err) == decoy.ECONFLICT {
 		if id := s.movedOn(ctx, plan.batch.Replace); id != "" {
-			return nil, &importRaced{decoy.Errorf(decoy.ECONFLICT, "Mock %s was written through its routes while the import ran; nothing was imported: import again", id)}
+			return nil, errImportRaced(id)
 		}
 	}
 	if err == nil {
@@ -669,6 +676,10 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 // importRaced is the conflict of an import during which a route's write
 // changed the live data of a mock it gives new data.
 type importRaced struct{ err error }
+
+func errImportRaced(id string) error {
+	return &importRaced{decoy.Errorf(decoy.ECONFLICT, "Mock %s was written through its routes while the import ran; nothing was imported: import again", id)}
+}
 
 func (e *importRaced) Error() string { return e.err.Error() }
 func (e *importRaced) Unwrap() error { return e.err }

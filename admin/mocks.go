@@ -283,8 +283,7 @@ func (s *API) writeData(r *http.Request, id string, up *upload) (*decoy.Mock, er
 	defer s.writeMu.Unlock()
 	ctx, cancel := writeContext(r)
 	defer cancel()
-	gen := s.cache.Generation()
-	m, err := s.replaceKeepingLive(ctx, id, md)
+	m, gen, err := s.replaceKeepingLive(ctx, id, md)
 	s.announce(ctx, id)
 	if err != nil {
 		s.cache.Remove(id)

@@ -108,8 +108,7 @@ func (s *API) seed(ctx context.Context, m *decoy.Mock, data []byte, settings boo
 	if same && cur.ContentType == m.ContentType {
 		return cur, changed, nil
 	}
-	gen := s.cache.Generation()
-	updated, err := s.replaceKeepingLive(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: decoy.Data{Bytes: data}, ETag: m.ETag})
+	updated, gen, err := s.replaceKeepingLive(ctx, id, decoy.MockData{ContentType: m.ContentType, Data: decoy.Data{Bytes: data}, ETag: m.ETag})
 	if err != nil {
 		return nil, false, err
 	}

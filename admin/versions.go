@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
@@ -294,20 +295,55 @@ func (s *API) keepLive(ctx context.Context, id string) (*int64, error) {
 	return &m.LiveSeq, nil
 }
 
+// liveMoved reports whether mock id's live data is no longer numbered seq:
+// a route's write (or a reset) came in since.
+func (s *API) liveMoved(ctx context.Context, id string, seq *int64) bool {
+	if seq == nil {
+		return false
+	}
+	m, err := s.cfg.Store.FindMock(ctx, id)
+	return err == nil && m.LiveSeq != *seq
+}
+
 // replaceKeepingLive replaces mock id's data with d, keeping its live data
-// first (keepLive); taken again when a route's write came in between.
-func (s *API) replaceKeepingLive(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, error) {
+// first (keepLive), and returns the cache's generation taken after that,
+// for the caller's PutAt. A route's write that comes in between makes it
+// start again, after a pause that grows, a few times (keptLive).
+func (s *API) replaceKeepingLive(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, uint64, error) {
+	var m *decoy.Mock
+	var gen uint64
+	err := s.keptLive(ctx, id, func(seq *int64) error {
+		gen = s.cache.Generation()
+		d.IfLiveSeq = seq
+		var err error
+		m, err = s.cfg.Store.ReplaceMockData(ctx, id, d)
+		return err
+	})
+	return m, gen, err
+}
+
+// keptLive runs write, a data write of mock id that must find its live
+// data numbered seq (decoy.MockData's IfLiveSeq), after keepLive; both are
+// taken again, maxSnapshotAttempts times at most, while route writes come
+// in between. Past that, the conflict says so.
+func (s *API) keptLive(ctx context.Context, id string, write func(seq *int64) error) error {
 	for attempt := 1; ; attempt++ {
 		seq, err := s.keepLive(ctx, id)
 		if err == nil {
-			d.IfLiveSeq = seq
-			var m *decoy.Mock
-			if m, err = s.cfg.Store.ReplaceMockData(ctx, id, d); err == nil {
-				return m, nil
+			if err = write(seq); decoy.ErrorCode(err) == decoy.ECONFLICT && !s.liveMoved(ctx, id, seq) {
+				return err // a conflict of its own
 			}
 		}
-		if decoy.ErrorCode(err) != decoy.ECONFLICT || attempt == maxSnapshotAttempts {
-			return nil, err
+		if decoy.ErrorCode(err) != decoy.ECONFLICT {
+			return err
+		}
+		if attempt == maxSnapshotAttempts {
+			return decoy.Errorf(decoy.ECONFLICT, "Mock %s is being written through its routes: its data was not replaced; try again", id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
 		}
 	}
 }

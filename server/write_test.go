@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -946,5 +947,57 @@ func TestDataWriteKeepsLiveData(t *testing.T) {
 	}
 	if d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", ""); d.Body != `[{"id":1}]` {
 		t.Errorf("data after the import: %s", d.Body)
+	}
+}
+
+// Nothing acknowledged is lost (§9, §12.2): writes through a route while
+// uploads replace the mock's data each end in the live data or in a
+// version, whichever upload came after them, and every upload succeeds (a
+// route's write between a snapshot and its replace makes both be taken
+// again). Found by a review's race test.
+func TestUploadsRaceWrites(t *testing.T) {
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.Versions = c.Store.(decoy.VersionStore) })
+	u := h.Create(`[{"id":0}]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				tag := fmt.Sprintf("w%d-%d", w, i)
+				r := send(t, h, "POST", "/p/default/users", `{"tag":"`+tag+`"}`)
+				if r.Status != 201 {
+					t.Errorf("write %s: %d %s", tag, r.Status, r.Body)
+				} else {
+					mu.Lock()
+					acked = append(acked, tag)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	const uploads = 8 // fewer than --max-versions' 20 with their snapshots: none pruned
+	wg.Go(func() {
+		for i := range uploads {
+			if r := h.Send("PUT", "/admin/v1/mocks/"+u.ID+"/data", "application/json", fmt.Sprintf(`[{"id":%d}]`, 1000+i)); r.Status != 200 {
+				t.Errorf("upload %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+	})
+	wg.Wait()
+	all := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", "").Body
+	for v := 1; v <= 2*uploads+1; v++ {
+		if r := h.Send("GET", fmt.Sprintf("/admin/v1/mocks/%s/versions/%d/data", u.ID, v), "", ""); r.Status == 200 {
+			all += r.Body
+		}
+	}
+	for _, tag := range acked {
+		if !strings.Contains(all, `"`+tag+`"`) {
+			t.Errorf("the acknowledged write %s is in no version and not in the live data", tag)
+		}
+	}
+	if len(acked) != 160 {
+		t.Errorf("%d of 160 writes acknowledged", len(acked))
 	}
 }
