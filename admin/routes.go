@@ -8,6 +8,7 @@ import (
 	"github.com/decoy-mock/decoy"
 	"github.com/decoy-mock/decoy/answer"
 	"github.com/decoy-mock/decoy/route"
+	"github.com/decoy-mock/decoy/rule"
 )
 
 // Routes (§11.2 of the contract): a project's answers at its API's own
@@ -133,6 +134,11 @@ func (in *routeIn) applyTo(rt *decoy.Route) error {
 	}
 	if in.Rules != nil {
 		if rt.Rules, err = decodeRules(in.Rules); err != nil {
+			return err
+		}
+		// Rules sent now; those stored before, kept by a PATCH that
+		// sends none, pass Check alone.
+		if err := rule.CheckSent(rt.Rules); err != nil {
 			return err
 		}
 	}

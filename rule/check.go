@@ -69,17 +69,44 @@ func Check(rules []decoy.Rule, params []string, lim generate.Limits) (err error)
 			r.Template = nil
 		}
 		if err := check(r, params, lim); err != nil {
-			name := ""
-			if r.Name != "" && utf8.ValidString(r.Name) && len(r.Name) <= decoy.MaxNameLength && !strings.ContainsFunc(r.Name, isControl) {
-				name = " (" + r.Name + ")"
+			return invalidRule(i, r, err)
+		}
+	}
+	return nil
+}
+
+// invalidRule names rule i (from 0) in err, a problem found in it.
+func invalidRule(i int, r *decoy.Rule, err error) error {
+	name := ""
+	if r.Name != "" && utf8.ValidString(r.Name) && len(r.Name) <= decoy.MaxNameLength && !strings.ContainsFunc(r.Name, isControl) {
+		name = " (" + r.Name + ")"
+	}
+	if de, ok := err.(*decoy.Error); ok {
+		if de.Code != decoy.EINVALID {
+			return err // compiling a template was stopped: the server's doing
+		}
+		err = errors.New(de.Message)
+	}
+	return decoy.Errorf(decoy.EINVALID, "Invalid rule %d%s: %s", i+1, name, err.Error())
+}
+
+// CheckSent checks, besides Check, what is refused in rules a caller sends
+// now but was stored before, and stays good in a route, an export or a
+// seed folder that holds it: a condition on a standard method written in
+// another letter case (method=post), which methods, compared as clients
+// send them, never match.
+func CheckSent(rules []decoy.Rule) error {
+	for i := range rules {
+		r := &rules[i]
+		when, err := query.ParseConditions(r.When)
+		if err != nil {
+			continue // Check's to say
+		}
+		for _, c := range when {
+			if len(c.Path) == 1 && c.Path[0] == "method" && (c.Op == query.OpEq || c.Op == query.OpNe) &&
+				c.Value != strings.ToUpper(c.Value) && standardMethod(strings.ToUpper(c.Value)) {
+				return invalidRule(i, r, fmt.Errorf("when: method %s: methods are compared as clients send them, in upper case (%s), or with $eqi", c.Value, strings.ToUpper(c.Value)))
 			}
-			if de, ok := err.(*decoy.Error); ok {
-				if de.Code != decoy.EINVALID {
-					return err // compiling a template was stopped: the server's doing
-				}
-				err = errors.New(de.Message)
-			}
-			return decoy.Errorf(decoy.EINVALID, "Invalid rule %d%s: %s", i+1, name, err.Error())
 		}
 	}
 	return nil
@@ -103,14 +130,6 @@ func check(r *decoy.Rule, params []string, lim generate.Limits) error {
 	for _, p := range when.Paths() {
 		if reason := checkTarget(p, params); reason != "" {
 			return fmt.Errorf("when: %s: %s", strings.Join(p, "."), reason)
-		}
-	}
-	for _, c := range when {
-		// Methods are compared as sent, and clients send the standard
-		// ones in upper case: method=post would never hold.
-		if len(c.Path) == 1 && c.Path[0] == "method" && (c.Op == query.OpEq || c.Op == query.OpNe) &&
-			c.Value != strings.ToUpper(c.Value) && standardMethod(strings.ToUpper(c.Value)) {
-			return fmt.Errorf("when: method %s: methods are compared as clients send them, in upper case (%s), or with $eqi", c.Value, strings.ToUpper(c.Value))
 		}
 	}
 	if r.Status != nil && (*r.Status < minStatus || *r.Status > maxStatus) {

@@ -306,6 +306,7 @@ func TestRuleValidation(t *testing.T) {
 		{`[{"headers":{"Transfer-Encoding":"chunked"}}]`, "Invalid rule 1: headers: Transfer-Encoding is the server's to set"},
 		{`[{"delay_ms":30001}]`, "Invalid rule 1: delay_ms must be from 0 to 30000"},
 		{`[{"body":1,"template":2}]`, "Invalid rule 1: body and template: give one or the other"},
+		{`[{"when":"method=post","status":503}]`, "Invalid rule 1: when: method post: methods are compared as clients send them, in upper case (POST), or with $eqi"},
 	} {
 		t.Run(tc.rules, func(t *testing.T) {
 			servertest.WantError(t, h.Send("POST", base, "application/json", route(tc.rules)), 400, tc.msg)
@@ -332,6 +333,22 @@ func TestRuleValidation(t *testing.T) {
 	plain := addRoute(t, h, "GET", "/plain", m.ID)
 	if plain.Rules == nil || len(plain.Rules) != 0 {
 		t.Errorf("a route without rules: %+v", plain.Rules)
+	}
+	// A rule stored before method=post was refused stays good: a PATCH
+	// that sends no rules keeps it, and an export of it imports again.
+	old := []decoy.Rule{{When: "method=post", Status: servertest.Ptr(503)}}
+	if _, err := h.Store.UpdateRoute(context.Background(), plain.ID, decoy.RouteUpdate{Rules: &old}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Send("PATCH", "/admin/v1/routes/"+plain.ID, "application/json", `{"path":"/plainer"}`); r.Status != 200 {
+		t.Errorf("PATCH of a route with a rule stored before: %d %s", r.Status, r.Body)
+	}
+	export := h.Send("GET", "/admin/v1/projects/"+decoy.DefaultProjectID+"/export", "", "")
+	into := h.Send("POST", "/admin/v1/workspaces/"+decoy.DefaultWorkspaceID+"/projects", "application/json", `{"name":"again"}`)
+	var p struct{ ID string }
+	json.Unmarshal([]byte(into.Body), &p)
+	if r := h.Send("POST", "/admin/v1/projects/"+p.ID+"/import?format=decoy&new_ids=true", "application/gzip", export.Body); r.Status != 201 {
+		t.Errorf("an export of a rule stored before: %d %s", r.Status, r.Body)
 	}
 }
 
