@@ -57,7 +57,7 @@ func parseBody(body []byte, v any, fields string) error {
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
 	}
-	if err := dec.Decode(v); err != nil || dec.More() {
+	if err := dec.Decode(v); err != nil || len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		return notTheBody(body, v, err, fields)
 	}
 	return nil
@@ -75,78 +75,89 @@ func notTheBody(body []byte, v any, err error, fields string) error {
 			return decoy.Errorf(decoy.EINVALID, "Invalid JSON at %s; %s", perr, want)
 		}
 	case errors.As(err, &typ) && typ.Field != "":
-		field := fieldPath(body, typ.Field)
-		if in := fieldKind(reflect.TypeOf(v), strings.Split(field, ".")); in == reflect.Map || in == reflect.Slice {
-			// The value that is not of its type is one of the field's.
-			return decoy.Errorf(decoy.EINVALID, "Each value of %s must be %s; %s", field, jsonType(typ.Type), want)
+		path, ft := jsonField(reflect.TypeOf(v), strings.Split(typ.Field, "."))
+		if path == "" {
+			break
 		}
-		return decoy.Errorf(decoy.EINVALID, "%s must be %s; %s", field, jsonType(typ.Type), want)
+		if k := ft.Kind(); (k == reflect.Map || k == reflect.Slice || k == reflect.Array) && deref(typ.Type) != ft {
+			// The value not of its type is one the field holds.
+			return decoy.Errorf(decoy.EINVALID, "Each value of %s must be %s; %s", path, jsonType(typ.Type), want)
+		}
+		return decoy.Errorf(decoy.EINVALID, "%s must be %s; %s", path, jsonType(typ.Type), want)
 	case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
 		return decoy.Errorf(decoy.EINVALID, "Unknown field %s; %s", strings.TrimPrefix(err.Error(), "json: unknown field "), want)
 	}
 	return decoy.Errorf(decoy.EINVALID, "The body must be a JSON object with %s", fields)
 }
 
-// fieldPath is the path of a field as the body names it: encoding/json's
-// holds the names of the Go structs a decoded struct embeds, which the
-// body has no key for.
-func fieldPath(body []byte, path string) string {
-	parts := strings.Split(path, ".")
-	kept := parts[:0]
-	for _, p := range parts {
-		if bytes.Contains(body, []byte(`"`+p+`"`)) {
-			kept = append(kept, p)
-		}
-	}
-	if len(kept) == 0 {
-		return path
-	}
-	return strings.Join(kept, ".")
-}
-
-// fieldKind is the kind of the field of t at path (JSON names, through
-// pointers and embedded structs), or Invalid when t has none there.
-func fieldKind(t reflect.Type, path []string) reflect.Kind {
+// jsonField follows path, encoding/json's path of a field in a value of
+// type t (JSON names, and the Go names of the structs t embeds, which the
+// body has none for), and returns the field's path as the body names it,
+// with its type; "" when t has no such field.
+func jsonField(t reflect.Type, path []string) (string, reflect.Type) {
+	var names []string
 	for _, name := range path {
-		for t != nil && t.Kind() == reflect.Pointer {
-			t = t.Elem()
+		t = deref(t)
+		if t.Kind() != reflect.Struct {
+			return "", nil
 		}
-		if t == nil || t.Kind() != reflect.Struct {
-			return reflect.Invalid
+		ft, inlined := fieldOf(t, name, 0)
+		if ft == nil {
+			return "", nil
 		}
-		t = structField(t, name)
+		if !inlined {
+			names = append(names, name)
+		}
+		t = ft
 	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if len(names) == 0 {
+		return "", nil
 	}
-	if t == nil {
-		return reflect.Invalid
-	}
-	return t.Kind()
+	return strings.Join(names, "."), deref(t)
 }
 
-// structField is the type of the field of struct t named name in JSON,
-// looked for in the structs it embeds too; nil when there is none.
-func structField(t reflect.Type, name string) reflect.Type {
+// maxEmbedding bounds how deep fieldOf looks into embedded structs: a
+// type may embed itself through a pointer.
+const maxEmbedding = 8
+
+// fieldOf returns the type of struct t's field that the JSON name name
+// stands for, looked for in the structs it embeds too; or, inlined, that
+// of the struct t embeds under the Go name name. nil when there is none.
+func fieldOf(t reflect.Type, name string, depth int) (ft reflect.Type, inlined bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case tag == name || tag == "" && !f.Anonymous && strings.EqualFold(f.Name, name):
-			return f.Type
-		case f.Anonymous && tag == "":
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			et := deref(f.Type)
+			if et.Kind() != reflect.Struct {
+				continue
 			}
-			if et.Kind() == reflect.Struct {
-				if ft := structField(et, name); ft != nil {
-					return ft
+			if f.Name == name {
+				return et, true
+			}
+			if depth < maxEmbedding {
+				if ft, _ := fieldOf(et, name, depth+1); ft != nil {
+					return ft, false
 				}
 			}
+			continue
+		}
+		if tag == name || tag == "" && strings.EqualFold(f.Name, name) {
+			return f.Type, false
 		}
 	}
-	return nil
+	return nil, false
+}
+
+// deref is t, or what it points to.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // jsonType names the JSON type a Go type is decoded from.
