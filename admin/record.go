@@ -72,6 +72,11 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if same := s.recordedAlready(ctx, rec, path, routes); same != nil {
+		// The answer the route gives already: no version, no entry in
+		// the audit log, for each request that asks the same.
+		return same, nil
+	}
 	res, err := s.recordResult(ctx, rec, path, routes)
 	if err != nil {
 		return nil, err
@@ -177,15 +182,40 @@ func (s *API) recordResult(ctx context.Context, rec Recording, path string, rout
 	return res, nil
 }
 
+// recordedAlready returns where rec went, when the GET route at path
+// answers it already, byte for byte, with its status and content type;
+// else nil.
+func (s *API) recordedAlready(ctx context.Context, rec Recording, path string, routes []*decoy.Route) *Recorded {
+	for _, rt := range routes {
+		if rt.Method != "GET" || rt.Path != path || rt.Action != decoy.ActionRead {
+			continue
+		}
+		e, err := s.cache.Get(ctx, rt.MockID)
+		if err != nil {
+			return nil
+		}
+		defer e.Release()
+		m := e.Mock
+		if m.Status == rec.Status && m.ContentType == rec.ContentType && bytes.Equal(e.Bytes(), rec.Body) {
+			return &Recorded{RouteID: rt.ID, MockID: rt.MockID}
+		}
+		return nil
+	}
+	return nil
+}
+
 // sharedElsewhere refuses to record at path into mock id when a route of
 // another resource answers from it too (a mock made by hand, shared by
 // routes at other paths): its answers would change under that route. The
-// routes of path itself and of the paths below it (its items) are the
+// routes of path itself and of its items, path/{param}, are the
 // resource's.
 func sharedElsewhere(routes []*decoy.Route, id, path string) error {
 	below := strings.TrimSuffix(path, "/") + "/"
 	for _, rt := range routes {
-		if rt.MockID == id && rt.Path != path && !strings.HasPrefix(rt.Path, below) {
+		item, ok := strings.CutPrefix(rt.Path, below)
+		item = strings.TrimSuffix(item, "/")
+		ok = ok && strings.HasPrefix(item, "{") && strings.HasSuffix(item, "}") && !strings.Contains(item, "/")
+		if rt.MockID == id && rt.Path != path && !ok {
 			return decoy.Errorf(decoy.ECONFLICT, "The mock of GET %s also answers %s %s: recording does not change it", path, rt.Method, rt.Path)
 		}
 	}

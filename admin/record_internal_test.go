@@ -2,6 +2,8 @@ package admin
 
 import (
 	"testing"
+
+	"github.com/decoy-mock/decoy"
 )
 
 func TestRoutePath(t *testing.T) {
@@ -97,6 +99,40 @@ func TestFieldText(t *testing.T) {
 		got, ok := fieldText([]byte(c.body), "id")
 		if ok != c.ok || got != c.want {
 			t.Errorf("fieldText(%s) = %q, %v; want %q, %v", c.body, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A recording at a path changes a mock only the resource at that path
+// answers from: the path itself and its items, path/{param}; a route at
+// another path, below it or not, and any at the root's literal paths, stop
+// it (a review: the root counted every path as its own, and a path two
+// segments below counted as an item).
+func TestSharedElsewhere(t *testing.T) {
+	routes := func(paths ...string) []*decoy.Route {
+		rs := make([]*decoy.Route, len(paths))
+		for i, p := range paths {
+			rs[i] = &decoy.Route{Method: "GET", Path: p, MockID: "m"}
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		path   string
+		routes []*decoy.Route
+		ok     bool
+	}{
+		{"/users", routes("/users", "/users/{id}"), true},
+		{"/users", append(routes("/users"), &decoy.Route{Method: "GET", Path: "/admins", MockID: "other"}), true},
+		{"/users", routes("/users", "/admins"), false},
+		{"/users", routes("/users", "/users-archive"), false},
+		{"/users", routes("/users", "/users/active"), false},
+		{"/users", routes("/users", "/users/{id}/avatar"), false},
+		{"/", routes("/", "/{id}"), true},
+		{"/", routes("/", "/reviews"), false},
+	} {
+		err := sharedElsewhere(tc.routes, "m", tc.path)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s among %d routes: %v, want ok %v", tc.path, len(tc.routes), err, tc.ok)
 		}
 	}
 }
