@@ -254,6 +254,9 @@ type Server struct {
 
 	// proxy passes projects' requests to their upstreams (upstream.go).
 	proxy *upstream.Proxy
+	// refusedUpstreams is when each project's refused upstream address
+	// was last logged (upstream.go).
+	refusedUpstreams onceAMinute
 }
 
 // New returns a server for cfg.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/decoy-mock/decoy"
@@ -90,13 +91,39 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, pr *mockcache.P
 		}}
 	}
 	err = s.proxy.Forward(w, r, upstream.Target{Base: base, Path: path}, c)
-	if addr, ok := upstream.RefusedAddress(err); ok {
+	if addr, ok := upstream.RefusedAddress(err); ok && s.refusedUpstreams.due(pr.Project.ID+" "+addr, time.Now()) {
 		// The client learns only that it is not allowed (§14); whoever
-		// runs the server, where and how to allow it.
+		// runs the server, where and how to allow it, once a minute for
+		// each project and address, whatever its clients send.
 		s.log.Warn("upstream address not allowed: not public; add its network to --upstream-allow to reach it",
 			"project", pr.Project.ID, "address", addr)
 	}
 	return err
+}
+
+// onceAMinute tells which of a bounded number of keys are due to be
+// logged again: each once a minute at most.
+type onceAMinute struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// maxLogKeys bounds onceAMinute's keys: past it, every key starts afresh.
+const maxLogKeys = 1024
+
+// due reports whether key was not logged in the minute before now, and
+// counts it as logged now if so.
+func (o *onceAMinute) due(key string, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t, ok := o.last[key]; ok && now.Sub(t) < time.Minute {
+		return false
+	}
+	if o.last == nil || len(o.last) >= maxLogKeys {
+		o.last = make(map[string]time.Time)
+	}
+	o.last[key] = now
+	return true
 }
 
 // minCredential is the shortest credential looked for in an answer: a
