@@ -1,6 +1,7 @@
 // The audit log of the chosen workspace: every change, newest first, a
 // page at a time (GET /admin/v1/workspaces/{ws}/audit?limit=&cursor=).
 import { useEffect, useState } from 'preact/hooks';
+import { actorLabel } from './actor.js';
 import * as api from './api.js';
 import { useTeam } from './team.jsx';
 import { ErrorNote, formatTime } from './ui.jsx';
@@ -14,12 +15,6 @@ function entriesOf(a) {
   return [];
 }
 
-export function actorLabel(actor) {
-  if (!actor) return '';
-  if (actor.kind === 'server_admin') return 'server administrator';
-  if (actor.kind === 'key') return `key ${actor.label || actor.id}`;
-  return actor.label || actor.id || actor.kind;
-}
 
 function targetLabel(t) {
   if (!t) return '';

@@ -3,6 +3,7 @@
 // is jsdiff's line diff (the "diff" package), laid out in two columns here.
 import { diffLines } from 'diff';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { versionActor } from './actor.js';
 import * as api from './api.js';
 import { useTeam } from './team.jsx';
 import './versions.css';
@@ -17,10 +18,6 @@ const CONTEXT = 3;
 // The most rows laid out; past it the diff says how many it left out.
 const MAX_ROWS = 5000;
 
-function actorText(a) {
-  if (!a || a.kind === 'server_admin') return 'admin token';
-  return a.label || a.id || a.kind;
-}
 
 /**
  * VersionsTab lists the versions of mock's data. onRestored gets the mock
@@ -99,7 +96,7 @@ export function VersionsTab({ mock, onRestored, ConfirmDialog, ErrorNote, format
                 <th scope="row">{v.version}{v.current && <span class="badge">current</span>}</th>
                 <td>{formatTime(v.created_at)}</td>
                 <td>{formatBytes(v.size)}</td>
-                <td>{actorText(v.actor)}</td>
+                <td>{versionActor(v.actor)}</td>
                 <td>
                   {!v.current && editable && (
                     <button type="button" onClick={() => setRestoring(v)} aria-label={`Restore version ${v.version}`}>Restore</button>
