@@ -16,7 +16,8 @@ const (
 
 // Actor is who made a change, as the audit log (§6.4) and the versions of a
 // mock's data (§9) name it: Kind is "user", "key" or "server_admin"; ID and
-// Label (an email, a key's name) are empty for the server admin, and always
+// Label (an email, a key's name) are empty for the server admin, but for
+// the server's own changes for a project (Label "recording"), and always
 // written, as §6.4 shows them.
 type Actor struct {
 	Kind  string `json:"kind"`
