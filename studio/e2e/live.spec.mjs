@@ -186,15 +186,18 @@ await journey(async (browser) => {
     await dialog.getByRole('button', { name: 'Save my edits' }).click();
     await dialog.waitFor({ state: 'detached' });
     await page.getByTestId('data-note').filter({ hasText: 'Saved: the next read gets the new data.' }).waitFor();
-    await note.filter({ hasText: 'Live data: version 3, unchanged.' }).waitFor();
+    // The live data it replaced, Katherine's write with it, is kept as
+    // version 3; the edits are version 4.
+    await note.filter({ hasText: 'Live data: version 4, unchanged.' }).waitFor();
     assert.deepEqual(await (await fetch(things)).json(), [{ id: 1, name: 'Ada Lovelace' }]);
+    assert.match(JSON.stringify((await call('GET', `/mocks/${mock.id}/versions/3/data`)).body), /Katherine/);
   });
 
   await step('at 375 px, in both schemes, the changed notice and its buttons fit the screen', async () => {
     await write({ name: 'Margaret' });
     await page.setViewportSize({ width: 375, height: 812 });
     await page.getByRole('button', { name: 'Refresh' }).click();
-    await note.filter({ hasText: 'changed by writes through routes since version 3' }).waitFor();
+    await note.filter({ hasText: 'changed by writes through routes since version 4' }).waitFor();
     await editorHas(page, 'Margaret');
     const w = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(w <= 375, `the Data tab is ${w} px wide at 375 px`);
@@ -217,7 +220,7 @@ await journey(async (browser) => {
     await vPage.getByRole('button', { name: 'Sign in' }).click();
     await vPage.getByRole('heading', { name: 'Mocks' }).waitFor();
     await vPage.goto(`${base}/#/mocks/${mock.id}`);
-    await vPage.getByTestId('live-note').filter({ hasText: 'changed by writes through routes since version 3' }).waitFor();
+    await vPage.getByTestId('live-note').filter({ hasText: 'changed by writes through routes since version 4' }).waitFor();
     await editorHas(vPage, 'Margaret');
     await vPage.getByRole('button', { name: 'Refresh' }).waitFor();
     for (const name of ['Reset', 'Save as version']) {

@@ -587,8 +587,8 @@ function DataTab({ mock, onSaved }) {
           onConfirm={async () => { setAsking(null); await save(true); }}>
           <p>
             Since this tab read it, the live data of <strong>{mock.name || mock.id}</strong> changed (writes through
-            routes, or another save). Saving your edits replaces it: those changes are lost. To see them first, copy
-            your edits, revert, and refresh.
+            routes, or another save). Saving your edits replaces it; what it replaces is kept as a version, which
+            the Versions tab can restore. To see those changes first, copy your edits, revert, and refresh.
           </p>
         </ConfirmDialog>
       )}
