@@ -35,7 +35,7 @@ func TestParseBodyErrors(t *testing.T) {
 		{&withMap, `{"limits":{"max_mocks":"x"}}`, "Each value of limits must be an integer; the body must be a JSON object with F"},
 		{&withMap, `{"name":7}`, "name must be a string; the body must be a JSON object with F"},
 		{&embedding, `{"name":"inner","upstream":5}`, "upstream must be a string; the body must be a JSON object with F"},
-		{&rec{}, `{"a":"x"}`, "a must be an integer; the body must be a JSON object with F"},
+		{&rec{rec: nil}, `{"a":"x"}`, "a must be an integer; the body must be a JSON object with F"},
 		{&withMap, `{"nom":1}`, `Unknown field "nom"; the body must be a JSON object with F`},
 		{&withMap, `{"name":"x"}]`, "Invalid JSON at line 1, column 13: unexpected ']' after the top-level value; the body must be a JSON object with F"},
 		{&withMap, `{"name":"x"} {}`, "Invalid JSON at line 1, column 14: unexpected '{' after the top-level value; the body must be a JSON object with F"},
