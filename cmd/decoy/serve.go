@@ -502,6 +502,13 @@ func (m *Main) Run(ctx context.Context) error {
 
 	base := m.BaseURL()
 	m.log.Info("listening", "addr", m.server.Addr().String())
+	// Started: what only starting needed of the binary goes (see
+	// releaseStartPages), while the first requests are answered.
+	go func() {
+		if before, after := releaseStartPages(); before > after {
+			m.log.Debug("released the binary's start-up pages", "file_rss_before", formatSize(before), "file_rss_after", formatSize(after))
+		}
+	}()
 	fmt.Fprintf(m.Stdout, "Decoy %s serving on %s\n", Version(), base)
 	if c.Studio {
 		fmt.Fprintf(m.Stdout, "Decoy Studio: %s/ (sign in with the admin token)\n", base)
