@@ -39,7 +39,11 @@ func decodeRules(raw json.RawMessage) ([]decoy.Rule, error) {
 	rules := make([]decoy.Rule, len(items))
 	for i, item := range items {
 		if err := parseStrict(item, &rules[i]); err != nil {
-			return nil, decoy.Errorf(decoy.EINVALID, "Invalid rule %d: %s", i+1, ruleDecodeError(err))
+			var named struct { // named as Check names it, when it has a name
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(item, &named)
+			return nil, rule.InvalidRule(i, &decoy.Rule{Name: named.Name}, errors.New(ruleDecodeError(err)))
 		}
 	}
 	return rules, nil

@@ -69,14 +69,15 @@ func Check(rules []decoy.Rule, params []string, lim generate.Limits) (err error)
 			r.Template = nil
 		}
 		if err := check(r, params, lim); err != nil {
-			return invalidRule(i, r, err)
+			return InvalidRule(i, r, err)
 		}
 	}
 	return nil
 }
 
-// invalidRule names rule i (from 0) in err, a problem found in it.
-func invalidRule(i int, r *decoy.Rule, err error) error {
+// InvalidRule is the EINVALID error of err, a problem found in rule i
+// (from 0), naming it by its place (from 1) and its name.
+func InvalidRule(i int, r *decoy.Rule, err error) error {
 	name := ""
 	if r.Name != "" && utf8.ValidString(r.Name) && len(r.Name) <= decoy.MaxNameLength && !strings.ContainsFunc(r.Name, isControl) {
 		name = " (" + r.Name + ")"
@@ -105,7 +106,7 @@ func CheckSent(rules []decoy.Rule) error {
 		for _, c := range when {
 			if len(c.Path) == 1 && c.Path[0] == "method" && (c.Op == query.OpEq || c.Op == query.OpNe) &&
 				c.Value != strings.ToUpper(c.Value) && standardMethod(strings.ToUpper(c.Value)) {
-				return invalidRule(i, r, fmt.Errorf("when: method %s: methods are compared as clients send them, in upper case (%s), or with $eqi", c.Value, strings.ToUpper(c.Value)))
+				return InvalidRule(i, r, fmt.Errorf("when: method %s: methods are compared as clients send them, in upper case (%s), or with $eqi", c.Value, strings.ToUpper(c.Value)))
 			}
 		}
 	}

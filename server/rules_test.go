@@ -297,6 +297,7 @@ func TestRuleValidation(t *testing.T) {
 		{`[{},{"name":"slow","when":"header.x-mode[$gt]=1"}]`, "Invalid rule 2 (slow): when: Unsupported operator: $gt"},
 		{`[{"when":"path.team=a"}]`, "Invalid rule 1: when: path.team: the route's path has no parameter {team}"},
 		{`[{"status":"x"}]`, "Invalid rule 1: status must be an integer"},
+		{`[{},{"name":"slow","status":"x"}]`, "Invalid rule 2 (slow): status must be an integer"},
 		{`[{"stauts":503}]`, `Invalid rule 1: unknown field \"stauts\" (a rule has name, when, status, headers, delay_ms, body, template, fault and times)`},
 		{`[1]`, "Invalid rule 1: a rule is a JSON object"},
 		{`{}`, "Invalid rules: an array of rules"},
