@@ -277,6 +277,12 @@ func (s *API) keepLive(ctx context.Context, id string) (*int64, error) {
 	if _, err := s.liveStore(); err != nil {
 		return nil, nil
 	}
+	if m, err := s.cfg.Store.FindMock(ctx, id); err == nil && m.LiveSeq == 0 {
+		// Never written through a route nor reset: no live data to keep,
+		// and no document to load to know it.
+		var none int64
+		return &none, nil
+	}
 	ne, err := s.liveEntry(ctx, id)
 	if err != nil {
 		return nil, err
