@@ -42,6 +42,11 @@ type Config struct {
 	// CountSharedFailure counts a failure of a shared backend, by use
 	// ("invalidation": a change announced late), in the server's metrics.
 	CountSharedFailure func(use string)
+	// WriteTurn, when set, is the lock the writes through a mock's routes
+	// take on this replica: a data write of the mock holds it while it
+	// keeps the live data and replaces it, so that a stream of writes
+	// cannot keep it from ever doing so (see keptLive).
+	WriteTurn func(mockID string) sync.Locker
 	// Cache holds the mocks the read endpoint serves: data is read from
 	// it, and every change is put in it or drops the mock from it.
 	// Required.

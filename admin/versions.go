@@ -316,6 +316,13 @@ func (s *API) liveMoved(ctx context.Context, id string, seq *int64) bool {
 // for the caller's PutAt. A route's write that comes in between makes it
 // start again, after a pause that grows, a few times (keptLive).
 func (s *API) replaceKeepingLive(ctx context.Context, id string, d decoy.MockData) (*decoy.Mock, uint64, error) {
+	if s.cfg.WriteTurn != nil {
+		// This replica's route writes wait their turn meanwhile: only
+		// another replica's can come in between.
+		turn := s.cfg.WriteTurn(id)
+		turn.Lock()
+		defer turn.Unlock()
+	}
 	var m *decoy.Mock
 	var gen uint64
 	err := s.keptLive(ctx, id, func(seq *int64) error {

@@ -362,6 +362,7 @@ func New(cfg Config) *Server {
 		Limiter:             s.cfg.Limiter, // with its fallback
 		Invalidator:         cfg.Invalidator,
 		CountSharedFailure:  func(use string) { s.metrics.sharedErrors.WithLabelValues(use).Inc() },
+		WriteTurn:           func(id string) sync.Locker { return s.writeLock(id) },
 		Cache:               s.cache,
 		AdminTokenHash:      cfg.AdminTokenHash,
 		Teams:               cfg.Teams,
