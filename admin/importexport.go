@@ -619,6 +619,9 @@ func (s *API) writeImport(ctx context.Context, plan *importPlan) (*decoy.ImportW
 	// every data write does (keepLive).
 	for j := range plan.batch.Replace {
 		r := &plan.batch.Replace[j]
+		if r.Data.IfLiveSeq != nil {
+			continue // made from the live data it must find (recordItem)
+		}
 		// The snapshot is taken again while route writes come in; the
 		// import's write then fails whole if one comes after it.
 		err := s.keptLive(ctx, r.ID, func(seq *int64) error {

@@ -77,7 +77,7 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 		// the audit log, for each request that asks the same.
 		return same, nil
 	}
-	res, err := s.recordResult(ctx, rec, path, routes)
+	res, base, err := s.recordResult(ctx, rec, path, routes)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,11 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 	plan, err := s.planImport(ctx, rec.ProjectID, res, mocks)
 	if err != nil {
 		return nil, err
+	}
+	for j := range plan.batch.Replace {
+		if r := &plan.batch.Replace[j]; base != nil && r.ID == base.id {
+			r.Data.IfLiveSeq = base.seq
+		}
 	}
 	written, err := s.writeImport(decoy.WithActor(ctx, recorder), plan)
 	if err != nil {
@@ -149,10 +154,19 @@ func routePath(escaped string) (string, bool) {
 	return path, true
 }
 
+// liveBase is the live data a recording's new data for mock id was made
+// from (a collection an item is recorded into): its replace must find it,
+// numbered seq.
+type liveBase struct {
+	id  string
+	seq *int64
+}
+
 // recordResult is what recording rec at path writes, as an import's
 // result: its mocks and routes. The mock of an existing route at the same
-// path gets the answer (planImport finds it by the route's shape).
-func (s *API) recordResult(ctx context.Context, rec Recording, path string, routes []*decoy.Route) (*importer.Result, error) {
+// path gets the answer (planImport finds it by the route's shape). base
+// is set when the new data of a mock is made from its data.
+func (s *API) recordResult(ctx context.Context, rec Recording, path string, routes []*decoy.Route) (*importer.Result, *liveBase, error) {
 	byShape := make(map[string]*decoy.Route, len(routes))
 	for _, rt := range routes {
 		byShape[rt.Shape()] = rt
@@ -160,7 +174,7 @@ func (s *API) recordResult(ctx context.Context, rec Recording, path string, rout
 	answer := importer.Mock{Name: mockName(path), ContentType: rec.ContentType, Status: rec.Status, Data: rec.Body}
 	if old := byShape["GET "+path]; old != nil {
 		if err := sharedElsewhere(routes, old.MockID, path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// The latest answer wins, kept where the route sends it.
 		res := &importer.Result{Mocks: []importer.Mock{answer},
@@ -169,17 +183,17 @@ func (s *API) recordResult(ctx context.Context, rec Recording, path string, rout
 			res.Routes[0].Items = items
 			res.Routes = append(res.Routes, itemRoutes(path, items, rec.Body, byShape, old.MockID)...)
 		}
-		return res, nil
+		return res, nil, nil
 	}
-	if res, ok, err := s.recordItem(ctx, rec, path, routes, byShape); ok || err != nil {
-		return res, err
+	if res, base, ok, err := s.recordItem(ctx, rec, path, routes, byShape); ok || err != nil {
+		return res, base, err
 	}
 	res := &importer.Result{Mocks: []importer.Mock{answer}, Routes: []importer.Route{{Method: "GET", Path: path, Action: decoy.ActionRead}}}
 	if items, ok := collectionOf(rec.Body); ok {
 		res.Routes[0].Items = items
 		res.Routes = append(res.Routes, itemRoutes(path, items, rec.Body, byShape, "")...)
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // recordedAlready returns where rec went, when the GET route at path
@@ -312,28 +326,34 @@ func itemRoutes(path string, items *string, body []byte, byShape map[string]*dec
 // binds, else id) is the path's last segment, the answer becomes the
 // collection's record of that id, replaced or appended, and the item route
 // is made when missing. ok is false when the answer is not such an item.
-func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes []*decoy.Route, byShape map[string]*decoy.Route) (*importer.Result, bool, error) {
+//
+// The record goes into the data the collection answers: its live data,
+// which writes through its routes may have changed. That is kept as a
+// version first (keepLive), as every data write keeps it, and the
+// collection's new data is made from it; its replace must then find it
+// (base), or the recording is refused as a race (importRaced).
+func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes []*decoy.Route, byShape map[string]*decoy.Route) (*importer.Result, *liveBase, bool, error) {
 	i := strings.LastIndexByte(path, '/')
 	parentPath, key := path[:i], path[i+1:]
 	if parentPath == "" || key == "" {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	parent := byShape["GET "+parentPath]
 	if parent == nil || parent.Action != decoy.ActionRead {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err := sharedElsewhere(routes, parent.MockID, parentPath); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	field, item := recordField, (*decoy.Route)(nil)
 	if old := byShape["GET "+decoy.PathShape(parentPath+"/{x}")]; old != nil {
 		if old.MockID != parent.MockID {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		item = old
 		t, err := route.Parse(old.Path)
 		if err != nil {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		names := t.Params()
 		param := names[len(names)-1]
@@ -343,22 +363,26 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 		}
 	}
 	if strings.Contains(field, ".") {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if v, ok := fieldText(rec.Body, field); !ok || v != key {
-		return nil, false, nil
+		return nil, nil, false, nil
+	}
+	seq, err := s.keepLive(ctx, parent.MockID)
+	if err != nil {
+		return nil, nil, false, err
 	}
 	m, data, err := s.cfg.Store.FindMockData(ctx, parent.MockID)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	current, err := readAll(data, s.cfg.MaxDataBytes)
 	if err != nil {
-		return nil, false, nil // too large to rewrite: recorded apart
+		return nil, nil, false, nil // too large to rewrite: recorded apart
 	}
 	merged, ok := withRecord(current, parent.Items, field, key, bytes.TrimSpace(rec.Body))
 	if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	res := &importer.Result{
 		Mocks: []importer.Mock{{Name: m.Name, ContentType: m.ContentType, Status: m.Status, DelayMS: m.DelayMS,
@@ -373,7 +397,7 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 		{Method: "GET", Path: itemPath, Action: decoy.ActionRead, Bind: bind, Items: parent.Items},
 		{Method: "GET", Path: parent.Path, Action: parent.Action, Bind: parent.Bind, Items: parent.Items},
 	}
-	return res, true, nil
+	return res, &liveBase{id: parent.MockID, seq: seq}, true, nil
 }
 
 // readAll reads a mock's stored data, up to limit bytes.

@@ -250,3 +250,32 @@ func TestRecordKeepsNoEscapedCredential(t *testing.T) {
 		}
 	}
 }
+
+// An item recorded next to a recorded collection becomes its record in the
+// data the collection answers: its live data when writes through a route
+// changed it, not the version they were made on (a review: the writes
+// went to a version and were no longer served).
+func TestRecordItemKeepsWrites(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":3,"title":"Recorded"}`)
+	}))
+	defer up.Close()
+	h := servertest.New(t, withTeams, withUpstreams, func(c *server.Config) { c.Versions = c.Store.(decoy.VersionStore) })
+	books := h.Create(`[{"id":1,"title":"Old"}]`, client.CreateOptions{Name: "books"})
+	addRoute(t, h, "GET", "/books", books.ID)
+	addRoute(t, h, "GET", "/books/{id}", books.ID)
+	addRoute(t, h, "POST", "/books", books.ID)
+	if r := send(t, h, "POST", "/p/default/books", `{"title":"Written"}`); r.Status != 201 {
+		t.Fatalf("write: %d %s", r.Status, r.Body)
+	}
+	setMode(t, h, up.URL, "record")
+	if r := h.Do("GET", "/p/default/books/3"); r.Status != 200 {
+		t.Fatalf("GET /books/3: %d %s", r.Status, r.Body)
+	}
+	setMode(t, h, up.URL, "mock")
+	want := `[{"id":1,"title":"Old"},{"id":2,"title":"Written"},{"id":3,"title":"Recorded"}]`
+	if r := h.Do("GET", "/p/default/books"); r.Status != 200 || r.Body != want {
+		t.Errorf("GET /books after recording an item: %d %s, want %s", r.Status, r.Body, want)
+	}
+}
