@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -120,9 +121,54 @@ func (c *collection) add(recs []any, items *openapi3.Schema) {
 			c.fields[k] = true
 		}
 	}
-	for k := range properties(items) {
+	for k := range recordFields(items, map[*openapi3.Schema]map[string]bool{}, 0) {
 		c.fields[k] = true
 	}
+}
+
+// recordFields are the names every record of a schema may have: its
+// properties and those of its allOf members, and the names every branch
+// of its oneOf, and of its anyOf, has (a record is one of them: a
+// walkthrough found a collection of oneOf records, each with uuid, bound
+// to id). Each schema is walked once (memo); one met again while it is
+// walked (a cycle) adds nothing.
+func recordFields(s *openapi3.Schema, memo map[*openapi3.Schema]map[string]bool, depth int) map[string]bool {
+	if s == nil || depth > maxSchemaDepth {
+		return nil
+	}
+	if fs, ok := memo[s]; ok {
+		return fs
+	}
+	memo[s] = nil
+	out := map[string]bool{}
+	for k := range s.Properties {
+		out[k] = true
+	}
+	for _, m := range s.AllOf {
+		for k := range recordFields(schemaOf(m), memo, depth+1) {
+			out[k] = true
+		}
+	}
+	for _, branches := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		var common map[string]bool
+		for i, b := range branches {
+			fs := recordFields(schemaOf(b), memo, depth+1)
+			if i == 0 {
+				common = maps.Clone(fs)
+				continue
+			}
+			for k := range common {
+				if !fs[k] {
+					delete(common, k)
+				}
+			}
+		}
+		for k := range common {
+			out[k] = true
+		}
+	}
+	memo[s] = out
+	return out
 }
 
 // collectionOfSchema judges a response's schema.

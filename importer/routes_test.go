@@ -230,9 +230,20 @@ func TestOpenAPIGeneratedCollections(t *testing.T) {
         "200":
           description: x
           content: {application/json: {schema: {type: object, properties: {data: {type: array, items: {type: string}}}}}}
+  /pets:
+    get:
+      responses:
+        "200":
+          description: x
+          content: {application/json: {schema: {type: array, items: {oneOf: [{$ref: "#/components/schemas/Cat"}, {$ref: "#/components/schemas/Dog"}]}}}}
+  /pets/{uuid}:
+    get: {responses: {"200": {description: x}}}
 components:
   schemas:
     Thing: {type: object, properties: {thingId: {type: string, format: uuid}, name: {type: string}}}
+    Pet: {type: object, properties: {uuid: {type: string, format: uuid}}}
+    Cat: {allOf: [{$ref: "#/components/schemas/Pet"}, {properties: {meows: {type: boolean}}}]}
+    Dog: {type: object, properties: {uuid: {type: string}, barks: {type: boolean}}}
 `)
 	given := map[string]string{}
 	r, err := importer.OpenAPI([]byte(doc), importer.Options{Generate: func(schema []byte) ([]byte, error) {
@@ -251,8 +262,9 @@ components:
 	}
 	routes := []string{
 		"GET /bare -> 0 read", "GET /bare/{id} -> 0 read bind id=id",
-		"GET /strings -> 1 read",
-		"GET /wrapped -> 2 read items data", "GET /wrapped/{thingId} -> 2 read bind thingId=thingId items data",
+		"GET /pets -> 1 read", "GET /pets/{uuid} -> 1 read bind uuid=uuid", // a field of every branch
+		"GET /strings -> 2 read",
+		"GET /wrapped -> 3 read items data", "GET /wrapped/{thingId} -> 3 read bind thingId=thingId items data",
 	}
 	if got := routeSummary(r); !reflect.DeepEqual(got, routes) {
 		t.Errorf("routes:\n%q\nwant\n%q", got, routes)
