@@ -65,8 +65,8 @@ why; tokens of private mocks are shown once.`,
 		if err != nil {
 			return err
 		}
-		if out.format == "json" {
-			return out.json(res)
+		if !out.human() {
+			return out.json(res) // as -o says: a script gets JSON
 		}
 		base := ""
 		if len(res.Routes) > 0 && !o.DryRun {

@@ -119,7 +119,7 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 
 	for _, in := range []string{file, dir} {
 		deleteAll(t, p)
-		stdout, stderr, code := decoyCLI(t, p, "", "import", in)
+		stdout, stderr, code := decoyCLI(t, p, "", "import", in, "-o", "table")
 		if code != 0 || !strings.Contains(stdout, "Created 3 mocks") {
 			t.Fatalf("import %s: %d %s %s", in, code, stdout, stderr)
 		}
@@ -165,14 +165,25 @@ func testExportDeleteImport(t *testing.T, store func() []string) {
 func TestImportOpenAPICLI(t *testing.T) {
 	p := start(t, t.TempDir(), "--admin-token", adminToken)
 	file := "../../importer/testdata/thirdparty/museum.yaml"
-	stdout, stderr, code := decoyCLI(t, p, "", "import", file, "--dry-run")
+	stdout, stderr, code := decoyCLI(t, p, "", "import", file, "--dry-run", "-o", "table")
 	if code != 0 || !strings.Contains(stdout, "Would create 4 mocks (dry run: nothing was stored)") || !strings.Contains(stdout, "buyMuseumTickets") {
 		t.Fatalf("dry run: %d %s %s", code, stdout, stderr)
 	}
 	if len(snapshots(t, p)) != 0 {
 		t.Fatal("a dry run stored mocks")
 	}
-	stdout, stderr, code = decoyCLI(t, p, "", "import", file, "--format", "openapi")
+	// Piped, without -o: JSON, as -o's help says (a walkthrough's jq
+	// choked on the table).
+	stdout, stderr, code = decoyCLI(t, p, "", "import", file, "--dry-run")
+	var dry struct {
+		Created []struct {
+			Name string `json:"name"`
+		} `json:"created"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &dry); code != 0 || err != nil || len(dry.Created) != 4 {
+		t.Fatalf("dry run, piped: %d %v %s %s", code, err, stdout, stderr)
+	}
+	stdout, stderr, code = decoyCLI(t, p, "", "import", file, "--format", "openapi", "-o", "table")
 	if code != 0 || !strings.Contains(stdout, "Created 4 mocks") || !strings.Contains(stdout, "getMuseumHours") || !strings.Contains(stdout, p.url+"/mock/") {
 		t.Fatalf("import: %d %s %s", code, stdout, stderr)
 	}

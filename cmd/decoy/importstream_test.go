@@ -99,7 +99,7 @@ func testImportStreamsLargeProject(t *testing.T, store []string) {
 	}
 	for _, in := range []string{file, dir} {
 		deleteAll(t, p)
-		stdout, stderr, code := decoyCLI(t, p, "", "import", in)
+		stdout, stderr, code := decoyCLI(t, p, "", "import", in, "-o", "table")
 		if code != 0 || !strings.Contains(stdout, fmt.Sprintf("Created %d mocks", n)) {
 			t.Fatalf("import %s: %d %s %s", in, code, stdout, stderr)
 		}
@@ -289,7 +289,7 @@ func testImportStreamsDBJSON(t *testing.T, store []string) {
 		t.Fatal(err)
 	}
 	for round, want := range []string{fmt.Sprintf("Created %d mocks", n), fmt.Sprintf("Updated %d mocks", n)} {
-		stdout, stderr, code := decoyCLI(t, p, "", "import", file)
+		stdout, stderr, code := decoyCLI(t, p, "", "import", file, "-o", "table")
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Fatalf("import %d: %d %s %s", round+1, code, stdout, stderr)
 		}
