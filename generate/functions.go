@@ -70,6 +70,11 @@ func (fn *Function) compileArgs(a []value) ([]value, error) {
 		arg := fn.Args[min(i, len(fn.Args)-1)]
 		ok := arg.Type == "any" || (arg.Type == "string" && v.kind == 's') ||
 			(arg.Type == "integer" && v.kind == 'i') || (arg.Type == "number" && (v.kind == 'i' || v.kind == 'f'))
+		if !ok && arg.Type == "integer" && v.kind == 'f' && math.Abs(v.f) >= 1<<63 && v.f == math.Trunc(v.f) && !math.IsInf(v.f, 0) {
+			// Written as an integer, but too large to be one (a
+			// walkthrough read "must be an integer" of 99999999999999999999).
+			return nil, fmt.Errorf("%s: %s must be an integer from %d to %d", fn.Name, arg.Name, math.MinInt64, math.MaxInt64)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s: %s must be %s", fn.Name, arg.Name, article(arg.Type))
 		}

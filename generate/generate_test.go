@@ -215,6 +215,8 @@ func TestErrors(t *testing.T) {
 		{"too many arguments", "", `"{{ name 1 }}"`, `$: name takes no arguments, not 1`},
 		{"too few arguments", "", `"{{ choice }}"`, `$: choice takes one or more arguments, not 0`},
 		{"argument type", "", `"{{ number \"a\" 2 }}"`, `$: number: min must be an integer`},
+		{"argument too large", "", `"{{ number 1 99999999999999999999 }}"`, `$: number: max must be an integer from -9223372036854775808 to 9223372036854775807`},
+		{"argument not integral", "", `"{{ number 1 2.5 }}"`, `$: number: max must be an integer`},
 		{"min above max", "", `"{{ number 5 1 }}"`, `$: min is greater than max`},
 		{"bad date", "", `"{{ date \"2024-13-01\" }}"`, `$: dates are written YYYY-MM-DD`},
 		{"unclosed expression", "", `{"a":"{{ name "}`, `$.a: unclosed "{{"`},
