@@ -25,3 +25,7 @@ func SetBodyBounds(s *Server, n int64) {
 	defer s.bodies.mu.Unlock()
 	s.bodies.limit, s.bodies.share = b.limit, b.share
 }
+
+// SetDocBound lets writes grow a mock's document to n bytes, past
+// --max-data-bytes, for a test of the bounds of bodies.
+func SetDocBound(s *Server, n int64) { s.docBound = n }

@@ -191,6 +191,10 @@ type Config struct {
 // Server serves Decoy over HTTP. It implements http.Handler.
 type Server struct {
 	cfg Config
+	// docBound, when not 0, is the largest document writes may grow a
+	// mock to, in place of --max-data-bytes (tests of the bodies' bound
+	// set it past it).
+	docBound int64
 	// bodies bounds the bytes of request bodies held at once (bodies.go).
 	bodies *bodies
 	cache  *mockcache.Cache

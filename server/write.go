@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -236,6 +237,14 @@ func (s *Server) commitWrite(ctx context.Context, r *http.Request, t *target, ws
 			return nil, err
 		}
 		size := ne.Size()
+		if limit := cmp.Or(s.docBound, s.bodyLimit()); size > limit && size > e.Size() {
+			// A document grows through its routes no more than an
+			// upload may make it (a walkthrough grew one to three times
+			// the bound; its export could then not be imported). One
+			// that does not grow passes, as max_bytes lets it.
+			ne.Abandon(e)
+			return nil, answer.New(http.StatusRequestEntityTooLarge, "The mock's data would be larger than "+strconv.FormatInt(limit, 10)+" bytes (--max-data-bytes)")
+		}
 		err = s.live.AppendWrite(ctx, id, &p.w, size)
 		if err != nil {
 			// Not committed (the client left, the store refused it): its

@@ -161,6 +161,47 @@ func TestWriteTooLarge(t *testing.T) {
 	})
 }
 
+// Writes grow a mock's document no more than --max-data-bytes, the bound of
+// an upload of it (a walkthrough grew one to three times the bound through
+// a POST route; its export then could not be imported): a write past it is
+// 413 and changes nothing; one that does not grow the document passes.
+func TestWriteGrowsDataWithinBound(t *testing.T) {
+	const maxData = 200
+	h := servertest.New(t, withTeams, func(c *server.Config) { c.MaxDataBytes = maxData })
+	u := h.Create(`[{"id":1}]`, client.CreateOptions{Name: "users", RateLimit: i64(0), MonthlyQuota: i64(0)})
+	addRoute(t, h, "POST", "/users", u.ID)
+	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
+	addRoute(t, h, "DELETE", "/users/{id}", u.ID)
+	record := `{"name":"` + strings.Repeat("n", 50) + `"}`
+	written := 0
+	for range 10 {
+		r := h.Send("POST", "/p/default/users", "application/json", record)
+		if r.Status == 413 {
+			if want := `{"error":"The mock's data would be larger than 200 bytes (--max-data-bytes)"}`; strings.TrimSpace(r.Body) != want {
+				t.Errorf("refused write: %s, want %s", r.Body, want)
+			}
+			break
+		}
+		if r.Status != 201 {
+			t.Fatalf("write: %d %s", r.Status, r.Body)
+		}
+		written++
+	}
+	d := h.Send("GET", "/admin/v1/mocks/"+u.ID+"/data", "", "")
+	if written != 2 || len(d.Body) > maxData || strings.Count(d.Body, `"name"`) != written {
+		t.Fatalf("%d writes acknowledged, data of %d bytes: %s", written, len(d.Body), d.Body)
+	}
+	if r := h.Send("PATCH", "/p/default/users/2", "application/json", `{"name":"short"}`); r.Status != 200 {
+		t.Errorf("a PATCH that shrinks the data: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("PATCH", "/p/default/users/3", "application/json", `{"name":"`+strings.Repeat("m", 200)+`"}`); r.Status != 413 {
+		t.Errorf("a PATCH that grows the data past the bound: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("DELETE", "/p/default/users/3", "", ""); r.Status != 204 {
+		t.Errorf("a DELETE: %d %s", r.Status, r.Body)
+	}
+}
+
 // §12.2: reset goes back to the current version; POST …/versions saves the
 // live data as a new one.
 func TestWriteResetSnapshot(t *testing.T) {
@@ -724,6 +765,7 @@ func TestWriteLargestBodyFits(t *testing.T) {
 	addRoute(t, h, "POST", "/users", u.ID, "rules", `[{"when":"body.x=1","status":418}]`)
 	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
 	server.SetBodyBounds(h.Srv, 8*maxData) // a quarter of it is less than a client's share
+	server.SetDocBound(h.Srv, 8*maxData)   // records past --max-data-bytes, as a lowered bound leaves them
 	body := `{"name":"` + strings.Repeat("n", maxData-11) + `"}`
 	if r := h.Send("POST", "/p/default/users", "application/json", body); r.Status != 201 {
 		t.Fatalf("a body of %d bytes, read by rules, with an id added: %d %.100s", len(body), r.Status, r.Body)
@@ -794,6 +836,7 @@ func TestRuleNormalBodyOfAPatch(t *testing.T) {
 	addRoute(t, h, "PATCH", "/users/{id}", u.ID)
 	addRoute(t, h, "PATCH", "/try/{id}", u.ID, "rules", `[{"when":"body.x=1","status":418},{"status":202}]`)
 	server.SetBodyBounds(h.Srv, 8*maxData) // share 3003
+	server.SetDocBound(h.Srv, 8*maxData)   // a record past --max-data-bytes, as a lowered bound leaves it
 	if r := h.Send("POST", "/p/default/users", "application/json", `{"a":"`+strings.Repeat("a", 890)+`"}`); r.Status != 201 {
 		t.Fatal(r.Status, r.Body)
 	}
