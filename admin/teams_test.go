@@ -567,6 +567,29 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 	}
 }
 
+// The quota headers of a served read say what runs out first: the
+// workspace's monthly_reads when fewer are left of it than of the mock's
+// quota, or when the mock has none (a walkthrough saw 49,997 left on the
+// read before the workspace's 429, and no headers at all on a mock of
+// monthly_quota 0).
+func TestWorkspaceMonthlyReadsHeaders(t *testing.T) {
+	tm := newTeams(t)
+	a := tm.mock(tm.project, `[1]`)
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":3}}`), 200)
+	for i, want := range []string{"2", "1", "0"} {
+		r := tm.Get("/mock/" + a)
+		if l, rem := r.Header.Get("X-Quota-Limit"), r.Header.Get("X-Quota-Remaining"); r.Status != 200 || l != "3" || rem != want {
+			t.Errorf("read %d: %d, X-Quota-Limit %q, X-Quota-Remaining %q; want 3 and %s", i+1, r.Status, l, rem, want)
+		}
+	}
+	servertest.WantError(t, tm.Get("/mock/"+a), 429, "Monthly request quota exceeded")
+	// A workspace limit looser than the mock's quota leaves the mock's.
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":1000000}}`), 200)
+	if r := tm.Get("/mock/" + a); r.Header.Get("X-Quota-Limit") != "50000" || r.Header.Get("X-Quota-Remaining") != "49996" {
+		t.Errorf("under a looser workspace limit: X-Quota-Limit %q, X-Quota-Remaining %q; want 50000 and 49996", r.Header.Get("X-Quota-Limit"), r.Header.Get("X-Quota-Remaining"))
+	}
+}
+
 func TestWorkspaceLimitsFromStore(t *testing.T) {
 	tm := newTeams(t)
 	// Each PATCH sets the limits it names and keeps the others.

@@ -109,21 +109,22 @@ func (s *Server) forgetReadLimit(workspaceID string) {
 // reserveWorkspaceRead counts one served read of a workspace's mocks
 // against its monthly_reads limit, through the QuotaCounter that counts the
 // mock's own quota: when reserve is false (a read that will not return the
-// data) it only looks. It returns whether it reserved and the limit, and
-// an ERATELIMIT error when the limit is reached.
-func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month string, reserve bool) (bool, int64, error) {
+// data) it only looks. It returns whether it reserved, the limit and the
+// reads counted (this one included), and an ERATELIMIT error when the
+// limit is reached.
+func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month string, reserve bool) (bool, int64, int64, error) {
 	limit, err := s.workspaceReadLimit(ctx, workspaceID)
 	if err != nil || limit == 0 {
-		return false, 0, err
+		return false, 0, 0, err
 	}
 	key := WorkspaceQuotaKey(workspaceID)
 	var ok bool
+	var used int64
 	if reserve {
 		qctx, cancel := s.quotaContext(ctx, true)
-		_, ok, err = s.cfg.Quota.ReserveQuota(qctx, key, month, limit)
+		used, ok, err = s.cfg.Quota.ReserveQuota(qctx, key, month, limit)
 		cancel()
 	} else {
-		var used int64
 		qctx, cancel := s.quotaContext(ctx, false)
 		used, err = s.cfg.Quota.QuotaUsed(qctx, key, month)
 		cancel()
@@ -134,9 +135,9 @@ func (s *Server) reserveWorkspaceRead(ctx context.Context, workspaceID, month st
 		if s.firstFailure("workspace quota") {
 			s.log.Warn("workspace reads cannot be counted; refusing the reads that would be", "workspace", workspaceID, "err", err)
 		}
-		return false, limit, decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
+		return false, limit, 0, decoy.Errorf(decoy.EUNAVAILABLE, "The monthly quota of this mock cannot be counted right now; try again later")
 	case !ok:
-		return false, limit, decoy.Errorf(decoy.ERATELIMIT, "Monthly request quota exceeded")
+		return false, limit, limit, decoy.Errorf(decoy.ERATELIMIT, "Monthly request quota exceeded")
 	}
-	return reserve, limit, nil
+	return reserve, limit, used, nil
 }

@@ -423,7 +423,7 @@ func (s *Server) reserve(ctx context.Context, h http.Header, m *decoy.Mock, rate
 		res.mock = id
 	}
 	// The monthly reads of the mock's workspace, counted the same way.
-	wsReserved, wsLimit, err := s.reserveWorkspaceRead(ctx, m.WorkspaceID, month, reserve)
+	wsReserved, wsLimit, wsUsed, err := s.reserveWorkspaceRead(ctx, m.WorkspaceID, month, reserve)
 	if err != nil {
 		s.release(ctx, res)
 		s.undoRate(ctx, id, rate)
@@ -436,6 +436,12 @@ func (s *Server) reserve(ctx context.Context, h http.Header, m *decoy.Mock, rate
 	}
 	if wsReserved {
 		res.workspace = WorkspaceQuotaKey(m.WorkspaceID)
+	}
+	if wsLimit > 0 && (quotaLimit == 0 || wsLimit-wsUsed < quotaLimit-used) {
+		// The quota headers say what runs out first: the workspace's
+		// reads, here (a walkthrough saw 49,997 left on the read before
+		// the workspace's 429).
+		quotaLimit, used = wsLimit, wsUsed
 	}
 	s.limitHeaders(h, rate, quotaLimit, used)
 	return res, nil
