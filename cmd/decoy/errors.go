@@ -135,7 +135,7 @@ func valueProblem(err error) string {
 	return strings.TrimPrefix(cleanNumberError(msg), ": ")
 }
 
-var strconvNoise = regexp.MustCompile(`(?:^|: )strconv\.Parse\w+: parsing "[^"]*": (invalid syntax|value out of range)$`)
+var strconvNoise = regexp.MustCompile(`(?:^|: )strconv\.Parse(\w+): parsing "[^"]*": (invalid syntax|value out of range)$`)
 
 // flagError makes an error of flag parsing a usage error, in words: the
 // strconv details of a number that is not one say nothing more.
@@ -149,7 +149,10 @@ func flagError(err error) error {
 func cleanNumberError(msg string) string {
 	if m := strconvNoise.FindStringSubmatch(msg); m != nil {
 		what := "not a number"
-		if m[1] == "value out of range" {
+		switch {
+		case m[1] == "Bool":
+			what = "not true or false" // a walkthrough read "not a number" of DECOY_STUDIO=maybe
+		case m[2] == "value out of range":
 			what = "out of range"
 		}
 		return strconvNoise.ReplaceAllString(msg, ": "+what)

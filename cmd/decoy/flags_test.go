@@ -84,3 +84,33 @@ func TestMaxVersionsFlag(t *testing.T) {
 		t.Errorf("flag over the environment: %d, %v", n, err)
 	}
 }
+
+// A variable of a boolean flag that is no boolean says so, and a number's
+// that is no number says that (a walkthrough read "not a number" of
+// DECOY_STUDIO=maybe).
+func TestEnvValueProblems(t *testing.T) {
+	for _, c := range []struct{ env, value, want string }{
+		{"DECOY_STUDIO", "maybe", `DECOY_STUDIO="maybe": not true or false`},
+		{"DECOY_MAX_VERSIONS", "x", `DECOY_MAX_VERSIONS="x": not a number`},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			m := NewMain(io.Discard, io.Discard)
+			if err := m.ParseFlags(nil); err == nil || err.Error() != c.want {
+				t.Errorf("%s=%s: %v, want %s", c.env, c.value, err, c.want)
+			}
+		})
+	}
+}
+
+// A negative --shutdown-timeout is refused, as every other negative
+// duration and bound is (a walkthrough found it taken silently).
+func TestShutdownTimeoutFlag(t *testing.T) {
+	for arg, ok := range map[string]bool{"-1s": false, "0s": true, "10s": true} {
+		m := NewMain(io.Discard, io.Discard)
+		err := m.ParseFlags([]string{"--shutdown-timeout", arg})
+		if (err == nil) != ok || err != nil && err.Error() != "--shutdown-timeout must be 0 or more" {
+			t.Errorf("--shutdown-timeout %s: %v", arg, err)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (m *Main) defineFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.ClientRateLimit, "client-rate-limit", 0, "requests per client address and minute on every route but /healthz, /readyz and /metrics, per replica; 0 = off")
 	fs.IntVar(&c.MaxConns, "max-connections", 4096, "most connections open at once; 0 = no cap")
 	fs.IntVar(&c.MaxClientConns, "max-client-connections", 256, "most connections open at once from one client address (an IPv6 /64), trusted proxies excepted; 0 = no cap")
-	fs.Var(&c.MinBodyRate, "min-body-rate", "slowest a request body may come, in bytes a second on average after its first 5 s (or with KiB, MiB; KB, MB are powers of 1000); a slower client is cut with 408; 0 = no floor")
+	fs.Var(&c.MinBodyRate, "min-body-rate", "slowest a request body may come, in bytes a second on average from the server's first read of it, after 5 s for its first bytes (or with KiB, MiB, GiB; KB, MB, GB are powers of 1000); a slower client is cut with 408; 0 = no floor")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed for the client address")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL that mock URLs are printed and shown with (default: from the listen address or the request)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -218,6 +218,8 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--journal-size must be from 0 (no journal) to %d", maxJournalSize)
 	case c.UpstreamTimeout <= 0:
 		return fmt.Errorf("--upstream-timeout must be more than 0")
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("--shutdown-timeout must be 0 or more")
 	case c.RoutesDomain != "" && !validDomain(c.RoutesDomain):
 		return fmt.Errorf("--routes-domain %q is not a domain name (such as mocks.example.com)", c.RoutesDomain)
 	}
