@@ -194,8 +194,18 @@ func TestWriteGrowsDataWithinBound(t *testing.T) {
 	if r := h.Send("PATCH", "/p/default/users/2", "application/json", `{"name":"short"}`); r.Status != 200 {
 		t.Errorf("a PATCH that shrinks the data: %d %s", r.Status, r.Body)
 	}
-	if r := h.Send("PATCH", "/p/default/users/3", "application/json", `{"name":"`+strings.Repeat("m", 200)+`"}`); r.Status != 413 {
+	// A body within the bound whose record takes the data past it.
+	if r := h.Send("PATCH", "/p/default/users/3", "application/json", `{"name":"`+strings.Repeat("m", 150)+`"}`); r.Status != 413 || !strings.Contains(r.Body, "The mock's data would be larger") {
 		t.Errorf("a PATCH that grows the data past the bound: %d %s", r.Status, r.Body)
+	}
+	// Data over the bound (a bound lowered since) takes the writes that
+	// do not grow it, and no other.
+	server.SetDocBound(h.Srv, 50)
+	if r := h.Send("PATCH", "/p/default/users/3", "application/json", `{"name":"m"}`); r.Status != 200 {
+		t.Errorf("a PATCH that shrinks data over the bound: %d %s", r.Status, r.Body)
+	}
+	if r := h.Send("POST", "/p/default/users", "application/json", `{}`); r.Status != 413 {
+		t.Errorf("a POST into data over the bound: %d %s", r.Status, r.Body)
 	}
 	if r := h.Send("DELETE", "/p/default/users/3", "", ""); r.Status != 204 {
 		t.Errorf("a DELETE: %d %s", r.Status, r.Body)
