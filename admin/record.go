@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/url"
 	"slices"
@@ -77,6 +78,37 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 		// the audit log, for each request that asks the same.
 		return same, nil
 	}
+	// What recording writes is the recorder's: the versions it makes,
+	// the live data it keeps first included.
+	ctx = decoy.WithActor(ctx, recorder)
+	var written *decoy.ImportWritten
+	for attempt := 1; ; attempt++ {
+		written, err = s.recordOnce(ctx, rec, path, routes)
+		var raced *importRaced
+		if !errors.As(err, &raced) || attempt == maxRecordAttempts {
+			break
+		}
+		// A route's write came in between (an item recorded into a
+		// collection written through its routes): made again over it.
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.auditRecording(ctx, rec, written)
+	out := &Recorded{}
+	if len(written.Routes) > 0 {
+		out.RouteID, out.MockID = written.Routes[0].ID, written.Routes[0].MockID
+	}
+	return out, nil
+}
+
+// maxRecordAttempts bounds how many times a recording is made again when
+// a route's write comes in between.
+const maxRecordAttempts = 3
+
+// recordOnce writes what recording rec at path makes (recordResult), as
+// an import.
+func (s *API) recordOnce(ctx context.Context, rec Recording, path string, routes []*decoy.Route) (*decoy.ImportWritten, error) {
 	res, base, err := s.recordResult(ctx, rec, path, routes)
 	if err != nil {
 		return nil, err
@@ -103,16 +135,7 @@ func (s *API) Record(ctx context.Context, rec Recording) (*Recorded, error) {
 			r.Data.IfLiveSeq = base.seq
 		}
 	}
-	written, err := s.writeImport(decoy.WithActor(ctx, recorder), plan)
-	if err != nil {
-		return nil, err
-	}
-	s.auditRecording(ctx, rec, written)
-	out := &Recorded{}
-	if len(written.Routes) > 0 {
-		out.RouteID, out.MockID = written.Routes[0].ID, written.Routes[0].MockID
-	}
-	return out, nil
+	return s.writeImport(ctx, plan)
 }
 
 // auditRecording appends to the audit log (§6.4) a mock.record entry for
@@ -331,7 +354,7 @@ func itemRoutes(path string, items *string, body []byte, byShape map[string]*dec
 // which writes through its routes may have changed. That is kept as a
 // version first (keepLive), as every data write keeps it, and the
 // collection's new data is made from it; its replace must then find it
-// (base), or the recording is refused as a race (importRaced).
+// (base), or the recording is a race (importRaced), made again by Record.
 func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes []*decoy.Route, byShape map[string]*decoy.Route) (*importer.Result, *liveBase, bool, error) {
 	i := strings.LastIndexByte(path, '/')
 	parentPath, key := path[:i], path[i+1:]
@@ -367,6 +390,15 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 	}
 	if v, ok := fieldText(rec.Body, field); !ok || v != key {
 		return nil, nil, false, nil
+	}
+	// Tried first on the data the collection answers, so that an answer
+	// that cannot be its record keeps nothing (a snapshot for naught).
+	if ne, err := s.liveEntry(ctx, parent.MockID); err == nil {
+		merged, ok := withRecord(ne.Bytes(), parent.Items, field, key, bytes.TrimSpace(rec.Body))
+		ne.Release()
+		if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
+			return nil, nil, false, nil
+		}
 	}
 	seq, err := s.keepLive(ctx, parent.MockID)
 	if err != nil {

@@ -278,4 +278,21 @@ func TestRecordItemKeepsWrites(t *testing.T) {
 	if r := h.Do("GET", "/p/default/books"); r.Status != 200 || r.Body != want {
 		t.Errorf("GET /books after recording an item: %d %s, want %s", r.Status, r.Body, want)
 	}
+	// The live data kept first, and the data recorded, are the
+	// recorder's versions (a review: the first was the server admin's).
+	var vs struct {
+		Versions []struct {
+			Version int         `json:"version"`
+			Actor   decoy.Actor `json:"actor"`
+		} `json:"versions"`
+	}
+	r := h.Send("GET", "/admin/v1/mocks/"+books.ID+"/versions", "", "")
+	if err := json.Unmarshal([]byte(r.Body), &vs); err != nil || len(vs.Versions) != 3 {
+		t.Fatalf("versions: %v %s", err, r.Body)
+	}
+	for _, v := range vs.Versions[:2] {
+		if v.Actor.Label != "recording" {
+			t.Errorf("version %d by %+v, want the recorder", v.Version, v.Actor)
+		}
+	}
 }
