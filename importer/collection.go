@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"maps"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -34,9 +33,10 @@ type collection struct {
 	// minRecords, when not 0, is the fewest records generated from the
 	// schema (its array sets no minItems): a fake list is not empty.
 	minRecords uint64
-	// fields are the names the records have: the members of the
-	// example's records, and the properties of the records' schema.
+	// fields are the members of the example's records; schema is the
+	// records' schema, if any: together, the names the records have.
 	fields map[string]bool
+	schema *openapi3.Schema
 }
 
 // itemsPath is the routes' items: nil for a bare array.
@@ -52,7 +52,7 @@ func (c *collection) itemsPath() *string {
 // the parameter's name when the records have it (and a field path can
 // name it), else "id".
 func (c *collection) idField(param string) string {
-	if c.fields[param] && validField(param) {
+	if validField(param) && (c.fields[param] || hasField(c.schema, param, map[*openapi3.Schema]bool{}, 0)) {
 		return param
 	}
 	return "id"
@@ -114,61 +114,46 @@ func records(arr []any, schema, items *openapi3.Schema) bool {
 	return items == nil || isObjectSchema(items) || !hasType(items)
 }
 
-// add records the fields of an example's records and of their schema.
+// add keeps the fields of an example's records, and their schema.
 func (c *collection) add(recs []any, items *openapi3.Schema) {
 	for _, r := range recs {
 		for k := range r.(map[string]any) {
 			c.fields[k] = true
 		}
 	}
-	for k := range recordFields(items, map[*openapi3.Schema]map[string]bool{}, 0) {
-		c.fields[k] = true
-	}
+	c.schema = items
 }
 
-// recordFields are the names every record of a schema may have: its
-// properties and those of its allOf members, and the names every branch
-// of its oneOf, and of its anyOf, has (a record is one of them: a
-// walkthrough found a collection of oneOf records, each with uuid, bound
-// to id). Each schema is walked once (memo); one met again while it is
-// walked (a cycle) adds nothing.
-func recordFields(s *openapi3.Schema, memo map[*openapi3.Schema]map[string]bool, depth int) map[string]bool {
+// hasField reports whether every record of a schema may have the member
+// name: a property of its own or of an allOf member, or of every branch
+// of its oneOf, or of its anyOf (a record is one of them: a walkthrough
+// found a collection of oneOf records, each with uuid, bound to id). Each
+// schema is walked once (memo); one met again while it is walked (a
+// cycle) says no.
+func hasField(s *openapi3.Schema, name string, memo map[*openapi3.Schema]bool, depth int) bool {
 	if s == nil || depth > maxSchemaDepth {
-		return nil
+		return false
 	}
-	if fs, ok := memo[s]; ok {
-		return fs
+	if v, ok := memo[s]; ok {
+		return v
 	}
-	memo[s] = nil
-	out := map[string]bool{}
-	for k := range s.Properties {
-		out[k] = true
-	}
+	memo[s] = false
+	_, v := s.Properties[name]
 	for _, m := range s.AllOf {
-		for k := range recordFields(schemaOf(m), memo, depth+1) {
-			out[k] = true
-		}
+		v = v || hasField(schemaOf(m), name, memo, depth+1)
 	}
 	for _, branches := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
-		var common map[string]bool
-		for i, b := range branches {
-			fs := recordFields(schemaOf(b), memo, depth+1)
-			if i == 0 {
-				common = maps.Clone(fs)
-				continue
-			}
-			for k := range common {
-				if !fs[k] {
-					delete(common, k)
-				}
-			}
+		if v || len(branches) == 0 {
+			continue
 		}
-		for k := range common {
-			out[k] = true
+		all := true
+		for _, b := range branches {
+			all = all && hasField(schemaOf(b), name, memo, depth+1)
 		}
+		v = all
 	}
-	memo[s] = out
-	return out
+	memo[s] = v
+	return v
 }
 
 // collectionOfSchema judges a response's schema.
