@@ -569,9 +569,8 @@ func TestWorkspaceMonthlyReads(t *testing.T) {
 
 // The quota headers of a served read say what runs out first: the
 // workspace's monthly_reads when fewer are left of it than of the mock's
-// quota, or when the mock has none (a walkthrough saw 49,997 left on the
-// read before the workspace's 429, and no headers at all on a mock of
-// monthly_quota 0).
+// quota (a walkthrough saw 49,997 left on the read before the workspace's
+// 429). A mock with no quota has no quota headers, as §1.6 says.
 func TestWorkspaceMonthlyReadsHeaders(t *testing.T) {
 	tm := newTeams(t)
 	a := tm.mock(tm.project, `[1]`)
@@ -587,6 +586,11 @@ func TestWorkspaceMonthlyReadsHeaders(t *testing.T) {
 	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":1000000}}`), 200)
 	if r := tm.Get("/mock/" + a); r.Header.Get("X-Quota-Limit") != "50000" || r.Header.Get("X-Quota-Remaining") != "49996" {
 		t.Errorf("under a looser workspace limit: X-Quota-Limit %q, X-Quota-Remaining %q; want 50000 and 49996", r.Header.Get("X-Quota-Limit"), r.Header.Get("X-Quota-Remaining"))
+	}
+	tm.want(tm.call("PATCH", "/admin/v1/workspaces/"+tm.ws, servertest.AdminToken, `{"limits":{"monthly_reads":10}}`), 200)
+	tm.want(tm.call("PATCH", "/admin/v1/mocks/"+a, servertest.AdminToken, `{"monthly_quota":0}`), 200)
+	if r := tm.Get("/mock/" + a); r.Status != 200 || r.Header.Get("X-Quota-Limit") != "" || r.Header.Get("X-Quota-Remaining") != "" {
+		t.Errorf("a mock with no quota: %d, X-Quota-Limit %q, X-Quota-Remaining %q; want none", r.Status, r.Header.Get("X-Quota-Limit"), r.Header.Get("X-Quota-Remaining"))
 	}
 }
 

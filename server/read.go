@@ -437,10 +437,10 @@ func (s *Server) reserve(ctx context.Context, h http.Header, m *decoy.Mock, rate
 	if wsReserved {
 		res.workspace = WorkspaceQuotaKey(m.WorkspaceID)
 	}
-	if wsLimit > 0 && (quotaLimit == 0 || wsLimit-wsUsed < quotaLimit-used) {
+	if wsLimit > 0 && quotaLimit > 0 && wsLimit-wsUsed < quotaLimit-used {
 		// The quota headers say what runs out first: the workspace's
 		// reads, here (a walkthrough saw 49,997 left on the read before
-		// the workspace's 429).
+		// the workspace's 429). A mock with no quota has none (§1.6).
 		quotaLimit, used = wsLimit, wsUsed
 	}
 	s.limitHeaders(h, rate, quotaLimit, used)
