@@ -218,8 +218,8 @@ func (m *Main) finishFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--journal-size must be from 0 (no journal) to %d", maxJournalSize)
 	case c.UpstreamTimeout <= 0:
 		return fmt.Errorf("--upstream-timeout must be more than 0")
-	case c.ShutdownTimeout < 0:
-		return fmt.Errorf("--shutdown-timeout must be 0 or more")
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout must be more than 0")
 	case c.RoutesDomain != "" && !validDomain(c.RoutesDomain):
 		return fmt.Errorf("--routes-domain %q is not a domain name (such as mocks.example.com)", c.RoutesDomain)
 	}
