@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -355,6 +354,7 @@ func itemRoutes(path string, items *string, body []byte, byShape map[string]*dec
 // version first (keepLive), as every data write keeps it, and the
 // collection's new data is made from it; its replace must then find it
 // (base), or the recording is a race (importRaced), made again by Record.
+// The new data is made once, from the live data that is kept.
 func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes []*decoy.Route, byShape map[string]*decoy.Route) (*importer.Result, *liveBase, bool, error) {
 	i := strings.LastIndexByte(path, '/')
 	parentPath, key := path[:i], path[i+1:]
@@ -391,31 +391,25 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 	if v, ok := fieldText(rec.Body, field); !ok || v != key {
 		return nil, nil, false, nil
 	}
-	// Tried first on the data the collection answers, so that an answer
-	// that cannot be its record keeps nothing (a snapshot for naught).
-	if ne, err := s.liveEntry(ctx, parent.MockID); err == nil {
-		merged, ok := withRecord(ne.Bytes(), parent.Items, field, key, bytes.TrimSpace(rec.Body))
-		ne.Release()
-		if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
-			return nil, nil, false, nil
+	ne, err := s.liveEntry(ctx, parent.MockID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer ne.Release()
+	merged, ok := withRecord(ne.Bytes(), parent.Items, field, key, bytes.TrimSpace(rec.Body))
+	if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
+		return nil, nil, false, nil // no record of it, or too large: recorded apart
+	}
+	var seq *int64
+	if s.keepsLive() {
+		// Kept only now, for an answer that is a record of it.
+		if seq, err = s.keepLiveOf(ctx, parent.MockID, ne); decoy.ErrorCode(err) == decoy.ECONFLICT {
+			return nil, nil, false, errImportRaced(parent.MockID)
+		} else if err != nil {
+			return nil, nil, false, err
 		}
 	}
-	seq, err := s.keepLive(ctx, parent.MockID)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	m, data, err := s.cfg.Store.FindMockData(ctx, parent.MockID)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	current, err := readAll(data, s.cfg.MaxDataBytes)
-	if err != nil {
-		return nil, nil, false, nil // too large to rewrite: recorded apart
-	}
-	merged, ok := withRecord(current, parent.Items, field, key, bytes.TrimSpace(rec.Body))
-	if !ok || int64(len(merged)) > s.cfg.MaxDataBytes {
-		return nil, nil, false, nil
-	}
+	m := ne.Mock
 	res := &importer.Result{
 		Mocks: []importer.Mock{{Name: m.Name, ContentType: m.ContentType, Status: m.Status, DelayMS: m.DelayMS,
 			RateLimit: m.RateLimit, MonthlyQuota: m.MonthlyQuota, Private: m.Private, Data: merged}},
@@ -430,19 +424,6 @@ func (s *API) recordItem(ctx context.Context, rec Recording, path string, routes
 		{Method: "GET", Path: parent.Path, Action: parent.Action, Bind: parent.Bind, Items: parent.Items},
 	}
 	return res, &liveBase{id: parent.MockID, seq: seq}, true, nil
-}
-
-// readAll reads a mock's stored data, up to limit bytes.
-func readAll(data decoy.Data, limit int64) ([]byte, error) {
-	if data.File == nil {
-		return data.Bytes, nil
-	}
-	defer data.File.Close()
-	b, err := io.ReadAll(io.LimitReader(data.File, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = errNotRecordable
-	}
-	return b, err
 }
 
 // fieldText is the text of a JSON object's member as a path segment

@@ -271,10 +271,7 @@ func (s *API) snapshotOf(ctx context.Context, id string, ne *mockcache.Entry) (*
 // replace a conflict rather than go unseen; nil when no live data can be
 // kept (no versions, no writes).
 func (s *API) keepLive(ctx context.Context, id string) (*int64, error) {
-	if s.versionsKept() != nil {
-		return nil, nil
-	}
-	if _, err := s.liveStore(); err != nil {
+	if !s.keepsLive() {
 		return nil, nil
 	}
 	if m, err := s.cfg.Store.FindMock(ctx, id); err == nil && m.LiveSeq == 0 {
@@ -288,6 +285,20 @@ func (s *API) keepLive(ctx context.Context, id string) (*int64, error) {
 		return nil, err
 	}
 	defer ne.Release()
+	return s.keepLiveOf(ctx, id, ne)
+}
+
+// keepsLive reports whether live data can be kept: versions are, and
+// writes through routes change it.
+func (s *API) keepsLive() bool {
+	_, err := s.liveStore()
+	return s.versionsKept() == nil && err == nil
+}
+
+// keepLiveOf is keepLive of the live data ne, an entry of mock id, holds
+// (a caller that made new data from it): ECONFLICT when a route's write
+// came in since.
+func (s *API) keepLiveOf(ctx context.Context, id string, ne *mockcache.Entry) (*int64, error) {
 	seq := ne.LiveSeq()
 	if !ne.Changed() {
 		return &seq, nil
